@@ -1,0 +1,1 @@
+"""microarena host tools: offline planner, host runtime, emulation runner and serial recorder."""
