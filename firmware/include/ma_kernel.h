@@ -1,0 +1,104 @@
+/* Contract between the microarena runtime core and its kernels.
+ *
+ * The core (model reader, arena, planner, interpreter) owns everything in this header;
+ * kernels (firmware/src/kernels/) only use it. A kernel never allocates from the heap:
+ * it asks the context for persistent memory (tail) or scratch (planned in the head).
+ */
+#ifndef MA_KERNEL_H
+#define MA_KERNEL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define MA_MAX_DIMS 6
+
+typedef enum {
+  MA_OK = 0,
+  MA_ERR_MODEL,       /* malformed or hostile model */
+  MA_ERR_UNSUPPORTED, /* operator, type or option this runtime lacks */
+  MA_ERR_ARENA,       /* arena too small (message says how many bytes are needed) */
+  MA_ERR_PLAN,        /* invalid offline plan */
+  MA_ERR_ARG,         /* bad argument from the caller */
+  MA_ERR_KERNEL       /* a kernel failed at prepare or eval */
+} ma_status;
+
+/* Values of the TFLite schema's TensorType enum. */
+typedef enum {
+  MA_FLOAT32 = 0, MA_FLOAT16 = 1, MA_INT32 = 2, MA_UINT8 = 3, MA_INT64 = 4, MA_STRING = 5,
+  MA_BOOL = 6, MA_INT16 = 7, MA_COMPLEX64 = 8, MA_INT8 = 9, MA_FLOAT64 = 10,
+  MA_COMPLEX128 = 11, MA_UINT64 = 12, MA_RESOURCE = 13, MA_VARIANT = 14, MA_UINT32 = 15,
+  MA_UINT16 = 16, MA_INT4 = 17
+} ma_type;
+
+typedef struct {
+  const float *scale;        /* NULL when not quantized */
+  const int64_t *zero_point; /* points into the model (little-endian int64) */
+  int32_t count;             /* number of scales: 1 = per tensor, >1 = per channel */
+  int32_t dim;               /* quantized dimension when per channel */
+} ma_quant;
+
+typedef struct {
+  void *data;          /* arena (head), model (constants) or tail (variables) */
+  size_t bytes;
+  int32_t dims[MA_MAX_DIMS];
+  int32_t ndims;
+  uint8_t type;        /* ma_type */
+  uint8_t is_const;
+  uint8_t is_variable;
+  ma_quant quant;
+  int32_t index;       /* tensor index within its subgraph */
+} ma_tensor;
+
+struct ma_context;
+
+/* A flatbuffer table of builtin options, read through ma_opt_* below. */
+typedef struct {
+  const uint8_t *table; /* NULL when the operator has no options */
+  const uint8_t *end;   /* end of the model buffer, for bounds checks */
+  uint8_t type;         /* BuiltinOptions union type */
+} ma_options;
+
+typedef struct {
+  int32_t n_inputs, n_outputs;
+  ma_tensor **inputs;   /* an entry is NULL for an optional input (-1 in the model) */
+  ma_tensor **outputs;
+  ma_options options;
+  const uint8_t *custom_options;
+  size_t custom_options_len;
+  void *user_data;      /* set by prepare, from ma_persistent() */
+  int32_t builtin_code;
+  int32_t index;        /* operator index within its subgraph */
+} ma_node;
+
+typedef struct {
+  ma_status (*prepare)(struct ma_context *ctx, ma_node *node);
+  ma_status (*eval)(struct ma_context *ctx, ma_node *node);
+} ma_kernel;
+
+/* Services the core gives kernels. All return NULL / an error status with a message set. */
+void *ma_persistent(struct ma_context *ctx, size_t bytes);              /* tail, 16-aligned */
+ma_status ma_request_scratch(struct ma_context *ctx, size_t bytes, int32_t *index); /* prepare */
+void *ma_scratch(struct ma_context *ctx, int32_t index);                /* eval */
+ma_status ma_fail(struct ma_context *ctx, ma_status status, const char *fmt, ...);
+
+/* Builtin options accessors: slot is the field's index in the schema's options table. */
+int32_t ma_opt_i32(const ma_options *o, int slot, int32_t dflt);
+float ma_opt_f32(const ma_options *o, int slot, float dflt);
+int32_t ma_opt_vec_len(const ma_options *o, int slot);            /* vector of int32 */
+int32_t ma_opt_vec_i32(const ma_options *o, int slot, int32_t i); /* element i */
+
+/* Tensor helpers. */
+int32_t ma_num_elements(const ma_tensor *t);
+size_t ma_type_size(uint8_t type);
+
+/* Registration: the kernel for a builtin operator code, or NULL (firmware/src/kernels/). */
+const ma_kernel *ma_find_kernel(int32_t builtin_code);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
