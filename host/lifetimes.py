@@ -1,0 +1,115 @@
+"""Tensor lifetimes exactly as TensorFlow Lite Micro computes them.
+
+TFLM walks subgraph 0 once, counting "allocation scopes": subgraph inputs and outputs are
+created at the scope the subgraph starts in; operator i of a subgraph opens a new scope in
+which its outputs are created; an IF / WHILE / CALL_ONCE operator walks each callee subgraph
+in a fresh scope before its own inputs are last used; subgraph outputs live to the end of the
+subgraph's walk. Everything below mirrors that walk so the plan matches what TFLM expects.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from host.model import Model, ModelError, Tensor
+
+ALIGNMENT = 16  # TFLM's MicroArenaBufferAlignment()
+RESOURCE = 13
+MAX_CALL_DEPTH = 32
+
+
+def align_up(n: int, a: int = ALIGNMENT) -> int:
+    return (n + a - 1) // a * a
+
+
+@dataclass
+class Lifetime:
+    """A buffer TFLM plans in the arena head; first/last are inclusive allocation scopes."""
+
+    tensor: Tensor
+    first: int
+    last: int
+    size: int  # bytes rounded up to ALIGNMENT
+
+
+@dataclass
+class OpScope:
+    """The scopes an operator spans (its callees included): where its scratch buffers live."""
+
+    subgraph: int
+    op: int
+    first: int
+    last: int
+
+
+@dataclass
+class Walk:
+    lifetimes: list[Lifetime]
+    op_scopes: list[OpScope]
+    scopes: int  # number of scopes used (times run 0 .. scopes-1)
+
+
+def needs_allocating(t: Tensor) -> bool:
+    """True if TFLM places this tensor in the head (not weights, not variables, not empty)."""
+    if t.is_const or t.is_variable or t.type == RESOURCE:
+        return False
+    return t.nbytes() != 0
+
+
+class _Walker:
+    def __init__(self, model: Model) -> None:
+        self.model = model
+        self.scope = 0
+        self.first: dict[int, int] = {}
+        self.last: dict[int, int] = {}
+        self.op_scopes: list[OpScope] = []
+        self.stack: list[int] = []
+
+    def created(self, gi: int) -> None:
+        self.first[gi] = self.scope
+        self.last[gi] = self.scope
+
+    def used(self, gi: int) -> None:
+        self.last[gi] = self.scope
+
+    def walk(self, si: int) -> None:
+        if len(self.stack) >= MAX_CALL_DEPTH or si in self.stack:
+            chain = " -> ".join(str(s) for s in [*self.stack, si])
+            raise ModelError(f"subgraph calls recurse ({chain}); TFLM cannot plan this model")
+        self.stack.append(si)
+        sg = self.model.subgraphs[si]
+        base = sg.tensors[0].global_index if sg.tensors else 0
+        for i in sg.inputs + sg.outputs:
+            self.created(base + i)
+        for op in sg.operators:
+            self.scope += 1
+            for i in op.outputs:
+                self.created(base + i)
+            start = self.scope
+            for callee in op.called_subgraphs:
+                self.scope += 1
+                self.walk(callee)
+            for i in op.inputs:
+                if i >= 0:
+                    self.used(base + i)
+            for i in op.outputs:
+                self.used(base + i)
+            self.op_scopes.append(OpScope(si, op.index, start, self.scope))
+        for i in sg.outputs:
+            self.used(base + i)
+        self.stack.pop()
+
+
+def walk(model: Model) -> Walk:
+    """Lifetimes of every tensor TFLM plans, and each operator's scope span."""
+    w = _Walker(model)
+    w.walk(0)
+    out = []
+    for t in model.tensors:
+        if not needs_allocating(t):
+            continue
+        # A tensor no walked operator touches keeps TFLM's "uninitialised" lifetime -1.
+        first = w.first.get(t.global_index, -1)
+        last = w.last.get(t.global_index, -1)
+        out.append(Lifetime(t, first, last, align_up(t.nbytes())))
+    return Walk(out, w.op_scopes, w.scope + 1)
