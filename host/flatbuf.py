@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import struct
 from dataclasses import dataclass, field
-from typing import Any, Union
+from typing import Any
 
 # Scalar element formats used in vectors.
 SCALAR_FORMATS = {
@@ -60,7 +60,7 @@ class UnionRef:
     type_slot: int
 
 
-FieldKind = Union[str, Vec, Ref, UnionRef]  # "string" or one of the dataclasses
+FieldKind = str | Vec | Ref | UnionRef  # "string" or one of the dataclasses
 
 
 @dataclass

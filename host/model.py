@@ -6,6 +6,7 @@ tensors and operators from it, and writes the OfflineMemoryAllocation metadata b
 
 from __future__ import annotations
 
+import contextlib
 import os
 import struct
 import tempfile
@@ -306,8 +307,6 @@ def write_atomic(path: Path, data: bytes) -> None:
             os.fsync(f.fileno())
         os.replace(tmp, path)
     except BaseException:
-        try:
+        with contextlib.suppress(OSError):
             os.unlink(tmp)
-        except OSError:
-            pass
         raise
