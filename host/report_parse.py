@@ -1,0 +1,102 @@
+"""Parser for TFLM's RecordingMicroAllocator text report.
+
+TFLM's `RecordingMicroAllocator::PrintAllocations()` (and the tflite-micro Python interpreter's
+`print_allocations()`) prints, and the microarena firmware prints the same lines:
+
+    [RecordingMicroAllocator] Arena allocation total 10032 bytes
+    [RecordingMicroAllocator] Arena allocation head 672 bytes
+    [RecordingMicroAllocator] Arena allocation tail 9360 bytes
+    [RecordingMicroAllocator] 'TfLiteEvalTensor data' used 1296 bytes with alignment overhead
+        (requested 1296 bytes for 54 allocations)          <- one line in the real output
+
+Categories with nothing allocated are left out by TFLM. The lines may carry console noise before
+the tag (timestamps, a prompt), so the tag is searched anywhere in a line.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from host.wire import Category
+
+TAG = "[RecordingMicroAllocator]"
+_REGION = re.compile(
+    r"\[RecordingMicroAllocator\] Arena allocation (total|head|tail) (-?\d+) bytes$"
+)
+_CATEGORY = re.compile(
+    r"\[RecordingMicroAllocator\] '([^']*)' used (-?\d+) bytes with alignment overhead "
+    r"\(requested (-?\d+) bytes for (-?\d+) ([^)]*)\)$"
+)
+
+
+class ReportTextError(ValueError):
+    """A text report line that carries the tag but does not parse."""
+
+
+@dataclass
+class TextReport:
+    total: int | None = None
+    head: int | None = None
+    tail: int | None = None
+    categories: list[Category] = field(default_factory=list)
+
+    @property
+    def complete(self) -> bool:
+        return None not in (self.total, self.head, self.tail)
+
+    def to_dict(self) -> dict:
+        return {
+            "total": self.total,
+            "head": self.head,
+            "tail": self.tail,
+            "categories": [vars(c) for c in self.categories],
+        }
+
+
+class TextReportCollector:
+    """Collects report lines from a stream; a new 'total' line starts a new report."""
+
+    def __init__(self) -> None:
+        self.current: TextReport | None = None
+        self.errors: list[str] = []
+
+    def line(self, line: str) -> None:
+        at = line.find(TAG)
+        if at < 0:
+            return
+        body = line[at:].rstrip("\r\n ")
+        m = _REGION.match(body)
+        if m:
+            which, value = m.group(1), int(m.group(2))
+            if which == "total" or self.current is None:
+                self.current = TextReport()
+            if getattr(self.current, which) is not None:
+                self.errors.append(f"duplicate '{which}' line: {body!r}")
+            setattr(self.current, which, value)
+            return
+        m = _CATEGORY.match(body)
+        if m:
+            if self.current is None:
+                self.current = TextReport()
+            name, used, requested, count, unit = m.groups()
+            self.current.categories.append(
+                Category(name, int(used), int(requested), int(count), unit)
+            )
+            return
+        self.errors.append(f"unreadable report line: {body!r}")
+
+
+def parse_text_report(lines: Iterable[str]) -> TextReport:
+    """The last complete report in some text; raises ReportTextError if there is none."""
+    col = TextReportCollector()
+    last_complete: TextReport | None = None
+    for line in lines:
+        col.line(line)
+        if col.current is not None and col.current.complete:
+            last_complete = col.current
+    if last_complete is None:
+        detail = f" ({col.errors[0]})" if col.errors else ""
+        raise ReportTextError(f"no complete RecordingMicroAllocator report found{detail}")
+    return last_complete
