@@ -1,0 +1,103 @@
+"""TFLM's OfflineMemoryAllocation metadata: encode, decode, embed and check.
+
+The metadata buffer holds int32 values [version, num_subgraphs, n, offset_0 .. offset_{n-1}],
+n being the tensor count of all subgraphs together (subgraph 0's tensors first). -1 means
+"plan at run time"; TFLM ignores the entries of constant tensors.
+"""
+
+from __future__ import annotations
+
+import re
+import struct
+from dataclasses import dataclass
+
+from host.lifetimes import ALIGNMENT, Walk, walk
+from host.model import OFFLINE_PLAN_NAME, Model, ModelError
+from host.planners.problem import Buffer, validate
+
+ONLINE = -1
+VERSION = 0
+
+
+@dataclass
+class OfflinePlan:
+    version: int
+    num_subgraphs: int
+    offsets: list[int]  # one per tensor of all subgraphs
+
+
+def encode(offsets: list[int], num_subgraphs: int) -> bytes:
+    return struct.pack(f"<3i{len(offsets)}i", VERSION, num_subgraphs, len(offsets), *offsets)
+
+
+def decode(data: bytes) -> OfflinePlan:
+    """Parse a metadata buffer; ModelError if it is not a well-formed offset table."""
+    if len(data) < 12 or len(data) % 4:
+        raise ModelError(
+            f"OfflineMemoryAllocation buffer is {len(data)} bytes: expected 12 + 4 per tensor"
+        )
+    version, nsub, n = struct.unpack_from("<3i", data)
+    if n < 0 or len(data) != 12 + 4 * n:
+        raise ModelError(
+            f"OfflineMemoryAllocation declares {n} offsets but holds {(len(data) - 12) // 4}"
+        )
+    return OfflinePlan(version, nsub, list(struct.unpack_from(f"<{n}i", data, 12)))
+
+
+def read(model: Model) -> OfflinePlan | None:
+    data = model.metadata(OFFLINE_PLAN_NAME)
+    return None if data is None else decode(data)
+
+
+def embed(model: Model, tensor_offsets: dict[int, int]) -> None:
+    """Write offsets (by global tensor index) into the model; other tensors get -1."""
+    offsets = [ONLINE] * len(model.tensors)
+    for gi, off in tensor_offsets.items():
+        offsets[gi] = off
+    model.set_metadata(OFFLINE_PLAN_NAME, encode(offsets, len(model.subgraphs)))
+
+
+def tensor_buffers(w: Walk) -> list[Buffer]:
+    """The planning problem TFLM's lifetimes define: one buffer per planned tensor.
+
+    Times are shifted by one so TFLM's "never used" scope -1 stays non-negative.
+    """
+    return [
+        Buffer(lt.tensor.global_index, lt.first + 1, lt.last + 2, lt.size) for lt in w.lifetimes
+    ]
+
+
+def check(model: Model) -> list[str]:
+    """Problems with the plan embedded in a model ([] if it is valid; ModelError if none)."""
+    plan = read(model)
+    if plan is None:
+        raise ModelError(f"{model.source}: no OfflineMemoryAllocation metadata to check")
+    problems = []
+    tensors = model.tensors
+    if plan.num_subgraphs != len(model.subgraphs):
+        problems.append(
+            f"plan is for {plan.num_subgraphs} subgraphs, the model has {len(model.subgraphs)}"
+        )
+    if len(plan.offsets) != len(tensors):
+        problems.append(
+            f"plan has {len(plan.offsets)} offsets, the model has {len(tensors)} tensors "
+            "(TFLM refuses such a model)"
+        )
+        return problems
+    w = walk(model)
+    planned = {lt.tensor.global_index for lt in w.lifetimes}
+    names = {t.global_index: f"tensor {t.global_index} {t.name!r}" for t in tensors}
+    for t, off in zip(tensors, plan.offsets, strict=True):
+        if off < ONLINE:
+            problems.append(f"{names[t.global_index]} has offset {off} (only -1 may be negative)")
+        elif off >= 0 and t.global_index in planned and off % ALIGNMENT:
+            problems.append(f"{names[t.global_index]} offset {off} is not {ALIGNMENT}-aligned")
+    fixed = [b for b in tensor_buffers(w) if plan.offsets[b.id] >= 0 and b.id in planned]
+    for msg in validate(fixed, {b.id: plan.offsets[b.id] for b in fixed}):
+        problems.append(_name_buffers(msg, names))
+    return problems
+
+
+def _name_buffers(msg: str, names: dict[int, str]) -> str:
+    """Rewrite the planner's 'buffer N' into tensor names for the user."""
+    return re.sub(r"buffer (\d+) ", lambda m: names.get(int(m.group(1)), m.group(0)) + " ", msg)

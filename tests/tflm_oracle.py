@@ -1,0 +1,101 @@
+"""The real TensorFlow Lite Micro interpreter (pip `tflite-micro`) as the reference.
+
+Runs a model from bytes on random inputs and returns its outputs and its
+RecordingMicroAllocator report. Tests import this only through `oracle()` so that they skip
+with a clear reason where the package has no wheel (anything but Linux x86_64).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+MODELS = Path(__file__).resolve().parents[1].parent / "shared" / "models"
+BIG_ARENA = 16 << 20
+
+_LINE = re.compile(r"\[RecordingMicroAllocator\] Arena allocation (total|head|tail) (\d+) bytes")
+
+
+@dataclass
+class TflmRun:
+    outputs: list[np.ndarray]
+    head: int
+    tail: int
+    total: int
+    report: str
+
+
+def oracle():
+    """The tflite_micro runtime module, or skip the test with the reason."""
+    try:
+        from tflite_micro.python.tflite_micro import runtime
+    except ImportError as e:  # pragma: no cover - depends on the platform
+        pytest.skip(f"the real TFLM (pip tflite-micro, Linux x86_64 only) is not importable: {e}")
+    return runtime
+
+
+def shared_model(name: str) -> Path:
+    p = MODELS / f"{name}.tflite"
+    if not p.exists():
+        pytest.skip(f"shared model {p} is absent (tests read ../shared/models)")
+    return p
+
+
+def capture_output(fn) -> str:
+    """Run fn() and return what C code printed to file descriptors 1 and 2."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    saved = [os.dup(1), os.dup(2)]
+    with tempfile.TemporaryFile() as tmp:
+        os.dup2(tmp.fileno(), 1)
+        os.dup2(tmp.fileno(), 2)
+        try:
+            fn()
+        finally:
+            sys.stdout.flush()
+            sys.stderr.flush()
+            for fd, old in zip((1, 2), saved, strict=True):
+                os.dup2(old, fd)
+                os.close(old)
+        tmp.seek(0)
+        return tmp.read().decode("utf-8", "replace")
+
+
+def random_inputs(interp, count: int, seed: int = 0) -> list[np.ndarray]:
+    rng = np.random.default_rng(seed)
+    arrays = []
+    for i in range(count):
+        d = interp.get_input_details(i)
+        dtype, shape = d["dtype"], tuple(d["shape"])
+        if np.issubdtype(dtype, np.floating):
+            arrays.append(rng.standard_normal(shape).astype(dtype))
+        elif dtype == np.bool_:
+            arrays.append(rng.integers(0, 2, shape).astype(dtype))
+        else:
+            info = np.iinfo(dtype)
+            lo, hi = max(info.min, -128), min(info.max, 127)
+            arrays.append(rng.integers(lo, hi + 1, shape).astype(dtype))
+    return arrays
+
+
+def run_tflm(model: bytes, seed: int = 0, arena_size: int = BIG_ARENA) -> TflmRun:
+    """Run the real TFLM on random inputs (numpy seed) and return outputs and its report."""
+    runtime = oracle()
+    from host.model import Model
+
+    sg = Model(model).subgraphs[0]
+    interp = runtime.Interpreter.from_bytes(model, arena_size=arena_size)
+    for i, arr in enumerate(random_inputs(interp, len(sg.inputs), seed)):
+        interp.set_input(arr, i)
+    interp.invoke()
+    outputs = [np.array(interp.get_output(i)) for i in range(len(sg.outputs))]
+    report = capture_output(interp.print_allocations)
+    nums = {k: int(v) for k, v in _LINE.findall(report)}
+    return TflmRun(outputs, nums["head"], nums["tail"], nums["total"], report)
