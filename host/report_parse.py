@@ -61,11 +61,13 @@ class TextReportCollector:
     def __init__(self) -> None:
         self.current: TextReport | None = None
         self.errors: list[str] = []
+        self.lines_seen = 0  # report lines so far, to tell when the report has gone quiet
 
     def line(self, line: str) -> None:
         at = line.find(TAG)
         if at < 0:
             return
+        self.lines_seen += 1
         body = line[at:].rstrip("\r\n ")
         m = _REGION.match(body)
         if m:

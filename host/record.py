@@ -1,0 +1,395 @@
+"""Record a board's arena report over a serial port: `python -m host.record --help`.
+
+The firmware prints TFLM's RecordingMicroAllocator lines and a framed, CRC-checked record of the
+same numbers (docs/wire_format.md). The recorder waits for a record it can trust, cross-checks
+the text against it, shows or saves the result and compares it with the planner's prediction.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import sys
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from host import wire
+from host.report_parse import TextReport, TextReportCollector
+
+EXIT_OK, EXIT_MISMATCH, EXIT_USAGE, EXIT_NO_REPORT, EXIT_INTERRUPT = 0, 1, 2, 3, 130
+
+
+class RecordError(Exception):
+    """No trustworthy report could be recorded (time-out, port closed, only damaged records)."""
+
+    code = EXIT_NO_REPORT
+
+
+class UsageError(RecordError):
+    """Bad arguments or input files."""
+
+    code = EXIT_USAGE
+
+
+@dataclass
+class Recording:
+    source: str
+    report: wire.WireReport | None = None
+    text: TextReport | None = None
+    rejected: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    raw: bytes = b""
+
+
+# ---------------------------------------------------------------- reading
+
+
+Reader = Callable[[], bytes | None]  # b"" = nothing yet, None = end of input
+
+
+def record_stream(
+    read: Reader, source: str, timeout: float, text_only: bool = False, settle: float = 0.5
+) -> Recording:
+    """Reads until a valid record arrives (or, with text_only, a complete TFLM text report
+    followed by `settle` seconds of quiet or the end of input)."""
+    rec = Recording(source)
+    dec = wire.FrameDecoder()
+    col = TextReportCollector()
+    raw = bytearray()
+    deadline = time.monotonic() + timeout
+    last_text = time.monotonic()
+
+    def text_done() -> bool:
+        return text_only and col.current is not None and col.current.complete
+
+    try:
+        while (chunk := read()) is not None:
+            if chunk:
+                raw += chunk
+                seen = col.lines_seen
+                if _feed(dec, col, chunk, rec):
+                    return rec
+                if col.lines_seen != seen:
+                    last_text = time.monotonic()
+            now = time.monotonic()
+            if text_done() and (now - last_text >= settle or now >= deadline):
+                break
+            if now >= deadline:
+                rec.raw = bytes(raw)
+                raise RecordError(_no_report(rec, f"no valid report within {timeout:g} s"))
+        for ev in dec.finish():
+            _event(ev, rec)
+        if rec.report is None and not text_done():
+            rec.raw = bytes(raw)
+            raise RecordError(_no_report(rec, "input ended without a valid report"))
+        return rec
+    finally:
+        rec.raw = bytes(raw)
+        if rec.text is None and col.current is not None and col.current.complete:
+            rec.text = col.current
+
+
+def _feed(dec: wire.FrameDecoder, col: TextReportCollector, chunk: bytes, rec: Recording) -> bool:
+    """True once a record has been accepted (the text seen so far is kept with it)."""
+    events = dec.feed(chunk)
+    for line in dec.other_lines:
+        col.line(line)
+    dec.other_lines.clear()
+    for ev in events:
+        _event(ev, rec)
+        if rec.report is not None:
+            rec.text = col.current if col.current is not None and col.current.complete else None
+            return True
+    return False
+
+
+def _event(ev: wire.WireReport | wire.Rejected, rec: Recording) -> None:
+    if isinstance(ev, wire.Rejected):
+        rec.rejected.append(ev.reason)
+    else:
+        rec.report = ev
+
+
+def _no_report(rec: Recording, why: str) -> str:
+    if rec.rejected:
+        why += f"; {len(rec.rejected)} damaged record(s) rejected: " + "; ".join(rec.rejected)
+    elif not rec.raw:
+        why += " (nothing was received: is the board running and the port right?)"
+    return why
+
+
+def serial_reader(url: str, baud: int) -> tuple[Reader, Callable[[], None]]:
+    """A reader over any pyserial port or URL (COM3, /dev/ttyACM0, socket://, rfc2217://)."""
+    import serial  # pyserial; imported here so --help and --log work without it
+
+    try:
+        port = serial.serial_for_url(url, baudrate=baud, timeout=0.05)
+    except (serial.SerialException, ValueError, OSError) as e:
+        raise RecordError(f"cannot open {url}: {e}") from e
+
+    def read() -> bytes | None:
+        try:
+            # More than in_waiting can raise on socket:// and lose what was read.
+            return port.read(port.in_waiting or 1)
+        except serial.SerialException as e:
+            if "disconnected" in str(e) or "closed" in str(e):
+                return None
+            raise RecordError(f"reading {url}: {e}") from e
+
+    return read, port.close
+
+
+def file_reader(path: str) -> Reader:
+    data = sys.stdin.buffer.read() if path == "-" else Path(path).read_bytes()
+    chunks: Iterator[bytes] = iter([data])
+    return lambda: next(chunks, None)
+
+
+def list_ports() -> list[dict]:
+    from serial.tools import list_ports as lp
+
+    return [
+        {"device": p.device, "description": p.description, "hwid": p.hwid}
+        for p in sorted(lp.comports(), key=lambda p: p.device)
+    ]
+
+
+# ---------------------------------------------------------------- checks
+
+
+def text_differences(report: wire.WireReport, text: TextReport) -> list[str]:
+    """Where the human-readable lines disagree with the CRC-checked record."""
+    diffs = [
+        f"{k}: text {getattr(text, k)}, record {getattr(report, k)}"
+        for k in ("total", "head", "tail")
+        if getattr(text, k) != getattr(report, k)
+    ]
+    if text.categories != report.categories:
+        diffs.append("categories differ")
+    return diffs
+
+
+def load_prediction(model: str) -> dict:
+    try:
+        from host.plan import predict_model  # the lead's planner
+    except ImportError as e:
+        raise UsageError(
+            f"--plan needs host.plan.predict_model, which is not available: {e}"
+        ) from e
+    try:
+        return dict(predict_model(model))
+    except (OSError, ValueError) as e:
+        raise UsageError(f"cannot predict {model}: {e}") from e
+
+
+def plan_differences(report: wire.WireReport | TextReport, predicted: dict) -> list[str]:
+    keys = [k for k in ("head", "tail", "total") if predicted.get(k) is not None]
+    if not keys:
+        return ["the prediction has no head, tail or total"]
+    return [
+        f"{k}: recorded {getattr(report, k)}, predicted {predicted[k]}"
+        for k in keys
+        if getattr(report, k) != predicted[k]
+    ]
+
+
+# ---------------------------------------------------------------- output
+
+
+def to_json(rec: Recording, predicted: dict | None, diffs: list[str] | None) -> dict:
+    return {
+        "source": rec.source,
+        "report": rec.report.to_dict() if rec.report else None,
+        "text_report": rec.text.to_dict() if rec.text else None,
+        "rejected": rec.rejected,
+        "warnings": rec.warnings,
+        "prediction": predicted,
+        "prediction_differences": diffs,
+    }
+
+
+def format_table(rec: Recording, predicted: dict | None) -> str:
+    r, t = rec.report, rec.text
+    out = [f"source: {rec.source}"]
+    if r is not None:
+        out.append(f"status: {r.status_name}" + (f": {r.message}" if r.message else ""))
+        if r.bytes_needed:
+            out.append(f"bytes needed: {r.bytes_needed}")
+        if r.info:
+            out.append(f"info: {r.info}")
+    else:
+        out.append("status: (TFLM text report only, no checked record)")
+    src = r if r is not None else t
+    if src is not None and src.total is not None:
+        rows = [("head", src.head), ("tail", src.tail), ("total", src.total)]
+        if r is not None:
+            rows.insert(1, ("temporary (high water)", r.temp_hwm))
+            rows.append(("arena size", r.arena_size))
+        pred = predicted or {}
+        head = f"{'':24}{'bytes':>10}" + (f"{'predicted':>12}" if predicted else "")
+        out.append(head)
+        for name, value in rows:
+            p = pred.get(name) if name in ("head", "tail", "total") else None
+            extra = f"{'' if p is None else p:>12}" if predicted else ""
+            out.append(f"  {name:22}{value:>10}{extra}")
+        cats = src.categories
+        if cats:
+            out.append(f"{'category':44}{'used':>8}{'requested':>11}  count")
+            out += [f"  {c.name:42}{c.used:>8}{c.requested:>11}  {c.count} {c.unit}" for c in cats]
+    if r is not None:
+        if r.cycles is not None:
+            ms = (
+                f" ({r.cycles * 1000 / r.clock_hz:.3f} ms at {r.clock_hz} Hz)" if r.clock_hz else ""
+            )
+            out.append(f"cycles per invoke: {r.cycles}{ms}")
+        if r.output_crc is not None:
+            out.append(f"output crc32: {r.output_crc:08x} over {r.output_bytes} bytes")
+        if r.tensors:
+            out.append(f"tensor placements: {len(r.tensors)} (offsets with --json)")
+    out += [f"rejected: {why}" for why in rec.rejected]
+    out += [f"warning: {w}" for w in rec.warnings]
+    return "\n".join(out)
+
+
+def _write_atomic(path: Path, data: bytes) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_bytes(data)
+    os.replace(tmp, path)
+
+
+def save(path: str, rec: Recording, doc: dict) -> list[str]:
+    """The raw log to PATH, the parsed report to PATH.json; returns the files written."""
+    p = Path(path)
+    _write_atomic(p, rec.raw)
+    js = p.with_name(p.name + ".json")
+    _write_atomic(js, (json.dumps(doc, indent=2) + "\n").encode())
+    return [str(p), str(js)]
+
+
+# ---------------------------------------------------------------- command line
+
+
+def build_parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(
+        prog="python -m host.record",
+        description=(
+            "Record the arena report a board prints over its serial port: TFLM's "
+            "RecordingMicroAllocator lines plus a CRC-checked record (docs/wire_format.md). "
+            "Damaged records are rejected, never shown. Exit status: 0 ok, 1 the board reported "
+            "a failure or the report differs from --plan, 2 bad arguments, 3 no valid report "
+            "(time-out, port closed), 130 interrupted."
+        ),
+    )
+    src = ap.add_mutually_exclusive_group(required=True)
+    src.add_argument("--port", help="serial port or pyserial URL: /dev/ttyACM0, COM3, socket://…")
+    src.add_argument("--board", help="start this emulated board (QEMU) and record from it")
+    src.add_argument("--log", help="parse a saved log file instead of a port ('-' = stdin)")
+    src.add_argument("--list-ports", action="store_true", help="list serial ports and exit")
+    ap.add_argument("--model", help="with --board: the .tflite model the board runs")
+    ap.add_argument("--baud", type=int, default=115200, help="baud rate (default 115200)")
+    ap.add_argument("--timeout", type=float, default=10.0, help="seconds to wait (default 10)")
+    ap.add_argument(
+        "--text-only",
+        action="store_true",
+        help="accept a TFLM text report without a checked record (stock TFLM firmware)",
+    )
+    ap.add_argument("--plan", metavar="MODEL", help="compare with the planner's prediction")
+    ap.add_argument(
+        "--save", metavar="FILE", help="write the raw log to FILE, the report to FILE.json"
+    )
+    ap.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    return ap
+
+
+def _acquire(args: argparse.Namespace) -> Recording:
+    if args.log is not None:
+        try:
+            read = file_reader(args.log)
+        except OSError as e:
+            raise UsageError(f"cannot read {args.log}: {e}") from e
+        return record_stream(read, args.log, args.timeout, args.text_only)
+    if args.board is not None:
+        return _record_board(args)
+    read, close = serial_reader(args.port, args.baud)
+    try:
+        return record_stream(read, args.port, args.timeout, args.text_only)
+    finally:
+        close()
+
+
+def _record_board(args: argparse.Namespace) -> Recording:
+    if not args.model:
+        raise UsageError("--board needs --model")
+    try:
+        from host import emulate
+    except ImportError as e:
+        raise UsageError(f"--board needs host.emulate, which is not available: {e}") from e
+    run = emulate.start(args.board, model=args.model)
+    try:
+        read, close = serial_reader(run.url, args.baud)
+        try:
+            return record_stream(read, f"{args.board} ({run.url})", args.timeout, args.text_only)
+        finally:
+            close()
+    finally:
+        run.stop()
+
+
+def run(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    if args.list_ports:
+        ports = list_ports()
+        if args.json:
+            print(json.dumps(ports, indent=2))
+        else:
+            print("\n".join(f"{p['device']}\t{p['description']}" for p in ports) or "no ports")
+        return EXIT_OK
+    predicted = load_prediction(args.plan) if args.plan else None
+    rec = _acquire(args)
+    if rec.report is not None and rec.text is not None:
+        diffs = text_differences(rec.report, rec.text)
+        if diffs:
+            rec.warnings.append(
+                "the text lines disagree with the CRC-checked record, shown here "
+                f"(text damaged on the line?): {'; '.join(diffs)}"
+            )
+    plan_diffs = None
+    final = rec.report if rec.report is not None else rec.text
+    if predicted is not None and final is not None:
+        plan_diffs = plan_differences(final, predicted)
+    doc = to_json(rec, predicted, plan_diffs)
+    if args.save:
+        try:
+            save(args.save, rec, doc)
+        except OSError as e:
+            raise UsageError(f"cannot save to {args.save}: {e}") from e
+    print(json.dumps(doc, indent=2) if args.json else format_table(rec, predicted))
+    failed = rec.report is not None and not rec.report.ok
+    if failed:
+        print(f"error: the board reported failure: {rec.report.status_name}", file=sys.stderr)
+    if plan_diffs:
+        print("error: differs from the prediction: " + "; ".join(plan_diffs), file=sys.stderr)
+    return EXIT_MISMATCH if failed or plan_diffs else EXIT_OK
+
+
+def main(argv: list[str] | None = None) -> int:
+    try:
+        return run(argv)
+    except RecordError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return e.code
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return EXIT_INTERRUPT
+    except BrokenPipeError:
+        with contextlib.suppress(OSError):
+            sys.stderr.close()
+        return EXIT_OK
+
+
+if __name__ == "__main__":
+    sys.exit(main())
