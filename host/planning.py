@@ -1,0 +1,156 @@
+"""Plan a model's arena head: tensors and kernel scratch, predicted as TFLM will lay them out.
+
+TFLM places every buffer without an offline offset (kernel scratch always, tensors marked -1)
+with its GreedyMemoryPlanner around the offline ones. So a plan is judged by simulating that
+placement, and the plan written is the best of a few candidates, never worse than TFLM's own.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from host import lifetimes
+from host.model import Model
+from host.offline_plan import tensor_buffers
+from host.planners import Buffer, arena_size, lower_bound, plan
+
+Progress = Callable[[str], None]
+
+
+@dataclass
+class Scratch:
+    subgraph: int
+    op: int
+    op_name: str
+    size: int  # rounded up to 16
+    first: int
+    last: int
+    offset: int = -1  # where TFLM's greedy will put it
+
+
+@dataclass
+class PlannedTensor:
+    global_index: int
+    subgraph: int
+    index: int
+    name: str
+    size: int
+    first: int
+    last: int
+    offset: int
+
+
+@dataclass
+class PlanResult:
+    model: str
+    planner: str
+    runtime: str
+    tensors: list[PlannedTensor]
+    scratch: list[Scratch]
+    head: int  # head TFLM will use with the embedded plan (exact)
+    tflm_head: int  # head TFLM uses without a plan (its greedy, exact)
+    lower_bound: int  # max live bytes: tensors and scratch
+    offline: bool  # False if no plan beat TFLM's own: nothing to embed
+    seconds: float
+    warnings: list[str] = field(default_factory=list)
+    arena: dict[str, int] = field(default_factory=dict)  # runtime arena prediction
+
+    @property
+    def saving(self) -> int:
+        return self.tflm_head - self.head
+
+    def tensor_offsets(self) -> dict[int, int]:
+        return {t.global_index: t.offset for t in self.tensors} if self.offline else {}
+
+
+def _scratch(model: Model, w: lifetimes.Walk, runtime: str) -> tuple[list[Scratch], list[str]]:
+    try:
+        from host import scratch as scratch_model
+    except ImportError:
+        return [], ["kernel scratch buffers are not modelled in this build"]
+    spans = {(s.subgraph, s.op): s for s in w.op_scopes}
+    out = []
+    for r in scratch_model.scratch_requests(model, runtime):
+        span = spans.get((r.subgraph, r.op))
+        if span is None:  # an operator of a subgraph no walk reaches: TFLM never plans it
+            continue
+        op = model.subgraphs[r.subgraph].operators[r.op]
+        out.append(
+            Scratch(r.subgraph, r.op, op.name, lifetimes.align_up(r.bytes), span.first, span.last)
+        )
+    unknown = scratch_model.unknown_scratch_ops(model)
+    warns = [f"scratch needs of {', '.join(unknown)} are not modelled"] if unknown else []
+    return out, warns
+
+
+def _scratch_buffers(scratch: list[Scratch], first_id: int) -> list[Buffer]:
+    return [Buffer(first_id + i, s.first + 1, s.last + 2, s.size) for i, s in enumerate(scratch)]
+
+
+def _tflm_place(
+    tensors: list[Buffer], scratch: list[Buffer], fixed: dict[int, int]
+) -> dict[int, int]:
+    """Where TFLM's greedy puts everything given offline offsets for some tensors."""
+    bufs = [Buffer(b.id, b.start, b.end, b.size, fixed.get(b.id)) for b in tensors] + scratch
+    return plan(bufs, planner="greedy")
+
+
+def plan_model(
+    model: Model,
+    planner: str = "best",
+    time_limit: float = 10.0,
+    runtime: str = "tflm",
+    progress: Progress | None = None,
+) -> PlanResult:
+    t0 = time.monotonic()
+    w = lifetimes.walk(model)
+    scratch, warnings = _scratch(model, w, runtime)
+    tbufs = tensor_buffers(w)
+    first_scratch_id = len(model.tensors)
+    sbufs = _scratch_buffers(scratch, first_scratch_id)
+    everything = tbufs + sbufs
+
+    online = _tflm_place(tbufs, sbufs, {})
+    tflm_head = arena_size(everything, online)
+    candidates = []
+    for problem in [everything, tbufs] if sbufs else [everything]:
+        offsets = plan(problem, planner=planner, time_limit=time_limit, progress=progress)
+        candidates.append({b.id: offsets[b.id] for b in tbufs})
+    # TFLM's own tensor placement, replayed as an offline plan, is the fallback candidate.
+    candidates.append({b.id: online[b.id] for b in tbufs})
+    best_head, best_fixed = tflm_head, {}
+    for fixed in candidates:
+        head = arena_size(everything, _tflm_place(tbufs, sbufs, fixed))
+        if head < best_head or (head == best_head and not best_fixed):
+            best_head, best_fixed = head, fixed
+    final = _tflm_place(tbufs, sbufs, best_fixed)
+    for i, s in enumerate(scratch):
+        s.offset = final[first_scratch_id + i]
+    tensors = [
+        PlannedTensor(
+            lt.tensor.global_index,
+            lt.tensor.subgraph,
+            lt.tensor.index,
+            lt.tensor.name,
+            lt.size,
+            lt.first,
+            lt.last,
+            final[lt.tensor.global_index],
+        )
+        for lt in w.lifetimes
+    ]
+    return PlanResult(
+        model=model.source,
+        planner=planner,
+        runtime=runtime,
+        tensors=tensors,
+        scratch=scratch,
+        head=best_head,
+        tflm_head=tflm_head,
+        lower_bound=lower_bound(everything),
+        offline=bool(best_fixed),
+        seconds=time.monotonic() - t0,
+        warnings=warnings,
+    )

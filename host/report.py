@@ -1,0 +1,67 @@
+"""Human-readable and JSON reports of a model plan."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from host.planning import PlanResult
+
+
+def _scope(first: int, last: int) -> str:
+    return f"{first}..{last}"
+
+
+def plan_text(r: PlanResult) -> str:
+    rows = [f"{'tensor':>6}  {'sg':>2}  {'name':<40} {'bytes':>9} {'live':>9} {'offset':>9}"]
+    for t in sorted(r.tensors, key=lambda t: (t.offset, t.global_index)):
+        name = t.name if len(t.name) <= 40 else "..." + t.name[-37:]
+        rows.append(
+            f"{t.global_index:>6}  {t.subgraph:>2}  {name:<40} {t.size:>9} "
+            f"{_scope(t.first, t.last):>9} {t.offset:>9}"
+        )
+    for s in r.scratch:
+        label = f"scratch of op {s.op} {s.op_name}"
+        rows.append(
+            f"{'-':>6}  {s.subgraph:>2}  {label:<40} {s.size:>9} "
+            f"{_scope(s.first, s.last):>9} {s.offset:>9}"
+        )
+    lines = ["\n".join(rows), ""]
+    ratio = r.head / r.lower_bound if r.lower_bound else 1.0
+    pct = 100.0 * r.saving / r.tflm_head if r.tflm_head else 0.0
+    lines += [
+        f"model            {r.model}",
+        f"planner          {r.planner} ({r.seconds:.2f} s), scratch of {r.runtime} kernels",
+        f"arena head       {r.head} bytes (exact: what TFLM reports with this plan)",
+        f"lower bound      {r.lower_bound} bytes (max live bytes; head is {ratio:.3f}x)",
+        f"TFLM greedy      {r.tflm_head} bytes without a plan; saving {r.saving} bytes "
+        f"({pct:.1f}%)",
+    ]
+    if not r.offline:
+        lines.append("no plan beats TFLM's own: the model is left to TFLM's online planner")
+    if r.arena:
+        a = r.arena
+        lines.append(
+            f"microarena arena {a.get('total')} bytes to configure (exact: head {a.get('head')}"
+            f", tail {a.get('tail')})"
+        )
+    lines += [f"warning: {w}" for w in r.warnings]
+    return "\n".join(lines)
+
+
+def plan_json(r: PlanResult, embedded_in: str | None) -> dict[str, Any]:
+    return {
+        "model": r.model,
+        "planner": r.planner,
+        "runtime": r.runtime,
+        "head": r.head,
+        "tflm_greedy_head": r.tflm_head,
+        "lower_bound": r.lower_bound,
+        "saving": r.saving,
+        "offline_plan": r.offline,
+        "embedded_in": embedded_in,
+        "seconds": round(r.seconds, 4),
+        "tensors": [vars(t) for t in r.tensors],
+        "scratch": [vars(s) for s in r.scratch],
+        "microarena_arena": r.arena or None,
+        "warnings": r.warnings,
+    }
