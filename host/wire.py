@@ -284,7 +284,13 @@ class FrameDecoder:
 
     def finish(self) -> list[WireReport | Rejected]:
         """End of input: a record still open was truncated."""
-        events = self.feed(b"\n") if self._partial else []
+        events: list[WireReport | Rejected] = []
+        if self._partial:
+            in_frame = self._in_frame
+            for ev in self.feed(b"\n"):
+                if in_frame and isinstance(ev, Rejected):
+                    ev = Rejected(f"truncated: the last line was cut short ({ev.reason})")
+                events.append(ev)
         if self._in_frame:
             self._in_frame = False
             events.append(

@@ -1,0 +1,310 @@
+"""The recorder CLI over a real pyserial `socket://` connection to a board stand-in.
+
+The stand-in is a TCP server thread on 127.0.0.1 that sends scripted bytes: it exists to inject
+faults (noise, damage, truncation, resets, silence) that a real board cannot be made to produce
+on demand. The report bytes themselves come from host/wire.py's encoder, which
+tests/test_wire_c.py checks is byte-identical to the firmware's C encoder.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from host import record, wire
+
+ROOT = Path(__file__).resolve().parents[1]
+
+CATS = [
+    wire.Category("TfLiteEvalTensor data", 240, 240, 10, "allocations"),
+    wire.Category("NodeAndRegistration struct", 192, 192, 3, "NodeAndRegistration structs"),
+]
+
+
+def report(**kw: object) -> wire.WireReport:
+    base: dict = dict(
+        status=0,
+        arena_size=4096,
+        head=32,
+        tail=1472,
+        total=1504,
+        temp_hwm=96,
+        cycles=123456,
+        clock_hz=25_000_000,
+        output_crc=0xDEADBEEF,
+        output_bytes=4,
+        info="board=fake",
+        categories=list(CATS),
+        tensors=[wire.TensorPlacement(0, i, 16 * i, 16, "head") for i in range(4)],
+    )
+    base.update(kw)
+    return wire.WireReport(**base)
+
+
+def text_of(r: wire.WireReport) -> str:
+    """The TFLM-style lines the firmware prints before the record."""
+    lines = [
+        f"[RecordingMicroAllocator] Arena allocation {k} {getattr(r, k)} bytes"
+        for k in ("total", "head", "tail")
+    ]
+    lines += [
+        f"[RecordingMicroAllocator] '{c.name}' used {c.used} bytes with alignment overhead "
+        f"(requested {c.requested} bytes for {c.count} {c.unit})"
+        for c in r.categories
+    ]
+    return "".join(line + "\r\n" for line in lines)
+
+
+def board_output(r: wire.WireReport) -> bytes:
+    return (text_of(r) + wire.encode_record(r)).encode()
+
+
+class FakeBoard:
+    """Serves one connection: waits until pyserial has opened the port (open() discards what
+    is already there), sends the script (bytes, or a float = pause), then closes or stays
+    silent until stopped."""
+
+    def __init__(self, script: list[bytes | float], close: bool = True) -> None:
+        self.script, self.close = script, close
+        self.server = socket.create_server(("127.0.0.1", 0))
+        self.url = f"socket://127.0.0.1:{self.server.getsockname()[1]}"
+        self.connected = threading.Event()
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+        self.thread.start()
+
+    def _serve(self) -> None:
+        self.server.settimeout(20)
+        try:
+            conn, _ = self.server.accept()
+        except OSError:
+            return
+        self.connected.set()
+        with conn:
+            time.sleep(0.3)
+            for item in self.script:
+                if isinstance(item, float):
+                    time.sleep(item)
+                    continue
+                try:
+                    conn.sendall(item)
+                except OSError:  # the recorder has what it needs and hung up
+                    return
+            if not self.close:
+                self.stop.wait(30)
+
+    def __enter__(self) -> FakeBoard:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop.set()
+        self.server.close()
+        self.thread.join(5)
+
+
+def run_cli(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    code = record.main(list(args))
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def run_json(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, dict, str]:
+    code, out, err = run_cli(capsys, *args, "--json")
+    return code, json.loads(out), err
+
+
+def test_clean_report_after_boot_noise(capsys: pytest.CaptureFixture[str]) -> None:
+    r = report()
+    script = [b"\x00\xffboot ROM v1\r\nmicroarena ready\r\n", board_output(r)]
+    with FakeBoard(script, close=False) as fb:
+        code, doc, _ = run_json(capsys, "--port", fb.url, "--timeout", "10")
+    assert code == 0
+    assert doc["report"] == r.to_dict()
+    assert doc["text_report"]["total"] == r.total
+    assert doc["rejected"] == [] and doc["warnings"] == []
+
+
+def test_table_shows_regions_and_categories(capsys: pytest.CaptureFixture[str]) -> None:
+    r = report()
+    with FakeBoard([board_output(r)]) as fb:
+        code, out, _ = run_cli(capsys, "--port", fb.url)
+    assert code == 0
+    for name, value in [("head", r.head), ("tail", r.tail), ("total", r.total)]:
+        assert any(line.split()[:2] == [name, str(value)] for line in out.splitlines())
+    assert "TfLiteEvalTensor data" in out and "cycles per invoke: 123456" in out
+
+
+def test_noise_inside_the_report_stream(capsys: pytest.CaptureFixture[str]) -> None:
+    r = report()
+    lines = board_output(r).split(b"\n")
+    noisy: list[bytes | float] = []
+    for i, line in enumerate(lines):
+        noisy.append(line + (b"\n" if i < len(lines) - 1 else b""))
+        noisy.append(b"\x1b[0m\xfe\x07 interrupt log line\r\n")
+        if i % 5 == 0:
+            noisy.append(0.01)  # arrive in several reads
+    with FakeBoard(noisy) as fb:
+        code, doc, _ = run_json(capsys, "--port", fb.url)
+    assert code == 0 and doc["report"] == r.to_dict()
+
+
+def test_corrupted_record_then_clean_resend(capsys: pytest.CaptureFixture[str]) -> None:
+    r = report()
+    bad = bytearray(wire.encode_record(r).encode())
+    pos = bad.index(b"@MA1 D 0001 ") + 20
+    bad[pos] = ord("0") if bad[pos] != ord("0") else ord("1")  # one hex digit changed
+    with FakeBoard([bytes(bad), b"boot\r\n", board_output(r)]) as fb:
+        code, doc, _ = run_json(capsys, "--port", fb.url)
+    assert code == 0 and doc["report"] == r.to_dict()
+    assert len(doc["rejected"]) == 1 and "CRC mismatch" in doc["rejected"][0]
+
+
+@pytest.mark.parametrize("damage", ["flip", "drop"])
+def test_damaged_only_record_is_an_error(capsys: pytest.CaptureFixture[str], damage: str) -> None:
+    data = bytearray(board_output(report()))
+    at = data.index(b"@MA1 D 0002 ") + 15
+    if damage == "flip":
+        data[at] ^= 0x04
+    else:
+        del data[at]
+    with FakeBoard([bytes(data)]) as fb:
+        code, out, err = run_cli(capsys, "--port", fb.url)
+    assert code == record.EXIT_NO_REPORT and out == ""
+    assert "rejected" in err and "Traceback" not in err
+
+
+def test_truncated_report_then_port_closes(capsys: pytest.CaptureFixture[str]) -> None:
+    data = board_output(report(tensors=[]))
+    with FakeBoard([data[: len(data) - 60]]) as fb:
+        code, _, err = run_cli(capsys, "--port", fb.url, "--timeout", "10")
+    assert code == record.EXIT_NO_REPORT
+    assert "truncated" in err
+
+
+def test_reset_mid_report_restarts(capsys: pytest.CaptureFixture[str]) -> None:
+    first, second = report(head=48), report(head=64, total=1536)
+    a = board_output(first)
+    script = [a[: len(a) * 2 // 3], b"\r\n\x00boot ROM v1\r\n", board_output(second)]
+    with FakeBoard(script) as fb:
+        code, doc, _ = run_json(capsys, "--port", fb.url)
+    assert code == 0 and doc["report"] == second.to_dict()
+    assert doc["text_report"]["head"] == 64  # the text of the report before the reset is dropped
+    assert len(doc["rejected"]) == 1
+
+
+def test_silent_port_times_out_quickly(capsys: pytest.CaptureFixture[str]) -> None:
+    with FakeBoard([], close=False) as fb:
+        t0 = time.monotonic()
+        code, _, err = run_cli(capsys, "--port", fb.url, "--timeout", "0.5")
+    assert code == record.EXIT_NO_REPORT
+    assert "no valid report within 0.5 s" in err and "nothing was received" in err
+    assert time.monotonic() - t0 < 3
+
+
+def test_board_failure_exits_nonzero(capsys: pytest.CaptureFixture[str]) -> None:
+    r = wire.WireReport(status=3, message="arena too small: 7584 bytes needed", bytes_needed=7584)
+    data = b"[microarena] error 3: arena too small\r\n" + wire.encode_record(r).encode()
+    with FakeBoard([data]) as fb:
+        code, out, err = run_cli(capsys, "--port", fb.url)
+    assert code == record.EXIT_MISMATCH
+    assert "status: arena: arena too small" in out and "bytes needed: 7584" in out
+    assert "board reported failure" in err
+
+
+def test_text_that_disagrees_with_record_is_flagged(capsys: pytest.CaptureFixture[str]) -> None:
+    r = report()
+    data = board_output(r).replace(b"head 32 bytes", b"head 38 bytes")
+    with FakeBoard([data]) as fb:
+        code, doc, _ = run_json(capsys, "--port", fb.url)
+    assert code == 0 and doc["report"]["head"] == 32  # the checked record wins
+    assert "head: text 38, record 32" in doc["warnings"][0]
+
+
+def test_save_then_replay_log(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    r = report()
+    sent = b"boot\r\n" + board_output(r)
+    save = tmp_path / "run.log"
+    with FakeBoard([sent]) as fb:
+        code, doc, _ = run_json(capsys, "--port", fb.url, "--save", str(save))
+    assert code == 0
+    assert save.read_bytes() == sent
+    assert json.loads((tmp_path / "run.log.json").read_text())["report"] == doc["report"]
+    code, again, _ = run_json(capsys, "--log", str(save))
+    assert code == 0 and again["report"] == doc["report"]
+
+
+def test_text_only_report_from_stock_tflm(capsys: pytest.CaptureFixture[str]) -> None:
+    r = report()
+    with FakeBoard([b"boot\r\n", text_of(r).encode()], close=False) as fb:
+        code, doc, _ = run_json(capsys, "--port", fb.url, "--text-only", "--timeout", "5")
+    assert code == 0 and doc["report"] is None
+    assert (doc["text_report"]["head"], doc["text_report"]["tail"]) == (r.head, r.tail)
+    # Without --text-only an unchecked text report is not enough.
+    with FakeBoard([text_of(r).encode()]) as fb:
+        code, _, err = run_cli(capsys, "--port", fb.url)
+    assert code == record.EXIT_NO_REPORT and "without a valid report" in err
+
+
+def test_plan_comparison(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    model = Path("/work/shared/models/tflm_hello_world_int8.tflite")
+    try:
+        from host.plan import predict_model
+    except ImportError:
+        log = tmp_path / "r.log"
+        log.write_bytes(board_output(report()))
+        code, _, err = run_cli(capsys, "--log", str(log), "--plan", str(model))
+        assert code == record.EXIT_USAGE and "host.plan.predict_model" in err
+        pytest.skip("host.plan.predict_model is not there yet: only its absence was checked")
+    if not model.exists():
+        pytest.skip(f"{model} is absent")
+    pred = predict_model(str(model))
+    log = tmp_path / "r.log"
+    same = report(head=pred["head"], tail=pred.get("tail", 0), total=pred.get("total", 0))
+    log.write_bytes(board_output(same))
+    code, doc, _ = run_json(capsys, "--log", str(log), "--plan", str(model))
+    assert code == 0 and doc["prediction_differences"] == []
+    log.write_bytes(board_output(report(head=pred["head"] + 16)))
+    code, doc, _ = run_json(capsys, "--log", str(log), "--plan", str(model))
+    assert code == record.EXIT_MISMATCH and doc["prediction_differences"]
+
+
+def test_usage_errors(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    code, _, err = run_cli(capsys, "--log", str(tmp_path / "missing.log"))
+    assert code == record.EXIT_USAGE and "cannot read" in err
+    code, _, err = run_cli(capsys, "--board", "mps2-an386")
+    assert code == record.EXIT_USAGE and "--model" in err
+    code, _, err = run_cli(capsys, "--port", "socket://127.0.0.1:1", "--timeout", "1")
+    assert code == record.EXIT_NO_REPORT and "cannot open" in err
+    with pytest.raises(SystemExit) as e:
+        record.main([])  # no source given: argparse explains
+    assert e.value.code == 2
+
+
+def test_list_ports_json(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run_cli(capsys, "--list-ports", "--json")
+    assert code == 0 and isinstance(json.loads(out), list)
+
+
+def test_ctrl_c_exits_130_without_traceback() -> None:
+    with FakeBoard([], close=False) as fb:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "host.record", "--port", fb.url, "--timeout", "60"],
+            cwd=ROOT,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        assert fb.connected.wait(20), "the recorder never connected"
+        time.sleep(0.3)
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=10)
+    assert proc.returncode == 130, err
+    assert "Traceback" not in err and "interrupted" in err
