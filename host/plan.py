@@ -102,6 +102,22 @@ def _add_arena(result: PlanResult, model: Model) -> None:
         result.warnings.append(f"microarena arena prediction unavailable: {e}")
 
 
+def predict_model(path: str) -> dict:
+    """What this project's runtime will report for the model as it is (plan included).
+
+    head/tail/total/temporary come from host.arena_layout, the exact Python model of the
+    firmware's allocator; the recorder compares a board's report with this.
+    """
+    model = Model.load(path)
+    try:
+        from host import arena_layout
+    except ImportError:
+        raise ModelError(
+            "this build has no microarena arena predictor (host/arena_layout.py)"
+        ) from None
+    return dict(arena_layout.predict(model.to_bytes()))
+
+
 def cmd_check(args: argparse.Namespace) -> int:
     model = Model.load(args.check)
     problems = offline_plan.check(model)
