@@ -108,14 +108,14 @@ def predict_model(path: str) -> dict:
     head/tail/total/temporary come from host.arena_layout, the exact Python model of the
     firmware's allocator; the recorder compares a board's report with this.
     """
-    model = Model.load(path)
+    Model.load(path)  # clear errors for a bad model before the predictor sees it
     try:
         from host import arena_layout
     except ImportError:
         raise ModelError(
             "this build has no microarena arena predictor (host/arena_layout.py)"
         ) from None
-    return dict(arena_layout.predict(model.to_bytes()))
+    return dict(arena_layout.predict(Path(path).read_bytes()))
 
 
 def cmd_check(args: argparse.Namespace) -> int:
