@@ -15,6 +15,7 @@ from host import lifetimes
 from host.model import Model
 from host.offline_plan import tensor_buffers
 from host.planners import Buffer, arena_size, lower_bound, plan
+from host.tflm_tail import estimate_tflm_tail
 
 Progress = Callable[[str], None]
 
@@ -56,6 +57,7 @@ class PlanResult:
     seconds: float
     warnings: list[str] = field(default_factory=list)
     arena: dict[str, int] = field(default_factory=dict)  # runtime arena prediction
+    tflm_tail_estimate: int = 0
 
     @property
     def saving(self) -> int:
@@ -153,4 +155,5 @@ def plan_model(
         offline=bool(best_fixed),
         seconds=time.monotonic() - t0,
         warnings=warnings,
+        tflm_tail_estimate=estimate_tflm_tail(model),
     )

@@ -36,6 +36,10 @@ def plan_text(r: PlanResult) -> str:
         f"TFLM greedy      {r.tflm_head} bytes without a plan; saving {r.saving} bytes "
         f"({pct:.1f}%)",
     ]
+    lines.append(
+        f"TFLM arena       about {r.head + r.tflm_tail_estimate} bytes = head {r.head} + tail "
+        f"{r.tflm_tail_estimate} (the tail is an ESTIMATE; measure it once on the target)"
+    )
     if not r.offline:
         lines.append("no plan beats TFLM's own: the model is left to TFLM's online planner")
     if r.arena:
@@ -57,6 +61,7 @@ def plan_json(r: PlanResult, embedded_in: str | None) -> dict[str, Any]:
         "tflm_greedy_head": r.tflm_head,
         "lower_bound": r.lower_bound,
         "saving": r.saving,
+        "tflm_tail_estimate": r.tflm_tail_estimate,
         "offline_plan": r.offline,
         "embedded_in": embedded_in,
         "seconds": round(r.seconds, 4),
