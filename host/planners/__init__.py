@@ -1,0 +1,119 @@
+"""Buffer-packing planners: place buffers with lifetimes in one arena using the least bytes.
+
+`plan()` is the entry point; `PLANNERS` names the algorithms:
+- "greedy": an exact re-implementation of TFLM's GreedyMemoryPlanner (predicts TFLM's layout);
+- "best": the default; the best of several first-fit orderings (TFLM's included) and a
+  MiniMalloc-style branch-and-bound search down towards the lower bound.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+
+from .csvio import read_csv, write_csv
+from .greedy import first_fit, plan_greedy
+from .problem import Buffer, PlanError, arena_size, check_buffers, lower_bound, validate
+from .search import search_plan
+
+__all__ = [
+    "PLANNERS",
+    "Buffer",
+    "PlanError",
+    "arena_size",
+    "lower_bound",
+    "plan",
+    "read_csv",
+    "validate",
+    "write_csv",
+]
+
+# Search nodes per second of `time_limit`. The node budget, not the clock, bounds the search, so
+# a plan is the same on every machine; set so that a budget takes about half of time_limit on a
+# slow laptop core. Only if the clock cap hits first can the result depend on the machine.
+NODES_PER_SECOND = 4000
+
+Progress = Callable[[str], None]
+
+
+def _plan_greedy(
+    buffers: Sequence[Buffer], time_limit: float, alignment: int, progress: Progress | None
+) -> dict[int, int]:
+    return plan_greedy(buffers, alignment)
+
+
+def _first_fit_orders(buffers: Sequence[Buffer]) -> dict[str, list[int]]:
+    """Placement orders worth a try besides TFLM's: cheap, and each wins on some problems."""
+    idx = range(len(buffers))
+
+    def life(i: int) -> int:
+        return buffers[i].end - buffers[i].start
+
+    orders = {
+        "area": sorted(idx, key=lambda i: (-buffers[i].size * life(i), i)),
+        "size-long-first": sorted(idx, key=lambda i: (-buffers[i].size, -life(i), i)),
+        "lifetime": sorted(idx, key=lambda i: (-life(i), -buffers[i].size, i)),
+        "start": sorted(idx, key=lambda i: (buffers[i].start, -buffers[i].size, i)),
+    }
+    fixed = [i for i in idx if buffers[i].offset is not None]
+    return {k: fixed + [i for i in v if buffers[i].offset is None] for k, v in orders.items()}
+
+
+def _plan_best(
+    buffers: Sequence[Buffer], time_limit: float, alignment: int, progress: Progress | None
+) -> dict[int, int]:
+    deadline = time.monotonic() + time_limit
+    best = plan_greedy(buffers, alignment)
+    best_arena = arena_size(buffers, best)
+    for name, order in _first_fit_orders(buffers).items():
+        offsets = first_fit(buffers, order, alignment)
+        arena = arena_size(buffers, offsets)
+        if arena < best_arena and not validate(buffers, offsets):
+            best, best_arena = offsets, arena
+            if progress:
+                progress(f"first-fit by {name}: arena {arena}")
+    lower = lower_bound(buffers)
+    if best_arena <= lower:
+        return best
+    budget = int(NODES_PER_SECOND * time_limit)
+    return search_plan(buffers, best_arena, best, lower, alignment, budget, deadline, progress)
+
+
+PLANNERS: dict[str, Callable[[Sequence[Buffer], float, int, Progress | None], dict[int, int]]] = {
+    "greedy": _plan_greedy,
+    "best": _plan_best,
+}
+
+
+def plan(
+    buffers: Sequence[Buffer],
+    *,
+    planner: str = "best",
+    time_limit: float = 10.0,
+    alignment: int = 16,
+    progress: Progress | None = None,
+) -> dict[int, int]:
+    """Offsets (by buffer id) for every buffer; fixed ones keep theirs.
+
+    planner: a key of PLANNERS. time_limit: seconds; sets the deterministic search budget and is
+    a safety cap on wall-clock time. alignment: every planned offset is a multiple of it.
+    progress: called with a line of text on each improvement during long searches.
+    Raises PlanError for malformed buffers or fixed buffers that collide.
+    """
+    if planner not in PLANNERS:
+        raise PlanError(f"unknown planner {planner!r}; choose from {', '.join(PLANNERS)}")
+    if not isinstance(alignment, int) or alignment < 1:
+        raise PlanError(f"alignment must be an int >= 1, got {alignment!r}")
+    if not time_limit > 0:
+        raise PlanError(f"time_limit must be > 0, got {time_limit!r}")
+    buffers = list(buffers)
+    check_buffers(buffers)
+    fixed = [b for b in buffers if b.offset is not None]
+    clashes = validate(fixed, {b.id: b.offset for b in fixed if b.offset is not None})
+    if clashes:
+        raise PlanError("fixed buffers collide: " + "; ".join(clashes))
+    offsets = PLANNERS[planner](buffers, time_limit, alignment, progress)
+    problems = validate(buffers, offsets)
+    if problems:  # a bug, never expected: refuse to hand out a corrupt plan
+        raise PlanError(f"planner {planner!r} produced an invalid plan: " + "; ".join(problems[:5]))
+    return offsets

@@ -1,0 +1,84 @@
+"""MiniMalloc's CSV problem format: `id,lower,upper,size[,offset]`, lifetime [lower, upper)."""
+
+from __future__ import annotations
+
+import csv
+import os
+from collections.abc import Mapping, Sequence
+
+from .problem import Buffer, PlanError, check_buffers
+
+REQUIRED = ("id", "lower", "upper", "size")
+OPTIONAL = ("offset",)
+
+
+def _int_field(row: dict[str, str], name: str, where: str) -> int:
+    text = (row.get(name) or "").strip()
+    try:
+        return int(text)
+    except ValueError:
+        raise PlanError(f"{where}: {name} must be an integer, got {text!r}") from None
+
+
+def read_csv(path: str | os.PathLike[str]) -> list[Buffer]:
+    """Buffers from a MiniMalloc CSV. An `offset` column, if present, fixes those buffers."""
+    try:
+        with open(path, newline="", encoding="utf-8") as f:
+            rows = list(csv.reader(f))
+    except (OSError, UnicodeDecodeError) as e:
+        raise PlanError(f"{path}: cannot read: {e}") from None
+    if not rows:
+        raise PlanError(f"{path}: empty file, expected a header 'id,lower,upper,size'")
+    header = [h.strip() for h in rows[0]]
+    missing = [c for c in REQUIRED if c not in header]
+    unknown = [c for c in header if c not in REQUIRED + OPTIONAL]
+    if missing or unknown:
+        raise PlanError(
+            f"{path}:1: header must have columns {','.join(REQUIRED)} (optionally offset); "
+            f"missing {missing}, unsupported {unknown}"
+        )
+    buffers: list[Buffer] = []
+    seen: set[int] = set()
+    for lineno, cells in enumerate(rows[1:], start=2):
+        if not cells or all(not c.strip() for c in cells):
+            continue
+        where = f"{path}:{lineno}"
+        if len(cells) != len(header):
+            raise PlanError(f"{where}: expected {len(header)} fields, got {len(cells)}")
+        row = dict(zip(header, cells, strict=True))
+        offset = None
+        if "offset" in row and row["offset"].strip():
+            offset = _int_field(row, "offset", where)
+        buf = Buffer(
+            id=_int_field(row, "id", where),
+            start=_int_field(row, "lower", where),
+            end=_int_field(row, "upper", where),
+            size=_int_field(row, "size", where),
+            offset=offset,
+        )
+        if buf.id in seen:
+            raise PlanError(f"{where}: duplicate buffer id {buf.id}")
+        try:
+            check_buffers([buf])
+        except PlanError as e:
+            raise PlanError(f"{where}: {e}") from None
+        seen.add(buf.id)
+        buffers.append(buf)
+    return buffers
+
+
+def write_csv(
+    path: str | os.PathLike[str], buffers: Sequence[Buffer], offsets: Mapping[int, int]
+) -> None:
+    """Write buffers and their planned offsets as `id,lower,upper,size,offset`."""
+    missing = [b.id for b in buffers if b.id not in offsets]
+    if missing:
+        raise PlanError(f"no offset for buffers {missing[:10]}")
+    tmp = f"{os.fspath(path)}.tmp"
+    with open(tmp, "w", newline="", encoding="utf-8") as f:
+        w = csv.writer(f, lineterminator="\n")
+        w.writerow(REQUIRED + OPTIONAL)
+        for b in buffers:
+            w.writerow([b.id, b.start, b.end, b.size, offsets[b.id]])
+    # Replace atomically so a failure never leaves a half-written plan behind.
+    os.replace(tmp, path)

@@ -1,0 +1,122 @@
+"""The buffer-packing problem: buffers with lifetimes and sizes, and checks on a plan."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Buffer:
+    """One buffer to place in the arena.
+
+    Lifetimes are half-open: the buffer is live in [start, end), so a buffer ending at t and one
+    starting at t may share addresses. TFLM's inclusive [first_time_used, last_time_used] is
+    start=first, end=last + 1.
+    """
+
+    id: int
+    start: int
+    end: int
+    size: int
+    offset: int | None = None  # pre-placed (fixed) offset, or None = to be planned
+
+
+class PlanError(ValueError):
+    """A problem or plan that cannot be handled; the message names the buffers involved."""
+
+
+def _describe(b: Buffer) -> str:
+    return f"buffer {b.id} (live [{b.start}, {b.end}), {b.size} B)"
+
+
+def check_buffers(buffers: Sequence[Buffer]) -> None:
+    """Raise PlanError for malformed buffers: duplicate ids, negative sizes, reversed lifetimes."""
+    seen: set[int] = set()
+    for b in buffers:
+        if not isinstance(b, Buffer):
+            raise PlanError(f"expected a Buffer, got {type(b).__name__}: {b!r}")
+        for name in ("id", "start", "end", "size"):
+            if not isinstance(getattr(b, name), int):
+                raise PlanError(f"buffer {b.id!r}: {name} must be an int, got {getattr(b, name)!r}")
+        if b.id in seen:
+            raise PlanError(f"duplicate buffer id {b.id}")
+        seen.add(b.id)
+        if b.size < 0:
+            raise PlanError(f"{_describe(b)}: negative size")
+        if b.end < b.start:
+            raise PlanError(f"{_describe(b)}: lifetime ends before it starts")
+        if b.offset is not None and (not isinstance(b.offset, int) or b.offset < 0):
+            raise PlanError(f"{_describe(b)}: fixed offset must be an int >= 0, got {b.offset!r}")
+
+
+def arena_size(buffers: Sequence[Buffer], offsets: Mapping[int, int]) -> int:
+    """Bytes the plan needs: the highest end address of any buffer (0 for no buffers)."""
+    return max((offsets[b.id] + b.size for b in buffers), default=0)
+
+
+def lower_bound(buffers: Sequence[Buffer]) -> int:
+    """Max over time of the total size of live buffers: no plan can use less."""
+    events: list[tuple[int, int]] = []
+    for b in buffers:
+        if b.end > b.start and b.size > 0:
+            events.append((b.start, b.size))
+            events.append((b.end, -b.size))
+    # At equal times the ends (negative) sort first: half-open lifetimes may share a time step.
+    events.sort()
+    live = best = 0
+    for _, delta in events:
+        live += delta
+        best = max(best, live)
+    return best
+
+
+def overlapping_pairs(buffers: Sequence[Buffer]) -> list[tuple[Buffer, Buffer]]:
+    """All pairs of buffers live at the same time (sweep over start times)."""
+    order = sorted((b for b in buffers if b.end > b.start), key=lambda b: (b.start, b.end, b.id))
+    active: list[Buffer] = []
+    pairs: list[tuple[Buffer, Buffer]] = []
+    for b in order:
+        active = [a for a in active if a.end > b.start]
+        pairs.extend((a, b) for a in active)
+        active.append(b)
+    return pairs
+
+
+def validate(
+    buffers: Sequence[Buffer],
+    offsets: Mapping[int, int],
+    capacity: int | None = None,
+    alignment: int = 1,
+) -> list[str]:
+    """Problems with a plan, one message each; [] when the plan is valid.
+
+    Checks: every buffer has an offset, fixed buffers kept theirs, no negative or misaligned
+    offsets, nothing beyond `capacity`, and no two buffers live at the same time share bytes.
+    """
+    problems: list[str] = []
+    placed: list[Buffer] = []
+    for b in buffers:
+        off = offsets.get(b.id)
+        if off is None:
+            problems.append(f"{_describe(b)} has no offset")
+            continue
+        placed.append(b)
+        if b.offset is not None and off != b.offset:
+            problems.append(f"{_describe(b)} is fixed at {b.offset} but placed at {off}")
+        if off < 0:
+            problems.append(f"{_describe(b)} has negative offset {off}")
+        if alignment > 1 and off % alignment:
+            problems.append(f"{_describe(b)} offset {off} is not a multiple of {alignment}")
+        if capacity is not None and off + b.size > capacity:
+            problems.append(
+                f"{_describe(b)} at [{off}, {off + b.size}) exceeds capacity {capacity}"
+            )
+    for a, b in overlapping_pairs(placed):
+        oa, ob = offsets[a.id], offsets[b.id]
+        if a.size and b.size and oa < ob + b.size and ob < oa + a.size:
+            problems.append(
+                f"{_describe(a)} at [{oa}, {oa + a.size}) overlaps "
+                f"{_describe(b)} at [{ob}, {ob + b.size})"
+            )
+    return problems
