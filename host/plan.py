@@ -19,6 +19,9 @@ from host.planners import PLANNERS, PlanError, arena_size, lower_bound, plan, re
 from host.planning import PlanResult, plan_model
 from host.report import plan_json, plan_text
 
+MODEL_TIME_LIMIT = 1.5  # a model plans in under 2 s by default (most reach the bound at once)
+CSV_TIME_LIMIT = 10.0
+
 EPILOG = """\
 The plan is written as TFLM's OfflineMemoryAllocation metadata: any TFLM runtime (and this
 project's firmware) then places tensors at these offsets. Kernel scratch buffers are still
@@ -50,7 +53,10 @@ def _parser() -> argparse.ArgumentParser:
         help="whose kernels' scratch buffers to plan around (default: tflm)",
     )
     p.add_argument(
-        "--time-limit", type=float, default=10.0, help="search cap in seconds (default 10)"
+        "--time-limit",
+        type=float,
+        default=None,
+        help="search budget in seconds (default: 1.5 for a model, 10 for --buffers)",
     )
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.add_argument("--plot", metavar="FILE", help="draw the layout over time (.png or .svg)")
@@ -66,8 +72,9 @@ def _progress(quiet: bool):
 
 def cmd_plan(args: argparse.Namespace) -> int:
     model = Model.load(args.model)
+    limit = args.time_limit or MODEL_TIME_LIMIT
     result = plan_model(
-        model, args.planner, args.time_limit, args.runtime, _progress(args.quiet or args.json)
+        model, args.planner, limit, args.runtime, _progress(args.quiet or args.json)
     )
     _add_arena(result, model)
     if args.embed:
@@ -138,7 +145,7 @@ def cmd_buffers(args: argparse.Namespace) -> int:
     offsets = plan(
         buffers,
         planner=args.planner,
-        time_limit=args.time_limit,
+        time_limit=args.time_limit or CSV_TIME_LIMIT,
         alignment=1,
         progress=_progress(args.quiet or args.json),
     )
