@@ -117,8 +117,10 @@ def plan_model(
     online = _tflm_place(tbufs, sbufs, {})
     tflm_head = arena_size(everything, online)
     candidates = []
-    for problem in [everything, tbufs] if sbufs else [everything]:
-        offsets = plan(problem, planner=planner, time_limit=time_limit, progress=progress)
+    problems = [everything, tbufs] if sbufs else [everything]
+    for problem in problems:  # the time budget is shared, so the total stays within it
+        share = time_limit / len(problems)
+        offsets = plan(problem, planner=planner, time_limit=share, progress=progress)
         candidates.append({b.id: offsets[b.id] for b in tbufs})
     # TFLM's own tensor placement, replayed as an offline plan, is the fallback candidate.
     candidates.append({b.id: online[b.id] for b in tbufs})
