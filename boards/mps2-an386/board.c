@@ -1,0 +1,12 @@
+/* ARM MPS2+ AN386 (Cortex-M4F), QEMU: CMSDK UART0 and clock. */
+#include "board.h"
+#include "uart_cmsdk.h"
+
+/* UART0 of the FPGA image; the APB clock equals the 25 MHz system clock. */
+#define UART0_BASE 0x40004000u
+#define SYSCLK_HZ 25000000u
+
+void board_uart_init(void) { cmsdk_uart_init(UART0_BASE, SYSCLK_HZ, 115200u); }
+void board_uart_putc(char c) { cmsdk_uart_putc(UART0_BASE, c); }
+const char *board_name(void) { return "mps2-an386"; }
+uint32_t board_tick_hz(void) { return SYSCLK_HZ; }

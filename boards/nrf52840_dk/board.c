@@ -1,0 +1,41 @@
+/* Nordic nRF52840 DK: UART0 with TXD on P0.06 and RXD on P0.08, the J-Link virtual COM port.
+ * Clocks (nRF52840 product specification): the CPU runs at 64 MHz from HFINT after reset; the
+ * UART has its own baud generator, so BAUDRATE takes the specification's 115200 constant.
+ */
+#include "board.h"
+
+#define REG32(addr) (*(volatile uint32_t *)(addr))
+#define P0_OUTSET REG32(0x50000508u)
+#define P0_PIN_CNF(n) REG32(0x50000700u + 4u * (n))
+#define UART0_STARTTX REG32(0x40002008u)
+#define UART0_TXDRDY REG32(0x4000211Cu)
+#define UART0_ENABLE REG32(0x40002500u)
+#define UART0_PSELTXD REG32(0x4000250Cu)
+#define UART0_PSELRXD REG32(0x40002514u)
+#define UART0_TXD REG32(0x4000251Cu)
+#define UART0_BAUDRATE REG32(0x40002524u)
+#define BAUDRATE_115200 0x01D7E000u
+#define TX_PIN 6u
+#define RX_PIN 8u
+#define HFINT_HZ 64000000u
+
+void board_uart_init(void) {
+  P0_OUTSET = 1u << TX_PIN;          /* idle line high before the pin becomes an output */
+  P0_PIN_CNF(TX_PIN) = 0x3u;         /* output, input buffer disconnected */
+  P0_PIN_CNF(RX_PIN) = 0x0u;         /* input */
+  UART0_PSELTXD = TX_PIN;
+  UART0_PSELRXD = RX_PIN;
+  UART0_BAUDRATE = BAUDRATE_115200;
+  UART0_ENABLE = 4u;
+  UART0_STARTTX = 1u;
+}
+
+void board_uart_putc(char c) {
+  UART0_TXDRDY = 0u;
+  UART0_TXD = (uint32_t)(unsigned char)c;
+  while (UART0_TXDRDY == 0u) {
+  }
+}
+
+const char *board_name(void) { return "nrf52840_dk"; }
+uint32_t board_tick_hz(void) { return HFINT_HZ; }

@@ -1,0 +1,196 @@
+# SCons build script of the project-local "microarena" PlatformIO platform.
+#
+# Builds one firmware image for the board of the environment with the system arm-none-eabi-gcc:
+#   boards/common (start-up, printing, semihosting or not) + boards/<board>/ (UART, clock)
+#   + the application from firmware/app (custom_app = model | hello)
+#   + for the model application: the runtime (firmware/src, firmware/src/kernels) and the model
+#     chosen by custom_model, converted to C at build time by firmware/app/embed_model.py.
+# `-t upload` on an emulated board runs the image on QEMU (python -m host.emulate).
+# Environment variables MICROARENA_APP and MICROARENA_MODEL override the two options, so tests
+# can build variants without editing platformio.ini (they also set PLATFORMIO_BUILD_DIR).
+
+import os
+import sys
+
+from SCons.Script import AlwaysBuild, Default, DefaultEnvironment
+
+env = DefaultEnvironment()
+board = env.BoardConfig()
+board_id = env.subst("$BOARD")
+project_dir = env.subst("$PROJECT_DIR")
+boards_root = os.path.join(project_dir, "boards")
+board_dir = os.path.join(boards_root, board_id)
+common_dir = os.path.join(boards_root, "common")
+firmware_dir = os.path.join(project_dir, "firmware")
+app_dir = os.path.join(firmware_dir, "app")
+
+
+def option(name, default=""):
+    """A custom_* option of the environment, overridden by MICROARENA_<NAME> if set."""
+    override = os.environ.get("MICROARENA_" + name.upper())
+    if override:
+        return override
+    return env.GetProjectOption("custom_" + name, default)
+
+
+def fail(message):
+    sys.stderr.write("Error: %s\n" % message)
+    env.Exit(1)
+
+
+if not os.path.isdir(board_dir):
+    fail("board '%s' has no folder %s" % (board_id, board_dir))
+
+emulated = bool(board.get("build.semihosting", False))
+cpu = board.get("build.cpu")
+machine_flags = ["-mcpu=%s" % cpu, "-mthumb"]
+fpu = board.get("build.fpu", "")
+if fpu:
+    machine_flags += ["-mfloat-abi=%s" % board.get("build.float_abi", "hard"), "-mfpu=%s" % fpu]
+else:
+    machine_flags += ["-mfloat-abi=soft"]
+
+env.Replace(
+    AR="arm-none-eabi-gcc-ar",
+    AS="arm-none-eabi-as",
+    CC="arm-none-eabi-gcc",
+    CXX="arm-none-eabi-g++",
+    GDB="arm-none-eabi-gdb",
+    OBJCOPY="arm-none-eabi-objcopy",
+    RANLIB="arm-none-eabi-gcc-ranlib",
+    SIZETOOL="arm-none-eabi-size",
+    PROGNAME="firmware",
+    PROGSUFFIX=".elf",
+    SIZEPRINTCMD="$SIZETOOL -B -d $SOURCES",
+    # Flash = text (code, rodata, the model) + data initialisers; RAM = data + bss (arena, stack).
+    SIZECHECKCMD="$SIZETOOL -B -d $SOURCES",
+    SIZEPROGREGEXP=r"^(\d+)\s+(\d+)\s+\d+\s",
+    SIZEDATAREGEXP=r"^\d+\s+(\d+)\s+(\d+)\s+\d+",
+    LDSCRIPT_PATH=os.path.join(board_dir, board.get("build.ldscript", "link.ld")),
+)
+
+# The same warning and optimisation flags for board code, application and runtime.
+env.Append(
+    ASFLAGS=machine_flags,
+    CCFLAGS=machine_flags
+    + [
+        "-O2",
+        "-g",
+        "-Wall",
+        "-Wextra",
+        "-ffunction-sections",
+        "-fdata-sections",
+        "-fno-common",
+    ],
+    CFLAGS=["-std=c11"],
+    CPPDEFINES=[("F_CPU", board.get("build.f_cpu")), ("MA_BOARD_NAME", '\\"%s\\"' % board_id)],
+    CPPPATH=[common_dir, board_dir, os.path.join(firmware_dir, "include")],
+    LINKFLAGS=machine_flags
+    + [
+        "-nostartfiles",
+        "--specs=nano.specs",
+        "-Wl,--gc-sections",
+        "-Wl,--no-warn-rwx-segments",
+        "-L" + common_dir,  # link.ld INCLUDEs sections.ld
+        "-Wl,-Map," + os.path.join("$BUILD_DIR", "firmware.map"),
+    ],
+    LIBS=["c", "m", "gcc"],
+)
+if emulated:
+    env.Append(CPPDEFINES=["BOARD_EMULATED"])
+
+# Board support: start-up and printing for all, semihosting only where an emulator runs.
+exit_src = "semihost.c" if emulated else "nosemihost.c"
+env.BuildSources(
+    os.path.join("$BUILD_DIR", "boards_common"),
+    common_dir,
+    ["-<*>", "+<startup.c>", "+<print.c>", "+<%s>" % exit_src],
+)
+env.BuildSources(os.path.join("$BUILD_DIR", "board"), board_dir, ["+<*.c>"])
+
+app = option("app", "model")
+testing = "test" in env.GetBuildType()
+
+
+def build_runtime():
+    runtime_dir = os.path.join(firmware_dir, "src")
+    if not os.path.isdir(runtime_dir):
+        fail("the model application needs the runtime sources in %s" % runtime_dir)
+    env.BuildSources(os.path.join("$BUILD_DIR", "runtime"), runtime_dir, ["+<*.c>", "+<kernels/*.c>"])
+
+
+def build_model_sources():
+    """Convert the model to C (and its arena size) at build time; nothing is checked in."""
+    model = option("model", "")
+    if not model:
+        fail("set custom_model = <file.tflite> in platformio.ini (or MICROARENA_MODEL)")
+    model_path = model if os.path.isabs(model) else os.path.join(project_dir, model)
+    if not os.path.isfile(model_path):
+        fail("model file not found: %s" % model_path)
+    gen_dir = os.path.join(env.subst("$BUILD_DIR"), "model")
+    outputs = [os.path.join(gen_dir, "model_data.c"), os.path.join(gen_dir, "model_config.h")]
+    converter = os.path.join(app_dir, "embed_model.py")
+    limits = "--flash-limit %d --ram-limit %d --board %s" % (
+        int(board.get("upload.maximum_size", 0)),
+        int(board.get("upload.maximum_ram_size", 0)),
+        board_id,
+    )
+    env.Command(
+        outputs,
+        [model_path, converter],
+        env.VerboseAction(
+            '"$PYTHONEXE" "%s" --out-dir "%s" %s "%s"' % (converter, gen_dir, limits, model_path),
+            "Converting model %s" % os.path.basename(model_path),
+        ),
+        ENV=dict(os.environ, PYTHONPATH=project_dir),
+    )
+    # Depend on the generated header from main.c without scanning a file that may not exist yet.
+    env.Append(CPPPATH=[gen_dir])
+    env.Depends(os.path.join("$BUILD_DIR", "src", "main.o"), outputs[1])
+    env.BuildSources(os.path.join("$BUILD_DIR", "model"), gen_dir, ["+<model_data.c>"])
+
+
+if not testing:
+    if app == "model":
+        env.Replace(SRC_FILTER=["-<*>", "+<main.c>"])
+        build_runtime()
+        build_model_sources()
+    elif app == "hello":
+        env.Replace(SRC_FILTER=["-<*>", "+<hello.c>"])
+    else:
+        fail("custom_app must be 'model' or 'hello', not '%s'" % app)
+
+target_elf = env.BuildProgram()
+target_bin = env.Command(
+    os.path.join("$BUILD_DIR", "${PROGNAME}.bin"),
+    target_elf,
+    env.VerboseAction("$OBJCOPY -O binary $SOURCES $TARGET", "Building $TARGET"),
+)
+env.Depends(target_bin, "checkprogsize")
+
+AlwaysBuild(env.Alias("size", target_elf, env.VerboseAction("$SIZEPRINTCMD", "Calculating size")))
+
+if emulated:
+    upload_cmd = '"$PYTHONEXE" -m host.emulate --board %s --timeout %s "$SOURCE"' % (
+        board_id,
+        option("emulate_timeout", "60"),
+    )
+    upload = env.Alias(
+        "upload",
+        target_elf,
+        env.VerboseAction(upload_cmd, "Running $SOURCE on QEMU %s" % board.get("build.qemu_machine")),
+    )
+else:
+    upload = env.Alias(
+        "upload",
+        target_elf,
+        env.VerboseAction(
+            'echo "Error: %s is a real board: flash $SOURCE with your probe (not available here)" '
+            "&& exit 1" % board_id,
+            "Upload",
+        ),
+    )
+env["ENV"]["PYTHONPATH"] = project_dir
+AlwaysBuild(upload)
+
+Default([target_elf, target_bin])

@@ -1,0 +1,141 @@
+"""The boards of this project, read from their definitions in boards/<id>/board.json.
+
+One source of truth for the firmware build (PlatformIO reads the same files) and for the host
+tools that run images on QEMU (host.emulate) or compare results (tests, benchmarks).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+BOARDS_DIR = REPO_ROOT / "boards"
+
+
+@dataclass(frozen=True)
+class Board:
+    id: str
+    name: str
+    cpu: str
+    tick_hz: int  # SysTick clock (the core clock) as the firmware is built for
+    flash_bytes: int
+    ram_bytes: int
+    qemu_machine: str | None  # None for a real board that can only be built here
+
+    @property
+    def emulated(self) -> bool:
+        return self.qemu_machine is not None
+
+
+def _load(path: Path) -> Board:
+    data = json.loads(path.read_text())
+    build, upload = data["build"], data["upload"]
+    machine = build.get("qemu_machine") if build.get("semihosting") else None
+    return Board(
+        id=path.parent.name,
+        name=data["name"],
+        cpu=build["cpu"],
+        tick_hz=int(str(build["f_cpu"]).rstrip("L")),
+        flash_bytes=int(upload["maximum_size"]),
+        ram_bytes=int(upload["maximum_ram_size"]),
+        qemu_machine=machine or None,
+    )
+
+
+def all_boards() -> dict[str, Board]:
+    """Every board with a boards/<id>/board.json, by id."""
+    return {b.id: b for b in (_load(p) for p in sorted(BOARDS_DIR.glob("*/board.json")))}
+
+
+def get_board(board_id: str) -> Board:
+    boards = all_boards()
+    if board_id not in boards:
+        known = ", ".join(sorted(boards)) or "none"
+        raise ValueError(f"unknown board {board_id!r}; known boards: {known}")
+    return boards[board_id]
+
+
+def emulated_boards() -> list[str]:
+    return [b.id for b in all_boards().values() if b.emulated]
+
+
+# The deterministic input the firmware application feeds a model (firmware/app/main.c computes
+# the same values): element i of every input gets base = (37 * i + 11) mod 251, then per type
+# int: base - 125, unsigned: base, float: (base - 125) / 125, bool: base & 1.
+def deterministic_input(dtype: np.dtype | type, count: int) -> np.ndarray:
+    dtype = np.dtype(dtype)
+    base = (37 * np.arange(count, dtype=np.int64) + 11) % 251
+    if dtype == np.bool_:
+        return (base & 1).astype(np.bool_)
+    if dtype.kind == "f":
+        return ((base - 125).astype(dtype)) / dtype.type(125)
+    if dtype.kind == "u":
+        return base.astype(dtype)
+    if dtype.kind == "i":
+        return (base - 125).astype(dtype)
+    raise ValueError(f"no deterministic input for dtype {dtype}")
+
+
+class BuildError(RuntimeError):
+    """PlatformIO could not build the image; the message holds the build's error lines."""
+
+
+BUILD_ROOT = REPO_ROOT / "build" / "pio"
+
+
+def pio_executable() -> str:
+    """The ``pio`` of this Python's environment (the one tools/pio_setup.py prepared)."""
+    beside = Path(sys.executable).parent / "pio"
+    if beside.exists():
+        return str(beside)
+    found = shutil.which("pio")
+    if found is None:
+        raise BuildError("PlatformIO (pio) is not installed: pip install -e '.[boards]'")
+    return found
+
+
+def build_image(
+    board: str,
+    model: str | os.PathLike[str] | None = None,
+    app: str = "model",
+    build_root: Path = BUILD_ROOT,
+) -> Path:
+    """Build (or bring up to date) the firmware for a board with PlatformIO; returns the .elf.
+
+    Each application/model pair gets its own build folder under build_root, so images for
+    several models can coexist and rebuilds are incremental.
+    """
+    get_board(board)
+    variant = app
+    env = dict(os.environ, PLATFORMIO_DISABLE_UPGRADE_CHECK="true", MICROARENA_APP=app)
+    if app == "model":
+        if model is None:
+            raise ValueError("the model application needs a model (.tflite)")
+        model_path = Path(model).resolve()
+        if not model_path.is_file():
+            raise FileNotFoundError(f"model not found: {model}")
+        variant = "model-" + model_path.stem
+        env["MICROARENA_MODEL"] = str(model_path)
+    build_dir = Path(build_root) / variant
+    env["PLATFORMIO_BUILD_DIR"] = str(build_dir)
+    proc = subprocess.run(
+        [pio_executable(), "run", "-e", board, "-d", str(REPO_ROOT)],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
+    )
+    if proc.returncode != 0:
+        lines = (proc.stdout + proc.stderr).splitlines()
+        errors = [ln for ln in lines if "rror" in ln or "overflow" in ln or "needs" in ln]
+        detail = "\n".join(errors[-15:] or lines[-15:])
+        raise BuildError(f"building {variant} for {board} failed:\n{detail}")
+    return build_dir / board / "firmware.elf"

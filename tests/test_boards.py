@@ -1,0 +1,161 @@
+"""Offline PlatformIO: set-up, warning-free builds of every board, size/upload/test targets."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from host.boards import all_boards, pio_executable
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO / "tools"))
+import pio_setup  # noqa: E402
+
+needs_toolchain = pytest.mark.skipif(
+    shutil.which("arm-none-eabi-gcc") is None, reason="needs arm-none-eabi-gcc (bash .ci/setup)"
+)
+needs_qemu = pytest.mark.skipif(
+    shutil.which("qemu-system-arm") is None, reason="needs qemu-system-arm (bash .ci/setup)"
+)
+ALL_BOARDS = sorted(all_boards())
+HELLO_BUILD = REPO / "build" / "pio" / "hello"  # shared with tests/test_emulate.py
+
+
+def pio(*args: str, build_dir: Path | None = None, app: str = "hello", timeout: float = 300):
+    env = dict(os.environ, PLATFORMIO_DISABLE_UPGRADE_CHECK="true", MICROARENA_APP=app)
+    if build_dir is not None:
+        env["PLATFORMIO_BUILD_DIR"] = str(build_dir)
+    return subprocess.run(
+        [pio_executable(), *args, "-d", str(REPO)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=timeout,
+        check=False,
+    )
+
+
+def test_setup_writes_scons_stub_idempotently(tmp_path: Path) -> None:
+    from platformio.dependencies import get_core_dependencies
+
+    first = pio_setup.write_scons_stub(tmp_path)
+    second = pio_setup.write_scons_stub(tmp_path)
+    assert first == second
+    manifest = json.loads((first / "package.json").read_text())
+    record = json.loads((first / ".piopm").read_text())
+    assert manifest["name"] == "tool-scons" and record["spec"]["owner"] == "platformio"
+    assert get_core_dependencies()["tool-scons"].lstrip("~^") == manifest["version"]
+    # The stub must really run the installed scons.
+    out = subprocess.run(
+        [sys.executable, str(first / "scons.py"), "--version"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert "SCons" in out.stdout
+
+
+def test_setup_removes_only_stale_platform_links(tmp_path: Path) -> None:
+    platforms = tmp_path / "platforms"
+    platforms.mkdir()
+    here = platforms / "microarena.pio-link"
+    here.write_text(json.dumps({"cwd": str(REPO), "spec": {"uri": "symlink://boards/platform"}}))
+    stale = platforms / "old.pio-link"
+    stale.write_text(json.dumps({"cwd": "/elsewhere/checkout", "spec": {}}))
+    broken = platforms / "broken.pio-link"
+    broken.write_text("{not json")
+    removed = pio_setup.remove_stale_platform_links(tmp_path, REPO)
+    assert sorted(removed) == sorted([stale, broken])
+    assert here.exists()
+
+
+@pytest.fixture(scope="module")
+def fresh_builds(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    """All boards built from scratch in verbose mode, so compiler warnings are visible."""
+    build_dir = tmp_path_factory.mktemp("pio-build")
+    args = ["run", "-v"]
+    for board in ALL_BOARDS:
+        args += ["-e", board]
+    proc = pio(*args, build_dir=build_dir)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    return build_dir, proc.stdout + proc.stderr
+
+
+@needs_toolchain
+def test_every_board_builds_without_warnings(fresh_builds: tuple[Path, str]) -> None:
+    build_dir, log = fresh_builds
+    warnings = [ln for ln in log.splitlines() if re.search(r"warning", ln, re.IGNORECASE)]
+    assert warnings == []
+    for board in ALL_BOARDS:
+        assert (build_dir / board / "firmware.elf").is_file()
+        assert (build_dir / board / "firmware.bin").is_file()
+    # The same -Wall -Wextra and CPU flags reach every compile.
+    assert log.count("-Wextra") >= len(ALL_BOARDS)
+
+
+def section_addresses(elf: Path) -> dict[str, int]:
+    out = subprocess.run(
+        ["arm-none-eabi-objdump", "-h", str(elf)], capture_output=True, text=True, check=True
+    ).stdout
+    found = re.findall(r"^\s*\d+\s+(\S+)\s+[0-9a-f]+\s+([0-9a-f]+)", out, re.MULTILINE)
+    return {name: int(vma, 16) for name, vma in found}
+
+
+def link_origin(board: str, region: str) -> int:
+    text = (REPO / "boards" / board / "link.ld").read_text()
+    return int(re.search(rf"{region} \([rwx]+\) : ORIGIN = (0x[0-9A-Fa-f]+)", text).group(1), 16)
+
+
+@needs_toolchain
+@pytest.mark.parametrize("board", ALL_BOARDS)
+def test_image_layout_matches_board(fresh_builds: tuple[Path, str], board: str) -> None:
+    build_dir, _ = fresh_builds
+    sections = section_addresses(build_dir / board / "firmware.elf")
+    assert sections[".isr_vector"] == link_origin(board, "FLASH")  # where the core boots
+    assert sections[".bss"] >= link_origin(board, "RAM")
+
+
+@needs_toolchain
+def test_size_target_prints_sections() -> None:
+    proc = pio("run", "-e", "mps2-an385", "-t", "size", build_dir=HELLO_BUILD)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert re.search(r"text\s+data\s+bss", proc.stdout)
+
+
+@needs_toolchain
+@needs_qemu
+def test_upload_runs_on_qemu() -> None:
+    proc = pio("run", "-e", "mps2-an386", "-t", "upload", build_dir=HELLO_BUILD)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "hello from mps2-an386" in proc.stdout and "status=ok" in proc.stdout
+
+
+@needs_toolchain
+def test_upload_to_real_board_fails_clearly() -> None:
+    proc = pio("run", "-e", "nrf52840_dk", "-t", "upload", build_dir=HELLO_BUILD)
+    assert proc.returncode != 0
+    assert "real board" in proc.stdout + proc.stderr
+
+
+@needs_toolchain
+@needs_qemu
+def test_pio_test_on_qemu() -> None:
+    proc = pio("test", "-e", "mps2-an505", build_dir=REPO / "build" / "pio" / "pio-test")
+    log = proc.stdout + proc.stderr
+    assert proc.returncode == 0, log
+    assert "TEST ticks_monotonic PASS" in log and "FAIL" not in log
+    assert re.search(r"4 test cases: 4 succeeded", log)
+
+
+@needs_toolchain
+def test_bad_app_option_is_a_clear_build_error(tmp_path: Path) -> None:
+    proc = pio("run", "-e", "mps2-an386", build_dir=tmp_path, app="nonsense")
+    assert proc.returncode != 0
+    assert "custom_app must be 'model' or 'hello'" in proc.stdout + proc.stderr

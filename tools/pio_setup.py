@@ -1,0 +1,96 @@
+"""Make PlatformIO work offline in this checkout (run by .ci/setup; safe to run again).
+
+PlatformIO insists on one core package, ``tool-scons``, that it would normally download. We
+satisfy it with a stub package that runs the PyPI ``scons`` already installed next to ``pio``.
+The project's development platform is referenced with ``symlink://``, whose install record holds
+an absolute path: a record left by another checkout location is removed so it is re-linked.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+CORE_DIR = ROOT / ".pio-core"
+
+SCONS_LAUNCHER = """\
+# Stub tool-scons package written by tools/pio_setup.py: runs the PyPI scons of this Python.
+import sys
+
+from SCons.Script.Main import main
+
+if __name__ == "__main__":
+    sys.exit(main())
+"""
+
+
+def required_scons_version() -> str:
+    """The tool-scons version this PlatformIO asks for, e.g. '~4.41101.0' -> '4.41101.0'."""
+    from platformio.dependencies import get_core_dependencies
+
+    spec = get_core_dependencies()["tool-scons"]
+    return spec.lstrip("~^=<> ")
+
+
+def write_scons_stub(core_dir: Path) -> Path:
+    pkg = core_dir / "packages" / "tool-scons"
+    pkg.mkdir(parents=True, exist_ok=True)
+    version = required_scons_version()
+    manifest = {"name": "tool-scons", "version": version, "description": "stub: PyPI scons"}
+    (pkg / "package.json").write_text(json.dumps(manifest, indent=2) + "\n")
+    # Without an install record owned by "platformio" the folder is ignored and downloaded again.
+    record = {
+        "type": "tool",
+        "name": "tool-scons",
+        "version": version,
+        "spec": {"owner": "platformio", "id": None, "name": "tool-scons", "requirements": None},
+    }
+    (pkg / ".piopm").write_text(json.dumps(record) + "\n")
+    (pkg / "scons.py").write_text(SCONS_LAUNCHER)
+    return pkg
+
+
+def remove_stale_platform_links(core_dir: Path, project_dir: Path) -> list[Path]:
+    """Delete symlink:// platform records made from another checkout (or unreadable ones).
+
+    A record holds the project folder it was made in ("cwd") and the relative URI of
+    platformio.ini; after the checkout moves it would point at the old place.
+    """
+    removed: list[Path] = []
+    platforms = core_dir / "platforms"
+    if not platforms.is_dir():
+        return removed
+    for link in platforms.glob("*.pio-link"):
+        try:
+            made_in = json.loads(link.read_text()).get("cwd", "")
+        except (OSError, ValueError, AttributeError):
+            made_in = ""
+        if not made_in or Path(made_in).resolve() != project_dir.resolve():
+            link.unlink()
+            removed.append(link)
+    return removed
+
+
+def main() -> int:
+    try:
+        import platformio  # noqa: F401
+        import SCons  # noqa: F401
+    except ImportError as exc:
+        print(
+            f"pio_setup: {exc.name} is not installed in {sys.executable}; "
+            "install the 'boards' extra: pip install -e '.[boards]'",
+            file=sys.stderr,
+        )
+        return 1
+    pkg = write_scons_stub(CORE_DIR)
+    removed = remove_stale_platform_links(CORE_DIR, ROOT)
+    print(f"pio_setup: tool-scons stub in {pkg.relative_to(ROOT)}")
+    for path in removed:
+        print(f"pio_setup: removed stale platform record {path.relative_to(ROOT)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
