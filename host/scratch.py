@@ -42,7 +42,7 @@ DEFAULT_FORMULAS = Path(__file__).resolve().parents[1] / "firmware" / "scratch_r
 TFLM_POINTER_BYTES = 8
 
 # TensorType values used below.
-FLOAT32, INT32, INT16, INT8, INT4 = 0, 2, 7, 9, 17
+FLOAT32, INT32, UINT8, INT16, INT8, INT4 = 0, 2, 3, 7, 9, 17
 
 
 def _words(text: str) -> frozenset[str]:
@@ -281,20 +281,27 @@ def _add_n(model: Model, sg: Subgraph, op: Operator) -> list[int] | None:
     return [TFLM_POINTER_BYTES * len(op.inputs)]
 
 
-def _reduce_max(model: Model, sg: Subgraph, op: Operator) -> list[int] | None:
-    # reduce_common.cc PrepareMaxHelper: int index per input dim, int per axis entry.
-    inp, axis = _input(sg, op, 0), _input(sg, op, 1)
-    if inp is None or axis is None:
-        return None
+def _reduce_indices(inp: Tensor, axis: Tensor) -> list[int]:
+    # reduce_common.cc: an int per input dimension (iteration index) and per axis entry.
     return [4 * len(inp.shape), 4 * _elements(axis.shape)]
 
 
-def _mean_or_sum(model: Model, sg: Subgraph, op: Operator) -> list[int] | None:
-    # reduce_common.cc PrepareMeanOrSumHelper: int8/int16 sum in int32 per output element.
-    inp, out = _input(sg, op, 0), _output(sg, op, 0)
-    if inp is None or out is None:
+def _reduce_max(model: Model, sg: Subgraph, op: Operator) -> list[int] | None:
+    # REDUCE_MAX / REDUCE_MIN: only the index buffers.
+    inp, axis = _input(sg, op, 0), _input(sg, op, 1)
+    if inp is None or axis is None:
         return None
-    return [4 * _elements(out.shape)] if inp.type in (INT8, INT16) else []
+    return _reduce_indices(inp, axis)
+
+
+def _mean_or_sum(model: Model, sg: Subgraph, op: Operator) -> list[int] | None:
+    # MEAN / SUM: quantized types first sum in int32, one per output element; then the index
+    # buffers (the pip TFLM requests them for every type, as measured by tests/test_scratch.py).
+    inp, axis, out = _input(sg, op, 0), _input(sg, op, 1), _output(sg, op, 0)
+    if inp is None or axis is None or out is None:
+        return None
+    sums = [4 * _elements(out.shape)] if inp.type in (INT8, INT16, UINT8) else []
+    return sums + _reduce_indices(inp, axis)
 
 
 TFLM_KERNELS: dict[str, KernelModel] = {
@@ -306,6 +313,7 @@ TFLM_KERNELS: dict[str, KernelModel] = {
     "TRANSPOSE_CONV": _transpose_conv,
     "ADD_N": _add_n,
     "REDUCE_MAX": _reduce_max,
+    "REDUCE_MIN": _reduce_max,
     "MEAN": _mean_or_sum,
     "SUM": _mean_or_sum,
     "SignalRfft": _rfft,
@@ -555,16 +563,21 @@ def scratch_buffers(model: Model, w: Walk, requests: list[ScratchRequest]) -> li
 
     Lifetimes use the same one-step shift as `host.offline_plan.tensor_buffers`; sizes are
     rounded up to 16 as TFLM does before planning. Ids follow the tensors' global indices (the
-    first scratch buffer gets id = number of tensors), in request order. An operator TFLM's walk
-    visits more than once keeps its last visit (TFLM overwrites the lifetime each time); one it
-    never visits keeps TFLM's "unused" scope -1.
+    first scratch buffer gets id = number of tensors), in request order. An operator the walk
+    visits more than once spans from its first visit to its last (TFLM's UpdateFirstCreated /
+    UpdateLastUsed). Requests of operators the walk never reaches are left out: TFLM never sets
+    their size, so no prediction is possible (they occur only in unreachable subgraphs).
     """
-    scopes = {(s.subgraph, s.op): (s.first, s.last) for s in w.op_scopes}
+    spans: dict[tuple[int, int], tuple[int, int]] = {}
+    for s in w.op_scopes:
+        key = (s.subgraph, s.op)
+        spans[key] = (spans[key][0], s.last) if key in spans else (s.first, s.last)
     base = len(model.tensors)
     out = []
     for k, r in enumerate(requests):
-        first, last = scopes.get((r.subgraph, r.op), (-1, -1))
-        out.append(Buffer(base + k, first + 1, last + 2, align_up(r.bytes)))
+        span = spans.get((r.subgraph, r.op))
+        if span is not None:
+            out.append(Buffer(base + k, span[0] + 1, span[1] + 2, align_up(r.bytes)))
     return out
 
 

@@ -1,0 +1,301 @@
+"""Kernel scratch requests (host/scratch.py) against the real TFLM.
+
+For every shared model TFLM runs, TFLM's planning is simulated (tensor lifetimes, plus one
+buffer per predicted scratch request over its operator's scopes, all through the exact TFLM
+greedy) and the simulated head must equal the head the real interpreter reports: for the model
+as it is, and with offline plans that pin the tensors so the scratch has to go elsewhere.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import struct
+from pathlib import Path
+
+import pytest
+from tflm_oracle import MODELS, run_tflm, shared_model
+
+from host import offline_plan
+from host.lifetimes import walk
+from host.model import Model
+from host.planners.greedy import plan_greedy
+from host.planners.problem import arena_size
+from host.scratch import (
+    ScratchError,
+    ScratchRequest,
+    flexbuffer_map,
+    load_formulas,
+    predict_tflm_head,
+    scratch_buffers,
+    scratch_requests,
+    tflm_buffers,
+    unknown_scratch_ops,
+)
+
+
+def _runnable() -> list[str]:
+    tsv = MODELS / "TFLM_BASELINE.tsv"
+    if not tsv.exists():
+        return []
+    with tsv.open() as f:
+        return [r["name"] for r in csv.DictReader(f, delimiter="\t") if r["tflm_runs"] == "yes"]
+
+
+RUNNABLE = _runnable()
+needs_models = pytest.mark.skipif(not RUNNABLE, reason="../shared/models/TFLM_BASELINE.tsv absent")
+
+
+def _stacked(model: Model, base: int, reverse: bool = False) -> bytes:
+    """The model with every planned tensor pinned at its own offset, stacked upwards from base."""
+    lts = walk(model).lifetimes
+    offsets, at = {}, base
+    for lt in reversed(lts) if reverse else lts:
+        offsets[lt.tensor.global_index] = at
+        at += lt.size
+    copy = Model(model.to_bytes(), model.source)
+    offline_plan.embed(copy, offsets)
+    return copy.to_bytes()
+
+
+def _scratch_only_arena(model: Model) -> int:
+    """Bytes TFLM's greedy needs for the scratch buffers alone."""
+    bufs = scratch_buffers(model, walk(model), scratch_requests(model))
+    return arena_size(bufs, plan_greedy(bufs))
+
+
+@needs_models
+@pytest.mark.parametrize("name", RUNNABLE or ["none"])
+def test_simulated_head_equals_tflm(name: str) -> None:
+    data = shared_model(name).read_bytes()
+    model = Model(data, name)
+    assert unknown_scratch_ops(model) == [], "every operator of the shared models is modelled"
+    assert predict_tflm_head(model) == run_tflm(data).head
+    tensors_total = sum(lt.size for lt in walk(model).lifetimes)
+    scratch = _scratch_only_arena(model)
+    # Pinned tensors: from 0 (scratch must go above the live ones), in reverse order, and
+    # from exactly the scratch's own footprint (it then just fits below) and 16 bytes less.
+    for base, reverse in ((0, False), (0, True), (scratch, False), (max(scratch - 16, 0), False)):
+        planned = _stacked(model, base, reverse)
+        real = run_tflm(planned).head
+        assert predict_tflm_head(Model(planned)) == real, f"stacked from {base}, rev={reverse}"
+        if base == scratch:
+            assert real == base + tensors_total, "the scratch fits exactly below the tensors"
+
+
+@needs_models
+def test_request_order_and_owners() -> None:
+    """Requests come per operator in execution order, all from the operators that own them."""
+    model = Model(shared_model("tflm_dtln_noise_suppression").read_bytes())
+    reqs = scratch_requests(model)
+    ops = model.subgraphs[0].operators
+    assert reqs == sorted(reqs, key=lambda r: (r.subgraph, r.op))
+    assert {ops[r.op].name for r in reqs} == {"UNIDIRECTIONAL_SEQUENCE_LSTM"}
+    lstms = [op.index for op in ops if op.name == "UNIDIRECTIONAL_SEQUENCE_LSTM"]
+    assert [r.op for r in reqs] == [i for i in lstms for _ in range(4)]
+
+
+@needs_models
+def test_rfft_options_read_from_flexbuffer() -> None:
+    """SignalRfft's fft_length from its flexbuffer options fits its complex output length."""
+    model = Model(shared_model("tflm_audio_preprocessor_int8").read_bytes())
+    sg = model.subgraphs[0]
+    rffts = [op for op in sg.operators if op.name == "SignalRfft"]
+    assert rffts
+    from host.scratch import custom_options
+
+    for op in rffts:
+        opts = flexbuffer_map(custom_options(model, 0, op.index))
+        out = sg.tensors[op.outputs[0]]
+        assert opts["fft_length"] + 2 == out.shape[-1]  # fft_length / 2 + 1 complex values
+
+
+def test_flexbuffer_garbage_is_an_error_not_a_crash() -> None:
+    for junk in (b"", b"\x00", b"\xff\xff\xff", bytes(range(40)), b"\x01\x24\x01"):
+        with pytest.raises(ValueError):
+            flexbuffer_map(junk)
+
+
+# --------------------------------------------------------------------------- microarena
+
+
+def _write(tmp_path: Path, content: object) -> Path:
+    p = tmp_path / "scratch_requests.json"
+    p.write_text(content if isinstance(content, str) else json.dumps(content))
+    return p
+
+
+@needs_models
+def test_microarena_formulas(tmp_path: Path) -> None:
+    model = Model(shared_model("tiny_kws_dscnn_int8").read_bytes())
+    sg = model.subgraphs[0]
+    path = _write(
+        tmp_path,
+        {
+            "CONV_2D": [
+                "output0.elements * 4",
+                "4 * input1.shape[0] if input0.type == 'INT8' else None",
+            ],  # fmt: skip
+            "DEPTHWISE_CONV_2D": {"requests": ["align(input0.bytes, 64)"], "doc": "why"},
+            "SOFTMAX": "max(inputs[0].rank, 3) * ceil_div(output0.bytes, 3)",
+        },
+    )
+    got = scratch_requests(model, "microarena", path)
+    expected = []
+    for op in sg.operators:
+        ins = [sg.tensors[i] for i in op.inputs]
+        out = sg.tensors[op.outputs[0]]
+        if op.name == "CONV_2D":
+            n = 1
+            for d in out.shape:
+                n *= d
+            expected += [(op.index, n * 4), (op.index, 4 * ins[1].shape[0])]
+        elif op.name == "DEPTHWISE_CONV_2D":
+            expected.append((op.index, -(-ins[0].nbytes() // 64) * 64))
+        elif op.name == "SOFTMAX":
+            expected.append((op.index, max(len(ins[0].shape), 3) * -(-out.nbytes() // 3)))
+    assert [(r.op, r.bytes) for r in got] == expected
+    assert all(r.subgraph == 0 for r in got)
+    assert unknown_scratch_ops(model, "microarena", path) == []
+
+
+@needs_models
+def test_microarena_without_formulas_has_no_scratch(tmp_path: Path) -> None:
+    model = Model(shared_model("tflm_keyword_scrambled_int8").read_bytes())
+    assert scratch_requests(model, "microarena", tmp_path / "absent.json") == []
+    assert scratch_requests(model, "microarena", _write(tmp_path, {})) == []
+    assert scratch_requests(model, "tflm")  # while TFLM's SVDF does request scratch
+
+
+@pytest.mark.parametrize(
+    "content, message",
+    [
+        ("{not json", "cannot read"),
+        ("[1, 2]", "expected a JSON object"),
+        ({"CONV_2D": 4}, "must be a formula string"),
+        ({"CONV_2D": ["4 +"]}, "not an expression"),
+    ],
+)
+def test_bad_formula_files_are_clear_errors(tmp_path: Path, content: object, message: str) -> None:
+    with pytest.raises(ScratchError, match=message):
+        load_formulas(_write(tmp_path, content))
+
+
+@needs_models
+@pytest.mark.parametrize(
+    "formula, message",
+    [
+        ("output0.elements - 1000000000", "not a byte count"),
+        ("__import__('os').getcwd()", "unsupported syntax"),
+        ("output0.__class__", "unsupported syntax"),
+        ("weights.bytes", "unknown name 'weights'"),
+        ("input9.bytes", "unknown name 'input9'"),
+        ("output0.bytes // 0", "cannot evaluate"),
+        ("output0.shape[7]", "cannot evaluate"),
+        ("'INT8'", "not a byte count"),
+    ],
+)
+def test_bad_formulas_are_clear_errors(tmp_path: Path, formula: str, message: str) -> None:
+    model = Model(shared_model("tiny_kws_dscnn_int8").read_bytes())
+    path = _write(tmp_path, {"SOFTMAX": [formula]})
+    with pytest.raises(ScratchError, match=message):
+        scratch_requests(model, "microarena", path)
+
+
+def test_unknown_runtime() -> None:
+    from host.modelgen import build_demo_model
+
+    with pytest.raises(ScratchError, match="unknown runtime 'tvm'"):
+        scratch_requests(Model(build_demo_model()), "tvm")
+
+
+# --------------------------------------------------------------------------- single operators
+
+
+def _single_op_model(code: int, in_shapes: list[tuple[int, ...]], out_shape: tuple[int, ...],
+                     dtype: int, opt_type: int = 0, opt_slots: dict | None = None,
+                     const_inputs: dict[int, bytes] | None = None) -> bytes:  # fmt: skip
+    """A one-operator model built with the project's model writer."""
+    from host.modelgen import _assemble, _Graph, _options
+
+    g = _Graph()
+    scale = [0.05]
+    ins = []
+    for i, shape in enumerate(in_shapes):
+        data = (const_inputs or {}).get(i)
+        t_type = 2  # constant operands are int32 (axes, pads) unless given as (bytes, type)
+        if isinstance(data, tuple):
+            data, t_type = data
+        elif data is None:
+            t_type = dtype
+        ins.append(g.tensor(f"in{i}", shape, t_type, scale, [0], data))
+    out = g.tensor("out", out_shape, dtype, scale, [0])
+    g.op(code, ins, [out], opt_type, _options(opt_slots or {}, 8))
+    return _assemble(g, [i for i, s in enumerate(in_shapes) if i not in (const_inputs or {})],
+                     [out])  # fmt: skip
+
+
+FLOAT32, INT8 = 0, 9
+AXES_12 = {1: struct.pack("<2i", 1, 2)}
+AXES_012 = {1: struct.pack("<3i", 0, 1, 2)}
+KEEP, DROP = {0: ("B", 1)}, {0: ("B", 0)}
+SINGLE_OPS = {
+    # name: (builtin code, input shapes, output shape, dtype, options type, slots, constants)
+    "ADD_N float, 3 inputs": (106, [(1, 8)] * 3, (1, 8), FLOAT32, 82, None, None),
+    "ADD_N int8, 5 inputs": (106, [(1, 8)] * 5, (1, 8), INT8, 82, None, None),
+    "MEAN int8": (40, [(1, 4, 6, 8), (2,)], (1, 1, 1, 8), INT8, 27, KEEP, AXES_12),
+    "MEAN float": (40, [(1, 4, 6, 8), (2,)], (1, 1, 1, 8), FLOAT32, 27, KEEP, AXES_12),
+    "SUM int8 rank 6": (74, [(1, 2, 3, 4, 5, 6), (1,)], (1, 2, 3, 4, 5), INT8, 27, DROP,
+                        {1: struct.pack("<i", 5)}),
+    "SUM float 3 axes": (74, [(2, 3, 4, 40), (3,)], (40,), FLOAT32, 27, DROP, AXES_012),
+    "REDUCE_MAX int8": (82, [(2, 3, 4, 40), (3,)], (40,), INT8, 27, DROP, AXES_012),
+    "REDUCE_MIN float rank 6": (89, [(1, 2, 3, 4, 5, 6), (1,)], (1, 2, 3, 4, 5), FLOAT32, 27,
+                                DROP, {1: struct.pack("<i", 5)}),
+    "CONV_2D int8 (none)": (3, [(1, 5, 5, 2), (4, 3, 3, 2)], (1, 3, 3, 4), INT8, 1,
+                            {0: ("B", 1), 1: ("i", 1), 2: ("i", 1)},
+                            {1: (bytes(range(72)), INT8)}),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("case", SINGLE_OPS)
+def test_single_operator_scratch_in_tflm(case: str) -> None:
+    """Tensors pinned from 0 leave no gap: TFLM's head minus the tensors is the op's scratch."""
+    data = _single_op_model(*SINGLE_OPS[case])
+    model = Model(data, case)
+    assert unknown_scratch_ops(model) == []
+    planned = _stacked(model, 0)
+    try:
+        real = run_tflm(planned).head
+    except RuntimeError as e:
+        pytest.skip(f"{case}: this TFLM build does not run the operator: {e}")
+    tensors_total = sum(lt.size for lt in walk(model).lifetimes)
+    predicted = sum(-(-r.bytes // 16) * 16 for r in scratch_requests(model))
+    assert real - tensors_total == predicted
+    assert predict_tflm_head(Model(planned)) == real
+    assert predict_tflm_head(model) == run_tflm(data).head
+
+
+def test_unmodelled_ops_are_named() -> None:
+    data = _single_op_model(
+        100, [(1, 4), (2, 2)], (1, 6), FLOAT32, 77, None, {1: struct.pack("<4i", 0, 0, 1, 1)}
+    )  # fmt: skip  MIRROR_PAD
+    model = Model(data)
+    assert unknown_scratch_ops(model) == ["subgraph 0 op 0 MIRROR_PAD"]
+    assert scratch_requests(model) == []  # what is known: nothing
+
+
+def test_requests_are_plain_values() -> None:
+    r = ScratchRequest(0, 3, 1024)
+    assert (r.subgraph, r.op, r.bytes) == (0, 3, 1024)
+    with pytest.raises(AttributeError):
+        r.bytes = 5  # type: ignore[misc]
+
+
+@needs_models
+def test_tflm_buffers_orders_tensors_then_scratch() -> None:
+    model = Model(shared_model("tflm_mnist_lstm_int8").read_bytes())
+    bufs = tflm_buffers(model)
+    n = len(model.tensors)
+    scratch = [b for b in bufs if b.id >= n]
+    assert bufs[-len(scratch) :] == scratch and len(scratch) == 4
+    assert all(b.size % 16 == 0 and b.offset is None for b in scratch)
