@@ -1,0 +1,240 @@
+/* CONV_2D and DEPTHWISE_CONV_2D, float32 and int8 (per-channel), NHWC.
+ *
+ * Same arithmetic as TFLM's reference ConvPerChannel / DepthwiseConvPerChannel: int32
+ * accumulation of filter * (input - input_zero_point), bias, per-channel requantization,
+ * clamp. Floats accumulate in the same order as the reference, so results agree to rounding.
+ */
+#include <string.h>
+
+#include "kernel_util.h"
+#include "kernels.h"
+
+typedef struct {
+  int16_t stride_w, stride_h, dil_w, dil_h, pad_w, pad_h;
+  int32_t input_offset, output_offset, act_min, act_max;
+  float f_min, f_max;
+  int32_t n_mult;  /* 1 = per tensor, else one per output channel */
+  int32_t *mult;
+  int8_t *shift;
+} conv_data;
+
+/* Schema slots: Conv2DOptions and DepthwiseConv2DOptions differ after stride_h. */
+enum { SLOT_PADDING = 0, SLOT_STRIDE_W = 1, SLOT_STRIDE_H = 2 };
+
+static ma_status conv_prepare_common(struct ma_context *ctx, ma_node *node, const char *op,
+                                     bool depthwise) {
+  ma_status st = mak_check_node(ctx, node, op, 2, 3, 2, 1);
+  if (st != MA_OK) return st;
+  const ma_tensor *in = node->inputs[0], *filter = node->inputs[1];
+  const ma_tensor *bias = mak_input(node, 2), *out = node->outputs[0];
+  if (in->ndims != 4 || filter->ndims != 4 || out->ndims != 4)
+    return ma_fail(ctx, MA_ERR_MODEL, "%s: input, filter and output must be 4-D", op);
+
+  const ma_options *o = &node->options;
+  const int32_t padding = ma_opt_i32(o, SLOT_PADDING, 0);
+  const int32_t stride_w = ma_opt_i32(o, SLOT_STRIDE_W, 0);
+  const int32_t stride_h = ma_opt_i32(o, SLOT_STRIDE_H, 0);
+  const int32_t act = ma_opt_i32(o, depthwise ? 4 : 3, 0);
+  const int32_t dil_w = ma_opt_i32(o, depthwise ? 5 : 4, 1);
+  const int32_t dil_h = ma_opt_i32(o, depthwise ? 6 : 5, 1);
+
+  const int32_t cin = in->dims[3], cout = out->dims[3];
+  if (in->dims[0] != out->dims[0])
+    return ma_fail(ctx, MA_ERR_MODEL, "%s: batch %d in, %d out", op, (int)in->dims[0],
+                   (int)out->dims[0]);
+  const int32_t kh = filter->dims[1], kw = filter->dims[2];
+  if (depthwise) {
+    if (filter->dims[0] != 1 || filter->dims[3] != cout || cin <= 0 || cout % cin != 0)
+      return ma_fail(ctx, MA_ERR_MODEL, "%s: filter shape does not match %d -> %d channels", op,
+                     (int)cin, (int)cout);
+  } else {
+    const int32_t fin = filter->dims[3];
+    if (filter->dims[0] != cout || fin <= 0 || cin % fin != 0 || cout % (cin / fin) != 0)
+      return ma_fail(ctx, MA_ERR_MODEL, "%s: filter shape does not match %d -> %d channels", op,
+                     (int)cin, (int)cout);
+  }
+  if (bias != NULL && ma_num_elements(bias) != cout)
+    return ma_fail(ctx, MA_ERR_MODEL, "%s: bias has %d values for %d channels", op,
+                   (int)ma_num_elements(bias), (int)cout);
+
+  const bool is_f32 = in->type == MA_FLOAT32;
+  if (is_f32 && filter->type == MA_INT8)
+    return ma_fail(ctx, MA_ERR_UNSUPPORTED,
+                   "%s: hybrid models (float activations, int8 weights) are not supported", op);
+  if (in->type != MA_FLOAT32 && in->type != MA_INT8)
+    return ma_fail(ctx, MA_ERR_UNSUPPORTED, "%s: input type %s", op, mak_type_name(in->type));
+  if ((st = mak_check_type(ctx, op, "filter", filter, in->type)) != MA_OK) return st;
+  if ((st = mak_check_type(ctx, op, "output", out, in->type)) != MA_OK) return st;
+  if (bias != NULL &&
+      (st = mak_check_type(ctx, op, "bias", bias, is_f32 ? MA_FLOAT32 : MA_INT32)) != MA_OK)
+    return st;
+
+  const int32_t n_mult = is_f32 ? 0 : (filter->quant.count > 1 ? cout : 1);
+  conv_data *d = ma_persistent(ctx, sizeof(conv_data) + (size_t)n_mult * 5);
+  if (d == NULL) return MA_ERR_ARENA;
+  memset(d, 0, sizeof *d);
+  d->mult = (int32_t *)(d + 1);
+  d->shift = (int8_t *)(d->mult + n_mult);
+  d->n_mult = n_mult;
+  if ((st = mak_conv_geometry(ctx, op, padding, in->dims[1], kh, stride_h, dil_h, out->dims[1],
+                              &d->pad_h)) != MA_OK ||
+      (st = mak_conv_geometry(ctx, op, padding, in->dims[2], kw, stride_w, dil_w, out->dims[2],
+                              &d->pad_w)) != MA_OK)
+    return st;
+  d->stride_w = (int16_t)stride_w;
+  d->stride_h = (int16_t)stride_h;
+  d->dil_w = (int16_t)dil_w;
+  d->dil_h = (int16_t)dil_h;
+  node->user_data = d;
+  if (is_f32) return mak_act_range_f(ctx, op, act, &d->f_min, &d->f_max);
+
+  const float in_scale = mak_scale(in, 0), out_scale = mak_scale(out, 0);
+  if (!(in_scale > 0.0f) || !(out_scale > 0.0f) || !mak_is_quantized(filter))
+    return ma_fail(ctx, MA_ERR_MODEL, "%s: int8 tensors need quantization scales", op);
+  if (filter->quant.count != 1 && filter->quant.count != cout)
+    return ma_fail(ctx, MA_ERR_MODEL, "%s: %d filter scales for %d channels", op,
+                   (int)filter->quant.count, (int)cout);
+  d->input_offset = -mak_zero_point(in, 0);
+  d->output_offset = mak_zero_point(out, 0);
+  for (int32_t c = 0; c < n_mult; ++c) {
+    /* TFLM: double(input_scale) * double(filter_scale) / double(output_scale). */
+    const double m = (double)in_scale * (double)mak_scale(filter, c) / (double)out_scale;
+    int shift;
+    mak_quantize_multiplier(m, &d->mult[c], &shift);
+    d->shift[c] = (int8_t)shift;
+  }
+  return mak_act_range_q(ctx, op, act, out, &d->act_min, &d->act_max);
+}
+
+static ma_status conv_prepare(struct ma_context *ctx, ma_node *node) {
+  return conv_prepare_common(ctx, node, "CONV_2D", false);
+}
+
+static ma_status dwconv_prepare(struct ma_context *ctx, ma_node *node) {
+  return conv_prepare_common(ctx, node, "DEPTHWISE_CONV_2D", true);
+}
+
+/* Geometry shared by both evals. */
+typedef struct {
+  int32_t batches, in_h, in_w, cin, out_h, out_w, cout, kh, kw;
+} conv_shape;
+
+static conv_shape shape_of(const ma_node *node) {
+  const ma_tensor *in = node->inputs[0], *filter = node->inputs[1], *out = node->outputs[0];
+  conv_shape s = {in->dims[0],  in->dims[1],     in->dims[2],     in->dims[3], out->dims[1],
+                  out->dims[2], out->dims[3], filter->dims[1], filter->dims[2]};
+  return s;
+}
+
+static ma_status conv_eval(struct ma_context *ctx, ma_node *node) {
+  (void)ctx;
+  const conv_data *d = node->user_data;
+  const conv_shape s = shape_of(node);
+  const ma_tensor *bias_t = mak_input(node, 2);
+  const int32_t fin = node->inputs[1]->dims[3];
+  const int32_t per_group = s.cout / (s.cin / fin);
+  for (int32_t b = 0; b < s.batches; ++b) {
+    for (int32_t oy = 0; oy < s.out_h; ++oy) {
+      const int32_t iy0 = oy * d->stride_h - d->pad_h;
+      for (int32_t ox = 0; ox < s.out_w; ++ox) {
+        const int32_t ix0 = ox * d->stride_w - d->pad_w;
+        const size_t out_base = (((size_t)b * s.out_h + oy) * s.out_w + ox) * s.cout;
+        for (int32_t oc = 0; oc < s.cout; ++oc) {
+          const int32_t ic0 = (oc / per_group) * fin;
+          if (node->inputs[0]->type == MA_FLOAT32) {
+            const float *in = node->inputs[0]->data, *f = node->inputs[1]->data;
+            float total = 0.0f;
+            for (int32_t fy = 0; fy < s.kh; ++fy) {
+              const int32_t iy = iy0 + d->dil_h * fy;
+              if (iy < 0 || iy >= s.in_h) continue;
+              for (int32_t fx = 0; fx < s.kw; ++fx) {
+                const int32_t ix = ix0 + d->dil_w * fx;
+                if (ix < 0 || ix >= s.in_w) continue;
+                const float *ip = in + (((size_t)b * s.in_h + iy) * s.in_w + ix) * s.cin + ic0;
+                const float *fp = f + (((size_t)oc * s.kh + fy) * s.kw + fx) * fin;
+                for (int32_t ic = 0; ic < fin; ++ic) total += ip[ic] * fp[ic];
+              }
+            }
+            const float bias = bias_t ? ((const float *)bias_t->data)[oc] : 0.0f;
+            ((float *)node->outputs[0]->data)[out_base + oc] =
+                mak_clampf(total + bias, d->f_min, d->f_max);
+          } else {
+            const int8_t *in = node->inputs[0]->data, *f = node->inputs[1]->data;
+            int32_t acc = 0;
+            for (int32_t fy = 0; fy < s.kh; ++fy) {
+              const int32_t iy = iy0 + d->dil_h * fy;
+              if (iy < 0 || iy >= s.in_h) continue;
+              for (int32_t fx = 0; fx < s.kw; ++fx) {
+                const int32_t ix = ix0 + d->dil_w * fx;
+                if (ix < 0 || ix >= s.in_w) continue;
+                const int8_t *ip = in + (((size_t)b * s.in_h + iy) * s.in_w + ix) * s.cin + ic0;
+                const int8_t *fp = f + (((size_t)oc * s.kh + fy) * s.kw + fx) * fin;
+                for (int32_t ic = 0; ic < fin; ++ic) acc += fp[ic] * (ip[ic] + d->input_offset);
+              }
+            }
+            if (bias_t) acc += ((const int32_t *)bias_t->data)[oc];
+            const int32_t mi = d->n_mult > 1 ? oc : 0;
+            acc = mak_mbqm(acc, d->mult[mi], d->shift[mi]) + d->output_offset;
+            ((int8_t *)node->outputs[0]->data)[out_base + oc] =
+                (int8_t)mak_clamp(acc, d->act_min, d->act_max);
+          }
+        }
+      }
+    }
+  }
+  return MA_OK;
+}
+
+static ma_status dwconv_eval(struct ma_context *ctx, ma_node *node) {
+  (void)ctx;
+  const conv_data *d = node->user_data;
+  const conv_shape s = shape_of(node);
+  const ma_tensor *bias_t = mak_input(node, 2);
+  const int32_t mult = s.cout / s.cin;
+  const bool is_f32 = node->inputs[0]->type == MA_FLOAT32;
+  for (int32_t b = 0; b < s.batches; ++b) {
+    for (int32_t oy = 0; oy < s.out_h; ++oy) {
+      const int32_t iy0 = oy * d->stride_h - d->pad_h;
+      for (int32_t ox = 0; ox < s.out_w; ++ox) {
+        const int32_t ix0 = ox * d->stride_w - d->pad_w;
+        const size_t out_base = (((size_t)b * s.out_h + oy) * s.out_w + ox) * s.cout;
+        for (int32_t oc = 0; oc < s.cout; ++oc) {
+          const int32_t ic = oc / mult;
+          int32_t acc = 0;
+          float total = 0.0f;
+          for (int32_t fy = 0; fy < s.kh; ++fy) {
+            const int32_t iy = iy0 + d->dil_h * fy;
+            if (iy < 0 || iy >= s.in_h) continue;
+            for (int32_t fx = 0; fx < s.kw; ++fx) {
+              const int32_t ix = ix0 + d->dil_w * fx;
+              if (ix < 0 || ix >= s.in_w) continue;
+              const size_t ii = (((size_t)b * s.in_h + iy) * s.in_w + ix) * s.cin + ic;
+              const size_t fi = ((size_t)fy * s.kw + fx) * s.cout + oc;
+              if (is_f32)
+                total += ((const float *)node->inputs[0]->data)[ii] *
+                         ((const float *)node->inputs[1]->data)[fi];
+              else
+                acc += ((const int8_t *)node->inputs[1]->data)[fi] *
+                       (((const int8_t *)node->inputs[0]->data)[ii] + d->input_offset);
+            }
+          }
+          if (is_f32) {
+            const float bias = bias_t ? ((const float *)bias_t->data)[oc] : 0.0f;
+            ((float *)node->outputs[0]->data)[out_base + oc] =
+                mak_clampf(total + bias, d->f_min, d->f_max);
+          } else {
+            if (bias_t) acc += ((const int32_t *)bias_t->data)[oc];
+            const int32_t mi = d->n_mult > 1 ? oc : 0;
+            acc = mak_mbqm(acc, d->mult[mi], d->shift[mi]) + d->output_offset;
+            ((int8_t *)node->outputs[0]->data)[out_base + oc] =
+                (int8_t)mak_clamp(acc, d->act_min, d->act_max);
+          }
+        }
+      }
+    }
+  }
+  return MA_OK;
+}
+
+const ma_kernel mak_conv_2d = {conv_prepare, conv_eval};
+const ma_kernel mak_depthwise_conv_2d = {dwconv_prepare, dwconv_eval};

@@ -1,0 +1,124 @@
+/* FULLY_CONNECTED, float32 and int8 (per-tensor or per-channel weights).
+ *
+ * int8 follows TFLM's reference FullyConnected: acc = sum (w - w_zp) * (x - x_zp) + bias,
+ * requantized with MultiplyByQuantizedMultiplier. TFLM computes the per-tensor multiplier
+ * from the float product input_scale * filter_scale (then widened to double), and the
+ * per-channel ones in double: both are reproduced here since they can round differently.
+ */
+#include <string.h>
+
+#include "kernel_util.h"
+#include "kernels.h"
+
+typedef struct {
+  int32_t input_offset, filter_offset, output_offset, act_min, act_max;
+  float f_min, f_max;
+  int32_t n_mult;
+  int32_t *mult;
+  int8_t *shift;
+} fc_data;
+
+static const char OP[] = "FULLY_CONNECTED";
+
+static ma_status fc_prepare(struct ma_context *ctx, ma_node *node) {
+  ma_status st = mak_check_node(ctx, node, OP, 2, 3, 2, 1);
+  if (st != MA_OK) return st;
+  const ma_tensor *in = node->inputs[0], *filter = node->inputs[1];
+  const ma_tensor *bias = mak_input(node, 2), *out = node->outputs[0];
+  const int32_t act = ma_opt_i32(&node->options, 0, 0);
+  if (ma_opt_i32(&node->options, 1, 0) != 0)
+    return ma_fail(ctx, MA_ERR_UNSUPPORTED, "%s: shuffled weights format", OP);
+  if (filter->ndims != 2 || filter->dims[1] <= 0 || filter->dims[0] <= 0)
+    return ma_fail(ctx, MA_ERR_MODEL, "%s: filter must be 2-D and non-empty", OP);
+  const int32_t units = filter->dims[0], depth = filter->dims[1];
+  const int32_t n_in = ma_num_elements(in);
+  if (n_in % depth != 0 || out->ndims < 1 || out->dims[out->ndims - 1] != units ||
+      ma_num_elements(out) != (n_in / depth) * units)
+    return ma_fail(ctx, MA_ERR_MODEL, "%s: shapes do not match (%d inputs of depth %d, %d units)",
+                   OP, (int)n_in, (int)depth, (int)units);
+  if (bias != NULL && ma_num_elements(bias) != units)
+    return ma_fail(ctx, MA_ERR_MODEL, "%s: bias has %d values for %d units", OP,
+                   (int)ma_num_elements(bias), (int)units);
+
+  const bool is_f32 = in->type == MA_FLOAT32;
+  if (is_f32 && filter->type != MA_FLOAT32)
+    return ma_fail(ctx, MA_ERR_UNSUPPORTED,
+                   "%s: hybrid models (float activations, %s weights) are not supported", OP,
+                   mak_type_name(filter->type));
+  if (!is_f32 && in->type != MA_INT8)
+    return ma_fail(ctx, MA_ERR_UNSUPPORTED, "%s: input type %s", OP, mak_type_name(in->type));
+  if ((st = mak_check_type(ctx, OP, "filter", filter, in->type)) != MA_OK) return st;
+  if ((st = mak_check_type(ctx, OP, "output", out, in->type)) != MA_OK) return st;
+  if (bias != NULL &&
+      (st = mak_check_type(ctx, OP, "bias", bias, is_f32 ? MA_FLOAT32 : MA_INT32)) != MA_OK)
+    return st;
+
+  const int32_t n_mult = is_f32 ? 0 : (filter->quant.count > 1 ? units : 1);
+  fc_data *d = ma_persistent(ctx, sizeof(fc_data) + (size_t)n_mult * 5);
+  if (d == NULL) return MA_ERR_ARENA;
+  memset(d, 0, sizeof *d);
+  d->n_mult = n_mult;
+  d->mult = (int32_t *)(d + 1);
+  d->shift = (int8_t *)(d->mult + n_mult);
+  node->user_data = d;
+  if (is_f32) return mak_act_range_f(ctx, OP, act, &d->f_min, &d->f_max);
+
+  const float in_scale = mak_scale(in, 0), out_scale = mak_scale(out, 0);
+  if (!(in_scale > 0.0f) || !(out_scale > 0.0f) || !mak_is_quantized(filter))
+    return ma_fail(ctx, MA_ERR_MODEL, "%s: int8 tensors need quantization scales", OP);
+  if (filter->quant.count != 1 && filter->quant.count != units)
+    return ma_fail(ctx, MA_ERR_MODEL, "%s: %d filter scales for %d units", OP,
+                   (int)filter->quant.count, (int)units);
+  d->input_offset = -mak_zero_point(in, 0);
+  d->filter_offset = -mak_zero_point(filter, 0);
+  d->output_offset = mak_zero_point(out, 0);
+  for (int32_t c = 0; c < n_mult; ++c) {
+    const double m = n_mult == 1
+                         ? (double)(in_scale * mak_scale(filter, 0)) / (double)out_scale
+                         : (double)in_scale * (double)mak_scale(filter, c) / (double)out_scale;
+    int shift;
+    mak_quantize_multiplier(m, &d->mult[c], &shift);
+    d->shift[c] = (int8_t)shift;
+  }
+  return mak_act_range_q(ctx, OP, act, out, &d->act_min, &d->act_max);
+}
+
+static ma_status fc_eval(struct ma_context *ctx, ma_node *node) {
+  (void)ctx;
+  const fc_data *d = node->user_data;
+  const ma_tensor *bias_t = mak_input(node, 2);
+  const int32_t units = node->inputs[1]->dims[0], depth = node->inputs[1]->dims[1];
+  const int32_t batches = ma_num_elements(node->inputs[0]) / depth;
+  if (node->inputs[0]->type == MA_FLOAT32) {
+    const float *in = node->inputs[0]->data, *w = node->inputs[1]->data;
+    const float *bias = bias_t ? bias_t->data : NULL;
+    float *out = node->outputs[0]->data;
+    for (int32_t b = 0; b < batches; ++b) {
+      for (int32_t u = 0; u < units; ++u) {
+        const float *x = in + (size_t)b * depth, *wr = w + (size_t)u * depth;
+        float total = 0.0f;
+        for (int32_t k = 0; k < depth; ++k) total += x[k] * wr[k];
+        out[(size_t)b * units + u] = mak_clampf(total + (bias ? bias[u] : 0.0f), d->f_min, d->f_max);
+      }
+    }
+    return MA_OK;
+  }
+  const int8_t *in = node->inputs[0]->data, *w = node->inputs[1]->data;
+  const int32_t *bias = bias_t ? bias_t->data : NULL;
+  int8_t *out = node->outputs[0]->data;
+  for (int32_t b = 0; b < batches; ++b) {
+    for (int32_t u = 0; u < units; ++u) {
+      const int8_t *x = in + (size_t)b * depth, *wr = w + (size_t)u * depth;
+      int32_t acc = 0;
+      for (int32_t k = 0; k < depth; ++k)
+        acc += (wr[k] + d->filter_offset) * (x[k] + d->input_offset);
+      if (bias) acc += bias[u];
+      const int32_t mi = d->n_mult > 1 ? u : 0;
+      acc = mak_mbqm(acc, d->mult[mi], d->shift[mi]) + d->output_offset;
+      out[(size_t)b * units + u] = (int8_t)mak_clamp(acc, d->act_min, d->act_max);
+    }
+  }
+  return MA_OK;
+}
+
+const ma_kernel mak_fully_connected = {fc_prepare, fc_eval};

@@ -1,0 +1,339 @@
+/* Shared kernel helpers; see kernel_util.h. */
+#include "kernel_util.h"
+
+#include <float.h>
+#include <math.h>
+#include <string.h>
+
+/* ---------------------------------------------------------------- integer rounding */
+
+int32_t mak_srdhm(int32_t a, int32_t b) {
+  if (a == b && a == INT32_MIN) return INT32_MAX; /* the only product that overflows */
+  const int64_t ab = (int64_t)a * (int64_t)b;
+  const int64_t nudge = ab >= 0 ? (INT64_C(1) << 30) : (1 - (INT64_C(1) << 30));
+  /* C division truncates toward zero, as TFLite's does. */
+  return (int32_t)((ab + nudge) / (INT64_C(1) << 31));
+}
+
+int32_t mak_rdbpot(int32_t x, int exponent) {
+  if (exponent <= 0) return x;
+  if (exponent > 31) exponent = 31;
+  const int32_t mask = (int32_t)((INT64_C(1) << exponent) - 1);
+  const int32_t remainder = x & mask;
+  const int32_t threshold = (mask >> 1) + (x < 0 ? 1 : 0);
+  /* >> of a negative value is an arithmetic shift on every compiler we target. */
+  return (x >> exponent) + (remainder > threshold ? 1 : 0);
+}
+
+int32_t mak_shl_wrap(int32_t x, int shift) {
+  /* TFLite computes x * (1 << shift) in int32; wrap instead of overflowing (UB). */
+  return (int32_t)((uint32_t)x << shift);
+}
+
+int32_t mak_mbqm(int32_t x, int32_t multiplier, int shift) {
+  const int left = shift > 0 ? shift : 0;
+  const int right = shift > 0 ? 0 : -shift;
+  return mak_rdbpot(mak_srdhm(mak_shl_wrap(x, left), multiplier), right);
+}
+
+void mak_quantize_multiplier(double m, int32_t *multiplier, int *shift) {
+  if (m == 0.0) {
+    *multiplier = 0;
+    *shift = 0;
+    return;
+  }
+  int e = 0;
+  const double frac = frexp(m, &e);
+  int64_t q = (int64_t)round(frac * (double)(INT64_C(1) << 31));
+  if (q == (INT64_C(1) << 31)) {
+    q /= 2;
+    ++e;
+  }
+  if (e < -31) { /* flush multipliers below 2^-31 to zero, as TFLite does */
+    e = 0;
+    q = 0;
+  }
+  if (e > 30) { /* saturate, as TFLite does */
+    e = 30;
+    q = (INT64_C(1) << 31) - 1;
+  }
+  *multiplier = (int32_t)q;
+  *shift = e;
+}
+
+int32_t mak_input_radius(int integer_bits, int left_shift) {
+  const double max_rescaled = ((double)((1 << integer_bits) - 1)) *
+                              ldexp(1.0, 31 - integer_bits) / ldexp(1.0, left_shift);
+  return (int32_t)floor(max_rescaled);
+}
+
+/* ---------------------------------------------------------------- gemmlowp fixed point */
+
+/* SaturatingRoundingMultiplyByPOT with a positive exponent: a saturating left shift. */
+static int32_t sat_shl(int32_t x, int e) {
+  const int32_t threshold = (int32_t)((INT64_C(1) << (31 - e)) - 1);
+  if (x > threshold) return INT32_MAX;
+  if (x < -threshold) return INT32_MIN;
+  return (int32_t)((int64_t)x * (INT64_C(1) << e));
+}
+
+static int32_t add_wrap(int32_t a, int32_t b) { return (int32_t)((uint32_t)a + (uint32_t)b); }
+static int32_t sub_wrap(int32_t a, int32_t b) { return (int32_t)((uint32_t)a - (uint32_t)b); }
+
+/* exp(a) for a in [-1/4, 0), a and result with 0 integer bits: Taylor series around -1/8. */
+static int32_t exp_quarter_interval(int32_t a) {
+  const int32_t exp_minus_one_eighth = 1895147668; /* exp(-1/8) */
+  const int32_t one_third = 715827883;
+  const int32_t x = add_wrap(a, INT32_C(1) << 28); /* a + 1/8 */
+  const int32_t x2 = mak_srdhm(x, x);
+  const int32_t x3 = mak_srdhm(x2, x);
+  const int32_t x4 = mak_srdhm(x2, x2);
+  const int32_t x4_over_4 = mak_rdbpot(x4, 2);
+  const int32_t poly =
+      mak_rdbpot(add_wrap(mak_srdhm(add_wrap(x4_over_4, x3), one_third), x2), 1);
+  return add_wrap(exp_minus_one_eighth, mak_srdhm(exp_minus_one_eighth, add_wrap(x, poly)));
+}
+
+int32_t mak_exp_on_negative_values(int32_t a, int integer_bits) {
+  const int frac_bits = 31 - integer_bits;
+  const int32_t one_quarter = INT32_C(1) << (frac_bits - 2);
+  const int32_t mask = one_quarter - 1;
+  const int32_t a_mod_quarter_minus_quarter = sub_wrap(a & mask, one_quarter);
+  const int32_t rescaled = integer_bits > 0 ? sat_shl(a_mod_quarter_minus_quarter, integer_bits)
+                                            : a_mod_quarter_minus_quarter;
+  int32_t result = exp_quarter_interval(rescaled);
+  const int32_t remainder = sub_wrap(a_mod_quarter_minus_quarter, a);
+  /* exp(-2^k) for k = -2..4, with 0 integer bits. */
+  static const int32_t multipliers[7] = {1672461947, 1302514674, 790015084, 290630308,
+                                         39332535,   720401,     242};
+  for (int k = -2; k <= 4; ++k) {
+    if (integer_bits > k) {
+      const int shift = frac_bits + k;
+      if (remainder & (INT32_C(1) << shift)) result = mak_srdhm(result, multipliers[k + 2]);
+    }
+  }
+  if (integer_bits > 5) {
+    const int32_t clamp = -(INT32_C(1) << (36 - integer_bits)); /* -32 */
+    if (a < clamp) result = 0;
+  }
+  if (a == 0) result = INT32_MAX;
+  return result;
+}
+
+int32_t mak_one_over_one_plus_x(int32_t a) {
+  /* Newton-Raphson on half the denominator, in Q2.29. */
+  const int64_t sum = (int64_t)a + INT32_MAX;
+  const int32_t half_den = (int32_t)((sum + (sum >= 0 ? 1 : -1)) / 2);
+  const int32_t c48_over_17 = 1515870810;
+  const int32_t cneg32_over_17 = -1010580540;
+  const int32_t one_q2 = INT32_C(1) << 29;
+  int32_t x = add_wrap(c48_over_17, mak_srdhm(half_den, cneg32_over_17));
+  for (int i = 0; i < 3; ++i) {
+    const int32_t hdx = mak_srdhm(half_den, x);
+    const int32_t one_minus = sub_wrap(one_q2, hdx);
+    x = add_wrap(x, sat_shl(mak_srdhm(x, one_minus), 2));
+  }
+  return sat_shl(x, 1);
+}
+
+static int32_t logistic_positive(int32_t a, int integer_bits) {
+  return mak_one_over_one_plus_x(mak_exp_on_negative_values(sub_wrap(0, a), integer_bits));
+}
+
+int32_t mak_logistic_fp(int32_t a, int integer_bits) {
+  if (a == 0) return INT32_C(1) << 30;
+  if (a > 0) return logistic_positive(a, integer_bits);
+  return sub_wrap(INT32_MAX, logistic_positive(sub_wrap(0, a), integer_bits));
+}
+
+/* ---------------------------------------------------------------- quantization params */
+
+bool mak_is_quantized(const ma_tensor *t) {
+  return t->quant.scale != NULL && t->quant.count > 0;
+}
+
+float mak_scale(const ma_tensor *t, int32_t i) {
+  if (!mak_is_quantized(t) || i < 0 || i >= t->quant.count) return 0.0f;
+  float s;
+  memcpy(&s, (const uint8_t *)t->quant.scale + 4 * (size_t)i, sizeof s);
+  return s;
+}
+
+int32_t mak_zero_point(const ma_tensor *t, int32_t i) {
+  if (t->quant.zero_point == NULL || i < 0 || i >= t->quant.count) return 0;
+  int64_t z;
+  memcpy(&z, (const uint8_t *)t->quant.zero_point + 8 * (size_t)i, sizeof z);
+  if (z < INT32_MIN || z > INT32_MAX) return 0;
+  return (int32_t)z;
+}
+
+/* ---------------------------------------------------------------- activation ranges */
+
+ma_status mak_act_range_q(struct ma_context *ctx, const char *op, int32_t act,
+                          const ma_tensor *out, int32_t *act_min, int32_t *act_max) {
+  int32_t qmin, qmax;
+  switch (out->type) {
+    case MA_INT8: qmin = INT8_MIN; qmax = INT8_MAX; break;
+    case MA_UINT8: qmin = 0; qmax = UINT8_MAX; break;
+    case MA_INT16: qmin = INT16_MIN; qmax = INT16_MAX; break;
+    default: qmin = INT32_MIN; qmax = INT32_MAX; break;
+  }
+  const float scale = mak_scale(out, 0);
+  const int32_t zp = mak_zero_point(out, 0);
+  if (act != MAK_ACT_NONE && !(scale > 0.0f))
+    return ma_fail(ctx, MA_ERR_KERNEL, "%s: fused activation needs a positive output scale", op);
+  /* TFLite rounds f / scale in float, half away from zero. */
+#define MAK_Q(f) (zp + (int32_t)roundf((f) / scale))
+  switch (act) {
+    case MAK_ACT_NONE: *act_min = qmin; *act_max = qmax; break;
+    case MAK_ACT_RELU:
+      *act_min = MAK_Q(0.0f) > qmin ? MAK_Q(0.0f) : qmin;
+      *act_max = qmax;
+      break;
+    case MAK_ACT_RELU6:
+      *act_min = MAK_Q(0.0f) > qmin ? MAK_Q(0.0f) : qmin;
+      *act_max = MAK_Q(6.0f) < qmax ? MAK_Q(6.0f) : qmax;
+      break;
+    case MAK_ACT_RELU_N1_TO_1:
+      *act_min = MAK_Q(-1.0f) > qmin ? MAK_Q(-1.0f) : qmin;
+      *act_max = MAK_Q(1.0f) < qmax ? MAK_Q(1.0f) : qmax;
+      break;
+    default:
+      return ma_fail(ctx, MA_ERR_UNSUPPORTED, "%s: fused activation %d not supported", op,
+                     (int)act);
+  }
+#undef MAK_Q
+  return MA_OK;
+}
+
+ma_status mak_act_range_f(struct ma_context *ctx, const char *op, int32_t act, float *act_min,
+                          float *act_max) {
+  switch (act) {
+    case MAK_ACT_NONE: *act_min = -FLT_MAX; *act_max = FLT_MAX; return MA_OK;
+    case MAK_ACT_RELU: *act_min = 0.0f; *act_max = FLT_MAX; return MA_OK;
+    case MAK_ACT_RELU6: *act_min = 0.0f; *act_max = 6.0f; return MA_OK;
+    case MAK_ACT_RELU_N1_TO_1: *act_min = -1.0f; *act_max = 1.0f; return MA_OK;
+    default:
+      return ma_fail(ctx, MA_ERR_UNSUPPORTED, "%s: fused activation %d not supported", op,
+                     (int)act);
+  }
+}
+
+/* ---------------------------------------------------------------- node checks */
+
+const ma_tensor *mak_input(const ma_node *node, int32_t i) {
+  if (i < 0 || i >= node->n_inputs || node->inputs == NULL) return NULL;
+  return node->inputs[i];
+}
+
+const char *mak_type_name(uint8_t type) {
+  static const char *const names[] = {
+      "FLOAT32", "FLOAT16",    "INT32",  "UINT8",   "INT64",   "STRING", "BOOL",
+      "INT16",   "COMPLEX64",  "INT8",   "FLOAT64", "COMPLEX128", "UINT64", "RESOURCE",
+      "VARIANT", "UINT32",     "UINT16", "INT4"};
+  return type < sizeof names / sizeof names[0] ? names[type] : "UNKNOWN";
+}
+
+ma_status mak_check_node(struct ma_context *ctx, const ma_node *node, const char *op,
+                         int32_t min_in, int32_t max_in, int32_t n_required, int32_t n_out) {
+  if (node->n_inputs < min_in || node->n_inputs > max_in)
+    return ma_fail(ctx, MA_ERR_MODEL, "%s: %d inputs, expected %d to %d", op,
+                   (int)node->n_inputs, (int)min_in, (int)max_in);
+  if (node->n_outputs != n_out)
+    return ma_fail(ctx, MA_ERR_MODEL, "%s: %d outputs, expected %d", op, (int)node->n_outputs,
+                   (int)n_out);
+  for (int32_t i = 0; i < n_required; ++i) {
+    const ma_tensor *t = mak_input(node, i);
+    if (t == NULL || (t->data == NULL && t->bytes > 0))
+      return ma_fail(ctx, MA_ERR_MODEL, "%s: input %d is missing", op, (int)i);
+  }
+  for (int32_t i = 0; i < n_out; ++i) {
+    const ma_tensor *t = node->outputs[i];
+    if (t == NULL || (t->data == NULL && t->bytes > 0))
+      return ma_fail(ctx, MA_ERR_MODEL, "%s: output %d is missing", op, (int)i);
+  }
+  /* Every present tensor must hold as many bytes as its shape says. */
+  for (int32_t i = 0; i < node->n_inputs + n_out; ++i) {
+    const ma_tensor *t = i < node->n_inputs ? node->inputs[i] : node->outputs[i - node->n_inputs];
+    if (t == NULL) continue;
+    const size_t esize = ma_type_size(t->type);
+    const int32_t n = ma_num_elements(t);
+    if (t->ndims < 0 || t->ndims > MA_MAX_DIMS || n < 0 ||
+        (esize > 0 && t->bytes < (size_t)n * esize))
+      return ma_fail(ctx, MA_ERR_MODEL, "%s: tensor %d has %lu bytes for its shape", op,
+                     (int)t->index, (unsigned long)t->bytes);
+  }
+  return MA_OK;
+}
+
+ma_status mak_check_type(struct ma_context *ctx, const char *op, const char *what,
+                         const ma_tensor *t, uint8_t type) {
+  if (t->type == type) return MA_OK;
+  return ma_fail(ctx, MA_ERR_UNSUPPORTED, "%s: %s is %s, expected %s", op, what,
+                 mak_type_name(t->type), mak_type_name(type));
+}
+
+ma_status mak_conv_geometry(struct ma_context *ctx, const char *op, int32_t padding,
+                            int32_t in_size, int32_t filter, int32_t stride, int32_t dilation,
+                            int32_t out_expected, int16_t *pad) {
+  if (stride <= 0 || dilation <= 0 || filter <= 0 || in_size <= 0 || stride > 32767 ||
+      dilation > 32767 || filter > 32767 || in_size > 32767)
+    return ma_fail(ctx, MA_ERR_MODEL, "%s: bad stride %d, dilation %d or filter size %d", op,
+                   (int)stride, (int)dilation, (int)filter);
+  const int32_t eff = (filter - 1) * dilation + 1;
+  int32_t out;
+  if (padding == MAK_PAD_SAME) out = (in_size + stride - 1) / stride;
+  else if (padding == MAK_PAD_VALID) out = (in_size + stride - eff) / stride;
+  else return ma_fail(ctx, MA_ERR_UNSUPPORTED, "%s: padding type %d", op, (int)padding);
+  if (out != out_expected)
+    return ma_fail(ctx, MA_ERR_MODEL, "%s: output size %d, geometry gives %d", op,
+                   (int)out_expected, (int)out);
+  int32_t total = (out - 1) * stride + eff - in_size;
+  if (total < 0) total = 0;
+  *pad = (int16_t)(total / 2);
+  return MA_OK;
+}
+
+/* ---------------------------------------------------------------- broadcasting */
+
+ma_status mak_bcast_init(struct ma_context *ctx, const char *op, const ma_tensor *a,
+                         const ma_tensor *b, const ma_tensor *out, mak_bcast *bc) {
+  const int32_t n = out->ndims;
+  if (a->ndims > n || b->ndims > n)
+    return ma_fail(ctx, MA_ERR_MODEL, "%s: output rank %d below an input's", op, (int)n);
+  bc->n = n;
+  int32_t sa = 1, sb = 1;
+  for (int32_t d = n - 1; d >= 0; --d) {
+    const int32_t ia = d - (n - a->ndims), ib = d - (n - b->ndims);
+    const int32_t da = ia >= 0 ? a->dims[ia] : 1, db = ib >= 0 ? b->dims[ib] : 1;
+    const int32_t od = out->dims[d];
+    if ((da != od && da != 1) || (db != od && db != 1) || (od != da && od != db))
+      return ma_fail(ctx, MA_ERR_MODEL, "%s: shapes do not broadcast at dim %d (%d, %d -> %d)",
+                     op, (int)d, (int)da, (int)db, (int)od);
+    bc->dims[d] = od;
+    bc->stride_a[d] = da == 1 ? 0 : sa;
+    bc->stride_b[d] = db == 1 ? 0 : sb;
+    sa *= da;
+    sb *= db;
+  }
+  return MA_OK;
+}
+
+void mak_bcast_start(mak_bcast_iter *it) { memset(it, 0, sizeof *it); }
+
+void mak_bcast_next(const mak_bcast *bc, mak_bcast_iter *it) {
+  for (int32_t d = bc->n - 1; d >= 0; --d) {
+    it->off_a += bc->stride_a[d];
+    it->off_b += bc->stride_b[d];
+    if (++it->idx[d] < bc->dims[d]) return;
+    it->off_a -= bc->stride_a[d] * bc->dims[d];
+    it->off_b -= bc->stride_b[d] * bc->dims[d];
+    it->idx[d] = 0;
+  }
+}
+
+int32_t mak_dims_product(const ma_tensor *t, int32_t from, int32_t to) {
+  int32_t p = 1;
+  for (int32_t d = from; d < to && d < t->ndims; ++d) p *= t->dims[d];
+  return p;
+}

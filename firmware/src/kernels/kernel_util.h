@@ -1,0 +1,90 @@
+/* Shared helpers of the kernels: TFLite's integer rounding rules, gemmlowp fixed-point
+ * functions, activation ranges, option/tensor checks and broadcasting.
+ *
+ * The integer arithmetic reproduces TFLM's reference kernels bit for bit (double rounding:
+ * SaturatingRoundingDoublingHighMul then RoundingDivideByPOT), so that int8 outputs match
+ * the real TFLM interpreter exactly.
+ */
+#ifndef MA_KERNEL_UTIL_H
+#define MA_KERNEL_UTIL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ma_kernel.h"
+
+/* Schema enums (ActivationFunctionType, Padding). */
+enum { MAK_ACT_NONE = 0, MAK_ACT_RELU = 1, MAK_ACT_RELU_N1_TO_1 = 2, MAK_ACT_RELU6 = 3 };
+enum { MAK_PAD_SAME = 0, MAK_PAD_VALID = 1 };
+
+/* ---- integer rounding (tflite/kernels/internal/common.h semantics) ---- */
+int32_t mak_srdhm(int32_t a, int32_t b);                     /* SaturatingRoundingDoublingHighMul */
+int32_t mak_rdbpot(int32_t x, int exponent);                 /* RoundingDivideByPOT */
+int32_t mak_mbqm(int32_t x, int32_t multiplier, int shift);  /* MultiplyByQuantizedMultiplier */
+int32_t mak_shl_wrap(int32_t x, int shift);                  /* x * 2^shift, two's complement wrap */
+void mak_quantize_multiplier(double m, int32_t *multiplier, int *shift);
+int32_t mak_input_radius(int integer_bits, int left_shift);  /* CalculateInputRadius (31 bits) */
+
+/* ---- gemmlowp fixed point on int32 raw values ---- */
+int32_t mak_exp_on_negative_values(int32_t a, int integer_bits); /* result has 0 integer bits */
+int32_t mak_one_over_one_plus_x(int32_t a);                      /* a, result: 0 integer bits */
+int32_t mak_logistic_fp(int32_t a, int integer_bits);            /* result: 0 integer bits */
+
+/* ---- quantization parameters of a tensor (read safely from the model) ---- */
+float mak_scale(const ma_tensor *t, int32_t i);      /* 0 when not quantized */
+int32_t mak_zero_point(const ma_tensor *t, int32_t i);
+bool mak_is_quantized(const ma_tensor *t);
+
+/* ---- activation ranges ---- */
+ma_status mak_act_range_q(struct ma_context *ctx, const char *op, int32_t act,
+                          const ma_tensor *out, int32_t *act_min, int32_t *act_max);
+ma_status mak_act_range_f(struct ma_context *ctx, const char *op, int32_t act, float *act_min,
+                          float *act_max);
+
+/* ---- node checks ---- */
+/* Checks input/output counts and that the first n_required inputs and all outputs exist. */
+ma_status mak_check_node(struct ma_context *ctx, const ma_node *node, const char *op,
+                         int32_t min_in, int32_t max_in, int32_t n_required, int32_t n_out);
+ma_status mak_check_type(struct ma_context *ctx, const char *op, const char *what,
+                         const ma_tensor *t, uint8_t type);
+const char *mak_type_name(uint8_t type);
+/* The i-th input, or NULL when absent or out of range. */
+const ma_tensor *mak_input(const ma_node *node, int32_t i);
+
+/* TFLite's ComputePaddingHeightWidth for one dimension: output size and leading padding. */
+ma_status mak_conv_geometry(struct ma_context *ctx, const char *op, int32_t padding,
+                            int32_t in_size, int32_t filter, int32_t stride, int32_t dilation,
+                            int32_t out_expected, int16_t *pad);
+
+/* ---- broadcasting over up to MA_MAX_DIMS dimensions ---- */
+typedef struct {
+  int32_t n;                      /* dims used (right aligned) */
+  int32_t dims[MA_MAX_DIMS];      /* output dims */
+  int32_t stride_a[MA_MAX_DIMS];  /* element strides of a, 0 where broadcast */
+  int32_t stride_b[MA_MAX_DIMS];
+} mak_bcast;
+
+/* Fills bc for out = f(a, b); fails unless the shapes broadcast to out's shape. */
+ma_status mak_bcast_init(struct ma_context *ctx, const char *op, const ma_tensor *a,
+                         const ma_tensor *b, const ma_tensor *out, mak_bcast *bc);
+
+/* Walks the output in order; call mak_bcast_next after each element. */
+typedef struct {
+  int32_t idx[MA_MAX_DIMS];
+  int32_t off_a, off_b;
+} mak_bcast_iter;
+void mak_bcast_start(mak_bcast_iter *it);
+void mak_bcast_next(const mak_bcast *bc, mak_bcast_iter *it);
+
+static inline int32_t mak_clamp(int32_t v, int32_t lo, int32_t hi) {
+  return v < lo ? lo : (v > hi ? hi : v);
+}
+static inline float mak_clampf(float v, float lo, float hi) {
+  return v < lo ? lo : (v > hi ? hi : v);
+}
+
+/* Product of dims [from, to). */
+int32_t mak_dims_product(const ma_tensor *t, int32_t from, int32_t to);
+
+#endif

@@ -1,0 +1,120 @@
+/* AVERAGE_POOL_2D and MAX_POOL_2D, float32 and int8, NHWC.
+ *
+ * int8 average pooling rounds the int32 sum half away from zero when dividing by the
+ * number of cells inside the image, as TFLM's reference does; padding cells never count.
+ */
+#include <float.h>
+#include <string.h>
+
+#include "kernel_util.h"
+#include "kernels.h"
+
+typedef struct {
+  int16_t stride_w, stride_h, filter_w, filter_h, pad_w, pad_h;
+  int32_t act_min, act_max;
+  float f_min, f_max;
+} pool_data;
+
+static ma_status pool_prepare_common(struct ma_context *ctx, ma_node *node, const char *op) {
+  ma_status st = mak_check_node(ctx, node, op, 1, 1, 1, 1);
+  if (st != MA_OK) return st;
+  const ma_tensor *in = node->inputs[0], *out = node->outputs[0];
+  if (in->ndims != 4 || out->ndims != 4 || in->dims[0] != out->dims[0] ||
+      in->dims[3] != out->dims[3])
+    return ma_fail(ctx, MA_ERR_MODEL, "%s: input and output must be 4-D with equal N and C", op);
+  if (in->type != MA_FLOAT32 && in->type != MA_INT8)
+    return ma_fail(ctx, MA_ERR_UNSUPPORTED, "%s: input type %s", op, mak_type_name(in->type));
+  if ((st = mak_check_type(ctx, op, "output", out, in->type)) != MA_OK) return st;
+  const ma_options *o = &node->options;
+  const int32_t padding = ma_opt_i32(o, 0, 0), stride_w = ma_opt_i32(o, 1, 0);
+  const int32_t stride_h = ma_opt_i32(o, 2, 0), filter_w = ma_opt_i32(o, 3, 0);
+  const int32_t filter_h = ma_opt_i32(o, 4, 0), act = ma_opt_i32(o, 5, 0);
+  pool_data *d = ma_persistent(ctx, sizeof *d);
+  if (d == NULL) return MA_ERR_ARENA;
+  memset(d, 0, sizeof *d);
+  if ((st = mak_conv_geometry(ctx, op, padding, in->dims[1], filter_h, stride_h, 1, out->dims[1],
+                              &d->pad_h)) != MA_OK ||
+      (st = mak_conv_geometry(ctx, op, padding, in->dims[2], filter_w, stride_w, 1, out->dims[2],
+                              &d->pad_w)) != MA_OK)
+    return st;
+  d->stride_w = (int16_t)stride_w;
+  d->stride_h = (int16_t)stride_h;
+  d->filter_w = (int16_t)filter_w;
+  d->filter_h = (int16_t)filter_h;
+  node->user_data = d;
+  if (in->type == MA_FLOAT32) return mak_act_range_f(ctx, op, act, &d->f_min, &d->f_max);
+  return mak_act_range_q(ctx, op, act, out, &d->act_min, &d->act_max);
+}
+
+static ma_status avg_prepare(struct ma_context *ctx, ma_node *node) {
+  return pool_prepare_common(ctx, node, "AVERAGE_POOL_2D");
+}
+
+static ma_status max_prepare(struct ma_context *ctx, ma_node *node) {
+  return pool_prepare_common(ctx, node, "MAX_POOL_2D");
+}
+
+static ma_status pool_eval(struct ma_context *ctx, ma_node *node, bool is_max) {
+  const pool_data *d = node->user_data;
+  const ma_tensor *in = node->inputs[0], *out = node->outputs[0];
+  const int32_t batches = in->dims[0], in_h = in->dims[1], in_w = in->dims[2];
+  const int32_t depth = in->dims[3], out_h = out->dims[1], out_w = out->dims[2];
+  const bool is_f32 = in->type == MA_FLOAT32;
+  for (int32_t b = 0; b < batches; ++b) {
+    for (int32_t oy = 0; oy < out_h; ++oy) {
+      const int32_t iy0 = oy * d->stride_h - d->pad_h;
+      const int32_t fy0 = iy0 < 0 ? -iy0 : 0;
+      const int32_t fy1 = d->filter_h < in_h - iy0 ? d->filter_h : in_h - iy0;
+      for (int32_t ox = 0; ox < out_w; ++ox) {
+        const int32_t ix0 = ox * d->stride_w - d->pad_w;
+        const int32_t fx0 = ix0 < 0 ? -ix0 : 0;
+        const int32_t fx1 = d->filter_w < in_w - ix0 ? d->filter_w : in_w - ix0;
+        const int32_t count = (fy1 - fy0) * (fx1 - fx0);
+        if (count <= 0)
+          return ma_fail(ctx, MA_ERR_KERNEL, "%s: a window lies outside the input",
+                         is_max ? "MAX_POOL_2D" : "AVERAGE_POOL_2D");
+        for (int32_t c = 0; c < depth; ++c) {
+          const size_t oi = (((size_t)b * out_h + oy) * out_w + ox) * depth + c;
+          float fsum = 0.0f, fmax = -FLT_MAX;
+          int32_t isum = 0, imax = INT8_MIN;
+          for (int32_t fy = fy0; fy < fy1; ++fy) {
+            for (int32_t fx = fx0; fx < fx1; ++fx) {
+              const size_t ii =
+                  (((size_t)b * in_h + iy0 + fy) * in_w + ix0 + fx) * depth + c;
+              if (is_f32) {
+                const float v = ((const float *)in->data)[ii];
+                fsum += v;
+                if (v > fmax) fmax = v;
+              } else {
+                const int32_t v = ((const int8_t *)in->data)[ii];
+                isum += v;
+                if (v > imax) imax = v;
+              }
+            }
+          }
+          if (is_f32) {
+            const float v = is_max ? fmax : fsum / (float)count;
+            ((float *)out->data)[oi] = mak_clampf(v, d->f_min, d->f_max);
+          } else {
+            const int32_t v = is_max ? imax
+                              : isum > 0 ? (isum + count / 2) / count
+                                         : (isum - count / 2) / count;
+            ((int8_t *)out->data)[oi] = (int8_t)mak_clamp(v, d->act_min, d->act_max);
+          }
+        }
+      }
+    }
+  }
+  return MA_OK;
+}
+
+static ma_status avg_eval(struct ma_context *ctx, ma_node *node) {
+  return pool_eval(ctx, node, false);
+}
+
+static ma_status max_eval(struct ma_context *ctx, ma_node *node) {
+  return pool_eval(ctx, node, true);
+}
+
+const ma_kernel mak_average_pool_2d = {avg_prepare, avg_eval};
+const ma_kernel mak_max_pool_2d = {max_prepare, max_eval};

@@ -1,0 +1,119 @@
+/* QUANTIZE (float32 -> int8/int16, int8/int16 -> int8/int16/int32 requantization) and DEQUANTIZE
+ * (int8/int16/uint8 -> float32), per-tensor.
+ *
+ * Float quantization rounds value / scale in float, half away from zero, as TFLM's
+ * AffineQuantize; dequantization computes in double like TFLM's Dequantize.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "kernel_util.h"
+#include "kernels.h"
+
+typedef struct {
+  float out_scale;
+  double in_scale;
+  int32_t in_zp, out_zp, mult;
+  int32_t shift;
+} quant_data;
+
+static ma_status quant_prepare_common(struct ma_context *ctx, ma_node *node, bool dequant) {
+  const char *op = dequant ? "DEQUANTIZE" : "QUANTIZE";
+  ma_status st = mak_check_node(ctx, node, op, 1, 1, 1, 1);
+  if (st != MA_OK) return st;
+  const ma_tensor *in = node->inputs[0], *out = node->outputs[0];
+  if (ma_num_elements(in) != ma_num_elements(out))
+    return ma_fail(ctx, MA_ERR_MODEL, "%s: input and output sizes differ", op);
+  bool ok;
+  if (dequant)
+    ok = (in->type == MA_INT8 || in->type == MA_INT16 || in->type == MA_UINT8) &&
+         out->type == MA_FLOAT32;
+  else
+    ok = (in->type == MA_FLOAT32 && (out->type == MA_INT8 || out->type == MA_INT16)) ||
+         ((in->type == MA_INT8 || in->type == MA_INT16) &&
+          (out->type == MA_INT8 || out->type == MA_INT16 || out->type == MA_INT32));
+  if (!ok)
+    return ma_fail(ctx, MA_ERR_UNSUPPORTED, "%s: %s to %s", op, mak_type_name(in->type),
+                   mak_type_name(out->type));
+  const ma_tensor *q = dequant ? in : out;
+  if (!(mak_scale(q, 0) > 0.0f) || q->quant.count != 1 ||
+      (in->type != MA_FLOAT32 && !(mak_scale(in, 0) > 0.0f)))
+    return ma_fail(ctx, MA_ERR_UNSUPPORTED, "%s: needs one positive per-tensor scale", op);
+  quant_data *d = ma_persistent(ctx, sizeof *d);
+  if (d == NULL) return MA_ERR_ARENA;
+  memset(d, 0, sizeof *d);
+  node->user_data = d;
+  d->in_scale = (double)mak_scale(in, 0);
+  d->in_zp = mak_zero_point(in, 0);
+  d->out_scale = mak_scale(out, 0);
+  d->out_zp = mak_zero_point(out, 0);
+  if (!dequant && in->type != MA_FLOAT32) {
+    int shift;
+    mak_quantize_multiplier(d->in_scale / (double)d->out_scale, &d->mult, &shift);
+    d->shift = shift;
+  }
+  return MA_OK;
+}
+
+static ma_status quantize_prepare(struct ma_context *ctx, ma_node *node) {
+  return quant_prepare_common(ctx, node, false);
+}
+
+static ma_status dequantize_prepare(struct ma_context *ctx, ma_node *node) {
+  return quant_prepare_common(ctx, node, true);
+}
+
+static int32_t quantize_one(const quant_data *d, float v, int32_t lo, int32_t hi) {
+  const float r = roundf(v / d->out_scale);
+  /* Saturate before converting: out-of-range float to int conversion is undefined. */
+  if (!(r > -2147483520.0f)) return r != r ? mak_clamp(d->out_zp, lo, hi) : lo;
+  if (r > 2147483520.0f) return hi;
+  const int64_t q = (int64_t)r + d->out_zp;
+  return q < lo ? lo : (q > hi ? hi : (int32_t)q);
+}
+
+static ma_status quantize_eval(struct ma_context *ctx, ma_node *node) {
+  (void)ctx;
+  const quant_data *d = node->user_data;
+  const ma_tensor *in = node->inputs[0], *out = node->outputs[0];
+  const int32_t n = ma_num_elements(in);
+  if (in->type != MA_FLOAT32) { /* requantize: (x - zp_in) * scale_in / scale_out + zp_out */
+    for (int32_t i = 0; i < n; ++i) {
+      const int32_t x = in->type == MA_INT8 ? ((const int8_t *)in->data)[i]
+                                            : ((const int16_t *)in->data)[i];
+      const int32_t v = mak_mbqm(x - d->in_zp, d->mult, d->shift) + d->out_zp;
+      if (out->type == MA_INT8) ((int8_t *)out->data)[i] = (int8_t)mak_clamp(v, INT8_MIN, INT8_MAX);
+      else if (out->type == MA_INT16)
+        ((int16_t *)out->data)[i] = (int16_t)mak_clamp(v, INT16_MIN, INT16_MAX);
+      else ((int32_t *)out->data)[i] = v;
+    }
+  } else if (out->type == MA_INT8) {
+    for (int32_t i = 0; i < n; ++i)
+      ((int8_t *)out->data)[i] =
+          (int8_t)quantize_one(d, ((const float *)in->data)[i], INT8_MIN, INT8_MAX);
+  } else {
+    for (int32_t i = 0; i < n; ++i)
+      ((int16_t *)out->data)[i] =
+          (int16_t)quantize_one(d, ((const float *)in->data)[i], INT16_MIN, INT16_MAX);
+  }
+  return MA_OK;
+}
+
+static ma_status dequantize_eval(struct ma_context *ctx, ma_node *node) {
+  (void)ctx;
+  const quant_data *d = node->user_data;
+  const ma_tensor *in = node->inputs[0];
+  float *y = node->outputs[0]->data;
+  const int32_t n = ma_num_elements(in);
+  for (int32_t i = 0; i < n; ++i) {
+    int32_t v;
+    if (in->type == MA_INT8) v = ((const int8_t *)in->data)[i];
+    else if (in->type == MA_INT16) v = ((const int16_t *)in->data)[i];
+    else v = ((const uint8_t *)in->data)[i];
+    y[i] = (float)(d->in_scale * (double)(v - d->in_zp));
+  }
+  return MA_OK;
+}
+
+const ma_kernel mak_quantize = {quantize_prepare, quantize_eval};
+const ma_kernel mak_dequantize = {dequantize_prepare, dequantize_eval};

