@@ -148,6 +148,9 @@ class _Reader:
         t = Table(name, offs, bytearray(self.data[pos : pos + tbl_size]), pos % 8)
         for slot, kind in fields.items():
             if slot < nslots and offs[slot]:
+                if isinstance(kind, UnionRef) and t.scalar(kind.type_slot, "B", 0) == 0:
+                    t.field_offsets[slot] = 0  # a value under type NONE means nothing: drop it
+                    continue
                 fpos = pos + offs[slot]
                 t.children[slot] = self.value(fpos, kind, t, f"{name}.{slot}", depth)
         return t
