@@ -59,7 +59,7 @@ TFLM_NO_SCRATCH_BUILTINS = _words(
     GATHER GATHER_ND GREATER GREATER_EQUAL HARD_SWISH IF L2_NORMALIZATION L2_POOL_2D
     LEAKY_RELU LESS LESS_EQUAL LOG LOGICAL_AND LOGICAL_NOT LOGICAL_OR LOGISTIC LOG_SOFTMAX
     MAX_POOL_2D MAXIMUM MINIMUM MUL NEG NOT_EQUAL PACK PAD PADV2 PRELU QUANTIZE READ_VARIABLE
-    RELU RELU6 RELU_N1_TO_1 RELU_0_TO_1 RESHAPE RESIZE_BILINEAR RESIZE_NEAREST_NEIGHBOR
+    RELU RELU6 RESHAPE RESIZE_BILINEAR RESIZE_NEAREST_NEIGHBOR
     REVERSE_V2 ROUND RSQRT SELECT_V2 SHAPE SIN SLICE SOFTMAX SPACE_TO_BATCH_ND SPACE_TO_DEPTH
     SPLIT SPLIT_V SQUARE SQUARED_DIFFERENCE SQUEEZE SQRT STRIDED_SLICE SUB TANH TRANSPOSE
     UNPACK VAR_HANDLE WHILE ZEROS_LIKE
@@ -245,18 +245,25 @@ def _int4_filter(model: Model, sg: Subgraph, op: Operator) -> list[int] | None:
 
 def _transpose_conv(model: Model, sg: Subgraph, op: Operator) -> list[int] | None:
     # transpose_conv.cc Prepare: int8 accumulates in int32 scratch, int16 in int64, one value
-    # per output element; an int4 filter adds its unpacking buffer first.
-    out, flt = _output(sg, op, 0), _input(sg, op, 1)
-    if out is None or flt is None:
+    # per output element; an int16 bias is then widened into an int64 scratch copy. Inputs:
+    # output shape, filter, input, optional bias.
+    out, inp, bias = _output(sg, op, 0), _input(sg, op, 2), _input(sg, op, 3)
+    if out is None or inp is None:
         return None
-    requests = [_elements(flt.shape)] if flt.type == INT4 else []
-    if out.type == INT8:
-        requests.append(_elements(out.shape) * 4)
-    elif out.type == INT16:
-        requests.append(_elements(out.shape) * 8)
-    elif out.type != FLOAT32:
-        return None
-    return requests
+    if inp.type == FLOAT32:
+        return []
+    if inp.type == INT8:
+        return [_elements(out.shape) * 4]
+    if inp.type == INT16:
+        widened = [_elements(bias.shape) * 8] if bias is not None and bias.type == INT16 else []
+        return [_elements(out.shape) * 8, *widened]
+    return None
+
+
+def _mirror_pad(model: Model, sg: Subgraph, op: Operator) -> list[int] | None:
+    # mirror_pad.cc Prepare: element counts per dimension of the output, then of the input.
+    inp = _input(sg, op, 0)
+    return None if inp is None else [4 * len(inp.shape)] * 2
 
 
 def _rfft(model: Model, sg: Subgraph, op: Operator) -> list[int] | None:
@@ -312,6 +319,7 @@ TFLM_KERNELS: dict[str, KernelModel] = {
     "FULLY_CONNECTED": _int4_filter,
     "TRANSPOSE_CONV": _transpose_conv,
     "ADD_N": _add_n,
+    "MIRROR_PAD": _mirror_pad,
     "REDUCE_MAX": _reduce_max,
     "REDUCE_MIN": _reduce_max,
     "MEAN": _mean_or_sum,

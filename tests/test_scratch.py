@@ -235,7 +235,9 @@ def _single_op_model(code: int, in_shapes: list[tuple[int, ...]], out_shape: tup
                      [out])  # fmt: skip
 
 
-FLOAT32, INT8 = 0, 9
+FLOAT32, INT64, INT16, INT8, INT4 = 0, 4, 7, 9, 17
+TCONV = {0: ("B", 0), 1: ("i", 2), 2: ("i", 2)}  # SAME padding, stride 2
+TCONV_SHAPE = struct.pack("<4i", 1, 4, 4, 2)
 AXES_12 = {1: struct.pack("<2i", 1, 2)}
 AXES_012 = {1: struct.pack("<3i", 0, 1, 2)}
 KEEP, DROP = {0: ("B", 1)}, {0: ("B", 0)}
@@ -254,6 +256,34 @@ SINGLE_OPS = {
     "CONV_2D int8 (none)": (3, [(1, 5, 5, 2), (4, 3, 3, 2)], (1, 3, 3, 4), INT8, 1,
                             {0: ("B", 1), 1: ("i", 1), 2: ("i", 1)},
                             {1: (bytes(range(72)), INT8)}),
+    "CONV_2D int4 filter": (3, [(1, 5, 5, 2), (4, 3, 3, 2)], (1, 3, 3, 4), INT8, 1,
+                            {0: ("B", 1), 1: ("i", 1), 2: ("i", 1)},
+                            {1: (bytes(range(36)), INT4)}),
+    "DEPTHWISE_CONV_2D int4 filter": (4, [(1, 5, 5, 4), (1, 3, 3, 4)], (1, 3, 3, 4), INT8, 2,
+                                      {0: ("B", 1), 1: ("i", 1), 2: ("i", 1), 3: ("i", 1)},
+                                      {1: (bytes(range(18)), INT4)}),
+    "FULLY_CONNECTED int4 filter": (9, [(1, 40), (10, 40)], (1, 10), INT8, 8, {0: ("b", 0)},
+                                    {1: (bytes(range(200)), INT4)}),
+    "FULLY_CONNECTED int8 (none)": (9, [(1, 40), (10, 40)], (1, 10), INT8, 8, {0: ("b", 0)},
+                                    {1: (bytes(range(200)), INT8)}),
+    "TRANSPOSE_CONV int8": (67, [(4,), (2, 3, 3, 3), (1, 2, 2, 3)], (1, 4, 4, 2), INT8, 49,
+                            TCONV, {0: TCONV_SHAPE, 1: (bytes(range(54)), INT8)}),
+    "TRANSPOSE_CONV float (none)": (67, [(4,), (2, 3, 3, 3), (1, 2, 2, 3)], (1, 4, 4, 2),
+                                    FLOAT32, 49, TCONV,
+                                    {0: TCONV_SHAPE, 1: (struct.pack("<54f", *range(54)),
+                                                         FLOAT32)}),
+    "TRANSPOSE_CONV int16, int64 bias": (67, [(4,), (2, 3, 3, 3), (1, 2, 2, 3), (2,)],
+                                         (1, 4, 4, 2), INT16, 49, TCONV,
+                                         {0: TCONV_SHAPE, 1: (bytes(range(54)), INT8),
+                                          3: (bytes(16), INT64)}),
+    "TRANSPOSE_CONV int16, int16 bias": (67, [(4,), (2, 3, 3, 3), (1, 2, 2, 3), (2,)],
+                                         (1, 4, 4, 2), INT16, 49, TCONV,
+                                         {0: TCONV_SHAPE, 1: (bytes(range(54)), INT8),
+                                          3: (bytes(4), INT16)}),
+    "MIRROR_PAD rank 5": (100, [(1, 2, 3, 4, 5), (5, 2)], (1, 2, 3, 4, 7), INT8, 77, None,
+                          {1: struct.pack("<10i", *([0] * 8 + [1, 1]))}),
+    "BATCH_MATMUL float (none)": (126, [(1, 4, 8), (1, 8, 3)], (1, 4, 3), FLOAT32, 82, None,
+                                  None),
 }  # fmt: skip
 
 
@@ -276,12 +306,73 @@ def test_single_operator_scratch_in_tflm(case: str) -> None:
 
 
 def test_unmodelled_ops_are_named() -> None:
-    data = _single_op_model(
-        100, [(1, 4), (2, 2)], (1, 6), FLOAT32, 77, None, {1: struct.pack("<4i", 0, 0, 1, 1)}
-    )  # fmt: skip  MIRROR_PAD
-    model = Model(data)
-    assert unknown_scratch_ops(model) == ["subgraph 0 op 0 MIRROR_PAD"]
+    # REDUCE_PROD: TFLM has no kernel for it, so nothing is known of its scratch.
+    axis = {1: struct.pack("<i", 0)}
+    model = Model(_single_op_model(81, [(2, 4), (1,)], (4,), FLOAT32, 27, DROP, axis))
+    assert unknown_scratch_ops(model) == ["subgraph 0 op 0 REDUCE_PROD"]
     assert scratch_requests(model) == []  # what is known: nothing
+
+
+SIMPLE_UNARY = [
+    "ABS",
+    "RELU",
+    "RELU6",
+    "LOGISTIC",
+    "TANH",
+    "EXP",
+    "LOG",
+    "SQRT",
+    "RSQRT",
+    "SQUARE",
+    "NEG",
+    "FLOOR",
+    "CEIL",
+    "ROUND",
+    "SIN",
+    "COS",
+    "ELU",
+    "HARD_SWISH",
+    "LEAKY_RELU",
+    "SOFTMAX",
+    "LOG_SOFTMAX",
+    "ZEROS_LIKE",
+    "L2_NORMALIZATION",
+    "QUANTIZE",
+    "CAST",
+]
+SIMPLE_BINARY = [
+    "ADD",
+    "SUB",
+    "MUL",
+    "DIV",
+    "MAXIMUM",
+    "MINIMUM",
+    "SQUARED_DIFFERENCE",
+    "FLOOR_DIV",
+    "FLOOR_MOD",
+    "PRELU",
+]
+
+
+@pytest.mark.parametrize("name", SIMPLE_UNARY + SIMPLE_BINARY)
+def test_ops_listed_without_scratch_request_none(name: str) -> None:
+    """Ops modelled as never requesting scratch: TFLM's head is exactly the pinned tensors."""
+    from host.op_names import BUILTIN_NAMES
+
+    code = {v: k for k, v in BUILTIN_NAMES.items()}[name]
+    ran = []
+    for dtype in (FLOAT32, INT8):
+        ins = [(1, 8)] * (2 if name in SIMPLE_BINARY else 1)
+        model = Model(_single_op_model(code, ins, (1, 8), dtype, 82))
+        assert scratch_requests(model) == [] and unknown_scratch_ops(model) == []
+        try:
+            real = run_tflm(_stacked(model, 0)).head
+        except RuntimeError:
+            continue  # TFLM has no kernel for this type; the other may run
+        assert real == sum(lt.size for lt in walk(model).lifetimes)
+        ran.append(dtype)
+    if not ran:
+        pytest.skip(f"this TFLM build runs {name} for neither float32 nor int8")
 
 
 def test_requests_are_plain_values() -> None:
