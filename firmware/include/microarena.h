@@ -1,0 +1,97 @@
+/* microarena public runtime API: load a .tflite from memory into one caller arena and run it.
+ *
+ * Arena layout (low to high addresses):
+ *   head  - non-persistent tensors and kernel scratch at planned offsets
+ *   temp  - scoped set-up allocations (planner working memory), reset before the head is sized
+ *   tail  - persistent data: interpreter, tensor descriptors, nodes, kernel op data, variables
+ * No heap is used and there is no global mutable state: any number of interpreters may
+ * coexist, each in its own arena.
+ */
+#ifndef MICROARENA_H
+#define MICROARENA_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ma_kernel.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The interpreter is the kernels' context; it lives in the tail of its arena. */
+typedef struct ma_context ma_interp;
+
+/* Recorder categories, in TFLM RecordingMicroAllocator order. */
+typedef enum {
+  MA_REC_EVAL_TENSOR = 0,   /* 'TfLiteEvalTensor data': tensor descriptors */
+  MA_REC_TENSOR,            /* 'Persistent TfLiteTensor data' (unused: no second descriptor) */
+  MA_REC_QUANT,             /* 'Persistent TfLiteTensor quantization data' (unused) */
+  MA_REC_PERSISTENT_BUFFER, /* 'Persistent buffer data': kernel ma_persistent + runtime tables */
+  MA_REC_VARIABLE,          /* 'TfLiteTensor variable buffer data': variable/resource buffers */
+  MA_REC_NODES,             /* 'NodeAndRegistration struct': nodes and their tensor lists */
+  MA_REC_OP_DATA,           /* 'Operator runtime data' (unused) */
+  MA_REC_COUNT
+} ma_rec_category;
+
+typedef struct {
+  size_t requested; /* bytes asked for */
+  size_t used;      /* bytes consumed including alignment padding */
+  size_t count;     /* number of allocations (or tensors / nodes) */
+} ma_rec;
+
+typedef struct {
+  size_t head;      /* planned non-persistent bytes */
+  size_t tail;      /* persistent bytes */
+  size_t total;     /* head + tail, comparable to TFLM's "Arena allocation total" */
+  size_t temp_peak; /* largest temporary section during set-up */
+  size_t required;  /* smallest arena (16-aligned start) that loads: max over set-up of
+                       temp + tail, and head + tail */
+  ma_rec rec[MA_REC_COUNT];
+} ma_arena_stats;
+
+/* Limits a hostile model cannot exceed. */
+#define MA_MAX_NESTING 8                /* subgraph call depth (IF/WHILE/CALL_ONCE) */
+#define MA_MAX_WHILE_ITERATIONS 1000000 /* per WHILE invocation */
+
+/* Loads `model` (must stay valid and unchanged while the interpreter lives, 8-byte aligned)
+ * into `arena`. On failure returns an error status and writes a message into `msg`
+ * (may be NULL). `msg` stays the interpreter's message buffer for later errors, so it must
+ * live as long as the interpreter. */
+ma_status ma_open(ma_interp **out, const void *model, size_t model_size, void *arena,
+                  size_t arena_size, char *msg, size_t msg_size);
+
+ma_status ma_invoke(ma_interp *it);
+
+/* The message of the last error, "" if none. */
+const char *ma_error(const ma_interp *it);
+
+/* Subgraph 0 inputs and outputs. */
+int32_t ma_num_inputs(const ma_interp *it);
+int32_t ma_num_outputs(const ma_interp *it);
+ma_tensor *ma_input(ma_interp *it, int32_t i);
+ma_tensor *ma_output(ma_interp *it, int32_t i);
+
+/* Any tensor; NULL when out of range. */
+int32_t ma_num_subgraphs(const ma_interp *it);
+int32_t ma_num_tensors(const ma_interp *it, int32_t subgraph);
+ma_tensor *ma_tensor_at(ma_interp *it, int32_t subgraph, int32_t index);
+
+/* Byte offset of a tensor's data from the (aligned) arena start, or -1 when it is not in the
+ * arena (constant, or no data). */
+int64_t ma_tensor_offset(const ma_interp *it, int32_t subgraph, int32_t index);
+
+void ma_arena_stats_get(const ma_interp *it, ma_arena_stats *out);
+
+/* Report: calls emit once per line (no trailing newline). First the TFLM-format recorder
+ * lines, then microarena lines (required size, per-tensor offsets). */
+typedef void (*ma_emit_fn)(void *ctx, const char *line);
+void ma_report(const ma_interp *it, ma_emit_fn emit, void *ctx);
+
+/* Name of a builtin operator code ("UNKNOWN" when out of range). */
+const char *ma_op_name(int32_t builtin_code);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,125 @@
+/* Runtime-internal structures shared by the core's source files (not by kernels). */
+#ifndef MA_INTERNAL_H
+#define MA_INTERNAL_H
+
+#include <stdarg.h>
+
+#include "fb.h"
+#include "microarena.h"
+
+/* Builtin codes the core runs itself because they invoke subgraphs or own resources. */
+enum {
+  MA_OP_IF = 118,
+  MA_OP_WHILE = 119,
+  MA_OP_CALL_ONCE = 129,
+  MA_OP_VAR_HANDLE = 142,
+  MA_OP_READ_VARIABLE = 143,
+  MA_OP_ASSIGN_VARIABLE = 144,
+  MA_OP_CUSTOM = 32
+};
+
+#define MA_ALIGN 16 /* tensor buffers, scratch and kernel persistent data (as TFLM) */
+
+/* Persistent per-operator state. Everything else about an operator is re-read from the
+ * (verified) model when it runs, which keeps the tail small. */
+typedef struct {
+  void *user_data;   /* set by the kernel's prepare */
+  uint32_t op_pos;   /* operator table in the model */
+  int32_t code;      /* builtin operator code */
+  int32_t state;     /* CALL_ONCE: done flag; VAR_HANDLE: resource id (the handle's data) */
+} ma_inode;
+
+/* Limits per operator, so an operator's view fits a bounded stack frame. */
+#define MA_MAX_OPERANDS 32      /* inputs + outputs */
+#define MA_MAX_CONST_OPERANDS 24 /* constant inputs (weights, bias, shapes; LSTM has 20) */
+
+/* An operator as kernels see it, built on the stack for each prepare / eval: constant
+ * operands get descriptors here, other tensors point at their persistent descriptors. */
+typedef struct {
+  ma_node node;
+  int32_t callee[2]; /* subgraphs invoked by IF/WHILE/CALL_ONCE, -1 if none */
+  ma_tensor *list[MA_MAX_OPERANDS];
+  ma_tensor consts[MA_MAX_CONST_OPERANDS];
+} ma_frame;
+
+typedef struct {
+  ma_tensor *tensors;     /* descriptors of the non-constant tensors only */
+  int32_t *slot;          /* tensor index -> position in tensors[], -1 for constants */
+  ma_inode *nodes;
+  fb_vec tensor_tabs;     /* the model's tensor tables */
+  fb_vec inputs, outputs; /* validated int32 tensor indices in the model */
+  int32_t n_tensors, n_nodes, n_dense;
+  int32_t first_global; /* index of tensor 0 in the all-subgraphs numbering */
+} ma_subgraph;
+
+typedef struct {
+  const char *name; /* container + shared_name key, in the model */
+  uint32_t name_len;
+  const char *container;
+  uint32_t container_len;
+  void *data;
+  size_t bytes;
+} ma_resource;
+
+typedef struct {
+  size_t bytes;
+  int32_t subgraph, node; /* requesting operator */
+} ma_scratch_req;
+
+struct ma_context {
+  fb_rd rd;
+  uint8_t *arena_start, *arena_end; /* 16-aligned start of usable arena */
+  uint8_t *temp_start, *temp, *tail;  /* temp bump pointer; tail grows down */
+  size_t head_size, temp_peak, required;
+  char *msg;
+  size_t msg_size;
+  ma_subgraph *subgraphs;
+  int32_t n_subgraphs, n_tensors_total;
+  const int32_t *offline; /* OfflineMemoryAllocation offsets (all subgraphs) or NULL */
+  fb_vec buffers, opcodes;
+  ma_resource *resources;
+  int32_t n_resources;
+  ma_scratch_req *scratch_reqs; /* in temp during prepare */
+  int32_t n_scratch;
+  int32_t *scratch_offsets; /* tail, after prepare */
+  int32_t depth;            /* current subgraph nesting while invoking */
+  int32_t cur_subgraph, cur_node; /* operator being prepared (scratch ownership) */
+  int32_t phase;                  /* MA_PHASE_* */
+  ma_rec rec[MA_REC_COUNT];
+};
+
+enum { MA_PHASE_PARSE, MA_PHASE_PREPARE, MA_PHASE_READY };
+
+/* Lets the compiler check every message format in the core (int32_t is long on Cortex-M). */
+#if defined(__GNUC__)
+ma_status ma_fail(struct ma_context *ctx, ma_status status, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+#endif
+
+/* arena.c */
+void *ma_tail_alloc(ma_interp *it, size_t bytes, size_t align, ma_rec_category cat);
+void *ma_temp_alloc(ma_interp *it, size_t bytes, size_t align);
+void ma_temp_reset(ma_interp *it);
+ma_status ma_vfail(ma_interp *it, ma_status status, const char *fmt, va_list ap);
+size_t ma_tail_used(const ma_interp *it);
+
+/* model.c */
+ma_status ma_parse_model(ma_interp *it);
+ma_status ma_build_frame(ma_interp *it, int32_t sg, ma_inode *n, ma_frame *f);
+/* The operator's input and output index vectors (validated at load). */
+void ma_op_io(ma_interp *it, const ma_inode *n, fb_vec *ins, fb_vec *outs);
+/* Subgraphs an operator invokes (IF/WHILE: 2, CALL_ONCE: 1), -1 when none or invalid. */
+void ma_op_callees(ma_interp *it, const ma_inode *n, int32_t callee[2]);
+/* Persistent descriptor of a non-constant tensor, NULL for constants. */
+ma_tensor *ma_dense(ma_interp *it, int32_t sg, int32_t index);
+
+/* planner.c */
+ma_status ma_plan(ma_interp *it);
+
+/* control.c: core operators */
+ma_status ma_core_prepare(ma_interp *it, ma_inode *n, ma_frame *f);
+ma_status ma_core_eval(ma_interp *it, ma_inode *n, ma_frame *f);
+int ma_is_core_op(int32_t code);
+ma_status ma_invoke_subgraph(ma_interp *it, int32_t sg);
+
+#endif

@@ -1,0 +1,261 @@
+/* Interpreter life cycle: open (parse, allocate variables, prepare, plan) and invoke. */
+#include <stdio.h>
+#include <string.h>
+
+#include "internal.h"
+
+/* Adds the failing operator to a kernel's message, so errors say where they happened. */
+static ma_status at_operator(ma_interp *it, ma_status st, int32_t sg, int32_t k, const char *what) {
+  if (st == MA_OK || it->msg == NULL || it->msg_size == 0) return st;
+  char inner[160];
+  snprintf(inner, sizeof inner, "%s", it->msg[0] != 0 ? it->msg : "no message");
+  int32_t code = it->subgraphs[sg].nodes[k].code;
+  snprintf(it->msg, it->msg_size, "%s %s (subgraph %d, operator %d) failed: %s",
+           ma_op_name(code), what, (int)sg, (int)k, inner);
+  return st;
+}
+
+/* Call depth of subgraph `sg` (1 = calls nothing); depth[] is 0 = unknown, -1 = on the stack.
+ * Recursion stops at MA_MAX_NESTING, so cycles and deep nesting are both rejected. */
+static int32_t call_depth(ma_interp *it, int32_t sg, int32_t *depth, int32_t level) {
+  if (depth[sg] > 0) return depth[sg];
+  if (depth[sg] < 0 || level > MA_MAX_NESTING) return MA_MAX_NESTING + 1;
+  depth[sg] = -1;
+  int32_t best = 1;
+  ma_subgraph *s = &it->subgraphs[sg];
+  for (int32_t k = 0; k < s->n_nodes && best <= MA_MAX_NESTING; k++) {
+    int32_t callees[2];
+    ma_op_callees(it, &s->nodes[k], callees);
+    for (int c = 0; c < 2; c++) {
+      int32_t callee = callees[c];
+      if (callee < 0) continue;
+      int32_t d = call_depth(it, callee, depth, level + 1) + 1;
+      if (d > best) best = d;
+    }
+  }
+  depth[sg] = best;
+  return best;
+}
+
+static ma_status check_call_graph(ma_interp *it) {
+  int32_t *depth = ma_temp_alloc(it, sizeof(int32_t) * (size_t)it->n_subgraphs, 4);
+  if (depth == NULL) return MA_ERR_ARENA;
+  memset(depth, 0, sizeof(int32_t) * (size_t)it->n_subgraphs);
+  for (int32_t s = 0; s < it->n_subgraphs; s++) {
+    if (call_depth(it, s, depth, 1) > MA_MAX_NESTING) {
+      return ma_fail(it, MA_ERR_UNSUPPORTED, "subgraph calls are recursive or nested deeper "
+                     "than %d (from subgraph %d)", MA_MAX_NESTING, (int)s);
+    }
+  }
+  ma_temp_reset(it);
+  return MA_OK;
+}
+
+/* Variable tensors are reset as TFLM does: int8 to its zero point, others to 0. */
+static void reset_variable(ma_tensor *t) {
+  int value = 0;
+  if (t->type == MA_INT8 && t->quant.zero_point != NULL) value = (int)t->quant.zero_point[0];
+  if (t->data != NULL && t->bytes > 0) memset(t->data, value, t->bytes);
+}
+
+/* Variable tensors without an offline offset live in the tail (TFLM does the same). */
+static ma_status allocate_variables(ma_interp *it) {
+  for (int32_t s = 0; s < it->n_subgraphs; s++) {
+    ma_subgraph *sg = &it->subgraphs[s];
+    for (int32_t i = 0; i < sg->n_tensors; i++) {
+      ma_tensor *t = ma_dense(it, s, i);
+      if (t == NULL) continue;
+      int offline = it->offline != NULL && it->offline[sg->first_global + i] != -1;
+      if (!t->is_variable || offline || t->bytes == 0) continue;
+      t->data = ma_tail_alloc(it, t->bytes, MA_ALIGN, MA_REC_VARIABLE);
+      if (t->data == NULL) return MA_ERR_ARENA;
+    }
+  }
+  return MA_OK;
+}
+
+static ma_status prepare_all(ma_interp *it) {
+  int32_t handles = 0;
+  for (int32_t s = 0; s < it->n_subgraphs; s++) {
+    for (int32_t k = 0; k < it->subgraphs[s].n_nodes; k++) {
+      handles += it->subgraphs[s].nodes[k].code == MA_OP_VAR_HANDLE;
+    }
+  }
+  ma_status st = check_call_graph(it);
+  if (st != MA_OK) return st;
+  if (handles > 0) {
+    it->resources = ma_tail_alloc(it, sizeof(ma_resource) * (size_t)handles,
+                                  _Alignof(ma_resource), MA_REC_PERSISTENT_BUFFER);
+    if (it->resources == NULL) return MA_ERR_ARENA;
+  }
+  /* Until planned, tensors to plan point at the arena start: kernels may test data for
+   * NULL in prepare but never read or write activations there. */
+  for (int32_t s = 0; s < it->n_subgraphs; s++) {
+    for (int32_t i = 0; i < it->subgraphs[s].n_dense; i++) {
+      ma_tensor *t = &it->subgraphs[s].tensors[i];
+      if (t->data == NULL && t->bytes > 0) t->data = it->arena_start;
+    }
+  }
+  it->phase = MA_PHASE_PREPARE;
+  for (int32_t s = 0; s < it->n_subgraphs; s++) {
+    ma_subgraph *sg = &it->subgraphs[s];
+    for (int32_t k = 0; k < sg->n_nodes; k++) {
+      ma_inode *n = &sg->nodes[k];
+      it->cur_subgraph = s;
+      it->cur_node = k;
+      if (it->msg != NULL && it->msg_size > 0) it->msg[0] = 0;
+      ma_frame f;
+      st = ma_build_frame(it, s, n, &f);
+      if (st != MA_OK) return st;
+      if (ma_is_core_op(n->code)) {
+        st = ma_core_prepare(it, n, &f);
+      } else {
+        const ma_kernel *kernel = ma_find_kernel(n->code);
+        if (kernel->prepare != NULL) st = kernel->prepare(it, &f.node);
+        n->user_data = f.node.user_data;
+      }
+      if (st != MA_OK) return at_operator(it, st, s, k, "prepare");
+    }
+  }
+  if (it->n_scratch > 0) {
+    it->scratch_offsets = ma_tail_alloc(it, sizeof(int32_t) * (size_t)it->n_scratch, 4,
+                                        MA_REC_PERSISTENT_BUFFER);
+    if (it->scratch_offsets == NULL) return MA_ERR_ARENA;
+  }
+  return MA_OK;
+}
+
+ma_status ma_open(ma_interp **out, const void *model, size_t model_size, void *arena,
+                  size_t arena_size, char *msg, size_t msg_size) {
+  if (msg != NULL && msg_size > 0) msg[0] = 0;
+  if (out == NULL || model == NULL || arena == NULL) {
+    if (msg != NULL && msg_size > 0) snprintf(msg, msg_size, "ma_open: NULL argument");
+    return MA_ERR_ARG;
+  }
+  *out = NULL;
+  if (((uintptr_t)model & 7u) != 0) {
+    if (msg != NULL && msg_size > 0) snprintf(msg, msg_size, "model must be 8-byte aligned");
+    return MA_ERR_ARG;
+  }
+  if (model_size < 8 || model_size > 0x7fffffffu) {
+    if (msg != NULL && msg_size > 0) {
+      snprintf(msg, msg_size, "malformed model: size %lu out of range", (unsigned long)model_size);
+    }
+    return MA_ERR_MODEL;
+  }
+  uintptr_t start = ((uintptr_t)arena + (MA_ALIGN - 1)) & ~(uintptr_t)(MA_ALIGN - 1);
+  size_t pad = (size_t)(start - (uintptr_t)arena);
+  size_t usable = arena_size > pad ? (arena_size - pad) & ~(size_t)(MA_ALIGN - 1) : 0;
+  size_t self = (sizeof(struct ma_context) + (MA_ALIGN - 1)) & ~(size_t)(MA_ALIGN - 1);
+  if (usable < self) {
+    if (msg != NULL && msg_size > 0) {
+      snprintf(msg, msg_size, "arena too small: needs at least %lu bytes, has %lu",
+               (unsigned long)self, (unsigned long)usable);
+    }
+    return MA_ERR_ARENA;
+  }
+  ma_interp *it = (ma_interp *)(start + usable - self);
+  memset(it, 0, sizeof *it);
+  it->arena_start = (uint8_t *)start;
+  it->arena_end = (uint8_t *)(start + usable);
+  it->temp = it->temp_start = it->arena_start;
+  it->tail = (uint8_t *)it;
+  it->required = self;
+  it->msg = msg;
+  it->msg_size = msg_size;
+  it->rd.buf = model;
+  it->rd.size = (uint32_t)model_size;
+  it->phase = MA_PHASE_PARSE;
+
+  ma_status st = ma_parse_model(it);
+  if (st == MA_OK) st = allocate_variables(it);
+  if (st == MA_OK) st = prepare_all(it);
+  if (st == MA_OK) st = ma_plan(it);
+  if (st != MA_OK) return st;
+  for (int32_t s = 0; s < it->n_subgraphs; s++) {
+    ma_subgraph *sg = &it->subgraphs[s];
+    for (int32_t i = 0; i < sg->n_dense; i++) {
+      if (sg->tensors[i].is_variable) reset_variable(&sg->tensors[i]);
+    }
+  }
+  it->phase = MA_PHASE_READY;
+  if (msg != NULL && msg_size > 0) msg[0] = 0;
+  *out = it;
+  return MA_OK;
+}
+
+ma_status ma_invoke_subgraph(ma_interp *it, int32_t sg) {
+  if (it->depth >= MA_MAX_NESTING) {
+    return ma_fail(it, MA_ERR_KERNEL, "subgraph nesting deeper than %d", MA_MAX_NESTING);
+  }
+  it->depth++;
+  ma_subgraph *s = &it->subgraphs[sg];
+  ma_status st = MA_OK;
+  for (int32_t k = 0; k < s->n_nodes && st == MA_OK; k++) {
+    ma_inode *n = &s->nodes[k];
+    ma_frame f;
+    st = ma_build_frame(it, sg, n, &f);
+    if (st != MA_OK) break;
+    if (ma_is_core_op(n->code)) {
+      st = ma_core_eval(it, n, &f);
+    } else {
+      st = ma_find_kernel(n->code)->eval(it, &f.node);
+      if (st != MA_OK) st = at_operator(it, st, sg, k, "eval");
+    }
+  }
+  it->depth--;
+  return st;
+}
+
+ma_status ma_invoke(ma_interp *it) {
+  if (it == NULL) return MA_ERR_ARG;
+  if (it->msg != NULL && it->msg_size > 0) it->msg[0] = 0;
+  it->depth = 0;
+  return ma_invoke_subgraph(it, 0);
+}
+
+const char *ma_error(const ma_interp *it) {
+  return (it != NULL && it->msg != NULL && it->msg_size > 0) ? it->msg : "";
+}
+
+int32_t ma_num_inputs(const ma_interp *it) { return (int32_t)it->subgraphs[0].inputs.len; }
+int32_t ma_num_outputs(const ma_interp *it) { return (int32_t)it->subgraphs[0].outputs.len; }
+
+static ma_tensor *io(ma_interp *it, fb_vec v, int32_t i) {
+  if (i < 0 || (uint32_t)i >= v.len) return NULL;
+  return ma_dense(it, 0, fb_vec_i32(&it->rd, v, (uint32_t)i));
+}
+
+ma_tensor *ma_input(ma_interp *it, int32_t i) { return io(it, it->subgraphs[0].inputs, i); }
+ma_tensor *ma_output(ma_interp *it, int32_t i) { return io(it, it->subgraphs[0].outputs, i); }
+
+int32_t ma_num_subgraphs(const ma_interp *it) { return it->n_subgraphs; }
+
+int32_t ma_num_tensors(const ma_interp *it, int32_t subgraph) {
+  if (subgraph < 0 || subgraph >= it->n_subgraphs) return 0;
+  return it->subgraphs[subgraph].n_tensors;
+}
+
+ma_tensor *ma_tensor_at(ma_interp *it, int32_t subgraph, int32_t index) {
+  if (index < 0 || index >= ma_num_tensors(it, subgraph)) return NULL;
+  return ma_dense(it, subgraph, index);
+}
+
+int64_t ma_tensor_offset(const ma_interp *it, int32_t subgraph, int32_t index) {
+  if (index < 0 || index >= ma_num_tensors(it, subgraph)) return -1;
+  const ma_tensor *t = ma_dense((ma_interp *)(uintptr_t)it, subgraph, index);
+  const uint8_t *p = t != NULL ? t->data : NULL;
+  if (p == NULL || p < it->arena_start || p >= it->arena_end) return -1;
+  return (int64_t)(p - it->arena_start);
+}
+
+void ma_arena_stats_get(const ma_interp *it, ma_arena_stats *out) {
+  memset(out, 0, sizeof *out);
+  out->head = it->head_size;
+  out->tail = ma_tail_used(it);
+  out->total = out->head + out->tail;
+  out->temp_peak = it->temp_peak;
+  /* The usable arena is a multiple of MA_ALIGN, so that is the granularity of "required". */
+  out->required = (it->required + (MA_ALIGN - 1)) & ~(size_t)(MA_ALIGN - 1);
+  memcpy(out->rec, it->rec, sizeof out->rec);
+}

@@ -1,0 +1,387 @@
+/* Reads and verifies an untrusted .tflite flatbuffer into the interpreter's tail structures.
+ * Every index, offset and size is checked here, so the rest of the runtime can trust them. */
+#include <string.h>
+
+#include "internal.h"
+
+#define MAX_SUBGRAPHS 256
+
+static const char kOfflineKey[] = "OfflineMemoryAllocation";
+
+static ma_status bad(ma_interp *it, const char *what, int32_t sg, int32_t idx) {
+  return ma_fail(it, MA_ERR_MODEL, "malformed model: %s (subgraph %d, item %d)", what, (int)sg,
+                 (int)idx);
+}
+
+/* Product of dims times element size, or -1 on negative dims or overflow past 2 GiB. */
+static int64_t tensor_bytes(const ma_tensor *t) {
+  int64_t n = (int64_t)ma_type_size(t->type);
+  for (int32_t i = 0; i < t->ndims; i++) {
+    if (t->dims[i] < 0) return -1;
+    n *= t->dims[i];
+    if (n > INT32_MAX) return -1;
+  }
+  return n;
+}
+
+/* Data of buffer `index`: NULL with *len 0 when empty. */
+static const uint8_t *buffer_data(ma_interp *it, fb_vec bufs, uint32_t index, uint32_t align,
+                                  size_t *len) {
+  fb_rd *rd = &it->rd;
+  *len = 0;
+  fb_tab b = fb_vec_table(rd, bufs, index);
+  fb_vec data = fb_vector(rd, &b, 0, 1);
+  if (rd->bad) return NULL;
+  if (data.len > 0) {
+    if ((data.pos & (align - 1)) != 0) rd->bad = 1;
+    *len = data.len;
+    return rd->buf + data.pos;
+  }
+  /* Models over 2 GiB keep buffers after the flatbuffer, addressed by offset and size. */
+  uint64_t off = (uint64_t)fb_int(rd, &b, 1, 8, 0, 0);
+  uint64_t size = (uint64_t)fb_int(rd, &b, 2, 8, 0, 0);
+  if (off > 1 && size > 0) {
+    if (off > rd->size || size > rd->size - off || (off & (align - 1)) != 0) {
+      rd->bad = 1;
+      return NULL;
+    }
+    *len = (size_t)size;
+    return rd->buf + off;
+  }
+  return NULL;
+}
+
+static ma_status parse_tensor(ma_interp *it, int32_t sg, int32_t i, fb_tab tt, fb_vec bufs,
+                              ma_tensor *t) {
+  fb_rd *rd = &it->rd;
+  fb_vec shape = fb_vector(rd, &tt, 0, 4);
+  if (rd->bad) return bad(it, "tensor table", sg, i);
+  if (shape.len > MA_MAX_DIMS) {
+    return ma_fail(it, MA_ERR_UNSUPPORTED, "tensor %d of subgraph %d has %u dims (max %d)", (int)i,
+                   (int)sg,
+                   (unsigned)shape.len, MA_MAX_DIMS);
+  }
+  t->ndims = (int32_t)shape.len;
+  for (uint32_t d = 0; d < shape.len; d++) t->dims[d] = fb_vec_i32(rd, shape, d);
+  t->type = (uint8_t)fb_int(rd, &tt, 1, 1, 0, 0);
+  t->index = i;
+  t->is_variable = fb_int(rd, &tt, 5, 1, 0, 0) != 0;
+  if (ma_type_size(t->type) == 0) {
+    return ma_fail(it, MA_ERR_UNSUPPORTED, "tensor %d of subgraph %d has unsupported type %d",
+                   (int)i, (int)sg, t->type);
+  }
+  int64_t bytes = tensor_bytes(t);
+  if (bytes < 0) return bad(it, "tensor shape negative or too large", sg, i);
+  t->bytes = (size_t)bytes;
+
+  uint32_t buffer = (uint32_t)fb_int(rd, &tt, 2, 4, 0, 0);
+  if (buffer >= bufs.len) return bad(it, "tensor buffer index out of range", sg, i);
+  size_t ts = ma_type_size(t->type);
+  size_t len;
+  const uint8_t *data = buffer_data(it, bufs, buffer, (uint32_t)(ts > 8 ? 8 : ts), &len);
+  if (rd->bad) return bad(it, "tensor buffer", sg, i);
+  if (data != NULL) {
+    if (len != t->bytes) return bad(it, "constant buffer size does not match tensor shape", sg, i);
+    if (t->is_variable) return bad(it, "variable tensor with constant data", sg, i);
+    t->data = (void *)(uintptr_t)data; /* constants stay in the model, never written */
+    t->is_const = 1;
+  }
+
+  fb_tab q = fb_subtable(rd, &tt, 4);
+  if (q.pos != 0) {
+    fb_vec scale = fb_vector(rd, &q, 2, 4);
+    fb_vec zp = fb_vector(rd, &q, 3, 8);
+    int32_t qdim = (int32_t)fb_int(rd, &q, 6, 4, 1, 0);
+    if (rd->bad) return bad(it, "quantization table", sg, i);
+    if (scale.len > 0) {
+      if (zp.len != scale.len) return bad(it, "zero_point count differs from scale count", sg, i);
+      if (scale.len > 1) {
+        /* Converters leave quantized_dimension of the output channel on 1-D biases. */
+        if (t->ndims == 1) qdim = 0;
+        if (qdim < 0 || qdim >= t->ndims || (uint32_t)t->dims[qdim] != scale.len) {
+          return bad(it, "per-channel quantization does not match the shape", sg, i);
+        }
+      }
+      t->quant.scale = (const float *)(const void *)(rd->buf + scale.pos);
+      t->quant.zero_point = (const int64_t *)(const void *)(rd->buf + zp.pos);
+      t->quant.count = (int32_t)scale.len;
+      t->quant.dim = qdim;
+    }
+  }
+  return MA_OK;
+}
+
+static ma_status check_indices(ma_interp *it, fb_vec v, int32_t n, int allow_optional, int32_t sg,
+                               int32_t item, const char *what) {
+  for (uint32_t k = 0; k < v.len; k++) {
+    int32_t x = fb_vec_i32(&it->rd, v, k);
+    if (x >= n || x < (allow_optional ? -1 : 0)) return bad(it, what, sg, item);
+  }
+  return MA_OK;
+}
+
+int ma_is_core_op(int32_t code) {
+  return code == MA_OP_IF || code == MA_OP_WHILE || code == MA_OP_CALL_ONCE ||
+         code == MA_OP_VAR_HANDLE || code == MA_OP_READ_VARIABLE || code == MA_OP_ASSIGN_VARIABLE;
+}
+
+static ma_status resolve_code(ma_interp *it, uint32_t opcode_index, int32_t sg, int32_t k,
+                              ma_inode *n) {
+  fb_rd *rd = &it->rd;
+  if (opcode_index >= it->opcodes.len) return bad(it, "operator code index out of range", sg, k);
+  fb_tab oc = fb_vec_table(rd, it->opcodes, opcode_index);
+  int64_t deprecated = fb_int(rd, &oc, 0, 1, 1, 0);
+  int64_t code = fb_int(rd, &oc, 3, 4, 1, 0);
+  uint32_t name_len;
+  const char *name = fb_string(rd, &oc, 1, &name_len);
+  if (rd->bad) return bad(it, "operator code table", sg, k);
+  if (deprecated > code) code = deprecated; /* old files only fill the byte field */
+  if (code < 0 || code > 100000) return bad(it, "operator code out of range", sg, k);
+  n->code = (int32_t)code;
+  if (ma_is_core_op(n->code)) return MA_OK;
+  if (code == MA_OP_CUSTOM) {
+    int shown = name != NULL ? (int)(name_len > 64 ? 64 : name_len) : 0;
+    return ma_fail(it, MA_ERR_UNSUPPORTED,
+                   "unsupported operator CUSTOM:%.*s (subgraph %d, operator %d)", shown,
+                   name != NULL ? name : "", (int)sg, (int)k);
+  }
+  if (ma_find_kernel(n->code) == NULL) {
+    return ma_fail(it, MA_ERR_UNSUPPORTED,
+                   "unsupported operator %s (code %d, subgraph %d, operator %d)",
+                   ma_op_name(n->code), (int)code, (int)sg, (int)k);
+  }
+  return MA_OK;
+}
+
+static ma_status parse_operator(ma_interp *it, int32_t sg, int32_t k, fb_tab op, ma_subgraph *s,
+                                ma_inode *n) {
+  fb_rd *rd = &it->rd;
+  uint32_t opcode_index = (uint32_t)fb_int(rd, &op, 0, 4, 0, 0);
+  fb_vec ins = fb_vector(rd, &op, 1, 4);
+  fb_vec outs = fb_vector(rd, &op, 2, 4);
+  (void)fb_int(rd, &op, 3, 1, 0, 0);
+  fb_subtable(rd, &op, 4); /* options: verified here, read later through ma_opt_* */
+  fb_vector(rd, &op, 5, 1);
+  if (rd->bad) return bad(it, "operator table", sg, k);
+  ma_status st = check_indices(it, ins, s->n_tensors, 1, sg, k, "operator input index");
+  if (st == MA_OK) st = check_indices(it, outs, s->n_tensors, 0, sg, k, "operator output index");
+  if (st == MA_OK) st = resolve_code(it, opcode_index, sg, k, n);
+  if (st != MA_OK) return st;
+  if ((uint64_t)ins.len + outs.len > MA_MAX_OPERANDS) {
+    return ma_fail(it, MA_ERR_UNSUPPORTED, "operator %d of subgraph %d has %u operands (max %d)",
+                   (int)k, (int)sg, (unsigned)(ins.len + outs.len), MA_MAX_OPERANDS);
+  }
+  int32_t consts = 0;
+  for (uint32_t j = 0; j < ins.len; j++) {
+    int32_t x = fb_vec_i32(rd, ins, j);
+    consts += x >= 0 && s->slot[x] < 0;
+  }
+  for (uint32_t j = 0; j < outs.len; j++) {
+    if (s->slot[fb_vec_i32(rd, outs, j)] < 0) return bad(it, "operator writes a constant", sg, k);
+  }
+  if (consts > MA_MAX_CONST_OPERANDS) {
+    return ma_fail(it, MA_ERR_UNSUPPORTED,
+                   "operator %d of subgraph %d has %d constant inputs (max %d)", (int)k, (int)sg,
+                   (int)consts, MA_MAX_CONST_OPERANDS);
+  }
+  n->op_pos = op.pos;
+  return MA_OK;
+}
+
+static ma_status parse_subgraph(ma_interp *it, int32_t sg, fb_tab st) {
+  fb_rd *rd = &it->rd;
+  ma_subgraph *s = &it->subgraphs[sg];
+  fb_vec tensors = fb_vector(rd, &st, 0, 4);
+  fb_vec ops = fb_vector(rd, &st, 3, 4);
+  s->inputs = fb_vector(rd, &st, 1, 4);
+  s->outputs = fb_vector(rd, &st, 2, 4);
+  if (rd->bad) return bad(it, "subgraph table", sg, -1);
+  s->tensor_tabs = tensors;
+  s->n_tensors = (int32_t)tensors.len;
+  ma_status status = check_indices(it, s->inputs, s->n_tensors, 0, sg, -1, "subgraph input index");
+  if (status == MA_OK) {
+    status = check_indices(it, s->outputs, s->n_tensors, 0, sg, -1, "subgraph output index");
+  }
+  if (status != MA_OK) return status;
+  if (tensors.len == 0) return ops.len == 0 ? MA_OK : bad(it, "operators without tensors", sg, -1);
+  s->slot = ma_tail_alloc(it, sizeof(int32_t) * tensors.len, 4, MA_REC_PERSISTENT_BUFFER);
+  if (s->slot == NULL) return MA_ERR_ARENA;
+  /* Pass 1 verifies every tensor and numbers the non-constant ones; pass 2 keeps those. */
+  for (uint32_t i = 0; i < tensors.len; i++) {
+    ma_tensor t;
+    memset(&t, 0, sizeof t);
+    fb_tab tt = fb_vec_table(rd, tensors, i);
+    if (rd->bad) return bad(it, "tensor table", sg, (int32_t)i);
+    status = parse_tensor(it, sg, (int32_t)i, tt, it->buffers, &t);
+    if (status != MA_OK) return status;
+    s->slot[i] = t.is_const ? -1 : s->n_dense++;
+  }
+  if (s->n_dense > 0) {
+    s->tensors = ma_tail_alloc(it, sizeof(ma_tensor) * (size_t)s->n_dense, _Alignof(ma_tensor),
+                               MA_REC_EVAL_TENSOR);
+    if (s->tensors == NULL) return MA_ERR_ARENA;
+    it->rec[MA_REC_EVAL_TENSOR].count += (size_t)s->n_dense;
+  }
+  for (uint32_t i = 0; i < tensors.len; i++) {
+    if (s->slot[i] >= 0) {
+      parse_tensor(it, sg, (int32_t)i, fb_vec_table(rd, tensors, i), it->buffers,
+                   &s->tensors[s->slot[i]]);
+    }
+  }
+  for (uint32_t i = 0; i < s->inputs.len; i++) {
+    if (s->slot[fb_vec_i32(rd, s->inputs, i)] < 0) return bad(it, "constant subgraph input", sg, -1);
+  }
+  s->n_nodes = (int32_t)ops.len;
+  if (ops.len > 0) {
+    s->nodes = ma_tail_alloc(it, sizeof(ma_inode) * ops.len, _Alignof(ma_inode), MA_REC_NODES);
+    if (s->nodes == NULL) return MA_ERR_ARENA;
+    it->rec[MA_REC_NODES].count += ops.len;
+  }
+  for (uint32_t k = 0; k < ops.len; k++) {
+    fb_tab op = fb_vec_table(rd, ops, k);
+    if (rd->bad) return bad(it, "operator table", sg, (int32_t)k);
+    status = parse_operator(it, sg, (int32_t)k, op, s, &s->nodes[k]);
+    if (status != MA_OK) return status;
+  }
+  return MA_OK;
+}
+
+ma_tensor *ma_dense(ma_interp *it, int32_t sg, int32_t index) {
+  ma_subgraph *s = &it->subgraphs[sg];
+  int32_t slot = s->slot[index];
+  return slot < 0 ? NULL : &s->tensors[slot];
+}
+
+void ma_op_io(ma_interp *it, const ma_inode *n, fb_vec *ins, fb_vec *outs) {
+  fb_tab op = fb_table_at(&it->rd, n->op_pos);
+  *ins = fb_vector(&it->rd, &op, 1, 4);
+  *outs = fb_vector(&it->rd, &op, 2, 4);
+}
+
+void ma_op_callees(ma_interp *it, const ma_inode *n, int32_t callee[2]) {
+  callee[0] = callee[1] = -1;
+  if (n->code != MA_OP_IF && n->code != MA_OP_WHILE && n->code != MA_OP_CALL_ONCE) return;
+  fb_tab op = fb_table_at(&it->rd, n->op_pos);
+  fb_tab opts = fb_subtable(&it->rd, &op, 4);
+  int slots = n->code == MA_OP_CALL_ONCE ? 1 : 2;
+  for (int c = 0; c < slots; c++) {
+    int32_t s = (int32_t)fb_int(&it->rd, &opts, c, 4, 1, -1);
+    callee[c] = (s > 0 && s < it->n_subgraphs) ? s : -1;
+  }
+}
+
+ma_status ma_build_frame(ma_interp *it, int32_t sg, ma_inode *n, ma_frame *f) {
+  fb_rd *rd = &it->rd;
+  ma_subgraph *s = &it->subgraphs[sg];
+  fb_tab op = fb_table_at(rd, n->op_pos);
+  fb_vec ins = fb_vector(rd, &op, 1, 4);
+  fb_vec outs = fb_vector(rd, &op, 2, 4);
+  uint8_t opt_type = (uint8_t)fb_int(rd, &op, 3, 1, 0, 0);
+  fb_tab opts = fb_subtable(rd, &op, 4);
+  fb_vec custom = fb_vector(rd, &op, 5, 1);
+  if (rd->bad) return bad(it, "operator table", sg, -1); /* unreachable: verified at load */
+  memset(&f->node, 0, sizeof f->node);
+  int32_t nc = 0;
+  for (uint32_t j = 0; j < ins.len; j++) {
+    int32_t x = fb_vec_i32(rd, ins, j);
+    if (x < 0) {
+      f->list[j] = NULL;
+    } else if (s->slot[x] >= 0) {
+      f->list[j] = &s->tensors[s->slot[x]];
+    } else {
+      ma_tensor *t = &f->consts[nc++];
+      memset(t, 0, sizeof *t);
+      parse_tensor(it, sg, x, fb_vec_table(rd, s->tensor_tabs, (uint32_t)x), it->buffers, t);
+      f->list[j] = t;
+    }
+  }
+  for (uint32_t j = 0; j < outs.len; j++) f->list[ins.len + j] = ma_dense(it, sg, fb_vec_i32(rd, outs, j));
+  f->node.n_inputs = (int32_t)ins.len;
+  f->node.n_outputs = (int32_t)outs.len;
+  f->node.inputs = f->list;
+  f->node.outputs = f->list + ins.len;
+  if (opts.pos != 0) {
+    f->node.options.table = rd->buf + opts.pos;
+    f->node.options.end = rd->buf + rd->size;
+    f->node.options.type = opt_type;
+  }
+  if (custom.pos != 0) {
+    f->node.custom_options = rd->buf + custom.pos;
+    f->node.custom_options_len = custom.len;
+  }
+  f->node.user_data = n->user_data;
+  f->node.builtin_code = n->code;
+  f->node.index = (int32_t)(n - s->nodes);
+  ma_op_callees(it, n, f->callee);
+  return MA_OK;
+}
+
+/* Finds the OfflineMemoryAllocation metadata: [version, subgraphs, n, offset_0..offset_n-1]. */
+static ma_status find_offline_plan(ma_interp *it, fb_tab model, fb_vec bufs) {
+  fb_rd *rd = &it->rd;
+  fb_vec meta = fb_vector(rd, &model, 6, 4);
+  if (rd->bad) return bad(it, "metadata vector", -1, -1);
+  for (uint32_t i = 0; i < meta.len; i++) {
+    fb_tab m = fb_vec_table(rd, meta, i);
+    uint32_t len;
+    const char *name = fb_string(rd, &m, 0, &len);
+    uint32_t buffer = (uint32_t)fb_int(rd, &m, 1, 4, 0, 0);
+    if (rd->bad) return bad(it, "metadata table", -1, (int32_t)i);
+    if (name == NULL || len != sizeof kOfflineKey - 1 || memcmp(name, kOfflineKey, len) != 0) {
+      continue;
+    }
+    if (buffer >= bufs.len) return bad(it, "metadata buffer index out of range", -1, (int32_t)i);
+    size_t bytes;
+    const uint8_t *data = buffer_data(it, bufs, buffer, 4, &bytes);
+    if (rd->bad || data == NULL || bytes < 12 || bytes % 4 != 0) {
+      return ma_fail(it, MA_ERR_PLAN, "OfflineMemoryAllocation metadata is malformed");
+    }
+    const int32_t *w = (const int32_t *)(const void *)data;
+    if (w[2] != it->n_tensors_total || (size_t)w[2] > bytes / 4 - 3) {
+      return ma_fail(it, MA_ERR_PLAN,
+                     "OfflineMemoryAllocation has %d offsets but the model has %d tensors",
+                     (int)w[2], (int)it->n_tensors_total);
+    }
+    it->offline = w + 3;
+    return MA_OK;
+  }
+  return MA_OK;
+}
+
+ma_status ma_parse_model(ma_interp *it) {
+  fb_rd *rd = &it->rd;
+  fb_tab model = fb_root(rd);
+  int64_t version = fb_int(rd, &model, 0, 4, 0, 0);
+  fb_vec opcodes = fb_vector(rd, &model, 1, 4);
+  fb_vec sgs = fb_vector(rd, &model, 2, 4);
+  fb_vec bufs = fb_vector(rd, &model, 4, 4);
+  if (rd->bad) return ma_fail(it, MA_ERR_MODEL, "malformed model: not a TFLite flatbuffer");
+  if (version != 3) {
+    return ma_fail(it, MA_ERR_MODEL, "model schema version %ld, expected 3", (long)version);
+  }
+  if (sgs.len == 0 || sgs.len > MAX_SUBGRAPHS) {
+    return ma_fail(it, MA_ERR_MODEL, "model has %u subgraphs (1..%d supported)",
+                   (unsigned)sgs.len, MAX_SUBGRAPHS);
+  }
+  it->n_subgraphs = (int32_t)sgs.len;
+  it->subgraphs = ma_tail_alloc(it, sizeof(ma_subgraph) * sgs.len, _Alignof(ma_subgraph),
+                                MA_REC_PERSISTENT_BUFFER);
+  if (it->subgraphs == NULL) return MA_ERR_ARENA;
+  int64_t total = 0;
+  for (uint32_t s = 0; s < sgs.len; s++) {
+    fb_tab st = fb_vec_table(rd, sgs, s);
+    fb_vec tensors = fb_vector(rd, &st, 0, 4);
+    if (rd->bad) return bad(it, "subgraph table", (int32_t)s, -1);
+    it->subgraphs[s].first_global = (int32_t)total;
+    total += tensors.len;
+    if (total > INT32_MAX / 64) return bad(it, "too many tensors", (int32_t)s, -1);
+  }
+  it->n_tensors_total = (int32_t)total;
+  it->buffers = bufs;
+  it->opcodes = opcodes;
+  ma_status status = find_offline_plan(it, model, bufs);
+  for (uint32_t s = 0; status == MA_OK && s < sgs.len; s++) {
+    status = parse_subgraph(it, (int32_t)s, fb_vec_table(rd, sgs, s));
+  }
+  return status;
+}

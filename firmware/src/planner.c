@@ -1,0 +1,246 @@
+/* Memory plan: tensor lifetimes as TFLM computes them, the offline plan from the model's
+ * metadata (validated), and TFLM's GreedyMemoryPlanner for everything else, so the head
+ * equals TFLM's for the same inputs. All working memory is temporary. */
+#include <string.h>
+
+#include "internal.h"
+
+#define UNSET (-1)
+
+typedef struct {
+  int32_t size, first, last, offset, offline; /* offline: -1 when planned online */
+  int32_t next;                               /* offset-ordered list link */
+  int32_t owner;                              /* global tensor index, or -1 - scratch index */
+} buf;
+
+typedef struct {
+  ma_interp *it;
+  int32_t *first, *last;      /* per global tensor */
+  int32_t *sfirst, *slast;    /* per scratch request */
+  int32_t scope;
+} walk;
+
+static void created(int32_t *first, int32_t scope) {
+  if (*first == UNSET || *first > scope) *first = scope;
+}
+static void used(int32_t *last, int32_t scope) {
+  if (*last == UNSET || *last < scope) *last = scope;
+}
+
+/* Marks lifetimes of subgraph `sg` and, nested inside each calling operator, of the
+ * subgraphs it invokes. Depth was bounded when the model was loaded (call graph check). */
+static void mark(walk *w, int32_t sg, int32_t depth) {
+  ma_interp *it = w->it;
+  ma_subgraph *s = &it->subgraphs[sg];
+  int32_t *first = w->first + s->first_global, *last = w->last + s->first_global;
+  for (uint32_t i = 0; i < s->inputs.len; i++) {
+    int32_t t = fb_vec_i32(&it->rd, s->inputs, i);
+    created(&first[t], w->scope);
+    used(&last[t], w->scope);
+  }
+  for (int32_t k = 0; k < s->n_nodes; k++) {
+    fb_vec ins, outs;
+    int32_t callee[2];
+    ma_op_io(it, &s->nodes[k], &ins, &outs);
+    ma_op_callees(it, &s->nodes[k], callee);
+    w->scope++;
+    for (uint32_t j = 0; j < outs.len; j++) created(&first[fb_vec_i32(&it->rd, outs, j)], w->scope);
+    int32_t op_scope = w->scope;
+    for (int c = 0; c < 2 && depth < MA_MAX_NESTING; c++) {
+      if (callee[c] >= 0) mark(w, callee[c], depth + 1);
+    }
+    for (int32_t r = 0; r < it->n_scratch; r++) {
+      if (it->scratch_reqs[r].subgraph == sg && it->scratch_reqs[r].node == k) {
+        w->sfirst[r] = op_scope;
+        w->slast[r] = w->scope;
+      }
+    }
+    for (uint32_t j = 0; j < ins.len; j++) {
+      int32_t t = fb_vec_i32(&it->rd, ins, j);
+      if (t >= 0) used(&last[t], w->scope);
+    }
+    for (uint32_t j = 0; j < outs.len; j++) used(&last[fb_vec_i32(&it->rd, outs, j)], w->scope);
+  }
+  for (uint32_t i = 0; i < s->outputs.len; i++) {
+    int32_t t = fb_vec_i32(&it->rd, s->outputs, i);
+    created(&first[t], w->scope);
+    used(&last[t], w->scope);
+  }
+}
+
+static int overlap_in_time(const buf *a, int32_t first, int32_t last) {
+  return !(a->first > last || first > a->last);
+}
+
+/* TFLM's greedy placement: offline buffers first at their offsets, then the rest largest
+ * first (ties: later buffers first, as TFLM fills its sort array from the back), each at
+ * the lowest gap between buffers live at the same time. */
+static int32_t greedy(buf *b, int32_t n, int32_t *order) {
+  int32_t head = 0, tail = n;
+  for (int32_t i = 0; i < n; i++) {
+    if (b[i].offline < 0) order[--tail] = i;
+    else order[head++] = i;
+  }
+  /* Stable insertion sort by size descending = TFLM's bubble sort result. */
+  for (int32_t i = head + 1; i < n; i++) {
+    int32_t id = order[i], j = i;
+    while (j > head && b[order[j - 1]].size < b[id].size) {
+      order[j] = order[j - 1];
+      j--;
+    }
+    order[j] = id;
+  }
+  if (n == 0) return 0;
+  int32_t list = order[0];
+  b[list].offset = b[list].offline >= 0 ? b[list].offline : 0;
+  b[list].next = -1;
+  for (int32_t i = 1; i < n; i++) {
+    buf *want = &b[order[i]];
+    int32_t cand = 0;
+    if (want->offline >= 0) {
+      cand = want->offline;
+    } else {
+      int32_t prior = -1;
+      for (;;) {
+        int32_t next = prior < 0 ? list : b[prior].next;
+        while (next >= 0 && !overlap_in_time(&b[next], want->first, want->last)) next = b[next].next;
+        if (prior >= 0 && b[prior].offset + b[prior].size > cand) cand = b[prior].offset + b[prior].size;
+        if (next < 0 || b[next].offset - cand >= want->size) break;
+        prior = next;
+      }
+    }
+    want->offset = cand;
+    int32_t id = order[i];
+    if (b[list].offset > cand) {
+      want->next = list;
+      list = id;
+    } else {
+      int32_t cur = list;
+      while (b[cur].next >= 0 && b[b[cur].next].offset <= cand) cur = b[cur].next;
+      want->next = b[cur].next;
+      b[cur].next = id;
+    }
+  }
+  int32_t max = 0;
+  for (int32_t i = 0; i < n; i++) {
+    if (b[i].offset + b[i].size > max) max = b[i].offset + b[i].size;
+  }
+  return max;
+}
+
+static void locate(const ma_interp *it, int32_t global, int32_t *sg, int32_t *idx) {
+  int32_t s = 0;
+  while (s + 1 < it->n_subgraphs && it->subgraphs[s + 1].first_global <= global) s++;
+  *sg = s;
+  *idx = global - it->subgraphs[s].first_global;
+}
+
+static ma_status check_offline(ma_interp *it, const buf *b, int32_t n) {
+  for (int32_t i = 0; i < n; i++) {
+    if (b[i].offline < 0) continue;
+    int32_t sg, idx;
+    locate(it, b[i].owner, &sg, &idx);
+    if (b[i].offline % MA_ALIGN != 0) {
+      return ma_fail(it, MA_ERR_PLAN, "offline plan: tensor %d of subgraph %d at offset %d is "
+                     "not %d-byte aligned", (int)idx, (int)sg, (int)b[i].offline, MA_ALIGN);
+    }
+    for (int32_t j = i + 1; j < n; j++) {
+      if (b[j].offline < 0 || !overlap_in_time(&b[i], b[j].first, b[j].last)) continue;
+      if (b[i].size == 0 || b[j].size == 0) continue;
+      if (b[i].offline < b[j].offline + b[j].size && b[j].offline < b[i].offline + b[i].size) {
+        int32_t sg2, idx2;
+        locate(it, b[j].owner, &sg2, &idx2);
+        return ma_fail(it, MA_ERR_PLAN, "offline plan: tensor %d of subgraph %d [%d, %d) and "
+                       "tensor %d of subgraph %d [%d, %d) overlap while both are live",
+                       (int)idx, (int)sg, (int)b[i].offline, (int)(b[i].offline + b[i].size),
+                       (int)idx2, (int)sg2, (int)b[j].offline, (int)(b[j].offline + b[j].size));
+      }
+    }
+  }
+  return MA_OK;
+}
+
+/* NULL for constants. */
+static ma_tensor *global_tensor(ma_interp *it, int32_t g) {
+  int32_t sg, idx;
+  locate(it, g, &sg, &idx);
+  return ma_dense(it, sg, idx);
+}
+
+/* Planned tensors still hold the prepare-time placeholder (arena start) or NULL. */
+static int unplaced(const ma_interp *it, const ma_tensor *t) {
+  if (t == NULL) return 0;
+  return t->data == NULL || t->data == (void *)it->arena_start;
+}
+
+static int32_t align16(size_t bytes) {
+  return (int32_t)((bytes + (MA_ALIGN - 1)) & ~(size_t)(MA_ALIGN - 1));
+}
+
+ma_status ma_plan(ma_interp *it) {
+  int32_t nt = it->n_tensors_total, ns = it->n_scratch;
+  walk w = {it, NULL, NULL, NULL, NULL, 0};
+  w.first = ma_temp_alloc(it, sizeof(int32_t) * 2 * ((size_t)nt + (size_t)ns) + 4, 4);
+  if (w.first == NULL) return MA_ERR_ARENA;
+  w.last = w.first + nt;
+  w.sfirst = w.last + nt;
+  w.slast = w.sfirst + ns;
+  for (int32_t i = 0; i < 2 * (nt + ns); i++) w.first[i] = UNSET;
+  mark(&w, 0, 0);
+
+  int32_t nb = 0;
+  for (int32_t g = 0; g < nt; g++) {
+    ma_tensor *t = global_tensor(it, g);
+    int has_offline = it->offline != NULL && it->offline[g] != -1;
+    if (unplaced(it, t) && (!t->is_variable || has_offline)) nb++;
+  }
+  nb += ns;
+  buf *b = ma_temp_alloc(it, sizeof(buf) * (size_t)nb + 1, _Alignof(buf));
+  int32_t *order = ma_temp_alloc(it, sizeof(int32_t) * (size_t)nb + 1, 4);
+  if (b == NULL || order == NULL) return MA_ERR_ARENA;
+  int32_t k = 0;
+  for (int32_t g = 0; g < nt; g++) {
+    ma_tensor *t = global_tensor(it, g);
+    int32_t off = it->offline != NULL ? it->offline[g] : -1;
+    if (!unplaced(it, t) || (t->is_variable && off == -1)) continue;
+    if (off < -1) {
+      int32_t sg, idx;
+      locate(it, g, &sg, &idx);
+      return ma_fail(it, MA_ERR_PLAN, "offline plan: tensor %d of subgraph %d has offset %d",
+                     (int)idx, (int)sg, (int)off);
+    }
+    buf e = {align16(t->bytes), w.first[g], w.last[g], 0, off, -1, g};
+    b[k++] = e;
+  }
+  for (int32_t r = 0; r < ns; r++) {
+    buf e = {align16(it->scratch_reqs[r].bytes), w.sfirst[r], w.slast[r], 0, -1, -1, -1 - r};
+    b[k++] = e;
+  }
+  ma_status st = check_offline(it, b, nb);
+  if (st != MA_OK) return st;
+  int64_t head = greedy(b, nb, order);
+  for (int32_t i = 0; i < nb; i++) {
+    if ((int64_t)b[i].offset + b[i].size > head) head = (int64_t)b[i].offset + b[i].size;
+  }
+  /* Offsets are final: point tensors and scratch at them, then free the working memory. */
+  size_t room = (size_t)(it->tail - it->arena_start);
+  size_t need = (size_t)head + ma_tail_used(it);
+  if (need > it->required) it->required = need;
+  if ((uint64_t)head > room) {
+    return ma_fail(it, MA_ERR_ARENA,
+                   "arena too small: needs at least %lu bytes (head %ld + tail %lu), has %lu",
+                   (unsigned long)it->required, (long)head, (unsigned long)ma_tail_used(it),
+                   (unsigned long)(it->arena_end - it->arena_start));
+  }
+  for (int32_t i = 0; i < nb; i++) {
+    if (b[i].owner >= 0) {
+      global_tensor(it, b[i].owner)->data = it->arena_start + b[i].offset;
+    } else {
+      it->scratch_offsets[-1 - b[i].owner] = b[i].offset;
+    }
+  }
+  it->head_size = (size_t)head;
+  ma_temp_reset(it);
+  it->temp = it->arena_start + head; /* the head now occupies the low end */
+  return MA_OK;
+}
