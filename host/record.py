@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from host import wire
+from host import upload, wire
 from host.report_parse import TextReport, TextReportCollector
 
 EXIT_OK, EXIT_MISMATCH, EXIT_USAGE, EXIT_NO_REPORT, EXIT_INTERRUPT = 0, 1, 2, 3, 130
@@ -122,12 +122,21 @@ def _no_report(rec: Recording, why: str) -> str:
     return why
 
 
-def serial_reader(url: str, baud: int) -> tuple[Reader, Callable[[], None]]:
-    """A reader over any pyserial port or URL (COM3, /dev/ttyACM0, socket://, rfc2217://)."""
+@dataclass
+class Port:
+    """An open serial port: read() gives b"" when nothing came, None once it has closed."""
+
+    read: Reader
+    write: Callable[[bytes], None]
+    close: Callable[[], None]
+
+
+def open_port(url: str, baud: int) -> Port:
+    """Any pyserial port or URL (COM3, /dev/ttyACM0, socket://, rfc2217://)."""
     import serial  # pyserial; imported here so --help and --log work without it
 
     try:
-        port = serial.serial_for_url(url, baudrate=baud, timeout=0.05)
+        port = serial.serial_for_url(url, baudrate=baud, timeout=0.05, write_timeout=5)
     except (serial.SerialException, ValueError, OSError) as e:
         raise RecordError(f"cannot open {url}: {e}") from e
 
@@ -140,7 +149,13 @@ def serial_reader(url: str, baud: int) -> tuple[Reader, Callable[[], None]]:
                 return None
             raise RecordError(f"reading {url}: {e}") from e
 
-    return read, port.close
+    def write(data: bytes) -> None:
+        try:
+            port.write(data)
+        except (serial.SerialException, OSError) as e:
+            raise RecordError(f"writing {url}: {e}") from e
+
+    return Port(read, write, port.close)
 
 
 def file_reader(path: str) -> Reader:
@@ -289,7 +304,13 @@ def build_parser() -> argparse.ArgumentParser:
     src.add_argument("--board", help="start this emulated board (QEMU) and record from it")
     src.add_argument("--log", help="parse a saved log file instead of a port ('-' = stdin)")
     src.add_argument("--list-ports", action="store_true", help="list serial ports and exit")
-    ap.add_argument("--model", help="with --board: the .tflite model the board runs")
+    ap.add_argument("--model", help="with --board: the .tflite model built into the firmware")
+    ap.add_argument(
+        "--upload",
+        metavar="MODEL",
+        help="send MODEL to the probe firmware over the port (CRC-checked, acknowledged, "
+        "retried), then record its report; with --board, builds and starts the probe",
+    )
     ap.add_argument("--baud", type=int, default=115200, help="baud rate (default 115200)")
     ap.add_argument("--timeout", type=float, default=10.0, help="seconds to wait (default 10)")
     ap.add_argument(
@@ -307,6 +328,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _acquire(args: argparse.Namespace) -> Recording:
     if args.log is not None:
+        if args.upload:
+            raise UsageError("--upload needs a board: --port or --board")
         try:
             read = file_reader(args.log)
         except OSError as e:
@@ -314,29 +337,72 @@ def _acquire(args: argparse.Namespace) -> Recording:
         return record_stream(read, args.log, args.timeout, args.text_only)
     if args.board is not None:
         return _record_board(args)
-    read, close = serial_reader(args.port, args.baud)
+    return _record_port(args, args.port, args.port)
+
+
+def _record_port(args: argparse.Namespace, url: str, source: str) -> Recording:
+    """Optionally uploads the model to the probe, then records the report."""
+    model = _read_model(args.upload) if args.upload else None
+    port = open_port(url, args.baud)
     try:
-        return record_stream(read, args.port, args.timeout, args.text_only)
+        read, before, resends = port.read, b"", 0
+        if model is not None:
+            src = upload.LineSource(port.read)
+            try:
+                resends = upload.upload(src, port.write, model, ready_timeout=args.timeout)[
+                    "resends"
+                ]
+            except upload.UploadError as e:
+                raise RecordError(f"upload to {source} failed: {e}") from e
+            # What came after the last acknowledgement belongs to the report.
+            before = bytes(src.log[: len(src.log) - len(src.pending)])
+            read = _prepend(src.pending, port.read)
+        rec = record_stream(read, source, args.timeout, args.text_only)
+        rec.raw = before + rec.raw
+        if resends:
+            rec.warnings.append(f"upload: {resends} line(s) sent again after a NACK or silence")
+        return rec
     finally:
-        close()
+        port.close()
+
+
+def _read_model(path: str) -> bytes:
+    try:
+        data = Path(path).read_bytes()
+    except OSError as e:
+        raise UsageError(f"cannot read {path}: {e}") from e
+    if not data:
+        raise UsageError(f"{path} is empty")
+    return data
+
+
+def _prepend(first: bytes, read: Reader) -> Reader:
+    pending = [first] if first else []
+    return lambda: pending.pop() if pending else read()
 
 
 def _record_board(args: argparse.Namespace) -> Recording:
-    if not args.model:
-        raise UsageError("--board needs --model")
+    if not (args.model or args.upload):
+        raise UsageError("--board needs --model (built in) or --upload (sent to the probe)")
     try:
-        from host import emulate
+        from host import boards, emulate, probe
     except ImportError as e:
         raise UsageError(f"--board needs host.emulate, which is not available: {e}") from e
-    run = emulate.start(args.board, model=args.model)
     try:
-        read, close = serial_reader(run.url, args.baud)
-        try:
-            return record_stream(read, f"{args.board} ({run.url})", args.timeout, args.text_only)
-        finally:
-            close()
-    finally:
-        run.stop()
+        if args.upload:
+            emu = emulate.start(args.board, probe.build_probe(args.board))
+        else:
+            emu = emulate.start(args.board, model=args.model)
+    except (ValueError, FileNotFoundError, KeyError) as e:
+        raise UsageError(f"cannot emulate {args.board}: {e}") from e
+    except (boards.BuildError, probe.ProbeBuildError, emulate.EmulationError, OSError) as e:
+        raise RecordError(f"cannot start {args.board}: {e}") from e
+    with emu:
+        rec = _record_port(args, emu.serial_url, f"{args.board} ({emu.serial_url})")
+        code = emu.wait(5.0)
+        if code not in (0, None) and (rec.report is None or rec.report.ok):
+            rec.warnings.append(f"the firmware exited with status {code} after its report")
+    return rec
 
 
 def run(argv: list[str] | None = None) -> int:

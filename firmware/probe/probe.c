@@ -1,0 +1,102 @@
+/* Model-upload probe: receives a .tflite over the UART (upload_rx.c), loads it into its arena
+ * with the microarena runtime, invokes it once on all-zero inputs and reports the arena in the
+ * wire format (ma_wire_interp.h). Built by host/probe.py for CMSDK-UART boards (mps2-an385,
+ * -an386, -an500); run by `python -m host.record --board <board> --upload model.tflite`.
+ */
+#include <stdint.h>
+#include <string.h>
+
+#include "board.h"
+#include "ma_wire_interp.h"
+#include "uart_cmsdk.h"
+#include "upload_rx.h"
+
+#ifndef PROBE_UART_BASE
+#define PROBE_UART_BASE 0x40004000u /* CMSDK UART0 on the MPS2 boards */
+#endif
+#ifndef PROBE_MODEL_MAX
+#define PROBE_MODEL_MAX (1024u * 1024u)
+#endif
+#ifndef PROBE_ARENA_SIZE
+#define PROBE_ARENA_SIZE (2048u * 1024u)
+#endif
+#define LINE_MAX 640 /* a chunk line of 256 data bytes is 540 characters */
+
+/* The board layer only transmits; the probe enables and polls the receiver itself. */
+static char uart_getc(void) {
+  while ((CMSDK_UART_STATE(PROBE_UART_BASE) & 0x2u) == 0u) { /* RX buffer empty */
+  }
+  return (char)(CMSDK_UART_DATA(PROBE_UART_BASE) & 0xffu);
+}
+
+/* Straight to the UART: board_write would turn the encoder's CRLF into CR CR LF. */
+static void uart_put(void *ctx, const char *s, size_t n) {
+  (void)ctx;
+  for (size_t i = 0; i < n; i++) board_uart_putc(s[i]);
+}
+
+static void put_line(const char *s) {
+  uart_put(NULL, s, strlen(s));
+  uart_put(NULL, "\r\n", 2);
+}
+
+/* One line without its end; an over-long line is cut (its CRC then fails, so it is NACKed). */
+static size_t read_line(char *buf, size_t cap) {
+  size_t n = 0;
+  for (;;) {
+    char c = uart_getc();
+    if (c == '\n') break;
+    if (c != '\r' && n < cap) buf[n++] = c;
+  }
+  return n;
+}
+
+static void say_ready(uint32_t cap) {
+  char line[] = "@MAU R 00000000";
+  for (int i = 0; i < 8; i++) line[7 + i] = "0123456789abcdef"[(cap >> (28 - 4 * i)) & 0xfu];
+  put_line(line);
+}
+
+static void receive_model(upload_rx *u) {
+  char line[LINE_MAX], reply[96];
+  say_ready(u->cap);
+  for (;;) {
+    size_t n = read_line(line, sizeof line);
+    upload_result r = upload_rx_line(u, line, n, reply, sizeof reply);
+    if (reply[0] != '\0') put_line(reply);
+    if (r == UPLOAD_DONE) return;
+  }
+}
+
+static void zero_inputs(ma_interp *it) {
+  for (int32_t i = 0; i < ma_num_inputs(it); i++) {
+    ma_tensor *t = ma_input(it, i);
+    if (t != NULL && t->data != NULL) memset(t->data, 0, t->bytes);
+  }
+}
+
+int main(void) {
+  static uint8_t model[PROBE_MODEL_MAX] __attribute__((aligned(16)));
+  static uint8_t arena[PROBE_ARENA_SIZE] __attribute__((aligned(16)));
+  static char msg[160];
+  static const char info[] = "probe board=" MA_BOARD_NAME;
+
+  CMSDK_UART_CTRL(PROBE_UART_BASE) |= 0x2u; /* RX enable */
+  upload_rx u;
+  upload_rx_init(&u, model, sizeof model);
+  receive_model(&u);
+
+  ma_interp *it = NULL;
+  ma_status st = ma_open(&it, model, u.size, arena, sizeof arena, msg, sizeof msg);
+  if (st != MA_OK) {
+    ma_wire_emit_failure(st, msg, 0, info, uart_put, NULL);
+    return BOARD_EXIT_FAIL;
+  }
+  zero_inputs(it);
+  uint64_t t0 = board_ticks();
+  st = ma_invoke(it);
+  uint64_t t1 = board_ticks();
+  ma_wire_run run = {st, (uint32_t)sizeof arena, 1, t1 - t0, board_tick_hz(), info};
+  ma_wire_emit_interp(it, &run, uart_put, NULL);
+  return st == MA_OK ? BOARD_EXIT_OK : BOARD_EXIT_FAIL;
+}
