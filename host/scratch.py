@@ -78,6 +78,7 @@ TFLM_NO_SCRATCH_CUSTOM = frozenset(
         "SignalFftAutoScale",
         "SignalPCAN",
         "SignalDelay",
+        "SignalIrfft",
         "SignalFramer",
         "SignalStacker",
         "SignalOverlapAdd",

@@ -212,27 +212,38 @@ def test_unknown_runtime() -> None:
 # --------------------------------------------------------------------------- single operators
 
 
-def _single_op_model(code: int, in_shapes: list[tuple[int, ...]], out_shape: tuple[int, ...],
-                     dtype: int, opt_type: int = 0, opt_slots: dict | None = None,
-                     const_inputs: dict[int, bytes] | None = None) -> bytes:  # fmt: skip
-    """A one-operator model built with the project's model writer."""
+def _single_op_model(
+    code: int,
+    in_shapes: list[tuple[int, ...]],
+    out_shape: tuple[int, ...] | list[tuple[int, ...]],
+    dtype: int,
+    opt_type: int = 0,
+    opt_slots: dict | None = None,
+    const_inputs: dict[int, bytes | tuple[bytes, int]] | None = None,
+    out_dtype: int | None = None,
+) -> bytes:
+    """A one-operator model built with the project's model writer.
+
+    Constant inputs are int32 (axes, shapes, paddings) unless given as (bytes, type); a list
+    of output shapes gives several outputs.
+    """
     from host.modelgen import _assemble, _Graph, _options
 
     g = _Graph()
     scale = [0.05]
+    consts = const_inputs or {}
     ins = []
     for i, shape in enumerate(in_shapes):
-        data = (const_inputs or {}).get(i)
-        t_type = 2  # constant operands are int32 (axes, pads) unless given as (bytes, type)
+        data = consts.get(i)
+        t_type = dtype if data is None else 2
         if isinstance(data, tuple):
             data, t_type = data
-        elif data is None:
-            t_type = dtype
         ins.append(g.tensor(f"in{i}", shape, t_type, scale, [0], data))
-    out = g.tensor("out", out_shape, dtype, scale, [0])
-    g.op(code, ins, [out], opt_type, _options(opt_slots or {}, 8))
-    return _assemble(g, [i for i, s in enumerate(in_shapes) if i not in (const_inputs or {})],
-                     [out])  # fmt: skip
+    shapes = out_shape if isinstance(out_shape, list) else [out_shape]
+    odt = dtype if out_dtype is None else out_dtype
+    outs = [g.tensor(f"out{i}", sh, odt, scale, [0]) for i, sh in enumerate(shapes)]
+    g.op(code, ins, outs, opt_type, _options(opt_slots or {}, 8))
+    return _assemble(g, [i for i in range(len(in_shapes)) if i not in consts], outs)
 
 
 FLOAT32, INT64, INT16, INT8, INT4 = 0, 4, 7, 9, 17
@@ -282,8 +293,6 @@ SINGLE_OPS = {
                                           3: (bytes(4), INT16)}),
     "MIRROR_PAD rank 5": (100, [(1, 2, 3, 4, 5), (5, 2)], (1, 2, 3, 4, 7), INT8, 77, None,
                           {1: struct.pack("<10i", *([0] * 8 + [1, 1]))}),
-    "BATCH_MATMUL float (none)": (126, [(1, 4, 8), (1, 8, 3)], (1, 4, 3), FLOAT32, 82, None,
-                                  None),
 }  # fmt: skip
 
 
@@ -313,7 +322,14 @@ def test_unmodelled_ops_are_named() -> None:
     assert scratch_requests(model) == []  # what is known: nothing
 
 
-SIMPLE_UNARY = [
+def _i32(*values: int) -> bytes:
+    return struct.pack(f"<{len(values)}i", *values)
+
+
+BOOL, INT32 = 6, 2
+X4 = (1, 4, 4, 2)
+POOL = {0: ("B", 1), 1: ("i", 2), 2: ("i", 2), 3: ("i", 2), 4: ("i", 2)}
+UNARY = [
     "ABS",
     "RELU",
     "RELU6",
@@ -340,7 +356,7 @@ SIMPLE_UNARY = [
     "QUANTIZE",
     "CAST",
 ]
-SIMPLE_BINARY = [
+BINARY = [
     "ADD",
     "SUB",
     "MUL",
@@ -352,27 +368,79 @@ SIMPLE_BINARY = [
     "FLOOR_MOD",
     "PRELU",
 ]
+COMPARE = ["EQUAL", "NOT_EQUAL", "LESS", "LESS_EQUAL", "GREATER", "GREATER_EQUAL"]
+# Operators listed as never requesting scratch, each in a small valid shape:
+# name: (input shapes, output shape(s), options type, option slots, constants[, output type])
+SCRATCH_FREE = {
+    **{name: ([(1, 8)], (1, 8), 82, None, None) for name in UNARY},
+    **{name: ([(1, 8), (1, 8)], (1, 8), 82, None, None) for name in BINARY},
+    **{name: ([(4, 2), (4, 2)], (4, 2), 82, None, None, BOOL) for name in COMPARE},
+    "PAD": ([X4, (4, 2)], (1, 6, 6, 2), 22, None, {1: _i32(0, 0, 1, 1, 1, 1, 0, 0)}),
+    "PADV2": ([X4, (4, 2), (1,)], (1, 6, 6, 2), 43, None,
+              {1: _i32(0, 0, 1, 1, 1, 1, 0, 0), 2: (struct.pack("<f", 0.0), FLOAT32)}),
+    "CONCATENATION": ([X4, X4], (1, 4, 4, 4), 10, {0: ("i", 3)}, None),
+    "GATHER": ([(5, 3), (2,)], (2, 3), 23, {0: ("i", 0)}, {1: _i32(1, 3)}),
+    "GATHER_ND": ([(5, 3), (2, 1)], (2, 3), 83, None, {1: _i32(1, 3)}),
+    "STRIDED_SLICE": ([X4, (4,), (4,), (4,)], (1, 2, 2, 2), 32, None,
+                      {1: _i32(0, 0, 0, 0), 2: _i32(1, 4, 4, 2), 3: _i32(1, 2, 2, 1)}),
+    "SLICE": ([X4, (4,), (4,)], (1, 2, 2, 2), 48, None,
+              {1: _i32(0, 1, 1, 0), 2: _i32(1, 2, 2, 2)}),
+    "TRANSPOSE": ([X4, (4,)], (1, 2, 4, 4), 26, None, {1: _i32(0, 3, 1, 2)}),
+    "RESIZE_NEAREST_NEIGHBOR": ([X4, (2,)], (1, 8, 8, 2), 74, None, {1: _i32(8, 8)}),
+    "RESIZE_BILINEAR": ([X4, (2,)], (1, 8, 8, 2), 15, None, {1: _i32(8, 8)}),
+    "SPLIT": ([(1,), X4], [(1, 4, 4, 1)] * 2, 35, {0: ("i", 2)}, {0: _i32(3)}),
+    "SPLIT_V": ([X4, (2,), (1,)], [(1, 4, 4, 1)] * 2, 79, {0: ("i", 2)},
+                {1: _i32(1, 1), 2: _i32(3)}),
+    "PACK": ([(4, 2), (4, 2)], (2, 4, 2), 59, {0: ("i", 2), 1: ("i", 0)}, None),
+    "UNPACK": ([(2, 4, 2)], [(4, 2)] * 2, 64, {0: ("i", 2), 1: ("i", 0)}, None),
+    "RESHAPE": ([X4, (2,)], (1, 32), 17, None, {1: _i32(1, 32)}),
+    "SQUEEZE": ([(1, 4, 1, 2)], (4, 2), 30, None, None),
+    "EXPAND_DIMS": ([(4, 2), (1,)], (1, 4, 2), 52, None, {1: _i32(0)}),
+    "AVERAGE_POOL_2D": ([X4], (1, 2, 2, 2), 5, POOL, None),
+    "MAX_POOL_2D": ([X4], (1, 2, 2, 2), 5, POOL, None),
+    "L2_POOL_2D": ([X4], (1, 2, 2, 2), 5, POOL, None),
+    "ARG_MAX": ([X4, (1,)], (1, 4, 4), 40, {0: ("b", INT32)}, {1: _i32(3)}, INT32),
+    "ARG_MIN": ([X4, (1,)], (1, 4, 4), 57, {0: ("b", INT32)}, {1: _i32(3)}, INT32),
+    "CUMSUM": ([X4, (1,)], X4, 102, None, {1: _i32(1)}),
+    "DEPTH_TO_SPACE": ([(1, 2, 2, 8)], X4, 94, {0: ("i", 2)}, None),
+    "SPACE_TO_DEPTH": ([X4], (1, 2, 2, 8), 19, {0: ("i", 2)}, None),
+    "BATCH_TO_SPACE_ND": ([(4, 2, 2, 2), (2,), (2, 2)], X4, 24, None,
+                          {1: _i32(2, 2), 2: _i32(0, 0, 0, 0)}),
+    "SPACE_TO_BATCH_ND": ([X4, (2,), (2, 2)], (4, 2, 2, 2), 25, None,
+                          {1: _i32(2, 2), 2: _i32(0, 0, 0, 0)}),
+    "FILL": ([(2,), ()], (3, 4), 68, None, {0: _i32(3, 4)}),
+    "SHAPE": ([X4], (4,), 55, {0: ("b", INT32)}, None, INT32),
+    "BROADCAST_TO": ([(1, 2), (2,)], (3, 2), 104, None, {1: _i32(3, 2)}),
+    "BROADCAST_ARGS": ([(2,), (2,)], (2,), 82, None, {0: _i32(1, 2), 1: _i32(3, 1)}, INT32),
+    "SELECT_V2": ([(4, 2), (4, 2), (4, 2)], (4, 2), 98, None, {0: (bytes(8), BOOL)}),
+    "EMBEDDING_LOOKUP": ([(2,), (5, 3)], (2, 3), 82, None,
+                         {0: _i32(1, 3), 1: (struct.pack("<15f", *range(15)), FLOAT32)}),
+    "REVERSE_V2": ([X4, (1,)], X4, 81, None, {1: _i32(1)}),
+    "BATCH_MATMUL": ([(1, 4, 8), (1, 8, 3)], (1, 4, 3), 101, None, None),
+}  # fmt: skip
 
 
-@pytest.mark.parametrize("name", SIMPLE_UNARY + SIMPLE_BINARY)
+@pytest.mark.parametrize("name", SCRATCH_FREE)
 def test_ops_listed_without_scratch_request_none(name: str) -> None:
-    """Ops modelled as never requesting scratch: TFLM's head is exactly the pinned tensors."""
+    """Ops modelled as never requesting scratch: TFLM's head is exactly the pinned tensors
+    (float32 and int8 where this TFLM build has the kernel)."""
     from host.op_names import BUILTIN_NAMES
 
     code = {v: k for k, v in BUILTIN_NAMES.items()}[name]
+    ins, out, opt_type, slots, consts, *out_type = SCRATCH_FREE[name]
     ran = []
     for dtype in (FLOAT32, INT8):
-        ins = [(1, 8)] * (2 if name in SIMPLE_BINARY else 1)
-        model = Model(_single_op_model(code, ins, (1, 8), dtype, 82))
+        data = _single_op_model(code, ins, out, dtype, opt_type, slots, consts, *out_type)
+        model = Model(data, name)
         assert scratch_requests(model) == [] and unknown_scratch_ops(model) == []
         try:
             real = run_tflm(_stacked(model, 0)).head
         except RuntimeError:
-            continue  # TFLM has no kernel for this type; the other may run
+            continue  # no kernel for this type in TFLM; the other type may run
         assert real == sum(lt.size for lt in walk(model).lifetimes)
         ran.append(dtype)
     if not ran:
-        pytest.skip(f"this TFLM build runs {name} for neither float32 nor int8")
+        pytest.skip(f"this TFLM build runs {name} for neither float32 nor int8 here")
 
 
 def test_requests_are_plain_values() -> None:
