@@ -582,3 +582,83 @@ def test_single_operator_matches_tflm(lib: ctypes.CDLL, tmp_path: Path, case: st
     it, _ = tflm_run(path, None, seed=len(case))
     ours, want, _ = run_op_on_tflm_tensors(lib, g, it, 0, g.subgraphs[0]["ops"][0])
     assert_same(ours[0], want[0].reshape(ours[0].shape), case)
+
+
+# ----------------------------------------------------------------------------- whole models
+
+_PERSISTENT = re.compile(r"'Persistent buffer data' used (\d+) bytes")
+
+
+def tflm_persistent_buffers(path: Path) -> int:
+    """Bytes TFLM's kernels (and its graph bookkeeping) take as persistent buffers."""
+    from tflm_oracle import run_tflm
+
+    m = _PERSISTENT.search(run_tflm(path.read_bytes()).report)
+    assert m, "TFLM's allocation report has no persistent-buffer line"
+    return int(m.group(1))
+
+
+def run_whole_model(lib: ctypes.CDLL, g: Graph, inputs: list[np.ndarray]) -> tuple[list, int]:
+    """Chains every operator of subgraph 0 through the kernels alone; (outputs, op data)."""
+    sg = g.subgraphs[0]
+    keep: list[Any] = []
+    arrays = {}
+    tensors: dict[int, MaTensor] = {}
+    for i, info in enumerate(sg["tensors"]):
+        arr = info["const"] if info["const"] is not None else empty_like(info)
+        arrays[i] = arr
+        tensors[i] = make_tensor(info, arr, keep)
+    for x, ti in zip(inputs, sg["inputs"], strict=True):
+        arrays[ti][...] = x.reshape(arrays[ti].shape)
+    ctx = Ctx(lib)
+    nodes = []
+    for op in sg["ops"]:
+        ts = [tensors[i] if i >= 0 else None for i in op["inputs"]]
+        node = make_node(op, ts + [tensors[i] for i in op["outputs"]], keep)
+        st, msg = ctx.prepare(node)
+        assert st == 0, f"{op['name']} #{op['index']} prepare: {ERR_NAMES[st]} {msg}"
+        nodes.append((op, node))
+    for op, node in nodes:
+        st, msg = ctx.eval(node)
+        assert st == 0, f"{op['name']} #{op['index']} eval: {ERR_NAMES[st]} {msg}"
+    return [arrays[i].copy() for i in sg["outputs"]], ctx.tail_used()
+
+
+WHOLE_MODELS = [
+    "tflm_hello_world_int8", "tflm_hello_world_float", "tflm_micro_speech_int8",
+    "tflm_person_detect_int8", "tflm_magic_wand_float", "tiny_kws_dscnn_int8",
+    "tiny_vww_mobilenet_int8", "tiny_vww_mobilenet_float", "tiny_ic_resnet8_int8",
+    "tiny_ic_resnet8_float", "tiny_ad_autoencoder_int8", "tiny_ad_autoencoder_float",
+    "tiny_sww_int8", "tflm_pr_retinaface",
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("name", WHOLE_MODELS)
+def test_whole_model_matches_tflm(lib: ctypes.CDLL, name: str) -> None:
+    """Kernels chained alone give TFLM's outputs, with no more op data than TFLM keeps."""
+    path = shared_model(name)
+    g = Graph(path.read_bytes())
+    it, inputs = tflm_run(path, None, seed=3)
+    ours, op_data = run_whole_model(lib, g, inputs)
+    for k, y in enumerate(ours):
+        assert_same(y, np.asarray(it.get_output(k)).reshape(y.shape), f"{name} output {k}")
+    tflm = tflm_persistent_buffers(path)
+    print(f"{name}: kernel op data {op_data} B, TFLM persistent buffers {tflm} B")
+    assert op_data <= tflm
+
+
+def test_hybrid_model_is_refused_clearly(lib: ctypes.CDLL) -> None:
+    """Float activations with int8 weights: a clear UNSUPPORTED, as TFLM refuses it too."""
+    g = Graph(shared_model("tiny_kws_dscnn_float").read_bytes())
+    op = g.subgraphs[0]["ops"][0]
+    keep: list[Any] = []
+    ts = [make_tensor(g.subgraphs[0]["tensors"][i], None, keep) for i in op["inputs"]]
+    ts += [make_tensor(g.subgraphs[0]["tensors"][i], None, keep) for i in op["outputs"]]
+    for t, i in zip(ts, op["inputs"] + op["outputs"], strict=True):
+        arr = g.subgraphs[0]["tensors"][i]["const"]
+        arr = arr if arr is not None else empty_like(g.subgraphs[0]["tensors"][i])
+        keep.append(arr)
+        t.data, t.bytes = arr.ctypes.data, arr.nbytes
+    st, msg = Ctx(lib).prepare(make_node(op, ts, keep))
+    assert ERR_NAMES[st] == "UNSUPPORTED"
+    assert msg.startswith(op["name"] + ": hybrid models")
