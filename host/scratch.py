@@ -17,10 +17,12 @@ caller can warn that a prediction may be short.
 
 from __future__ import annotations
 
+import argparse
 import ast
 import json
 import operator
 import struct
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -352,12 +354,17 @@ def scratch_requests(
     microarena formula file.
     """
     per_op = _per_op(model, runtime, formulas)
-    return [
-        ScratchRequest(sg.index, op.index, size)
-        for sg in model.subgraphs
-        for op in sg.operators
-        for size in per_op(sg, op) or []
-    ]
+    out = []
+    for sg in model.subgraphs:
+        for op in sg.operators:
+            for size in per_op(sg, op) or []:
+                if size < 0:  # only a dynamic (-1) dimension can make a size negative
+                    raise ModelError(
+                        f"{model.source}: subgraph {sg.index} op {op.index} ({op.name}) has "
+                        "dynamic shapes; its scratch size is unknown until run time"
+                    )
+                out.append(ScratchRequest(sg.index, op.index, size))
+    return out
 
 
 def unknown_scratch_ops(
@@ -616,3 +623,66 @@ def predict_tflm_head(model: Model) -> int:
     """Bytes of arena head TFLM's GreedyMemoryPlanner will use for this model."""
     buffers = tflm_buffers(model)
     return arena_size(buffers, plan_greedy(buffers))
+
+
+# --------------------------------------------------------------------------- command line
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(
+        prog="python -m host.scratch",
+        description="List the scratch buffers a model's kernels request at set-up, in request "
+        "order, and (for TFLM) the arena head TFLM's planner will use with them.",
+    )
+    ap.add_argument("model", help="the .tflite model")
+    ap.add_argument("--runtime", choices=RUNTIMES, default="tflm",
+                    help="whose kernels: the pip tflite-micro reference kernels (default) or "
+                    "this project's (formulas in firmware/scratch_requests.json)")  # fmt: skip
+    ap.add_argument("--formulas", help="another microarena formula file")
+    ap.add_argument("--json", action="store_true", help="machine-readable output")
+    args = ap.parse_args(argv)
+    try:
+        model = Model.load(args.model)
+        requests = scratch_requests(model, args.runtime, args.formulas)
+        unknown = unknown_scratch_ops(model, args.runtime, args.formulas)
+        head = predict_tflm_head(model) if args.runtime == "tflm" else None
+    except (ModelError, ScratchError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    names = {(sg.index, op.index): op.name for sg in model.subgraphs for op in sg.operators}
+    if args.json:
+        doc = {
+            "model": args.model,
+            "runtime": args.runtime,
+            "requests": [
+                {
+                    "subgraph": r.subgraph,
+                    "op": r.op,
+                    "op_name": names[(r.subgraph, r.op)],
+                    "bytes": r.bytes,
+                    "planned_bytes": align_up(r.bytes),
+                }
+                for r in requests
+            ],  # fmt: skip
+            "unknown_ops": unknown,
+            "predicted_tflm_head": head,
+        }
+        print(json.dumps(doc, indent=2))
+        return 0
+    print(f"{len(requests)} scratch request(s) by {args.runtime} kernels in {args.model}")
+    for i, r in enumerate(requests):
+        name = names[(r.subgraph, r.op)]
+        print(f"  #{i:<3} subgraph {r.subgraph} op {r.op:<4} {name:<32} {r.bytes:>9} B"
+              f" (planned {align_up(r.bytes)} B)")  # fmt: skip
+    total = sum(align_up(r.bytes) for r in requests)
+    print(f"  total {total} B if all were live at once")
+    if head is not None:
+        print(f"predicted TFLM arena head: {head} B")
+    for u in unknown:
+        print(f"warning: scratch of {u} is not modelled; the prediction may be short",
+              file=sys.stderr)  # fmt: skip
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

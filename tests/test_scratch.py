@@ -458,3 +458,88 @@ def test_tflm_buffers_orders_tensors_then_scratch() -> None:
     scratch = [b for b in bufs if b.id >= n]
     assert bufs[-len(scratch) :] == scratch and len(scratch) == 4
     assert all(b.size % 16 == 0 and b.offset is None for b in scratch)
+
+
+def _svdf_model(dtype: int, batch: int, filters: int, rank: int, memory: int) -> bytes:
+    """One SVDF operator with its variable activation state (as TFLM's SVDF Prepare expects)."""
+    from host.flatbuf import new_table, set_child
+    from host.modelgen import _assemble, _Graph, _options
+
+    units, n_in = filters // rank, 8
+    int8 = dtype == INT8
+    wtype, btype, stype = (INT8, INT32, INT16) if int8 else (FLOAT32, FLOAT32, FLOAT32)
+    g = _Graph()
+    x = g.tensor("in", (batch, n_in), dtype, [0.05], [0])
+    wf = g.tensor("feature", (filters, n_in), wtype, [0.05], [0],
+                  bytes(filters * n_in * (1 if int8 else 4)))  # fmt: skip
+    wt = g.tensor("time", (filters, memory), stype, [0.05], [0],
+                  bytes(filters * memory * (2 if int8 else 4)))  # fmt: skip
+    b = g.tensor("bias", (units,), btype, [0.05 * 0.05], [0], bytes(units * 4))
+    state = new_table("Tensor", {1: ("b", stype), 2: ("I", 0), 5: ("B", 1)}, 10)
+    set_child(state, 0, struct.pack("<2i", batch, memory * filters))
+    set_child(state, 3, b"state")
+    q = new_table("QuantizationParameters", {}, 7)
+    set_child(q, 2, struct.pack("<f", 0.05))
+    set_child(q, 3, struct.pack("<q", 0))
+    set_child(state, 4, q)
+    g.tensors.append(state)
+    out = g.tensor("out", (batch, units), dtype, [0.05], [0])
+    g.op(27, [x, wf, wt, b, len(g.tensors) - 2], [out], 6, _options({0: ("i", rank)}, 3))
+    return _assemble(g, [x], [out])
+
+
+@pytest.mark.parametrize("dtype", [FLOAT32, INT8])
+def test_svdf_scratch_in_tflm(dtype: int) -> None:
+    model = Model(_svdf_model(dtype, batch=2, filters=12, rank=2, memory=3))
+    reqs = [r.bytes for r in scratch_requests(model)]
+    # int32 / float per batch x filter; int8 also int32 per batch x unit.
+    assert reqs == ([2 * 12 * 4] if dtype == FLOAT32 else [2 * 12 * 4, 2 * 6 * 4])
+    real = run_tflm(_stacked(model, 0)).head
+    assert real - sum(lt.size for lt in walk(model).lifetimes) == sum(
+        -(-b // 16) * 16 for b in reqs
+    )
+    assert predict_tflm_head(model) == run_tflm(model.to_bytes()).head
+
+
+# --------------------------------------------------------------------------- command line
+
+
+@needs_models
+def test_cli_json_matches_api(capsys: pytest.CaptureFixture[str]) -> None:
+    from host.scratch import main
+
+    path = shared_model("tflm_dtln_noise_suppression")
+    assert main([str(path), "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    model = Model.load(path)
+    assert [(r["subgraph"], r["op"], r["bytes"]) for r in doc["requests"]] == [
+        (r.subgraph, r.op, r.bytes) for r in scratch_requests(model)
+    ]
+    assert doc["predicted_tflm_head"] == run_tflm(path.read_bytes()).head
+    assert doc["unknown_ops"] == []
+
+
+@needs_models
+def test_cli_text(capsys: pytest.CaptureFixture[str]) -> None:
+    from host.scratch import main
+
+    assert main([str(shared_model("tflm_audio_preprocessor_int8"))]) == 0
+    out = capsys.readouterr().out
+    assert "SignalRfft" in out and "predicted TFLM arena head" in out
+
+
+def test_cli_bad_input_is_a_clear_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from host.modelgen import build_demo_model
+    from host.scratch import main
+
+    cut = tmp_path / "cut.tflite"
+    cut.write_bytes(build_demo_model()[:200])
+    for argv in ([str(cut)], [str(tmp_path / "absent.tflite")]):
+        assert main(argv) == 2
+        err = capsys.readouterr().err
+        assert err.startswith("error: ") and "Traceback" not in err
+    demo = tmp_path / "demo.tflite"
+    demo.write_bytes(build_demo_model())
+    bad = _write(tmp_path, {"CONV_2D": ["nonsense_name * 2"]})
+    assert main([str(demo), "--runtime", "microarena", "--formulas", str(bad)]) == 2
+    assert "unknown name 'nonsense_name'" in capsys.readouterr().err
