@@ -166,8 +166,8 @@ def _declare(lib: ctypes.CDLL) -> None:
     for name in ("ma_input", "ma_output"):
         getattr(lib, name).argtypes = [p, i32]
         getattr(lib, name).restype = tp
-    lib.ma_tensor_at.argtypes = [p, i32, i32]
-    lib.ma_tensor_at.restype = tp
+    lib.ma_tensor_info.argtypes = [p, i32, i32, tp]
+    lib.ma_tensor_info.restype = ctypes.c_int
     lib.ma_tensor_offset.argtypes = [p, i32, i32]
     lib.ma_tensor_offset.restype = ctypes.c_int64
     lib.ma_arena_stats_get.argtypes = [p, ctypes.POINTER(_Stats)]
@@ -288,7 +288,9 @@ class Interpreter:
         out = []
         for sg in range(self._lib.ma_num_subgraphs(self._it)):
             for i in range(self._lib.ma_num_tensors(self._it, sg)):
-                out.append(self._info(self._lib.ma_tensor_at(self._it, sg, i).contents, sg))
+                t = _Tensor()
+                self._lib.ma_tensor_info(self._it, sg, i, ctypes.byref(t))
+                out.append(self._info(t, sg))
         return out
 
     def _view(self, t: _Tensor) -> np.ndarray:

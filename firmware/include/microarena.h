@@ -24,8 +24,8 @@ typedef struct ma_context ma_interp;
 
 /* Recorder categories, in TFLM RecordingMicroAllocator order. */
 typedef enum {
-  MA_REC_EVAL_TENSOR = 0,   /* 'TfLiteEvalTensor data': tensor descriptors */
-  MA_REC_TENSOR,            /* 'Persistent TfLiteTensor data' (unused: no second descriptor) */
+  MA_REC_EVAL_TENSOR = 0,   /* 'TfLiteEvalTensor data': per-tensor data pointers */
+  MA_REC_TENSOR,            /* 'Persistent TfLiteTensor data': model input/output descriptors */
   MA_REC_QUANT,             /* 'Persistent TfLiteTensor quantization data' (unused) */
   MA_REC_PERSISTENT_BUFFER, /* 'Persistent buffer data': kernel ma_persistent + runtime tables */
   MA_REC_VARIABLE,          /* 'TfLiteTensor variable buffer data': variable/resource buffers */
@@ -72,10 +72,11 @@ int32_t ma_num_outputs(const ma_interp *it);
 ma_tensor *ma_input(ma_interp *it, int32_t i);
 ma_tensor *ma_output(ma_interp *it, int32_t i);
 
-/* Any tensor; NULL when out of range. */
+/* Any tensor: its descriptor is built from the model on request (the runtime stores only
+ * each tensor's data pointer). MA_ERR_ARG when out of range. */
 int32_t ma_num_subgraphs(const ma_interp *it);
 int32_t ma_num_tensors(const ma_interp *it, int32_t subgraph);
-ma_tensor *ma_tensor_at(ma_interp *it, int32_t subgraph, int32_t index);
+ma_status ma_tensor_info(ma_interp *it, int32_t subgraph, int32_t index, ma_tensor *out);
 
 /* Byte offset of a tensor's data from the (aligned) arena start, or -1 when it is not in the
  * arena (constant, or no data). */

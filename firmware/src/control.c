@@ -5,14 +5,15 @@
 
 #include "internal.h"
 
-/* Subgraph inputs were checked non-constant at load; outputs may be NULL (constant). */
-static ma_tensor *sg_tensor(ma_interp *it, int32_t sg, fb_vec v, uint32_t i) {
-  return ma_dense(it, sg, fb_vec_i32(&it->rd, v, i));
+/* Descriptor of the i-th tensor of index vector v (a subgraph's inputs or outputs). */
+static ma_tensor *sg_tensor(ma_interp *it, int32_t sg, fb_vec v, uint32_t i, ma_tensor *t) {
+  ma_describe(it, sg, fb_vec_i32(&it->rd, v, i), t);
+  return t;
 }
 
 /* Pairs of tensors that get copied must have equal byte sizes. */
 static ma_status same_bytes(ma_interp *it, const ma_tensor *a, const ma_tensor *b, int32_t callee) {
-  if (b == NULL) return ma_fail(it, MA_ERR_UNSUPPORTED, "constant subgraph %d output", (int)callee);
+  if (b->is_const) return ma_fail(it, MA_ERR_UNSUPPORTED, "constant subgraph %d output", (int)callee);
   if (a->bytes != b->bytes || a->type != b->type) {
     return ma_fail(it, MA_ERR_MODEL, "tensor %d (%lu bytes) does not match tensor %d of "
                    "subgraph %d (%lu bytes)", (int)a->index, (unsigned long)a->bytes, (int)b->index, (int)callee,
@@ -39,7 +40,8 @@ static ma_status match(ma_interp *it, ma_tensor **op, int32_t count, int32_t cal
   }
   for (int32_t i = 0; i < count; i++) {
     if (op[i] == NULL) return ma_fail(it, MA_ERR_MODEL, "missing control-flow operand");
-    ma_status st = same_bytes(it, op[i], sg_tensor(it, callee, v, (uint32_t)i), callee);
+    ma_tensor t;
+    ma_status st = same_bytes(it, op[i], sg_tensor(it, callee, v, (uint32_t)i, &t), callee);
     if (st != MA_OK) return st;
   }
   return MA_OK;
@@ -76,7 +78,7 @@ static ma_status prepare_resource(ma_interp *it, ma_inode *n, ma_node *node) {
     }
     /* As in TFLM the handle lives in persistent node state, so it is not planned. */
     n->state = id;
-    node->outputs[0]->data = &n->state;
+    it->subgraphs[it->cur_subgraph].data[node->outputs[0]->index] = &n->state;
     return MA_OK;
   }
   if (node->n_inputs < 1 || node->inputs[0] == NULL || node->inputs[0]->bytes != 4) {
@@ -137,8 +139,9 @@ ma_status ma_core_prepare(ma_interp *it, ma_inode *n, ma_frame *f) {
       if (st == MA_OK) st = match(it, node->inputs, node->n_inputs, callee[1], 0);
       if (st == MA_OK) st = match(it, node->outputs, node->n_outputs, callee[1], 1);
       ma_subgraph *cond = &it->subgraphs[callee[0]];
+      ma_tensor t;
       const ma_tensor *cond_out =
-          cond->outputs.len < 1 ? NULL : sg_tensor(it, callee[0], cond->outputs, 0);
+          cond->outputs.len < 1 ? NULL : sg_tensor(it, callee[0], cond->outputs, 0, &t);
       if (st == MA_OK && (cond_out == NULL || cond_out->bytes < 1)) {
         return ma_fail(it, MA_ERR_MODEL, "WHILE condition subgraph %d has no output",
                        (int)callee[0]);
@@ -170,12 +173,14 @@ static void copy(ma_tensor *dst, const ma_tensor *src) {
 
 static void copy_to_inputs(ma_interp *it, ma_tensor **from, int32_t count, int32_t callee) {
   ma_subgraph *c = &it->subgraphs[callee];
-  for (int32_t i = 0; i < count; i++) copy(sg_tensor(it, callee, c->inputs, (uint32_t)i), from[i]);
+  ma_tensor t;
+  for (int32_t i = 0; i < count; i++) copy(sg_tensor(it, callee, c->inputs, (uint32_t)i, &t), from[i]);
 }
 
 static void copy_from_outputs(ma_interp *it, ma_tensor **to, int32_t count, int32_t callee) {
   ma_subgraph *c = &it->subgraphs[callee];
-  for (int32_t i = 0; i < count; i++) copy(to[i], sg_tensor(it, callee, c->outputs, (uint32_t)i));
+  ma_tensor t;
+  for (int32_t i = 0; i < count; i++) copy(to[i], sg_tensor(it, callee, c->outputs, (uint32_t)i, &t));
 }
 
 static int truthy(const ma_tensor *t) { return ((const uint8_t *)t->data)[0] != 0; }
@@ -183,7 +188,8 @@ static int truthy(const ma_tensor *t) { return ((const uint8_t *)t->data)[0] != 
 static ma_status eval_while(ma_interp *it, ma_frame *f) {
   ma_node *node = &f->node;
   int32_t cond = f->callee[0], body = f->callee[1];
-  ma_tensor *cond_out = sg_tensor(it, cond, it->subgraphs[cond].outputs, 0);
+  ma_tensor cond_desc;
+  const ma_tensor *cond_out = sg_tensor(it, cond, it->subgraphs[cond].outputs, 0, &cond_desc);
   copy_to_inputs(it, node->inputs, node->n_inputs, cond);
   ma_status st = ma_invoke_subgraph(it, cond);
   if (st != MA_OK) return st;

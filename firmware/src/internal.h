@@ -29,26 +29,24 @@ typedef struct {
   int32_t state;     /* CALL_ONCE: done flag; VAR_HANDLE: resource id (the handle's data) */
 } ma_inode;
 
-/* Limits per operator, so an operator's view fits a bounded stack frame. */
-#define MA_MAX_OPERANDS 32      /* inputs + outputs */
-#define MA_MAX_CONST_OPERANDS 24 /* constant inputs (weights, bias, shapes; LSTM has 20) */
+/* Operands per operator (LSTM has 24 inputs), so an operator's view fits a bounded frame. */
+#define MA_MAX_OPERANDS 26
 
-/* An operator as kernels see it, built on the stack for each prepare / eval: constant
- * operands get descriptors here, other tensors point at their persistent descriptors. */
+/* An operator as kernels see it, built on the stack for each prepare / eval from the
+ * (verified) model: descriptors are never stored, only each tensor's data pointer is. */
 typedef struct {
   ma_node node;
   int32_t callee[2]; /* subgraphs invoked by IF/WHILE/CALL_ONCE, -1 if none */
   ma_tensor *list[MA_MAX_OPERANDS];
-  ma_tensor consts[MA_MAX_CONST_OPERANDS];
+  ma_tensor desc[MA_MAX_OPERANDS];
 } ma_frame;
 
 typedef struct {
-  ma_tensor *tensors;     /* descriptors of the non-constant tensors only */
-  int32_t *slot;          /* tensor index -> position in tensors[], -1 for constants */
+  void **data;            /* per tensor: model (constant), head, tail (variable) or NULL */
   ma_inode *nodes;
   fb_vec tensor_tabs;     /* the model's tensor tables */
   fb_vec inputs, outputs; /* validated int32 tensor indices in the model */
-  int32_t n_tensors, n_nodes, n_dense;
+  int32_t n_tensors, n_nodes;
   int32_t first_global; /* index of tensor 0 in the all-subgraphs numbering */
 } ma_subgraph;
 
@@ -77,6 +75,7 @@ struct ma_context {
   int32_t n_subgraphs, n_tensors_total;
   const int32_t *offline; /* OfflineMemoryAllocation offsets (all subgraphs) or NULL */
   fb_vec buffers, opcodes;
+  ma_tensor *io;          /* subgraph 0 inputs then outputs, for the caller */
   ma_resource *resources;
   int32_t n_resources;
   ma_scratch_req *scratch_reqs; /* in temp during prepare */
@@ -110,8 +109,9 @@ ma_status ma_build_frame(ma_interp *it, int32_t sg, ma_inode *n, ma_frame *f);
 void ma_op_io(ma_interp *it, const ma_inode *n, fb_vec *ins, fb_vec *outs);
 /* Subgraphs an operator invokes (IF/WHILE: 2, CALL_ONCE: 1), -1 when none or invalid. */
 void ma_op_callees(ma_interp *it, const ma_inode *n, int32_t callee[2]);
-/* Persistent descriptor of a non-constant tensor, NULL for constants. */
-ma_tensor *ma_dense(ma_interp *it, int32_t sg, int32_t index);
+/* A tensor's descriptor, built from the model and its data pointer. */
+void ma_describe(ma_interp *it, int32_t sg, int32_t index, ma_tensor *out);
+int ma_is_const(const ma_interp *it, int32_t sg, int32_t index);
 
 /* planner.c */
 ma_status ma_plan(ma_interp *it);

@@ -63,12 +63,12 @@ static ma_status allocate_variables(ma_interp *it) {
   for (int32_t s = 0; s < it->n_subgraphs; s++) {
     ma_subgraph *sg = &it->subgraphs[s];
     for (int32_t i = 0; i < sg->n_tensors; i++) {
-      ma_tensor *t = ma_dense(it, s, i);
-      if (t == NULL) continue;
+      ma_tensor t;
+      ma_describe(it, s, i, &t);
       int offline = it->offline != NULL && it->offline[sg->first_global + i] != -1;
-      if (!t->is_variable || offline || t->bytes == 0) continue;
-      t->data = ma_tail_alloc(it, t->bytes, MA_ALIGN, MA_REC_VARIABLE);
-      if (t->data == NULL) return MA_ERR_ARENA;
+      if (!t.is_variable || offline || t.bytes == 0) continue;
+      sg->data[i] = ma_tail_alloc(it, t.bytes, MA_ALIGN, MA_REC_VARIABLE);
+      if (sg->data[i] == NULL) return MA_ERR_ARENA;
     }
   }
   return MA_OK;
@@ -91,9 +91,10 @@ static ma_status prepare_all(ma_interp *it) {
   /* Until planned, tensors to plan point at the arena start: kernels may test data for
    * NULL in prepare but never read or write activations there. */
   for (int32_t s = 0; s < it->n_subgraphs; s++) {
-    for (int32_t i = 0; i < it->subgraphs[s].n_dense; i++) {
-      ma_tensor *t = &it->subgraphs[s].tensors[i];
-      if (t->data == NULL && t->bytes > 0) t->data = it->arena_start;
+    for (int32_t i = 0; i < it->subgraphs[s].n_tensors; i++) {
+      ma_tensor t;
+      ma_describe(it, s, i, &t);
+      if (t.data == NULL && t.bytes > 0) it->subgraphs[s].data[i] = it->arena_start;
     }
   }
   it->phase = MA_PHASE_PREPARE;
@@ -116,6 +117,14 @@ static ma_status prepare_all(ma_interp *it) {
       }
       if (st != MA_OK) return at_operator(it, st, s, k, "prepare");
     }
+  }
+  /* The caller's view of the model inputs and outputs (TFLM also keeps these persistent). */
+  int32_t n_io = (int32_t)(it->subgraphs[0].inputs.len + it->subgraphs[0].outputs.len);
+  if (n_io > 0) {
+    it->io = ma_tail_alloc(it, sizeof(ma_tensor) * (size_t)n_io, _Alignof(ma_tensor),
+                           MA_REC_TENSOR);
+    if (it->io == NULL) return MA_ERR_ARENA;
+    it->rec[MA_REC_TENSOR].count += (size_t)n_io;
   }
   if (it->n_scratch > 0) {
     it->scratch_offsets = ma_tail_alloc(it, sizeof(int32_t) * (size_t)it->n_scratch, 4,
@@ -174,9 +183,17 @@ ma_status ma_open(ma_interp **out, const void *model, size_t model_size, void *a
   if (st != MA_OK) return st;
   for (int32_t s = 0; s < it->n_subgraphs; s++) {
     ma_subgraph *sg = &it->subgraphs[s];
-    for (int32_t i = 0; i < sg->n_dense; i++) {
-      if (sg->tensors[i].is_variable) reset_variable(&sg->tensors[i]);
+    for (int32_t i = 0; i < sg->n_tensors; i++) {
+      ma_tensor t;
+      ma_describe(it, s, i, &t);
+      if (t.is_variable) reset_variable(&t);
     }
+  }
+  ma_subgraph *main = &it->subgraphs[0];
+  for (uint32_t i = 0; i < main->inputs.len + main->outputs.len; i++) {
+    int32_t x = i < main->inputs.len ? fb_vec_i32(&it->rd, main->inputs, i)
+                                     : fb_vec_i32(&it->rd, main->outputs, i - main->inputs.len);
+    ma_describe(it, 0, x, &it->io[i]);
   }
   it->phase = MA_PHASE_READY;
   if (msg != NULL && msg_size > 0) msg[0] = 0;
@@ -221,13 +238,15 @@ const char *ma_error(const ma_interp *it) {
 int32_t ma_num_inputs(const ma_interp *it) { return (int32_t)it->subgraphs[0].inputs.len; }
 int32_t ma_num_outputs(const ma_interp *it) { return (int32_t)it->subgraphs[0].outputs.len; }
 
-static ma_tensor *io(ma_interp *it, fb_vec v, int32_t i) {
-  if (i < 0 || (uint32_t)i >= v.len) return NULL;
-  return ma_dense(it, 0, fb_vec_i32(&it->rd, v, (uint32_t)i));
+ma_tensor *ma_input(ma_interp *it, int32_t i) {
+  if (i < 0 || (uint32_t)i >= it->subgraphs[0].inputs.len) return NULL;
+  return &it->io[i];
 }
 
-ma_tensor *ma_input(ma_interp *it, int32_t i) { return io(it, it->subgraphs[0].inputs, i); }
-ma_tensor *ma_output(ma_interp *it, int32_t i) { return io(it, it->subgraphs[0].outputs, i); }
+ma_tensor *ma_output(ma_interp *it, int32_t i) {
+  if (i < 0 || (uint32_t)i >= it->subgraphs[0].outputs.len) return NULL;
+  return &it->io[it->subgraphs[0].inputs.len + (uint32_t)i];
+}
 
 int32_t ma_num_subgraphs(const ma_interp *it) { return it->n_subgraphs; }
 
@@ -236,15 +255,15 @@ int32_t ma_num_tensors(const ma_interp *it, int32_t subgraph) {
   return it->subgraphs[subgraph].n_tensors;
 }
 
-ma_tensor *ma_tensor_at(ma_interp *it, int32_t subgraph, int32_t index) {
-  if (index < 0 || index >= ma_num_tensors(it, subgraph)) return NULL;
-  return ma_dense(it, subgraph, index);
+ma_status ma_tensor_info(ma_interp *it, int32_t subgraph, int32_t index, ma_tensor *out) {
+  if (out == NULL || index < 0 || index >= ma_num_tensors(it, subgraph)) return MA_ERR_ARG;
+  ma_describe(it, subgraph, index, out);
+  return MA_OK;
 }
 
 int64_t ma_tensor_offset(const ma_interp *it, int32_t subgraph, int32_t index) {
   if (index < 0 || index >= ma_num_tensors(it, subgraph)) return -1;
-  const ma_tensor *t = ma_dense((ma_interp *)(uintptr_t)it, subgraph, index);
-  const uint8_t *p = t != NULL ? t->data : NULL;
+  const uint8_t *p = it->subgraphs[subgraph].data[index];
   if (p == NULL || p < it->arena_start || p >= it->arena_end) return -1;
   return (int64_t)(p - it->arena_start);
 }

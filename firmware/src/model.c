@@ -171,18 +171,10 @@ static ma_status parse_operator(ma_interp *it, int32_t sg, int32_t k, fb_tab op,
     return ma_fail(it, MA_ERR_UNSUPPORTED, "operator %d of subgraph %d has %u operands (max %d)",
                    (int)k, (int)sg, (unsigned)(ins.len + outs.len), MA_MAX_OPERANDS);
   }
-  int32_t consts = 0;
-  for (uint32_t j = 0; j < ins.len; j++) {
-    int32_t x = fb_vec_i32(rd, ins, j);
-    consts += x >= 0 && s->slot[x] < 0;
-  }
   for (uint32_t j = 0; j < outs.len; j++) {
-    if (s->slot[fb_vec_i32(rd, outs, j)] < 0) return bad(it, "operator writes a constant", sg, k);
-  }
-  if (consts > MA_MAX_CONST_OPERANDS) {
-    return ma_fail(it, MA_ERR_UNSUPPORTED,
-                   "operator %d of subgraph %d has %d constant inputs (max %d)", (int)k, (int)sg,
-                   (int)consts, MA_MAX_CONST_OPERANDS);
+    if (ma_is_const(it, sg, fb_vec_i32(rd, outs, j))) {
+      return bad(it, "operator writes a constant", sg, k);
+    }
   }
   n->op_pos = op.pos;
   return MA_OK;
@@ -204,9 +196,9 @@ static ma_status parse_subgraph(ma_interp *it, int32_t sg, fb_tab st) {
   }
   if (status != MA_OK) return status;
   if (tensors.len == 0) return ops.len == 0 ? MA_OK : bad(it, "operators without tensors", sg, -1);
-  s->slot = ma_tail_alloc(it, sizeof(int32_t) * tensors.len, 4, MA_REC_PERSISTENT_BUFFER);
-  if (s->slot == NULL) return MA_ERR_ARENA;
-  /* Pass 1 verifies every tensor and numbers the non-constant ones; pass 2 keeps those. */
+  s->data = ma_tail_alloc(it, sizeof(void *) * tensors.len, _Alignof(void *), MA_REC_EVAL_TENSOR);
+  if (s->data == NULL) return MA_ERR_ARENA;
+  it->rec[MA_REC_EVAL_TENSOR].count += tensors.len;
   for (uint32_t i = 0; i < tensors.len; i++) {
     ma_tensor t;
     memset(&t, 0, sizeof t);
@@ -214,22 +206,12 @@ static ma_status parse_subgraph(ma_interp *it, int32_t sg, fb_tab st) {
     if (rd->bad) return bad(it, "tensor table", sg, (int32_t)i);
     status = parse_tensor(it, sg, (int32_t)i, tt, it->buffers, &t);
     if (status != MA_OK) return status;
-    s->slot[i] = t.is_const ? -1 : s->n_dense++;
-  }
-  if (s->n_dense > 0) {
-    s->tensors = ma_tail_alloc(it, sizeof(ma_tensor) * (size_t)s->n_dense, _Alignof(ma_tensor),
-                               MA_REC_EVAL_TENSOR);
-    if (s->tensors == NULL) return MA_ERR_ARENA;
-    it->rec[MA_REC_EVAL_TENSOR].count += (size_t)s->n_dense;
-  }
-  for (uint32_t i = 0; i < tensors.len; i++) {
-    if (s->slot[i] >= 0) {
-      parse_tensor(it, sg, (int32_t)i, fb_vec_table(rd, tensors, i), it->buffers,
-                   &s->tensors[s->slot[i]]);
-    }
+    s->data[i] = t.data;
   }
   for (uint32_t i = 0; i < s->inputs.len; i++) {
-    if (s->slot[fb_vec_i32(rd, s->inputs, i)] < 0) return bad(it, "constant subgraph input", sg, -1);
+    if (ma_is_const(it, sg, fb_vec_i32(rd, s->inputs, i))) {
+      return bad(it, "constant subgraph input", sg, -1);
+    }
   }
   s->n_nodes = (int32_t)ops.len;
   if (ops.len > 0) {
@@ -246,10 +228,18 @@ static ma_status parse_subgraph(ma_interp *it, int32_t sg, fb_tab st) {
   return MA_OK;
 }
 
-ma_tensor *ma_dense(ma_interp *it, int32_t sg, int32_t index) {
+int ma_is_const(const ma_interp *it, int32_t sg, int32_t index) {
+  const uint8_t *p = it->subgraphs[sg].data[index];
+  return p != NULL && p >= it->rd.buf && p < it->rd.buf + it->rd.size;
+}
+
+void ma_describe(ma_interp *it, int32_t sg, int32_t index, ma_tensor *out) {
   ma_subgraph *s = &it->subgraphs[sg];
-  int32_t slot = s->slot[index];
-  return slot < 0 ? NULL : &s->tensors[slot];
+  memset(out, 0, sizeof *out);
+  /* Cannot fail: the same tensor passed this parse at load. */
+  parse_tensor(it, sg, index, fb_vec_table(&it->rd, s->tensor_tabs, (uint32_t)index), it->buffers,
+               out);
+  out->data = s->data[index];
 }
 
 void ma_op_io(ma_interp *it, const ma_inode *n, fb_vec *ins, fb_vec *outs) {
@@ -281,21 +271,15 @@ ma_status ma_build_frame(ma_interp *it, int32_t sg, ma_inode *n, ma_frame *f) {
   fb_vec custom = fb_vector(rd, &op, 5, 1);
   if (rd->bad) return bad(it, "operator table", sg, -1); /* unreachable: verified at load */
   memset(&f->node, 0, sizeof f->node);
-  int32_t nc = 0;
-  for (uint32_t j = 0; j < ins.len; j++) {
-    int32_t x = fb_vec_i32(rd, ins, j);
+  for (uint32_t j = 0; j < ins.len + outs.len; j++) {
+    int32_t x = j < ins.len ? fb_vec_i32(rd, ins, j) : fb_vec_i32(rd, outs, j - ins.len);
     if (x < 0) {
       f->list[j] = NULL;
-    } else if (s->slot[x] >= 0) {
-      f->list[j] = &s->tensors[s->slot[x]];
     } else {
-      ma_tensor *t = &f->consts[nc++];
-      memset(t, 0, sizeof *t);
-      parse_tensor(it, sg, x, fb_vec_table(rd, s->tensor_tabs, (uint32_t)x), it->buffers, t);
-      f->list[j] = t;
+      ma_describe(it, sg, x, &f->desc[j]);
+      f->list[j] = &f->desc[j];
     }
   }
-  for (uint32_t j = 0; j < outs.len; j++) f->list[ins.len + j] = ma_dense(it, sg, fb_vec_i32(rd, outs, j));
   f->node.n_inputs = (int32_t)ins.len;
   f->node.n_outputs = (int32_t)outs.len;
   f->node.inputs = f->list;

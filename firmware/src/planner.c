@@ -20,23 +20,25 @@ typedef struct {
   int32_t scope;
 } walk;
 
-static void created(int32_t *first, int32_t scope) {
-  if (*first == UNSET || *first > scope) *first = scope;
-}
-static void used(int32_t *last, int32_t scope) {
-  if (*last == UNSET || *last < scope) *last = scope;
+/* As TFLM: each mark overwrites (scopes only grow), and creation also resets the last use. */
+static void created(int32_t *first, int32_t *last, int32_t scope) {
+  *first = scope;
+  *last = scope;
 }
 
-/* Marks lifetimes of subgraph `sg` and, nested inside each calling operator, of the
- * subgraphs it invokes. Depth was bounded when the model was loaded (call graph check). */
+/* Marks lifetimes of subgraph `sg` and, nested inside each calling operator (one new scope
+ * per callee), of the subgraphs it invokes. Depth was bounded at load (call graph check). */
 static void mark(walk *w, int32_t sg, int32_t depth) {
   ma_interp *it = w->it;
   ma_subgraph *s = &it->subgraphs[sg];
   int32_t *first = w->first + s->first_global, *last = w->last + s->first_global;
   for (uint32_t i = 0; i < s->inputs.len; i++) {
     int32_t t = fb_vec_i32(&it->rd, s->inputs, i);
-    created(&first[t], w->scope);
-    used(&last[t], w->scope);
+    created(&first[t], &last[t], w->scope);
+  }
+  for (uint32_t i = 0; i < s->outputs.len; i++) {
+    int32_t t = fb_vec_i32(&it->rd, s->outputs, i);
+    created(&first[t], &last[t], w->scope);
   }
   for (int32_t k = 0; k < s->n_nodes; k++) {
     fb_vec ins, outs;
@@ -44,28 +46,29 @@ static void mark(walk *w, int32_t sg, int32_t depth) {
     ma_op_io(it, &s->nodes[k], &ins, &outs);
     ma_op_callees(it, &s->nodes[k], callee);
     w->scope++;
-    for (uint32_t j = 0; j < outs.len; j++) created(&first[fb_vec_i32(&it->rd, outs, j)], w->scope);
+    for (uint32_t j = 0; j < outs.len; j++) {
+      int32_t t = fb_vec_i32(&it->rd, outs, j);
+      created(&first[t], &last[t], w->scope);
+    }
     int32_t op_scope = w->scope;
     for (int c = 0; c < 2 && depth < MA_MAX_NESTING; c++) {
-      if (callee[c] >= 0) mark(w, callee[c], depth + 1);
+      if (callee[c] < 0) continue;
+      w->scope++;
+      mark(w, callee[c], depth + 1);
     }
+    for (uint32_t j = 0; j < ins.len; j++) {
+      int32_t t = fb_vec_i32(&it->rd, ins, j);
+      if (t >= 0) last[t] = w->scope;
+    }
+    for (uint32_t j = 0; j < outs.len; j++) last[fb_vec_i32(&it->rd, outs, j)] = w->scope;
     for (int32_t r = 0; r < it->n_scratch; r++) {
       if (it->scratch_reqs[r].subgraph == sg && it->scratch_reqs[r].node == k) {
         w->sfirst[r] = op_scope;
         w->slast[r] = w->scope;
       }
     }
-    for (uint32_t j = 0; j < ins.len; j++) {
-      int32_t t = fb_vec_i32(&it->rd, ins, j);
-      if (t >= 0) used(&last[t], w->scope);
-    }
-    for (uint32_t j = 0; j < outs.len; j++) used(&last[fb_vec_i32(&it->rd, outs, j)], w->scope);
   }
-  for (uint32_t i = 0; i < s->outputs.len; i++) {
-    int32_t t = fb_vec_i32(&it->rd, s->outputs, i);
-    created(&first[t], w->scope);
-    used(&last[t], w->scope);
-  }
+  for (uint32_t i = 0; i < s->outputs.len; i++) last[fb_vec_i32(&it->rd, s->outputs, i)] = w->scope;
 }
 
 static int overlap_in_time(const buf *a, int32_t first, int32_t last) {
@@ -160,16 +163,16 @@ static ma_status check_offline(ma_interp *it, const buf *b, int32_t n) {
   return MA_OK;
 }
 
-/* NULL for constants. */
-static ma_tensor *global_tensor(ma_interp *it, int32_t g) {
+static ma_tensor *global_tensor(ma_interp *it, int32_t g, ma_tensor *t) {
   int32_t sg, idx;
   locate(it, g, &sg, &idx);
-  return ma_dense(it, sg, idx);
+  ma_describe(it, sg, idx, t);
+  return t;
 }
 
 /* Planned tensors still hold the prepare-time placeholder (arena start) or NULL. */
 static int unplaced(const ma_interp *it, const ma_tensor *t) {
-  if (t == NULL) return 0;
+  if (t->is_const || t->bytes == 0) return 0;
   return t->data == NULL || t->data == (void *)it->arena_start;
 }
 
@@ -190,7 +193,8 @@ ma_status ma_plan(ma_interp *it) {
 
   int32_t nb = 0;
   for (int32_t g = 0; g < nt; g++) {
-    ma_tensor *t = global_tensor(it, g);
+    ma_tensor desc;
+    ma_tensor *t = global_tensor(it, g, &desc);
     int has_offline = it->offline != NULL && it->offline[g] != -1;
     if (unplaced(it, t) && (!t->is_variable || has_offline)) nb++;
   }
@@ -200,7 +204,8 @@ ma_status ma_plan(ma_interp *it) {
   if (b == NULL || order == NULL) return MA_ERR_ARENA;
   int32_t k = 0;
   for (int32_t g = 0; g < nt; g++) {
-    ma_tensor *t = global_tensor(it, g);
+    ma_tensor desc;
+    ma_tensor *t = global_tensor(it, g, &desc);
     int32_t off = it->offline != NULL ? it->offline[g] : -1;
     if (!unplaced(it, t) || (t->is_variable && off == -1)) continue;
     if (off < -1) {
@@ -234,7 +239,9 @@ ma_status ma_plan(ma_interp *it) {
   }
   for (int32_t i = 0; i < nb; i++) {
     if (b[i].owner >= 0) {
-      global_tensor(it, b[i].owner)->data = it->arena_start + b[i].offset;
+      int32_t sg, idx;
+      locate(it, b[i].owner, &sg, &idx);
+      it->subgraphs[sg].data[idx] = it->arena_start + b[i].offset;
     } else {
       it->scratch_offsets[-1 - b[i].owner] = b[i].offset;
     }

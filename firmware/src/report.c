@@ -50,9 +50,10 @@ void ma_report(const ma_interp *it, ma_emit_fn emit, void *ctx) {
     for (int32_t i = 0; i < ma_num_tensors(it, sg); i++) {
       int64_t off = ma_tensor_offset(it, sg, i);
       if (off < 0) continue;
-      const ma_tensor *t = ma_dense((ma_interp *)(uintptr_t)it, sg, i);
-      snprintf(line, sizeof line, "[microarena] Tensor %d:%d offset %ld bytes %lu%s", (int)sg, (int)i,
-               (long)off, (unsigned long)t->bytes, t->is_variable ? " variable" : "");
+      ma_tensor t;
+      ma_describe((ma_interp *)(uintptr_t)it, sg, i, &t);
+      snprintf(line, sizeof line, "[microarena] Tensor %d:%d offset %ld bytes %lu%s", (int)sg,
+               (int)i, (long)off, (unsigned long)t.bytes, t.is_variable ? " variable" : "");
       emit(ctx, line);
     }
   }
