@@ -802,3 +802,113 @@ def test_softmax_int8_every_difference(lib: ctypes.CDLL, tmp_path: Path, scale: 
     g = Graph(path.read_bytes())
     ours, want, _ = run_op_on_tflm_tensors(lib, g, it, 0, g.subgraphs[0]["ops"][0])
     assert_same(ours[0], want[0].reshape(ours[0].shape), f"SOFTMAX scale {scale} beta {beta}")
+
+
+# ----------------------------------------------------------------------------- bad input
+
+
+def hand(shape: tuple[int, ...], dtype: int, data: Any = None, scale: float | None = None,
+         zp: int = 0, nbytes: int | None = None) -> dict[str, Any]:  # fmt: skip
+    """A tensor description for hand-built nodes (data: constant contents)."""
+    arr = None if data is None else np.asarray(data, NP_TYPES[dtype]).reshape(shape)
+    return {
+        "shape": list(shape), "type": dtype, "index": 0, "variable": False, "const": arr,
+        "scales": None if scale is None else np.array([scale], np.float32),
+        "zps": None if scale is None else np.array([zp], np.int64), "qdim": 0, "nbytes": nbytes,
+    }  # fmt: skip
+
+
+def hand_opts(slots: dict[int, int | float]) -> HarnessOpts:
+    opts = HarnessOpts()
+    for slot, v in slots.items():
+        if isinstance(v, float):
+            opts.present[slot], opts.fval[slot] = 2, v
+        else:
+            opts.present[slot], opts.ival[slot] = 1, v
+    return opts
+
+
+def run_hand_node(
+    lib: ctypes.CDLL,
+    code: str,
+    ins: list[dict | None],
+    outs: list[dict],
+    slots: dict[int, int | float],
+    tail: int = 1 << 16,
+) -> tuple[str, str, str]:
+    """Prepares (then evaluates) one hand-built node; returns (phase, status, message)."""
+    keep: list[Any] = []
+    tensors: list[MaTensor | None] = []
+    for info in ins + outs:
+        if info is None:
+            tensors.append(None)
+            continue
+        arr = info["const"] if info["const"] is not None else empty_like(info)
+        t = make_tensor(info, arr, keep)
+        if info["nbytes"] is not None:
+            t.bytes = info["nbytes"]
+        tensors.append(t)
+    opts = hand_opts(slots)
+    keep.append(opts)
+    op = {"code": OP_CODES.get(code, 32), "inputs": [0] * len(ins), "outputs": [0] * len(outs),
+          "options": opts, "index": 0}  # fmt: skip
+    ctx = Ctx(lib, tail_bytes=tail)
+    node = make_node(op, tensors, keep)
+    st, msg = ctx.prepare(node)
+    if st != 0:
+        return "prepare", ERR_NAMES[st], msg
+    st, msg = ctx.eval(node)
+    return "eval", ERR_NAMES[st], msg if st else ""
+
+
+Q = {"scale": 0.1, "zp": 0}
+BAD_NODES: dict[str, tuple[str, list, list, dict, int, tuple[str, str, str]]] = {
+    "FC bias size": ("FULLY_CONNECTED", [hand((1, 8), I8, **Q), hand((4, 8), I8, np.ones(32), **Q),
+        hand((3,), I32, np.ones(3))], [hand((1, 4), I8, **Q)], {}, 1 << 16,
+        ("prepare", "MODEL", "FULLY_CONNECTED: bias has 3 values for 4 units")),
+    "FC missing filter": ("FULLY_CONNECTED", [hand((1, 8), I8, **Q), None],
+        [hand((1, 4), I8, **Q)], {}, 1 << 16, ("prepare", "MODEL", "FULLY_CONNECTED: input 1 is")),
+    "FC short tensor": ("FULLY_CONNECTED", [hand((1, 8), I8, nbytes=4, **Q),
+        hand((4, 8), I8, np.ones(32), **Q)], [hand((1, 4), I8, **Q)], {}, 1 << 16,
+        ("prepare", "MODEL", "bytes for its shape")),
+    "CONV output size": ("CONV_2D", [hand((1, 5, 5, 2), F32), hand((3, 3, 3, 2), F32, np.ones(54))],
+        [hand((1, 4, 3, 3), F32)], {0: 1, 1: 1, 2: 1}, 1 << 16,
+        ("prepare", "MODEL", "CONV_2D: output size 4, geometry gives 3")),
+    "CONV tanh activation": ("CONV_2D", [hand((1, 5, 5, 2), F32),
+        hand((3, 3, 3, 2), F32, np.ones(54))], [hand((1, 3, 3, 3), F32)],
+        {0: 1, 1: 1, 2: 1, 3: 4}, 1 << 16, ("prepare", "UNSUPPORTED", "fused activation 4")),
+    "CONV zero stride": ("CONV_2D", [hand((1, 5, 5, 2), F32), hand((3, 3, 3, 2), F32, np.ones(54))],
+        [hand((1, 3, 3, 3), F32)], {0: 1, 1: 0, 2: 1}, 1 << 16, ("prepare", "MODEL", "bad stride")),
+    "ADD int16": ("ADD", [hand((4,), I16), hand((4,), I16)], [hand((4,), I16)], {}, 1 << 16,
+        ("prepare", "UNSUPPORTED", "ADD: input type INT16")),
+    "ADD no broadcast": ("ADD", [hand((3, 4), F32), hand((3,), F32)], [hand((3, 4), F32)], {},
+        1 << 16, ("prepare", "MODEL", "ADD: shapes do not broadcast")),
+    "SOFTMAX int8 output zero point": ("SOFTMAX", [hand((1, 5), I8, **Q)],
+        [hand((1, 5), I8, scale=1 / 256, zp=0)], {0: 1.0}, 1 << 16,
+        ("prepare", "UNSUPPORTED", "SOFTMAX: output must have zero point -128")),
+    "LOGISTIC int8 output scale": ("LOGISTIC", [hand((5,), I8, **Q)], [hand((5,), I8, **Q)], {},
+        1 << 16, ("prepare", "UNSUPPORTED", "LOGISTIC: int8 output must")),
+    "CONCATENATION axis": ("CONCATENATION", [hand((2, 3), F32), hand((2, 3), F32)],
+        [hand((2, 6), F32)], {0: 2}, 1 << 16, ("prepare", "MODEL", "axis 2 outside rank 2")),
+    "TRANSPOSE repeated axis": ("TRANSPOSE", [hand((2, 3), F32), hand((2,), I32, [0, 0])],
+        [hand((2, 2), F32)], {}, 1 << 16, ("prepare", "MODEL", "TRANSPOSE: bad permutation")),
+    "RESHAPE size": ("RESHAPE", [hand((2, 3), F32)], [hand((7,), F32)], {}, 1 << 16,
+        ("prepare", "MODEL", "RESHAPE: 6 elements in, 7 out")),
+    "GATHER index out of range": ("GATHER", [hand((4, 2), F32), hand((2,), I32, [1, 4])],
+        [hand((2, 2), F32)], {}, 1 << 16, ("eval", "KERNEL", "GATHER: index 4 outside [0, 4)")),
+    "PAD negative": ("PAD", [hand((2, 2), F32), hand((2, 2), I32, [[0, 0], [-1, 3]])],
+        [hand((2, 4), F32)], {}, 1 << 16, ("prepare", "MODEL", "PAD: paddings do not give")),
+    "tail exhausted": ("CONV_2D", [hand((1, 5, 5, 2), I8, **Q), hand((3, 3, 3, 2), I8,
+        np.ones(54), **Q)], [hand((1, 3, 3, 3), I8, **Q)], {0: 1, 1: 1, 2: 1}, 32,
+        ("prepare", "ARENA", "tail needs")),
+    "no kernel": ("SVDF", [hand((1, 4), F32)], [hand((1, 4), F32)], {}, 1 << 16,
+        ("prepare", "UNSUPPORTED", "no kernel for builtin 27")),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("case", BAD_NODES)
+def test_bad_node_fails_with_a_clear_message(lib: ctypes.CDLL, case: str) -> None:
+    code, ins, outs, slots, tail, (phase, status, text) = BAD_NODES[case]
+    got = run_hand_node(lib, code, ins, outs, slots, tail)
+    assert got[:2] == (phase, status), got
+    assert text in got[2], got
