@@ -912,3 +912,35 @@ def test_bad_node_fails_with_a_clear_message(lib: ctypes.CDLL, case: str) -> Non
     got = run_hand_node(lib, code, ins, outs, slots, tail)
     assert got[:2] == (phase, status), got
     assert text in got[2], got
+
+
+# ----------------------------------------------------------------------------- build rules
+
+ARM_FLAGS = ["-mcpu=cortex-m4", "-mthumb", "-mfloat-abi=hard", "-mfpu=fpv4-sp-d16"]
+
+
+@pytest.mark.parametrize(
+    "compiler,flags",
+    [("gcc", []), ("clang", []), ("arm-none-eabi-gcc", ARM_FLAGS),
+     ("arm-none-eabi-gcc", ["-mcpu=cortex-m3", "-mthumb"])],
+)  # fmt: skip
+def test_kernels_compile_warning_free_without_mutable_globals(
+    tmp_path: Path, compiler: str, flags: list[str]
+) -> None:
+    """C11, -Wall -Wextra -Werror, and no writable data (.data/.bss) in any kernel object."""
+    if shutil.which(compiler) is None:
+        pytest.skip(f"{compiler} is not installed")
+    size = "arm-none-eabi-size" if compiler.startswith("arm") else "size"
+    for src in sorted(KERNELS.glob("*.c")):
+        obj = tmp_path / (src.stem + ".o")
+        cmd = [compiler, "-std=c11", "-Wall", "-Wextra", "-Werror", "-pedantic", "-O2", *flags,
+               f"-I{REPO / 'firmware' / 'include'}", "-c", str(src), "-o", str(obj)]  # fmt: skip
+        res = subprocess.run(cmd, capture_output=True, text=True)
+        assert res.returncode == 0, f"{src.name}: {res.stderr}"
+        sections = subprocess.run([size, "-A", str(obj)], capture_output=True, text=True,
+                                  check=True).stdout.splitlines()  # fmt: skip
+        # Relocated constant tables (.data.rel.ro on PIE hosts) are read-only after loading.
+        writable = [ln for ln in sections if ln.split()[:1] and
+                    re.match(r"\.(data|bss)(?!\.rel\.ro)", ln.split()[0]) and
+                    int(ln.split()[1]) > 0]  # fmt: skip
+        assert not writable, f"{src.name} has mutable globals: {writable}"
