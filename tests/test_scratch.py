@@ -605,3 +605,21 @@ def test_scratch_of_a_subgraph_called_twice() -> None:
     assert real == at + scratch, "the scratch overlaps y: it lives from the first call on"
     assert predict_tflm_head(Model(planned.to_bytes())) == real
     assert predict_tflm_head(model) == run_tflm(data).head
+
+
+def test_shipped_formula_file_evaluates_on_every_model() -> None:
+    """firmware/scratch_requests.json (the kernels' declarations) reads and evaluates cleanly
+    on every shared model and on the project's own demo model."""
+    from host.modelgen import build_demo_model
+    from host.scratch import DEFAULT_FORMULAS
+
+    table = load_formulas()
+    if DEFAULT_FORMULAS.exists():
+        raw = json.loads(DEFAULT_FORMULAS.read_text())
+        assert set(table) == set(raw)
+    models = [Model(build_demo_model(), "demo")]
+    models += [Model(p.read_bytes(), p.name) for p in sorted(MODELS.glob("*.tflite"))]
+    for model in models:
+        reqs = scratch_requests(model, "microarena")
+        assert all(r.bytes >= 0 for r in reqs)
+        assert unknown_scratch_ops(model, "microarena") == []
