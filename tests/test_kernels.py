@@ -944,3 +944,53 @@ def test_kernels_compile_warning_free_without_mutable_globals(
                     re.match(r"\.(data|bss)(?!\.rel\.ro)", ln.split()[0]) and
                     int(ln.split()[1]) > 0]  # fmt: skip
         assert not writable, f"{src.name} has mutable globals: {writable}"
+
+
+# ----------------------------------------------------------------------------- through the core
+
+CORE_MODELS = WHOLE_MODELS + [
+    "litert_call_once_mul", "litert_while_multi_subgraphs", "litert_nested_while",
+    "litert_resource_vars_fc",
+]  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def core() -> Any:
+    runtime = pytest.importorskip("host.runtime", reason="the runtime core is not available")
+    try:
+        runtime.load_library()
+    except (RuntimeError, OSError) as e:
+        pytest.skip(f"the runtime core does not build: {e}")
+    return runtime
+
+
+@pytest.mark.parametrize("name", CORE_MODELS)
+def test_core_with_these_kernels_matches_tflm(core: Any, name: str) -> None:
+    """The full runtime (core + kernels) gives TFLM's outputs with a tail no larger than TFLM's."""
+    from tflm_oracle import random_inputs, run_tflm
+
+    data = shared_model(name).read_bytes()
+    want = run_tflm(data, seed=4)
+    it = core.Interpreter(data)
+    oracle = pytest.importorskip("tflite_micro.python.tflite_micro.runtime")
+    ref = oracle.Interpreter.from_bytes(data, arena_size=16 << 20)
+    for i, x in enumerate(random_inputs(ref, it.num_inputs(), seed=4)):
+        it.set_input(i, x)
+    it.invoke()
+    for k, y in enumerate(want.outputs):
+        assert_same(np.asarray(it.get_output(k)).reshape(y.shape), y, f"{name} output {k}")
+    stats = it.stats()
+    print(f"{name}: tail {stats.tail} B (TFLM {want.tail} B), head {stats.head} B")
+    assert stats.tail <= want.tail
+
+
+@pytest.mark.parametrize(
+    "name", [n for n in manifest_names() if n not in CORE_MODELS]
+)  # fmt: skip
+def test_core_refuses_unsupported_models_clearly(core: Any, name: str) -> None:
+    """Models with operators no kernel implements fail at open, naming the operator."""
+    data = shared_model(name).read_bytes()
+    with pytest.raises(core.MicroarenaError) as e:
+        core.Interpreter(data)
+    assert "UNSUPPORTED" in str(e.value) or e.value.status == 2, str(e.value)
+    print(f"{name}: {e.value}")
