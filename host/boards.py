@@ -6,6 +6,7 @@ tools that run images on QEMU (host.emulate) or compare results (tests, benchmar
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
@@ -33,6 +34,12 @@ class Board:
     @property
     def emulated(self) -> bool:
         return self.qemu_machine is not None
+
+    @property
+    def renode_script(self) -> Path | None:
+        """boards/<id>/renode.resc, for real boards Renode models (Renode is not installed here)."""
+        script = BOARDS_DIR / self.id / "renode.resc"
+        return script if script.is_file() else None
 
 
 def _load(path: Path) -> Board:
@@ -104,14 +111,15 @@ def pio_executable() -> str:
 
 def build_image(
     board: str,
-    model: str | os.PathLike[str] | None = None,
+    model: str | os.PathLike[str] | list[str | os.PathLike[str]] | None = None,
     app: str = "model",
     build_root: Path = BUILD_ROOT,
 ) -> Path:
     """Build (or bring up to date) the firmware for a board with PlatformIO; returns the .elf.
 
     Each application/model pair gets its own build folder under build_root, so images for
-    several models can coexist and rebuilds are incremental.
+    several models can coexist and rebuilds are incremental. ``model`` may be a list: the image
+    then holds all of them and runs the one named by ``emulate.run(..., args=<model stem>)``.
     """
     get_board(board)
     variant = app
@@ -119,11 +127,15 @@ def build_image(
     if app == "model":
         if model is None:
             raise ValueError("the model application needs a model (.tflite)")
-        model_path = Path(model).resolve()
-        if not model_path.is_file():
-            raise FileNotFoundError(f"model not found: {model}")
-        variant = "model-" + model_path.stem
-        env["MICROARENA_MODEL"] = str(model_path)
+        paths = [Path(m).resolve() for m in (model if isinstance(model, list) else [model])]
+        for path in paths:
+            if not path.is_file():
+                raise FileNotFoundError(f"model not found: {path}")
+        variant = "model-" + "+".join(p.stem for p in paths)
+        if len(variant) > 80:
+            digest = hashlib.sha1(variant.encode()).hexdigest()[:12]
+            variant = f"model-{len(paths)}models-{digest}"
+        env["MICROARENA_MODEL"] = ",".join(str(p) for p in paths)
     build_dir = Path(build_root) / variant
     env["PLATFORMIO_BUILD_DIR"] = str(build_dir)
     proc = subprocess.run(

@@ -280,6 +280,56 @@ def _read_uart(ser: object, sink: Callable[[bytes], None], stop: threading.Event
             sink(data)
 
 
+def run_renode(board: str, elf: str | os.PathLike[str], timeout: float = 30.0) -> Result:
+    """Run an image for a real board on Renode (boards/<id>/renode.resc), if Renode is on PATH.
+
+    Real-board firmware idles instead of exiting, so the status comes from the UART text:
+    "status=ok" -> 0, "status=error" -> 1, a fault report -> 70, nothing -> time-out.
+    """
+    spec = get_board(board)
+    script = spec.renode_script
+    if script is None:
+        raise ValueError(f"board {board!r} has no Renode description (boards/{board}/renode.resc)")
+    renode = shutil.which("renode")
+    if renode is None:
+        raise EmulationError("renode is not on PATH (it cannot be installed from the registries)")
+    elf = Path(elf)
+    if not elf.is_file():
+        raise FileNotFoundError(f"firmware image not found: {elf}")
+    started = time.monotonic()
+    with tempfile.TemporaryDirectory(prefix="microarena-renode-") as tmp:
+        log = Path(tmp) / "uart.txt"
+        commands = (
+            f"$elf=@{elf.resolve()}; $uart_log=@{log}; include @{script}; "
+            f'emulation RunFor "{timeout:.3f}"; quit'
+        )
+        proc = subprocess.run(
+            [renode, "--disable-xwt", "--console", "--plain", "-e", commands],
+            capture_output=True,
+            text=True,
+            timeout=timeout * 20 + 60,  # emulated seconds run slower than real ones
+            check=False,
+        )
+        text = log.read_text(errors="replace").replace("\r\n", "\n") if log.exists() else ""
+    code: int | None = None
+    if FAULT_LINE.search(text):
+        code = FAULT_EXIT
+    elif "status=ok" in text:
+        code = 0
+    elif "status=error" in text:
+        code = 1
+    return Result(
+        board=board,
+        elf=str(elf),
+        exit_code=code,
+        uart_text=text,
+        fault=_fault(text, proc.stderr, code),
+        timed_out=code is None,
+        wall_seconds=round(time.monotonic() - started, 3),
+        qemu_stderr=proc.stderr,
+    )
+
+
 def run(
     board: str,
     elf: str | os.PathLike[str],
@@ -288,8 +338,16 @@ def run(
     icount: bool = True,
     on_output: Callable[[str], None] | None = None,
 ) -> Result:
-    """Run an image to completion (or time-out) and return what happened."""
+    """Run an image to completion (or time-out) and return what happened.
+
+    Emulated boards run on QEMU; a real board with a Renode description runs on Renode when a
+    ``renode`` executable is on PATH.
+    """
     import serial
+
+    spec = get_board(board)
+    if not spec.emulated and spec.renode_script is not None and shutil.which("renode"):
+        return run_renode(board, elf, timeout)
 
     started = time.monotonic()
     chunks: list[bytes] = []

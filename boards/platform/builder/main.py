@@ -34,19 +34,20 @@ def option(name, default=""):
 
 
 def fail(message):
-    sys.stderr.write("Error: %s\n" % message)
+    sys.stderr.write(f"Error: {message}\n")
     env.Exit(1)
 
 
 if not os.path.isdir(board_dir):
-    fail("board '%s' has no folder %s" % (board_id, board_dir))
+    fail(f"board '{board_id}' has no folder {board_dir}")
 
 emulated = bool(board.get("build.semihosting", False))
 cpu = board.get("build.cpu")
-machine_flags = ["-mcpu=%s" % cpu, "-mthumb"]
+machine_flags = [f"-mcpu={cpu}", "-mthumb"]
 fpu = board.get("build.fpu", "")
 if fpu:
-    machine_flags += ["-mfloat-abi=%s" % board.get("build.float_abi", "hard"), "-mfpu=%s" % fpu]
+    float_abi = board.get("build.float_abi", "hard")
+    machine_flags += [f"-mfloat-abi={float_abi}", f"-mfpu={fpu}"]
 else:
     machine_flags += ["-mfloat-abi=soft"]
 
@@ -83,7 +84,7 @@ env.Append(
         "-fno-common",
     ],
     CFLAGS=["-std=c11"],
-    CPPDEFINES=[("F_CPU", board.get("build.f_cpu")), ("MA_BOARD_NAME", '\\"%s\\"' % board_id)],
+    CPPDEFINES=[("F_CPU", board.get("build.f_cpu")), ("MA_BOARD_NAME", f'\\"{board_id}\\"')],
     CPPPATH=[common_dir, board_dir, os.path.join(firmware_dir, "include")],
     LINKFLAGS=machine_flags
     + [
@@ -104,7 +105,7 @@ exit_src = "semihost.c" if emulated else "nosemihost.c"
 env.BuildSources(
     os.path.join("$BUILD_DIR", "boards_common"),
     common_dir,
-    ["-<*>", "+<startup.c>", "+<print.c>", "+<%s>" % exit_src],
+    ["-<*>", "+<startup.c>", "+<print.c>", "+<no_heap.c>", f"+<{exit_src}>"],
 )
 env.BuildSources(os.path.join("$BUILD_DIR", "board"), board_dir, ["+<*.c>"])
 
@@ -115,39 +116,45 @@ testing = "test" in env.GetBuildType()
 def build_runtime():
     runtime_dir = os.path.join(firmware_dir, "src")
     if not os.path.isdir(runtime_dir):
-        fail("the model application needs the runtime sources in %s" % runtime_dir)
-    env.BuildSources(os.path.join("$BUILD_DIR", "runtime"), runtime_dir, ["+<*.c>", "+<kernels/*.c>"])
+        fail(f"the model application needs the runtime sources in {runtime_dir}")
+    # The stub registry stands in only while there are no kernels (as in firmware/Makefile).
+    has_kernels = any(f.endswith(".c") for f in os.listdir(os.path.join(runtime_dir, "kernels")))
+    src_filter = ["+<*.c>", "-<no_kernels.c>", "+<kernels/*.c>"] if has_kernels else ["+<*.c>"]
+    env.Append(CPPPATH=[runtime_dir, os.path.join(runtime_dir, "kernels")])
+    env.BuildSources(os.path.join("$BUILD_DIR", "runtime"), runtime_dir, src_filter)
 
 
 def build_model_sources():
-    """Convert the model to C (and its arena size) at build time; nothing is checked in."""
-    model = option("model", "")
-    if not model:
+    """Convert the model(s) to C (and the arena size) at build time; nothing is checked in."""
+    models = option("model", "").replace(",", " ").split()
+    if not models:
         fail("set custom_model = <file.tflite> in platformio.ini (or MICROARENA_MODEL)")
-    model_path = model if os.path.isabs(model) else os.path.join(project_dir, model)
-    if not os.path.isfile(model_path):
-        fail("model file not found: %s" % model_path)
-    gen_dir = os.path.join(env.subst("$BUILD_DIR"), "model")
+    paths = [m if os.path.isabs(m) else os.path.join(project_dir, m) for m in models]
+    for path in paths:
+        if not os.path.isfile(path):
+            fail(f"model file not found: {path}")
+    gen_dir = os.path.join(env.subst("$BUILD_DIR"), "model_src")
     outputs = [os.path.join(gen_dir, "model_data.c"), os.path.join(gen_dir, "model_config.h")]
     converter = os.path.join(app_dir, "embed_model.py")
-    limits = "--flash-limit %d --ram-limit %d --board %s" % (
-        int(board.get("upload.maximum_size", 0)),
-        int(board.get("upload.maximum_ram_size", 0)),
-        board_id,
-    )
+    flash_limit = int(board.get("upload.maximum_size", 0))
+    ram_limit = int(board.get("upload.maximum_ram_size", 0))
+    limits = f"--flash-limit {flash_limit} --ram-limit {ram_limit} --board {board_id}"
+    quoted = " ".join(f'"{p}"' for p in paths)
     env.Command(
         outputs,
-        [model_path, converter],
+        paths + [converter],
         env.VerboseAction(
-            '"$PYTHONEXE" "%s" --out-dir "%s" %s "%s"' % (converter, gen_dir, limits, model_path),
-            "Converting model %s" % os.path.basename(model_path),
+            f'"$PYTHONEXE" "{converter}" --out-dir "{gen_dir}" {limits} {quoted}',
+            "Converting model(s) " + ", ".join(os.path.basename(p) for p in paths),
         ),
         ENV=dict(os.environ, PYTHONPATH=project_dir),
     )
     # Depend on the generated header from main.c without scanning a file that may not exist yet.
     env.Append(CPPPATH=[gen_dir])
     env.Depends(os.path.join("$BUILD_DIR", "src", "main.o"), outputs[1])
-    env.BuildSources(os.path.join("$BUILD_DIR", "model"), gen_dir, ["+<model_data.c>"])
+    # The generated file does not exist yet when SCons reads this, so name its object directly.
+    model_obj = env.Object(os.path.join("$BUILD_DIR", "model_obj", "model_data.o"), outputs[0])
+    env.Append(PIOBUILDFILES=model_obj)
 
 
 if not testing:
@@ -158,7 +165,7 @@ if not testing:
     elif app == "hello":
         env.Replace(SRC_FILTER=["-<*>", "+<hello.c>"])
     else:
-        fail("custom_app must be 'model' or 'hello', not '%s'" % app)
+        fail(f"custom_app must be 'model' or 'hello', not '{app}'")
 
 target_elf = env.BuildProgram()
 target_bin = env.Command(
@@ -171,22 +178,20 @@ env.Depends(target_bin, "checkprogsize")
 AlwaysBuild(env.Alias("size", target_elf, env.VerboseAction("$SIZEPRINTCMD", "Calculating size")))
 
 if emulated:
-    upload_cmd = '"$PYTHONEXE" -m host.emulate --board %s --timeout %s "$SOURCE"' % (
-        board_id,
-        option("emulate_timeout", "60"),
-    )
+    timeout = option("emulate_timeout", "60")
+    upload_cmd = f'"$PYTHONEXE" -m host.emulate --board {board_id} --timeout {timeout} "$SOURCE"'
     upload = env.Alias(
         "upload",
         target_elf,
-        env.VerboseAction(upload_cmd, "Running $SOURCE on QEMU %s" % board.get("build.qemu_machine")),
+        env.VerboseAction(upload_cmd, "Running $SOURCE on QEMU " + board.get("build.qemu_machine")),
     )
 else:
     upload = env.Alias(
         "upload",
         target_elf,
         env.VerboseAction(
-            'echo "Error: %s is a real board: flash $SOURCE with your probe (not available here)" '
-            "&& exit 1" % board_id,
+            f'echo "Error: {board_id} is a real board: flash $SOURCE with a probe '
+            '(none here)" && exit 1',
             "Upload",
         ),
     )

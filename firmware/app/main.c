@@ -1,0 +1,150 @@
+/* Model application: runs a model compiled into the image (custom_model in platformio.ini;
+ * with several, the emulator's -append text names the one to run, default the first) once on
+ * a deterministic input and reports over the UART:
+ *   - a banner with board, model and arena size (and where that size came from),
+ *   - one "output" line per output tensor (bytes in hex, CRC-32) for comparison with TFLM,
+ *   - "ticks=" for one invoke (SysTick; under QEMU -icount, ticks * 1e9 / tick_hz instructions),
+ *   - the arena report (TFLM RecordingMicroAllocator lines + CRC-checked record, ma_wire.h),
+ * then exits (semihosting on an emulator, idles on a real board) with 0, or 1 on error.
+ */
+#include <stdint.h>
+
+#include "board.h"
+#include "ma_wire_interp.h"
+#include "microarena.h"
+#include "model_config.h"
+
+/* The arena: its size is the host's prediction for the model(s) (model_config.h). */
+static uint8_t arena[MA_APP_ARENA_BYTES] __attribute__((aligned(16)));
+
+#define MAX_HEX_BYTES 256u /* longer outputs are compared by CRC only */
+
+static void uart_put(void *ctx, const char *s, size_t n) {
+  (void)ctx;
+  board_write(s, n);
+}
+
+/* The same values as host.boards.deterministic_input(): base = (37 i + 11) mod 251. */
+static void fill_input(ma_tensor *t) {
+  int32_t n = ma_num_elements(t);
+  for (int32_t i = 0; i < n; i++) {
+    int32_t base = (int32_t)(((uint32_t)i * 37u + 11u) % 251u);
+    int32_t v = base - 125;
+    switch (t->type) {
+      case MA_FLOAT32: ((float *)t->data)[i] = (float)v / 125.0f; break;
+      case MA_INT8: ((int8_t *)t->data)[i] = (int8_t)v; break;
+      case MA_UINT8: ((uint8_t *)t->data)[i] = (uint8_t)base; break;
+      case MA_INT16: ((int16_t *)t->data)[i] = (int16_t)v; break;
+      case MA_UINT16: ((uint16_t *)t->data)[i] = (uint16_t)base; break;
+      case MA_INT32: ((int32_t *)t->data)[i] = v; break;
+      case MA_UINT32: ((uint32_t *)t->data)[i] = (uint32_t)base; break;
+      case MA_INT64: ((int64_t *)t->data)[i] = v; break;
+      case MA_BOOL: ((uint8_t *)t->data)[i] = (uint8_t)(base & 1); break;
+      default: break; /* left as loaded */
+    }
+  }
+}
+
+static void print_output(int32_t index, const ma_tensor *t) {
+  const uint8_t *bytes = (const uint8_t *)t->data;
+  board_puts("output ");
+  board_put_i32(index);
+  board_puts(" type=");
+  board_put_i32(t->type);
+  board_puts(" bytes=");
+  board_put_u64(t->bytes);
+  board_puts(" crc32=");
+  board_put_hex32(ma_wire_crc32(0u, bytes, t->bytes));
+  board_puts(" data=");
+  if (t->bytes > MAX_HEX_BYTES) {
+    board_puts("(omitted)");
+  } else {
+    for (size_t i = 0; i < t->bytes; i++) board_put_hex8(bytes[i]);
+  }
+  board_puts("\n");
+}
+
+/* dst = a b c, truncated to fit. */
+static void join3(char *dst, size_t size, const char *a, const char *b, const char *c) {
+  const char *parts[3] = {a, b, c};
+  size_t n = 0;
+  for (int p = 0; p < 3; p++) {
+    for (const char *s = parts[p]; *s != '\0' && n + 1 < size; s++) dst[n++] = *s;
+  }
+  dst[n] = '\0';
+}
+
+static int same(const char *a, const char *b) {
+  while (*a != '\0' && *a == *b) a++, b++;
+  return *a == *b;
+}
+
+/* The model named on the command line, the first one when none is named, or NULL. */
+static const ma_app_model *choose_model(void) {
+  char buf[96];
+  const char *name = board_cmdline(buf, sizeof buf);
+  if (name[0] == '\0') return &ma_app_models[0];
+  for (int i = 0; i < MA_APP_N_MODELS; i++) {
+    if (same(name, ma_app_models[i].name)) return &ma_app_models[i];
+  }
+  board_puts("error: no model named '");
+  board_puts(name);
+  board_puts("' in this image; it has:");
+  for (int i = 0; i < MA_APP_N_MODELS; i++) {
+    board_puts(" ");
+    board_puts(ma_app_models[i].name);
+  }
+  board_puts("\nstatus=error\n");
+  return NULL;
+}
+
+static void print_banner(const ma_app_model *model) {
+  board_puts("microarena board=");
+  board_puts(board_name());
+  board_puts(" model=");
+  board_puts(model->name);
+  board_puts(" model_bytes=");
+  board_put_u64(model->size);
+  board_puts(" arena_bytes=");
+  board_put_u64(MA_APP_ARENA_BYTES);
+  board_puts(" arena_source=" MA_APP_ARENA_SOURCE "\n");
+}
+
+int main(void) {
+  const ma_app_model *model = choose_model();
+  if (model == NULL) return BOARD_EXIT_FAIL;
+  char info[128];
+  join3(info, sizeof info, "board=" MA_BOARD_NAME " model=", model->name, "");
+  char msg[160];
+  ma_interp *it = NULL;
+  print_banner(model);
+  ma_status st = ma_open(&it, model->data, model->size, arena, sizeof arena, msg, sizeof msg);
+  if (st != MA_OK) {
+    board_puts("error: ma_open: ");
+    board_puts(msg);
+    board_puts("\n");
+    ma_wire_emit_failure((int32_t)st, msg, 0u, info, uart_put, NULL);
+    board_puts("status=error\n");
+    return BOARD_EXIT_FAIL;
+  }
+  for (int32_t i = 0; i < ma_num_inputs(it); i++) fill_input(ma_input(it, i));
+  uint64_t t0 = board_ticks();
+  st = ma_invoke(it);
+  uint64_t ticks = board_ticks() - t0;
+  if (st == MA_OK) {
+    for (int32_t i = 0; i < ma_num_outputs(it); i++) print_output(i, ma_output(it, i));
+  } else {
+    board_puts("error: ma_invoke: ");
+    board_puts(ma_error(it));
+    board_puts("\n");
+  }
+  board_puts("ticks=");
+  board_put_u64(ticks);
+  board_puts(" tick_hz=");
+  board_put_u64(board_tick_hz());
+  board_puts("\n");
+  ma_wire_run run = {(int32_t)st, (uint32_t)sizeof arena, 1, ticks, board_tick_hz(), info};
+  ma_wire_emit_interp(it, &run, uart_put, NULL);
+  board_puts(st == MA_OK ? "status=ok\n" : "status=error\n");
+  return st == MA_OK ? BOARD_EXIT_OK : BOARD_EXIT_FAIL;
+}
