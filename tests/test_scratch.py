@@ -417,6 +417,12 @@ SCRATCH_FREE = {
                          {0: _i32(1, 3), 1: (struct.pack("<15f", *range(15)), FLOAT32)}),
     "REVERSE_V2": ([X4, (1,)], X4, 81, None, {1: _i32(1)}),
     "BATCH_MATMUL": ([(1, 4, 8), (1, 8, 3)], (1, 4, 3), 101, None, None),
+    "DEQUANTIZE": ([(4, 2)], (4, 2), 38, None, None, FLOAT32),
+    "LOGICAL_AND": ([(4, 2), (4, 2)], (4, 2), 62, None,
+                    {0: (bytes(8), BOOL), 1: (bytes(8), BOOL)}, BOOL),
+    "LOGICAL_OR": ([(4, 2), (4, 2)], (4, 2), 60, None,
+                   {0: (bytes(8), BOOL), 1: (bytes(8), BOOL)}, BOOL),
+    "LOGICAL_NOT": ([(4, 2)], (4, 2), 63, None, {0: (bytes(8), BOOL)}, BOOL),
 }  # fmt: skip
 
 
