@@ -28,11 +28,11 @@ static void tensor_at(const void *src, size_t i, ma_wire_tensor *out) {
     for (int32_t t = 0; t < ma_num_tensors(w->it, sg); t++) {
       int64_t off = ma_tensor_offset(w->it, sg, t);
       if (off < 0 || seen++ != i) continue;
-      const ma_tensor *tensor = ma_tensor_at(w->it, sg, t);
+      ma_tensor info;
       out->subgraph = (uint16_t)sg;
       out->index = (uint32_t)t;
       out->offset = (uint32_t)off;
-      out->bytes = tensor ? (uint32_t)tensor->bytes : 0u;
+      out->bytes = ma_tensor_info(w->it, sg, t, &info) == MA_OK ? (uint32_t)info.bytes : 0u;
       out->region = (size_t)off < w->head ? MA_WIRE_HEAD : MA_WIRE_TAIL;
       return;
     }

@@ -1,0 +1,127 @@
+"""End to end on an emulated board (QEMU mps2-an386): the report recorded over the real UART.
+
+Two firmware paths: the probe (one image; the model is uploaded over the UART) and the model
+application (the model built into the image by PlatformIO). Each recorded report is checked
+against independent sources: the output CRC against the real TFLM run on the same input, the
+arena sizes against the planner's prediction (when host/arena_layout.py is there), the text lines
+against the record, and the two firmware paths against each other.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import zlib
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from host import record
+
+ROOT = Path(__file__).resolve().parents[1]
+MODELS = ROOT.parent / "shared" / "models"
+BOARD = "mps2-an386"
+PROBE_MODELS = ["tflm_hello_world_int8", "tflm_micro_speech_int8", "tiny_kws_dscnn_int8"]
+
+
+def needs_emulator() -> None:
+    for tool in ("qemu-system-arm", "arm-none-eabi-gcc"):
+        if shutil.which(tool) is None:
+            pytest.skip(f"{tool} is not installed (bash .ci/setup installs it)")
+    for module in ("host.emulate", "host.probe", "host.boards"):
+        try:
+            __import__(module)
+        except ImportError as e:
+            pytest.skip(f"{module} is not available: {e}")
+
+
+def model_path(name: str) -> Path:
+    path = MODELS / f"{name}.tflite"
+    if not path.exists():
+        pytest.skip(f"{path} is absent (the shared model corpus is not on this machine)")
+    return path
+
+
+def tflm_output_crc(path: Path) -> tuple[int, int]:
+    """CRC-32 and size of all outputs of the real TFLM on the firmware's deterministic input."""
+    runtime = pytest.importorskip("tflite_micro.python.tflite_micro.runtime")
+    from host.boards import deterministic_input
+
+    it = runtime.Interpreter.from_file(str(path), arena_size=max(8 << 20, 16 * path.stat().st_size))
+    i = 0
+    while True:
+        try:
+            d = it.get_input_details(i)
+        except (IndexError, RuntimeError, ValueError):
+            break
+        shape = tuple(int(s) for s in d["shape"])
+        it.set_input(deterministic_input(d["dtype"], int(np.prod(shape))).reshape(shape), i)
+        i += 1
+    it.invoke()
+    out = b""
+    k = 0
+    while True:
+        try:
+            out += np.ascontiguousarray(it.get_output(k)).tobytes()
+        except (IndexError, RuntimeError, ValueError):
+            break
+        k += 1
+    return zlib.crc32(out), len(out)
+
+
+def prediction(path: Path) -> dict | None:
+    try:
+        from host.plan import predict_model
+
+        return predict_model(str(path))
+    except (ImportError, ValueError):
+        return None
+
+
+def record_json(capsys: pytest.CaptureFixture[str], tmp_path: Path, *args: str) -> dict:
+    save = tmp_path / "board.log"
+    code = record.main(["--board", BOARD, *args, "--timeout", "60", "--json", "--save", str(save)])
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    doc = json.loads(captured.out)
+    assert doc == json.loads((tmp_path / "board.log.json").read_text())
+    return doc
+
+
+def check_report(doc: dict, path: Path) -> None:
+    r = doc["report"]
+    assert r["status_name"] == "ok" and doc["rejected"] == []
+    assert doc["warnings"] == []  # the text lines agree with the record, firmware exited 0
+    assert r["head"] + r["tail"] == r["total"] <= r["arena_size"]
+    assert (r["output_crc"], r["output_bytes"]) == tflm_output_crc(path)
+    assert r["cycles"] > 0 and r["clock_hz"] == 25_000_000
+    head = [t for t in r["tensors"] if t["region"] == "head"]
+    assert head, "no tensor placements in the head"
+    assert all(t["offset"] % 16 == 0 and t["offset"] + t["bytes"] <= r["head"] for t in head)
+    pred = prediction(path)
+    if pred is not None:
+        assert {k: r[k] for k in ("head", "tail", "total")} == {
+            k: pred[k] for k in ("head", "tail", "total")
+        }
+
+
+@pytest.mark.parametrize("name", PROBE_MODELS)
+def test_probe_upload_and_record(
+    name: str, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    needs_emulator()
+    path = model_path(name)
+    doc = record_json(capsys, tmp_path, "--upload", str(path))
+    check_report(doc, path)
+    assert doc["report"]["info"] == f"probe board={BOARD}"
+
+
+def test_model_app_agrees_with_probe(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    needs_emulator()
+    path = model_path("tflm_hello_world_int8")
+    app = record_json(capsys, tmp_path, "--model", str(path))["report"]
+    check_report({"report": app, "rejected": [], "warnings": []}, path)
+    probe = record_json(capsys, tmp_path, "--upload", str(path))["report"]
+    same = ("head", "tail", "total", "categories", "tensors", "output_crc", "output_bytes")
+    assert {k: app[k] for k in same} == {k: probe[k] for k in same}
