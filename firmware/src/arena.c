@@ -38,7 +38,7 @@ void *ma_tail_alloc(ma_interp *it, size_t bytes, size_t align, ma_rec_category c
   it->rec[cat].requested += bytes;
   it->rec[cat].used += used;
   /* Descriptors and nodes are counted per tensor / per node by the parser, as TFLM does. */
-  if (cat != MA_REC_EVAL_TENSOR && cat != MA_REC_NODES) it->rec[cat].count++;
+  if (cat != MA_REC_EVAL_TENSOR && cat != MA_REC_NODES && cat != MA_REC_TENSOR) it->rec[cat].count++;
   note_usage(it);
   memset(it->tail, 0, used);
   return it->tail;
