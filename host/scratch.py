@@ -43,6 +43,10 @@ DEFAULT_FORMULAS = Path(__file__).resolve().parents[1] / "firmware" / "scratch_r
 # pointers, so its size is the host's, not a Cortex-M's 4.
 TFLM_POINTER_BYTES = 8
 
+OP_CUSTOM_OPTIONS = 5  # Operator.custom_options slot
+LSTM_OPTIONS = 71  # BuiltinOptions type of UnidirectionalSequenceLSTMOptions
+LSTM_TIME_MAJOR = 3  # its time_major slot
+
 # TensorType values used below.
 FLOAT32, INT32, UINT8, INT16, INT8, INT4 = 0, 2, 3, 7, 9, 17
 
@@ -109,14 +113,17 @@ def operator_table(model: Model, subgraph: int, op: int) -> Table:
     return model.root.get(S.MODEL_SUBGRAPHS)[subgraph].get(S.SUBGRAPH_OPERATORS)[op]
 
 
-def builtin_options(model: Model, subgraph: int, op: int) -> Table | None:
-    """The operator's BuiltinOptions table, or None when it has none."""
-    return operator_table(model, subgraph, op).get(S.OP_OPTIONS)
+def builtin_options(model: Model, subgraph: int, op: int, kind: int) -> Table | None:
+    """The operator's BuiltinOptions table if it is of union type `kind`, else None."""
+    table = operator_table(model, subgraph, op)
+    if table.scalar(S.OP_OPTIONS_TYPE, "B", 0) != kind:
+        return None  # absent or of another type: TFLM then uses the defaults too
+    return table.get(S.OP_OPTIONS)
 
 
 def custom_options(model: Model, subgraph: int, op: int) -> bytes:
     """The operator's custom options bytes (a flexbuffer for TFLM's custom ops)."""
-    raw = operator_table(model, subgraph, op).get(5)
+    raw = operator_table(model, subgraph, op).get(OP_CUSTOM_OPTIONS)
     return bytes(raw) if raw else b""
 
 
@@ -231,8 +238,8 @@ def _lstm(model: Model, sg: Subgraph, op: Operator) -> list[int] | None:
     inp, hidden, cell = _input(sg, op, 0), _input(sg, op, 18), _input(sg, op, 19)
     if inp is None or hidden is None or cell is None or len(inp.shape) != 3:
         return None
-    opts = builtin_options(model, sg.index, op.index)
-    time_major = bool(opts.scalar(3, "B", 0)) if opts is not None else False
+    opts = builtin_options(model, sg.index, op.index, LSTM_OPTIONS)
+    time_major = bool(opts.scalar(LSTM_TIME_MAJOR, "B", 0)) if opts is not None else False
     batch = inp.shape[1] if time_major else inp.shape[0]
     state_dim = hidden.shape[-1] if hidden.shape else 0
     return [batch * state_dim * _type_size(cell)] * 4
