@@ -1,10 +1,12 @@
 """Tensor lifetimes exactly as TensorFlow Lite Micro computes them.
 
-TFLM walks subgraph 0 once, counting "allocation scopes": subgraph inputs and outputs are
-created at the scope the subgraph starts in; operator i of a subgraph opens a new scope in
-which its outputs are created; an IF / WHILE / CALL_ONCE operator walks each callee subgraph
-in a fresh scope before its own inputs are last used; subgraph outputs live to the end of the
-subgraph's walk. Everything below mirrors that walk so the plan matches what TFLM expects.
+TFLM walks subgraph 0 once, counting "allocation scopes": subgraph inputs are created at the
+scope the subgraph starts in; operator i of a subgraph opens a new scope in which its outputs
+are created; an IF / WHILE / CALL_ONCE operator walks each callee subgraph in a fresh scope
+before its own inputs are last used; subgraph outputs live to the end of the subgraph's walk.
+A tensor keeps its first creation, so a subgraph called twice keeps its tensors (and its
+operators' scratch) live from the first call to the last. These rules were checked against
+the pip tflite-micro interpreter (tests/test_plan_tflm.py, tests/test_scratch.py).
 """
 
 from __future__ import annotations
@@ -34,7 +36,10 @@ class Lifetime:
 
 @dataclass
 class OpScope:
-    """The scopes an operator spans (its callees included): where its scratch buffers live."""
+    """The scopes an operator spans (its callees included): where its scratch buffers live.
+
+    An operator of a subgraph walked more than once spans from its first visit to its last.
+    """
 
     subgraph: int
     op: int
@@ -62,15 +67,23 @@ class _Walker:
         self.scope = 0
         self.first: dict[int, int] = {}
         self.last: dict[int, int] = {}
-        self.op_scopes: list[OpScope] = []
+        self.spans: dict[tuple[int, int], OpScope] = {}
         self.stack: list[int] = []
 
     def created(self, gi: int) -> None:
-        self.first[gi] = self.scope
+        # A subgraph walked twice (two callers) keeps its first creation: measured in TFLM.
+        self.first.setdefault(gi, self.scope)
         self.last[gi] = self.scope
 
     def used(self, gi: int) -> None:
         self.last[gi] = self.scope
+
+    def visited(self, si: int, op: int, start: int) -> None:
+        span = self.spans.get((si, op))
+        if span is None:
+            self.spans[(si, op)] = OpScope(si, op, start, self.scope)
+        else:
+            span.last = self.scope
 
     def walk(self, si: int) -> None:
         if len(self.stack) >= MAX_CALL_DEPTH or si in self.stack:
@@ -79,7 +92,7 @@ class _Walker:
         self.stack.append(si)
         sg = self.model.subgraphs[si]
         base = sg.tensors[0].global_index if sg.tensors else 0
-        for i in sg.inputs + sg.outputs:
+        for i in sg.inputs:
             self.created(base + i)
         for op in sg.operators:
             self.scope += 1
@@ -94,7 +107,7 @@ class _Walker:
                     self.used(base + i)
             for i in op.outputs:
                 self.used(base + i)
-            self.op_scopes.append(OpScope(si, op.index, start, self.scope))
+            self.visited(si, op.index, start)
         for i in sg.outputs:
             self.used(base + i)
         self.stack.pop()
@@ -112,4 +125,4 @@ def walk(model: Model) -> Walk:
         first = w.first.get(t.global_index, -1)
         last = w.last.get(t.global_index, -1)
         out.append(Lifetime(t, first, last, align_up(t.nbytes())))
-    return Walk(out, w.op_scopes, w.scope + 1)
+    return Walk(out, list(w.spans.values()), w.scope + 1)

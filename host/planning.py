@@ -82,7 +82,7 @@ def _scratch(model: Model, w: lifetimes.Walk, runtime: str) -> tuple[list[Scratc
         out.append(
             Scratch(r.subgraph, r.op, op.name, lifetimes.align_up(r.bytes), span.first, span.last)
         )
-    unknown = scratch_model.unknown_scratch_ops(model)
+    unknown = scratch_model.unknown_scratch_ops(model, runtime)
     warns = [f"scratch needs of {', '.join(unknown)} are not modelled"] if unknown else []
     return out, warns
 
