@@ -221,6 +221,17 @@ ma_status ma_plan(ma_interp *it) {
     buf e = {align16(it->scratch_reqs[r].bytes), w.sfirst[r], w.slast[r], 0, -1, -1, -1 - r};
     b[k++] = e;
   }
+  /* Offsets are int32: the sum of all sizes bounds every offset the greedy can choose. */
+  int64_t sum = 0;
+  for (int32_t i = 0; i < nb; i++) sum += b[i].size;
+  if (sum > INT32_MAX - MA_ALIGN) {
+    return ma_fail(it, MA_ERR_MODEL, "malformed model: tensors need more than 2 GiB");
+  }
+  for (int32_t i = 0; i < nb; i++) {
+    if (b[i].offline >= 0 && (int64_t)b[i].offline + b[i].size > INT32_MAX - MA_ALIGN) {
+      return ma_fail(it, MA_ERR_PLAN, "offline plan: offset %d is beyond 2 GiB", (int)b[i].offline);
+    }
+  }
   ma_status st = check_offline(it, b, nb);
   if (st != MA_OK) return st;
   int64_t head = greedy(b, nb, order);

@@ -1,0 +1,214 @@
+"""Hostile and broken models: the runtime returns an error with a message, never crashes.
+
+The same corpus (truncations, random byte flips, targeted bad indices and offsets) runs
+in-process on the normal host build and, in a child process, on the AddressSanitizer +
+UBSan build (`make -C firmware asan`, loaded with LD_PRELOAD of libasan), where any
+out-of-bounds read, overflow or undefined behaviour aborts the child and fails the test.
+"""
+
+from __future__ import annotations
+
+import os
+import struct
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+
+try:  # the child process runs this file as a script, outside pytest
+    import pytest
+except ImportError:  # pragma: no cover
+    pytest = None  # type: ignore[assignment]
+
+import tflite
+
+from host.runtime import (
+    MA_ERR_MODEL,
+    MA_ERR_PLAN,
+    Interpreter,
+    MicroarenaError,
+    build,
+)
+
+MODELS = Path(__file__).resolve().parents[1].parent / "shared" / "models"
+CORPUS_MODELS = ("tflm_hello_world_int8", "litert_while_multi_subgraphs", "tflm_micro_speech_int8")
+ARENA = 1 << 20
+
+
+def _load(name: str) -> bytes:
+    p = MODELS / f"{name}.tflite"
+    if not p.exists():
+        if pytest is not None:
+            pytest.skip(f"shared model {p} is absent (tests read ../shared/models)")
+        raise SystemExit(f"missing {p}")
+    return p.read_bytes()
+
+
+def _patch_u32(data: bytes, pos: int, value: int) -> bytes:
+    b = bytearray(data)
+    struct.pack_into("<I", b, pos, value & 0xFFFFFFFF)
+    return bytes(b)
+
+
+def targeted(data: bytes) -> Iterator[tuple[str, bytes, int]]:
+    """(what, model, expected status) with one field made invalid."""
+    m = tflite.Model.GetRootAs(data, 0)
+    sg = m.Subgraphs(0)
+    op = sg.Operators(0)
+    t = sg.Tensors(0)
+    n_tensors = sg.TensorsLength()
+
+    def vec_first(table, slot: int) -> int:
+        return table._tab.Vector(table._tab.Offset(4 + 2 * slot))
+
+    def field(table, slot: int) -> int:
+        return table._tab.Pos + table._tab.Offset(4 + 2 * slot)
+
+    yield "operator input index", _patch_u32(data, vec_first(op, 1), n_tensors), MA_ERR_MODEL
+    yield "operator output index", _patch_u32(data, vec_first(op, 2), 0x7FFFFFFF), MA_ERR_MODEL
+    yield "subgraph input index", _patch_u32(data, vec_first(sg, 1), n_tensors + 5), MA_ERR_MODEL
+    yield "tensor buffer index", _patch_u32(data, field(t, 2), m.BuffersLength()), MA_ERR_MODEL
+    yield "opcode index", _patch_u32(data, field(op, 0), m.OperatorCodesLength()), MA_ERR_MODEL
+    yield "root offset", _patch_u32(data, 0, len(data) + 64), MA_ERR_MODEL
+    yield "schema version", _patch_u32(data, field(m, 0), 2), MA_ERR_MODEL
+    # Vector lengths that run past the end of the buffer.
+    yield "tensor count", _patch_u32(data, vec_first(sg, 0) - 4, 1 << 28), MA_ERR_MODEL
+    yield "shape length", _patch_u32(data, vec_first(t, 0) - 4, 1 << 30), MA_ERR_MODEL
+    shape0 = vec_first(t, 0)
+    yield "negative dim", _patch_u32(data, shape0, -7), MA_ERR_MODEL
+    # Accepted by the reader (2 GiB - 1 of int8) but no kernel or plan takes it.
+    yield "huge dim", _patch_u32(data, shape0, 0x7FFFFFFF), MA_ERR_MODEL
+
+
+def truncations(data: bytes, count: int = 60) -> Iterator[bytes]:
+    for cut in np.unique(np.linspace(0, len(data) - 1, count).astype(int)):
+        yield data[: int(cut)]
+
+
+def flips(data: bytes, count: int, seed: int) -> Iterator[bytes]:
+    rng = np.random.default_rng(seed)
+    for _ in range(count):
+        b = bytearray(data)
+        for pos in rng.integers(0, len(b), rng.integers(1, 4)):
+            b[int(pos)] = int(rng.integers(0, 256))
+        yield bytes(b)
+
+
+def try_model(data: bytes) -> int:
+    """Load (and if it loads, run on zeros) a model; the status, 0 when all went fine."""
+    try:
+        it = Interpreter(data, ARENA)
+        for i in range(it.num_inputs()):
+            d = it.input_details(i)
+            it.set_input(i, np.zeros(d.shape, d.dtype))
+        it.invoke()
+    except MicroarenaError as e:
+        assert e.message, "every error carries a message"
+        return e.status
+    return 0
+
+
+def corpus(flip_count: int) -> Iterator[bytes]:
+    for name in CORPUS_MODELS:
+        data = _load(name)
+        yield from truncations(data)
+        yield from flips(data, flip_count, seed=len(name))
+        for _, bad, _ in targeted(data):
+            yield bad
+
+
+# ----------------------------------------------------------------------------- tests
+
+
+def test_truncated_models_fail_cleanly() -> None:
+    for name in CORPUS_MODELS:
+        data = _load(name)
+        for cut in truncations(data):
+            assert try_model(cut) == MA_ERR_MODEL, f"{name} cut at {len(cut)}"
+
+
+def test_targeted_corruptions_are_reported() -> None:
+    for name in CORPUS_MODELS:
+        for what, bad, status in targeted(_load(name)):
+            with pytest.raises(MicroarenaError) as e:
+                Interpreter(bad, ARENA)
+            assert e.value.status == status, f"{name}: {what}: {e.value}"
+            if what != "huge dim":
+                assert "malformed model" in e.value.message or "version" in e.value.message
+
+
+def test_random_byte_flips_never_crash() -> None:
+    statuses = [try_model(bad) for name in CORPUS_MODELS for bad in flips(_load(name), 150, 1)]
+    assert any(s != 0 for s in statuses), "byte flips must be detected at least sometimes"
+
+
+def test_bad_arguments() -> None:
+    data = _load("tflm_hello_world_int8")
+    with pytest.raises(MicroarenaError) as e:
+        Interpreter(data[:4], ARENA)
+    assert e.value.status == MA_ERR_MODEL
+    with pytest.raises(MicroarenaError) as e:
+        Interpreter(data, 64)
+    assert "arena too small" in e.value.message
+
+
+def test_offline_plan_with_wrong_tensor_count() -> None:
+    from host.model import Model
+
+    model = Model(_load("tflm_hello_world_int8"))
+    model.set_metadata(b"OfflineMemoryAllocation", struct.pack("<4i", 0, 1, 1, 0))
+    with pytest.raises(MicroarenaError) as e:
+        Interpreter(model.to_bytes(), ARENA)
+    assert e.value.status == MA_ERR_PLAN and "offsets but the model has" in e.value.message
+
+
+def test_endless_while_is_stopped() -> None:
+    it = Interpreter(_load("litert_nested_while"), ARENA)
+    for i in range(it.num_inputs()):
+        d = it.input_details(i)
+        it.set_input(i, np.zeros(d.shape, d.dtype))  # zeros never end this loop (see MANIFEST)
+    with pytest.raises(MicroarenaError) as e:
+        it.invoke()
+    assert "iterations without ending" in e.value.message
+
+
+def test_corpus_under_address_and_undefined_sanitizers() -> None:
+    asan_lib = build("asan")
+    libasan = subprocess.run(
+        ["gcc", "-print-file-name=libasan.so"], capture_output=True, text=True, check=True
+    ).stdout.strip()
+    if not os.path.isabs(libasan):
+        pytest.skip("gcc has no libasan.so (install the gcc ASan runtime)")
+    env = dict(
+        os.environ,
+        LD_PRELOAD=libasan,
+        ASAN_OPTIONS="detect_leaks=0:abort_on_error=1",
+        UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1",
+        MICROARENA_LIB=str(asan_lib),
+        PYTHONPATH=str(Path(__file__).resolve().parents[1]),
+    )
+    proc = subprocess.run(
+        [sys.executable, __file__, "--child"], env=env, capture_output=True, text=True, timeout=600
+    )
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-6000:]
+    assert "corpus ok" in proc.stdout
+
+
+def _child() -> int:
+    """Runs the whole corpus plus every shared model (under the sanitizers)."""
+    n = 0
+    for bad in corpus(flip_count=150):
+        try_model(bad)
+        n += 1
+    for p in sorted(MODELS.glob("*.tflite")):
+        if p.stem != "litert_nested_while":  # zeros loop until the iteration limit
+            try_model(p.read_bytes())
+            n += 1
+    print(f"corpus ok: {n} models")
+    return 0
+
+
+if __name__ == "__main__" and "--child" in sys.argv:
+    sys.exit(_child())
