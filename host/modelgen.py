@@ -29,7 +29,7 @@ FULLY_CONNECTED, SOFTMAX, RESHAPE = 9, 25, 22
 
 
 @dataclass
-class _Graph:
+class Graph:
     """Tensors, buffers and operators being assembled into a flatbuffer tree."""
 
     tensors: list[Table] = field(default_factory=list)
@@ -75,7 +75,7 @@ class _Graph:
         self.operators.append(op)
 
 
-def _options(slots: dict[int, tuple[str, float | int]], nslots: int) -> Table:
+def scalar_options(slots: dict[int, tuple[str, float | int]], nslots: int) -> Table:
     return new_table("Scalars", slots, nslots)
 
 
@@ -97,7 +97,7 @@ def _bias(n: int, in_scale: float, w_scales: list[float], rng: np.random.Generat
 def build_demo_model(seed: int = 0) -> bytes:
     """A 16x16x1 int8 image -> 4 classes CNN; deterministic for a given seed."""
     rng = np.random.default_rng(seed)
-    g = _Graph()
+    g = Graph()
     in_scale, act_scale = 1.0 / 128, 0.03
     x = g.tensor("input", (1, 16, 16, 1), INT8, [in_scale], [0])
 
@@ -106,7 +106,7 @@ def build_demo_model(seed: int = 0) -> bytes:
     bt = g.tensor("conv/bias", (8,), INT32, [in_scale * s for s in ws], [0] * 8,
                   _bias(8, in_scale, ws, rng))  # fmt: skip
     c1 = g.tensor("conv/relu", (1, 8, 8, 8), INT8, [act_scale], [-128])
-    conv = _options({0: ("B", SAME), 1: ("i", 2), 2: ("i", 2), 3: ("b", RELU)}, 7)
+    conv = scalar_options({0: ("B", SAME), 1: ("i", 2), 2: ("i", 2), 3: ("b", RELU)}, 7)
     g.op(CONV_2D, [x, wt, bt], [c1], 1, conv)
 
     w, ws = _quantize_weights(rng.uniform(-0.5, 0.5, (1, 3, 3, 8)), 3)
@@ -114,11 +114,11 @@ def build_demo_model(seed: int = 0) -> bytes:
     bt = g.tensor("dw/bias", (8,), INT32, [act_scale * s for s in ws], [0] * 8,
                   _bias(8, act_scale, ws, rng))  # fmt: skip
     c2 = g.tensor("dw/relu", (1, 8, 8, 8), INT8, [act_scale], [-128])
-    dw = _options({0: ("B", SAME), 1: ("i", 1), 2: ("i", 1), 3: ("i", 1), 4: ("b", RELU)}, 7)
+    dw = scalar_options({0: ("B", SAME), 1: ("i", 1), 2: ("i", 1), 3: ("i", 1), 4: ("b", RELU)}, 7)
     g.op(DEPTHWISE_CONV_2D, [c1, wt, bt], [c2], 2, dw)
 
     p = g.tensor("pool", (1, 4, 4, 8), INT8, [act_scale], [-128])
-    pool = _options({0: ("B", VALID), 1: ("i", 2), 2: ("i", 2), 3: ("i", 2), 4: ("i", 2)}, 6)
+    pool = scalar_options({0: ("B", VALID), 1: ("i", 2), 2: ("i", 2), 3: ("i", 2), 4: ("i", 2)}, 6)
     g.op(AVERAGE_POOL_2D, [c2], [p], 5, pool)
 
     shape = g.tensor("flatten/shape", (2,), INT32, [0.0], [0], struct.pack("<2i", 1, 128))
@@ -132,14 +132,14 @@ def build_demo_model(seed: int = 0) -> bytes:
     bt = g.tensor("fc/bias", (4,), INT32, [act_scale * s for s in ws], [0] * 4,
                   _bias(4, act_scale, ws, rng))  # fmt: skip
     logits = g.tensor("logits", (1, 4), INT8, [0.1], [0])
-    g.op(FULLY_CONNECTED, [f, wt, bt], [logits], 8, _options({0: ("b", 0)}, 5))
+    g.op(FULLY_CONNECTED, [f, wt, bt], [logits], 8, scalar_options({0: ("b", 0)}, 5))
 
     out = g.tensor("probabilities", (1, 4), INT8, [1.0 / 256], [-128])
-    g.op(SOFTMAX, [logits], [out], 9, _options({0: ("f", 1.0)}, 1))
-    return _assemble(g, [x], [out])
+    g.op(SOFTMAX, [logits], [out], 9, scalar_options({0: ("f", 1.0)}, 1))
+    return assemble(g, [x], [out])
 
 
-def _assemble(g: _Graph, inputs: list[int], outputs: list[int]) -> bytes:
+def assemble(g: Graph, inputs: list[int], outputs: list[int]) -> bytes:
     sg = new_table("SubGraph", {}, 6)
     set_child(sg, 0, g.tensors)
     set_child(sg, 1, struct.pack(f"<{len(inputs)}i", *inputs))
@@ -175,3 +175,7 @@ def main(argv: list[str] | None = None) -> int:
 
 if __name__ == "__main__":
     sys.exit(main())
+
+
+# Former private names, still imported by tests/test_kernels.py.
+_Graph, _assemble, _options = Graph, assemble, scalar_options

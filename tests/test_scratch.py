@@ -227,9 +227,9 @@ def _single_op_model(
     Constant inputs are int32 (axes, shapes, paddings) unless given as (bytes, type); a list
     of output shapes gives several outputs.
     """
-    from host.modelgen import _assemble, _Graph, _options
+    from host.modelgen import Graph, assemble, scalar_options
 
-    g = _Graph()
+    g = Graph()
     scale = [0.05]
     consts = const_inputs or {}
     ins = []
@@ -242,8 +242,8 @@ def _single_op_model(
     shapes = out_shape if isinstance(out_shape, list) else [out_shape]
     odt = dtype if out_dtype is None else out_dtype
     outs = [g.tensor(f"out{i}", sh, odt, scale, [0]) for i, sh in enumerate(shapes)]
-    g.op(code, ins, outs, opt_type, _options(opt_slots or {}, 8))
-    return _assemble(g, [i for i in range(len(in_shapes)) if i not in consts], outs)
+    g.op(code, ins, outs, opt_type, scalar_options(opt_slots or {}, 8))
+    return assemble(g, [i for i in range(len(in_shapes)) if i not in consts], outs)
 
 
 FLOAT32, INT64, INT16, INT8, INT4 = 0, 4, 7, 9, 17
@@ -469,12 +469,12 @@ def test_tflm_buffers_orders_tensors_then_scratch() -> None:
 def _svdf_model(dtype: int, batch: int, filters: int, rank: int, memory: int) -> bytes:
     """One SVDF operator with its variable activation state (as TFLM's SVDF Prepare expects)."""
     from host.flatbuf import new_table, set_child
-    from host.modelgen import _assemble, _Graph, _options
+    from host.modelgen import Graph, assemble, scalar_options
 
     units, n_in = filters // rank, 8
     int8 = dtype == INT8
     wtype, btype, stype = (INT8, INT32, INT16) if int8 else (FLOAT32, FLOAT32, FLOAT32)
-    g = _Graph()
+    g = Graph()
     x = g.tensor("in", (batch, n_in), dtype, [0.05], [0])
     wf = g.tensor("feature", (filters, n_in), wtype, [0.05], [0],
                   bytes(filters * n_in * (1 if int8 else 4)))  # fmt: skip
@@ -490,8 +490,8 @@ def _svdf_model(dtype: int, batch: int, filters: int, rank: int, memory: int) ->
     set_child(state, 4, q)
     g.tensors.append(state)
     out = g.tensor("out", (batch, units), dtype, [0.05], [0])
-    g.op(27, [x, wf, wt, b, len(g.tensors) - 2], [out], 6, _options({0: ("i", rank)}, 3))
-    return _assemble(g, [x], [out])
+    g.op(27, [x, wf, wt, b, len(g.tensors) - 2], [out], 6, scalar_options({0: ("i", rank)}, 3))
+    return assemble(g, [x], [out])
 
 
 @pytest.mark.parametrize("dtype", [FLOAT32, INT8])
@@ -556,19 +556,19 @@ def _twice_called_subgraph_model() -> tuple[bytes, dict[str, int]]:
     subgraph 0: y = IF(c, x); y2 = RELU(y); z = IF(c, y2). Returns the model and the global
     tensor indices by name."""
     from host.flatbuf import encode, new_table, set_child
-    from host.modelgen import _Graph, _options
+    from host.modelgen import Graph, scalar_options
     from host.tflite_schema import SCHEMA
 
-    g0, g1 = _Graph(), _Graph()
+    g0, g1 = Graph(), Graph()
     g1.buffers, g1.opcodes = g0.buffers, g0.opcodes  # one model: shared tables
     c = g0.tensor("c", (1,), BOOL, [0.0], [0])
     x, y, y2, z = (g0.tensor(n, (1, 8), FLOAT32, [0.0], [0]) for n in ("x", "y", "y2", "z"))
-    branches = _options({0: ("i", 1), 1: ("i", 1)}, 2)  # then = else = subgraph 1
+    branches = scalar_options({0: ("i", 1), 1: ("i", 1)}, 2)  # then = else = subgraph 1
     g0.op(118, [c, x], [y], 92, branches)
-    g0.op(19, [y], [y2], 82, _options({}, 1))
+    g0.op(19, [y], [y2], 82, scalar_options({}, 1))
     g0.op(118, [c, y2], [z], 92, branches)
     a, b = (g1.tensor(n, (1, 8), FLOAT32, [0.0], [0]) for n in ("a", "b"))
-    g1.op(106, [a, a, a], [b], 82, _options({}, 1))
+    g1.op(106, [a, a, a], [b], 82, scalar_options({}, 1))
     subgraphs = []
     for g, ins, outs in ((g0, [c, x], [z]), (g1, [a], [b])):
         sg = new_table("SubGraph", {}, 6)
