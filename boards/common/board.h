@@ -28,7 +28,8 @@ void board_put_i32(int32_t v);
 void board_put_hex32(uint32_t v);          /* 8 hex digits, no prefix */
 void board_put_hex8(uint8_t v);
 uint64_t board_ticks(void);                /* SysTick ticks since board_init() */
-/* Arguments given to the emulator (QEMU -append), "" on real boards. Uses buf as storage. */
+/* Arguments given to the emulator (QEMU -append), "" on real boards; NULL when they cannot be
+ * read (the emulator's command line, image path included, is longer than buf). Uses buf. */
 const char *board_cmdline(char *buf, size_t size);
 void board_exit(int status) __attribute__((noreturn));
 

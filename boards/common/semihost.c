@@ -23,12 +23,9 @@ void board_exit(int status) {
 }
 
 const char *board_cmdline(char *buf, size_t size) {
-  if (size == 0u) return "";
+  if (size == 0u) return NULL;
   uint32_t block[2] = {(uint32_t)(uintptr_t)buf, (uint32_t)size};
-  if (semihost_call(SYS_GET_CMDLINE, block) != 0u) {
-    buf[0] = '\0';
-    return buf;
-  }
+  if (semihost_call(SYS_GET_CMDLINE, block) != 0u) return NULL; /* e.g. longer than buf */
   buf[size - 1u] = '\0';
   /* QEMU passes "<kernel file> <-append text>": skip the program name. */
   const char *args = buf;

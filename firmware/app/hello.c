@@ -42,8 +42,12 @@ static int greet(void) {
 }
 
 int main(void) {
-  char cmdline[64];
+  char cmdline[512];
   const char *cmd = board_cmdline(cmdline, sizeof cmdline);
+  if (cmd == NULL) {
+    board_puts("error: cannot read the command line (too long?)\n");
+    return BOARD_EXIT_FAIL;
+  }
   if (strncmp(cmd, "exit ", 5) == 0) {
     board_puts("exiting as asked\n");
     return parse_int(cmd + 5);

@@ -81,8 +81,12 @@ static int same(const char *a, const char *b) {
 
 /* The model named on the command line, the first one when none is named, or NULL. */
 static const ma_app_model *choose_model(void) {
-  char buf[96];
+  char buf[512];
   const char *name = board_cmdline(buf, sizeof buf);
+  if (name == NULL) {
+    board_puts("error: cannot read the command line (too long?)\nstatus=error\n");
+    return NULL;
+  }
   if (name[0] == '\0') return &ma_app_models[0];
   for (int i = 0; i < MA_APP_N_MODELS; i++) {
     if (same(name, ma_app_models[i].name)) return &ma_app_models[i];

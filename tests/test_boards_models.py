@@ -1,0 +1,195 @@
+"""Shared models on emulated boards: the firmware application (microarena runtime, built with
+PlatformIO for each board) against the real TFLM interpreter on the same deterministic input,
+and its arena report against independent computations."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import zlib
+from pathlib import Path
+
+import numpy as np
+import pytest
+from tflm_oracle import MODELS, oracle
+
+from host import emulate
+from host.boards import BuildError, build_image, deterministic_input, get_board
+from host.model import Model
+from host.wire import WireReport, decode_stream
+
+pytestmark = pytest.mark.skipif(
+    shutil.which("qemu-system-arm") is None or shutil.which("arm-none-eabi-gcc") is None,
+    reason="needs qemu-system-arm and arm-none-eabi-gcc (bash .ci/setup installs them)",
+)
+
+BOARDS = ["mps2-an386", "mps2-an385", "mps2-an500"]  # M4F, M3 soft float, M7
+# Keyword spotting, sine regression, person detection, and WHILE with cond/body subgraphs.
+MODEL_NAMES = [
+    "tflm_hello_world_int8",
+    "tflm_micro_speech_int8",
+    "tflm_person_detect_int8",
+    "litert_while_multi_subgraphs",
+]
+OUTPUT_LINE = re.compile(r"^output (\d+) type=(\d+) bytes=(\d+) crc32=([0-9a-f]{8}) data=(\S+)$")
+ARENA_LINE = re.compile(r"\[RecordingMicroAllocator\] Arena allocation (total|head|tail) (\d+)")
+
+
+def model_paths() -> list[Path]:
+    paths = [MODELS / f"{name}.tflite" for name in MODEL_NAMES]
+    missing = [p.name for p in paths if not p.exists()]
+    if missing:
+        pytest.skip(f"shared models absent (tests read ../shared/models): {', '.join(missing)}")
+    return paths
+
+
+@pytest.fixture(scope="module")
+def images() -> dict[str, Path]:
+    """One image per board holding all four models (the run picks one): three builds."""
+    paths = model_paths()
+    try:
+        return {board: build_image(board, paths) for board in BOARDS}
+    except BuildError as exc:
+        pytest.fail(str(exc))
+
+
+@pytest.fixture(scope="module")
+def tflm_outputs() -> dict[str, list[np.ndarray]]:
+    """The real TFLM's outputs for every model on the firmware's deterministic input."""
+    runtime = oracle()
+    results = {}
+    for path in model_paths():
+        data = path.read_bytes()
+        graph = Model(data).subgraphs[0]
+        interp = runtime.Interpreter.from_bytes(data, arena_size=4 << 20)
+        for i in range(len(graph.inputs)):
+            detail = interp.get_input_details(i)
+            shape = tuple(detail["shape"])
+            values = deterministic_input(detail["dtype"], int(np.prod(shape)))
+            interp.set_input(values.reshape(shape), i)
+        interp.invoke()
+        results[path.stem] = [np.array(interp.get_output(i)) for i in range(len(graph.outputs))]
+    return results
+
+
+@pytest.fixture(scope="module")
+def runs(images: dict[str, Path]) -> dict[tuple[str, str], emulate.Result]:
+    return {
+        (board, name): emulate.run(board, images[board], timeout=60, args=name)
+        for board in BOARDS
+        for name in MODEL_NAMES
+    }
+
+
+def firmware_outputs(text: str) -> list[tuple[int, bytes, int]]:
+    found = []
+    for line in text.splitlines():
+        match = OUTPUT_LINE.match(line)
+        if match:
+            data = bytes.fromhex(match.group(5))
+            assert len(data) == int(match.group(3))
+            found.append((int(match.group(2)), data, int(match.group(4), 16)))
+    return found
+
+
+def wire_report(text: str) -> WireReport:
+    events = decode_stream([text.encode()])
+    reports = [e for e in events if isinstance(e, WireReport)]
+    assert len(reports) == 1 and len(events) == 1, events
+    return reports[0]
+
+
+def assert_outputs_match(result: emulate.Result, expected: list[np.ndarray]) -> None:
+    assert result.ok, result.uart_text[-2000:]
+    outputs = firmware_outputs(result.uart_text)
+    assert len(outputs) == len(expected)
+    for (_, data, crc), want in zip(outputs, expected, strict=True):
+        assert crc == zlib.crc32(data)
+        got = np.frombuffer(data, dtype=want.dtype).reshape(want.shape)
+        if np.issubdtype(want.dtype, np.floating):
+            np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+        else:
+            # Integer kernels follow TFLM's reference arithmetic: allow one quantization step.
+            diff = np.abs(got.astype(np.int64) - want.astype(np.int64))
+            assert diff.max() <= 1, (got, want)
+
+
+@pytest.mark.parametrize("name", MODEL_NAMES)
+@pytest.mark.parametrize("board", BOARDS)
+def test_outputs_match_tflm(runs, tflm_outputs, board: str, name: str) -> None:
+    assert_outputs_match(runs[(board, name)], tflm_outputs[name])
+
+
+def test_small_models_run_on_the_64k_board(tflm_outputs) -> None:
+    small = ["tflm_hello_world_int8", "tflm_micro_speech_int8"]
+    try:
+        image = build_image("lm3s6965evb", [MODELS / f"{name}.tflite" for name in small])
+    except BuildError as exc:
+        pytest.fail(str(exc))
+    for name in small:
+        result = emulate.run("lm3s6965evb", image, timeout=60, args=name)
+        assert_outputs_match(result, tflm_outputs[name])
+
+
+def test_model_too_big_for_the_board_fails_at_build_time(tmp_path: Path) -> None:
+    model = model_paths()[MODEL_NAMES.index("tflm_person_detect_int8")]
+    with pytest.raises(BuildError) as failure:
+        build_image("lm3s6965evb", model, build_root=tmp_path)
+    message = str(failure.value)
+    assert "does not fit board lm3s6965evb" in message
+    assert f"the model needs {model.stat().st_size} bytes" in message
+    assert f"the board has {get_board('lm3s6965evb').flash_bytes}" in message
+    assert not list(tmp_path.rglob("firmware.elf"))
+
+
+@pytest.mark.parametrize("name", MODEL_NAMES)
+@pytest.mark.parametrize("board", BOARDS)
+def test_report_record_matches_text_and_outputs(runs, board: str, name: str) -> None:
+    result = runs[(board, name)]
+    report = wire_report(result.uart_text)
+    assert report.ok and name in report.info and board in report.info
+    text = {k: int(v) for k, v in ARENA_LINE.findall(result.uart_text)}
+    assert (report.head, report.tail, report.total) == (text["head"], text["tail"], text["total"])
+    assert report.total == report.head + report.tail <= report.arena_size
+    outputs = firmware_outputs(result.uart_text)
+    joined = b"".join(data for _, data, _ in outputs)
+    assert report.output_bytes == len(joined) and report.output_crc == zlib.crc32(joined)
+    values = result.values()
+    assert report.cycles == int(values["ticks"]) > 0
+    assert report.clock_hz == int(values["tick_hz"])
+
+
+@pytest.mark.parametrize("name", MODEL_NAMES)
+def test_arena_is_the_same_on_every_board(runs, name: str) -> None:
+    """Same 32-bit ABI on M3/M4F/M7: the runtime's arena must not depend on the core."""
+    totals = {board: wire_report(runs[(board, name)].uart_text) for board in BOARDS}
+    assert len({(r.head, r.tail) for r in totals.values()}) == 1, totals
+
+
+@pytest.mark.parametrize("name", MODEL_NAMES)
+def test_arena_matches_host_prediction(runs, name: str) -> None:
+    layout = pytest.importorskip(
+        "host.arena_layout", reason="host/arena_layout.py (the arena predictor) is not there yet"
+    )
+    predicted = layout.predict((MODELS / f"{name}.tflite").read_bytes())
+    report = wire_report(runs[("mps2-an386", name)].uart_text)
+    for key in ("head", "tail", "total"):
+        if key in predicted:
+            assert int(predicted[key]) == getattr(report, key), (key, predicted, report)
+
+
+def test_instruction_counts_are_repeatable(images: dict[str, Path]) -> None:
+    ticks = {
+        emulate.run("mps2-an386", images["mps2-an386"], args="tflm_micro_speech_int8").values()[
+            "ticks"
+        ]
+        for _ in range(2)
+    }
+    assert len(ticks) == 1
+
+
+def test_unknown_model_name_fails_clearly(images: dict[str, Path]) -> None:
+    result = emulate.run("mps2-an386", images["mps2-an386"], args="no_such_model")
+    assert result.exit_code == 1 and result.fault is None
+    assert "no model named 'no_such_model'" in result.uart_text
+    assert "tflm_person_detect_int8" in result.uart_text
