@@ -126,6 +126,17 @@ static conv_shape shape_of(const ma_node *node) {
   return s;
 }
 
+/* Filter taps [*first, *end) whose input coordinate origin + dil * k lies in [0, size):
+ * clipping once per output pixel keeps bounds checks out of the inner loops. */
+static void tap_range(int32_t origin, int32_t dil, int32_t taps, int32_t size, int32_t *first,
+                      int32_t *end) {
+  int32_t f = 0, e = taps;
+  while (f < e && origin + dil * f < 0) ++f;
+  while (e > f && origin + dil * (e - 1) >= size) --e;
+  *first = f;
+  *end = e;
+}
+
 static ma_status conv_eval(struct ma_context *ctx, ma_node *node) {
   (void)ctx;
   const conv_data *d = node->user_data;
@@ -133,24 +144,26 @@ static ma_status conv_eval(struct ma_context *ctx, ma_node *node) {
   const ma_tensor *bias_t = mak_input(node, 2);
   const int32_t fin = node->inputs[1]->dims[3];
   const int32_t per_group = s.cout / (s.cin / fin);
+  const bool is_f32 = node->inputs[0]->type == MA_FLOAT32;
   for (int32_t b = 0; b < s.batches; ++b) {
     for (int32_t oy = 0; oy < s.out_h; ++oy) {
       const int32_t iy0 = oy * d->stride_h - d->pad_h;
+      int32_t fy0, fy1;
+      tap_range(iy0, d->dil_h, s.kh, s.in_h, &fy0, &fy1);
       for (int32_t ox = 0; ox < s.out_w; ++ox) {
         const int32_t ix0 = ox * d->stride_w - d->pad_w;
+        int32_t fx0, fx1;
+        tap_range(ix0, d->dil_w, s.kw, s.in_w, &fx0, &fx1);
         const size_t out_base = (((size_t)b * s.out_h + oy) * s.out_w + ox) * s.cout;
         for (int32_t oc = 0; oc < s.cout; ++oc) {
-          const int32_t ic0 = (oc / per_group) * fin;
-          if (node->inputs[0]->type == MA_FLOAT32) {
+          const size_t ic0 = (size_t)(oc / per_group) * fin;
+          if (is_f32) {
             const float *in = node->inputs[0]->data, *f = node->inputs[1]->data;
             float total = 0.0f;
-            for (int32_t fy = 0; fy < s.kh; ++fy) {
-              const int32_t iy = iy0 + d->dil_h * fy;
-              if (iy < 0 || iy >= s.in_h) continue;
-              for (int32_t fx = 0; fx < s.kw; ++fx) {
-                const int32_t ix = ix0 + d->dil_w * fx;
-                if (ix < 0 || ix >= s.in_w) continue;
-                const float *ip = in + (((size_t)b * s.in_h + iy) * s.in_w + ix) * s.cin + ic0;
+            for (int32_t fy = fy0; fy < fy1; ++fy) {
+              const size_t row = ((size_t)b * s.in_h + iy0 + d->dil_h * fy) * s.in_w;
+              for (int32_t fx = fx0; fx < fx1; ++fx) {
+                const float *ip = in + (row + ix0 + d->dil_w * fx) * s.cin + ic0;
                 const float *fp = f + (((size_t)oc * s.kh + fy) * s.kw + fx) * fin;
                 for (int32_t ic = 0; ic < fin; ++ic) total += ip[ic] * fp[ic];
               }
@@ -160,16 +173,14 @@ static ma_status conv_eval(struct ma_context *ctx, ma_node *node) {
                 mak_clampf(total + bias, d->f_min, d->f_max);
           } else {
             const int8_t *in = node->inputs[0]->data, *f = node->inputs[1]->data;
+            const int32_t off = d->input_offset;
             int32_t acc = 0;
-            for (int32_t fy = 0; fy < s.kh; ++fy) {
-              const int32_t iy = iy0 + d->dil_h * fy;
-              if (iy < 0 || iy >= s.in_h) continue;
-              for (int32_t fx = 0; fx < s.kw; ++fx) {
-                const int32_t ix = ix0 + d->dil_w * fx;
-                if (ix < 0 || ix >= s.in_w) continue;
-                const int8_t *ip = in + (((size_t)b * s.in_h + iy) * s.in_w + ix) * s.cin + ic0;
+            for (int32_t fy = fy0; fy < fy1; ++fy) {
+              const size_t row = ((size_t)b * s.in_h + iy0 + d->dil_h * fy) * s.in_w;
+              for (int32_t fx = fx0; fx < fx1; ++fx) {
+                const int8_t *ip = in + (row + ix0 + d->dil_w * fx) * s.cin + ic0;
                 const int8_t *fp = f + (((size_t)oc * s.kh + fy) * s.kw + fx) * fin;
-                for (int32_t ic = 0; ic < fin; ++ic) acc += fp[ic] * (ip[ic] + d->input_offset);
+                for (int32_t ic = 0; ic < fin; ++ic) acc += fp[ic] * (ip[ic] + off);
               }
             }
             if (bias_t) acc += ((const int32_t *)bias_t->data)[oc];
@@ -185,6 +196,10 @@ static ma_status conv_eval(struct ma_context *ctx, ma_node *node) {
   return MA_OK;
 }
 
+/* Output channels accumulated together on the stack, so that the innermost loop walks
+ * filter and input contiguously. */
+enum { DW_BLOCK = 32 };
+
 static ma_status dwconv_eval(struct ma_context *ctx, ma_node *node) {
   (void)ctx;
   const conv_data *d = node->user_data;
@@ -192,42 +207,59 @@ static ma_status dwconv_eval(struct ma_context *ctx, ma_node *node) {
   const ma_tensor *bias_t = mak_input(node, 2);
   const int32_t mult = s.cout / s.cin;
   const bool is_f32 = node->inputs[0]->type == MA_FLOAT32;
+  int32_t acc[DW_BLOCK];
+  float total[DW_BLOCK];
   for (int32_t b = 0; b < s.batches; ++b) {
     for (int32_t oy = 0; oy < s.out_h; ++oy) {
       const int32_t iy0 = oy * d->stride_h - d->pad_h;
+      int32_t fy0, fy1;
+      tap_range(iy0, d->dil_h, s.kh, s.in_h, &fy0, &fy1);
       for (int32_t ox = 0; ox < s.out_w; ++ox) {
         const int32_t ix0 = ox * d->stride_w - d->pad_w;
+        int32_t fx0, fx1;
+        tap_range(ix0, d->dil_w, s.kw, s.in_w, &fx0, &fx1);
         const size_t out_base = (((size_t)b * s.out_h + oy) * s.out_w + ox) * s.cout;
-        for (int32_t oc = 0; oc < s.cout; ++oc) {
-          const int32_t ic = oc / mult;
-          int32_t acc = 0;
-          float total = 0.0f;
-          for (int32_t fy = 0; fy < s.kh; ++fy) {
-            const int32_t iy = iy0 + d->dil_h * fy;
-            if (iy < 0 || iy >= s.in_h) continue;
-            for (int32_t fx = 0; fx < s.kw; ++fx) {
-              const int32_t ix = ix0 + d->dil_w * fx;
-              if (ix < 0 || ix >= s.in_w) continue;
-              const size_t ii = (((size_t)b * s.in_h + iy) * s.in_w + ix) * s.cin + ic;
-              const size_t fi = ((size_t)fy * s.kw + fx) * s.cout + oc;
-              if (is_f32)
-                total += ((const float *)node->inputs[0]->data)[ii] *
-                         ((const float *)node->inputs[1]->data)[fi];
-              else
-                acc += ((const int8_t *)node->inputs[1]->data)[fi] *
-                       (((const int8_t *)node->inputs[0]->data)[ii] + d->input_offset);
+        for (int32_t oc0 = 0; oc0 < s.cout; oc0 += DW_BLOCK) {
+          const int32_t n = s.cout - oc0 < DW_BLOCK ? s.cout - oc0 : DW_BLOCK;
+          for (int32_t k = 0; k < n; ++k) {
+            acc[k] = 0;
+            total[k] = 0.0f;
+          }
+          for (int32_t fy = fy0; fy < fy1; ++fy) {
+            const size_t row = ((size_t)b * s.in_h + iy0 + d->dil_h * fy) * s.in_w;
+            for (int32_t fx = fx0; fx < fx1; ++fx) {
+              const size_t ii = (row + ix0 + d->dil_w * fx) * s.cin;
+              const size_t fi = ((size_t)fy * s.kw + fx) * s.cout + oc0;
+              if (is_f32) {
+                const float *ip = (const float *)node->inputs[0]->data + ii;
+                const float *fp = (const float *)node->inputs[1]->data + fi;
+                for (int32_t k = 0; k < n; ++k) total[k] += ip[(oc0 + k) / mult] * fp[k];
+              } else {
+                const int8_t *ip = (const int8_t *)node->inputs[0]->data + ii;
+                const int8_t *fp = (const int8_t *)node->inputs[1]->data + fi;
+                const int32_t off = d->input_offset;
+                if (mult == 1) {
+                  ip += oc0;
+                  for (int32_t k = 0; k < n; ++k) acc[k] += fp[k] * (ip[k] + off);
+                } else {
+                  for (int32_t k = 0; k < n; ++k) acc[k] += fp[k] * (ip[(oc0 + k) / mult] + off);
+                }
+              }
             }
           }
-          if (is_f32) {
-            const float bias = bias_t ? ((const float *)bias_t->data)[oc] : 0.0f;
-            ((float *)node->outputs[0]->data)[out_base + oc] =
-                mak_clampf(total + bias, d->f_min, d->f_max);
-          } else {
-            if (bias_t) acc += ((const int32_t *)bias_t->data)[oc];
-            const int32_t mi = d->n_mult > 1 ? oc : 0;
-            acc = mak_mbqm(acc, d->mult[mi], d->shift[mi]) + d->output_offset;
-            ((int8_t *)node->outputs[0]->data)[out_base + oc] =
-                (int8_t)mak_clamp(acc, d->act_min, d->act_max);
+          for (int32_t k = 0; k < n; ++k) {
+            const int32_t oc = oc0 + k;
+            if (is_f32) {
+              const float bias = bias_t ? ((const float *)bias_t->data)[oc] : 0.0f;
+              ((float *)node->outputs[0]->data)[out_base + oc] =
+                  mak_clampf(total[k] + bias, d->f_min, d->f_max);
+            } else {
+              int32_t v = acc[k] + (bias_t ? ((const int32_t *)bias_t->data)[oc] : 0);
+              const int32_t mi = d->n_mult > 1 ? oc : 0;
+              v = mak_mbqm(v, d->mult[mi], d->shift[mi]) + d->output_offset;
+              ((int8_t *)node->outputs[0]->data)[out_base + oc] =
+                  (int8_t)mak_clamp(v, d->act_min, d->act_max);
+            }
           }
         }
       }
