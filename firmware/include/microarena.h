@@ -52,7 +52,7 @@ typedef struct {
 
 /* Limits a hostile model cannot exceed. */
 #define MA_MAX_NESTING 8                /* subgraph call depth (IF/WHILE/CALL_ONCE) */
-#define MA_MAX_WHILE_ITERATIONS 1000000 /* per WHILE invocation */
+#define MA_MAX_WHILE_ITERATIONS 1000000 /* per WHILE invocation, default */
 
 /* Loads `model` (must stay valid and unchanged while the interpreter lives, 8-byte aligned)
  * into `arena`. On failure returns an error status and writes a message into `msg`
@@ -62,6 +62,10 @@ ma_status ma_open(ma_interp **out, const void *model, size_t model_size, void *a
                   size_t arena_size, char *msg, size_t msg_size);
 
 ma_status ma_invoke(ma_interp *it);
+
+/* Iterations one WHILE operator may run before ma_invoke fails (default
+ * MA_MAX_WHILE_ITERATIONS): a model's loop condition is data, so it may never end. */
+void ma_set_while_limit(ma_interp *it, int32_t iterations);
 
 /* The message of the last error, "" if none. */
 const char *ma_error(const ma_interp *it);

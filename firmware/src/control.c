@@ -195,9 +195,9 @@ static ma_status eval_while(ma_interp *it, ma_frame *f) {
   if (st != MA_OK) return st;
   for (int32_t i = 0; i < node->n_inputs; i++) copy(node->outputs[i], node->inputs[i]);
   for (int32_t iter = 0; truthy(cond_out); iter++) {
-    if (iter >= MA_MAX_WHILE_ITERATIONS) {
+    if (iter >= it->max_while) {
       return ma_fail(it, MA_ERR_KERNEL, "WHILE ran %d iterations without ending",
-                     MA_MAX_WHILE_ITERATIONS);
+                     (int)it->max_while);
     }
     copy_to_inputs(it, node->outputs, node->n_outputs, body);
     st = ma_invoke_subgraph(it, body);

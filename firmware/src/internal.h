@@ -82,6 +82,7 @@ struct ma_context {
   int32_t n_scratch;
   int32_t *scratch_offsets; /* tail, after prepare */
   int32_t depth;            /* current subgraph nesting while invoking */
+  int32_t max_while;        /* iterations one WHILE may run (ma_set_while_limit) */
   int32_t cur_subgraph, cur_node; /* operator being prepared (scratch ownership) */
   int32_t phase;                  /* MA_PHASE_* */
   ma_rec rec[MA_REC_COUNT];

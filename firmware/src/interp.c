@@ -175,6 +175,7 @@ ma_status ma_open(ma_interp **out, const void *model, size_t model_size, void *a
   it->rd.buf = model;
   it->rd.size = (uint32_t)model_size;
   it->phase = MA_PHASE_PARSE;
+  it->max_while = MA_MAX_WHILE_ITERATIONS;
 
   ma_status st = ma_parse_model(it);
   if (st == MA_OK) st = allocate_variables(it);
@@ -277,4 +278,8 @@ void ma_arena_stats_get(const ma_interp *it, ma_arena_stats *out) {
   /* The usable arena is a multiple of MA_ALIGN, so that is the granularity of "required". */
   out->required = (it->required + (MA_ALIGN - 1)) & ~(size_t)(MA_ALIGN - 1);
   memcpy(out->rec, it->rec, sizeof out->rec);
+}
+
+void ma_set_while_limit(ma_interp *it, int32_t iterations) {
+  it->max_while = iterations > 0 ? iterations : 1;
 }

@@ -1,0 +1,58 @@
+"""libFuzzer on the runtime's model loader and interpreter, for a bounded time.
+
+Builds firmware/fuzz/fuzz_model with clang (-fsanitize=fuzzer,address; UBSan on the core)
+and fuzzes it from the small shared models for MICROARENA_FUZZ_SECONDS (default 30) seconds.
+Any crash, sanitizer report, leak of an error without a message, or timeout fails the test
+and leaves the reproducer in the test's temporary directory.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+MODELS = REPO.parent / "shared" / "models"
+SEED_MAX_BYTES = 32 << 10
+
+
+def test_fuzz_model_loader(tmp_path: Path) -> None:
+    if shutil.which("clang") is None:
+        pytest.skip("clang is not installed (libFuzzer needs clang)")
+    build = subprocess.run(
+        ["make", "-s", "-C", str(REPO / "firmware"), "fuzz", f"BUILD={REPO / 'build'}"],
+        capture_output=True,
+        text=True,
+    )
+    if build.returncode != 0 and "fuzzer" in build.stderr and "cannot find" in build.stderr:
+        pytest.skip(f"clang has no libFuzzer runtime: {build.stderr.strip()[-300:]}")
+    assert build.returncode == 0, build.stdout + build.stderr
+    seeds = sorted(p for p in MODELS.glob("*.tflite") if p.stat().st_size <= SEED_MAX_BYTES)
+    if not seeds:
+        pytest.skip(f"no shared models under {MODELS} to seed the fuzzer")
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    for p in seeds:
+        shutil.copy(p, corpus / p.name)
+    seconds = int(os.environ.get("MICROARENA_FUZZ_SECONDS", "30"))
+    proc = subprocess.run(
+        [
+            str(REPO / "build" / "fuzz" / "fuzz_model"),
+            f"-max_total_time={seconds}",
+            f"-max_len={SEED_MAX_BYTES}",
+            "-timeout=20",
+            "-rss_limit_mb=2048",
+            f"-artifact_prefix={tmp_path}/",
+            str(corpus),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=seconds + 120,
+    )
+    assert proc.returncode == 0, proc.stderr[-6000:]
+    assert "Done" in proc.stderr
+    assert not list(tmp_path.glob("crash-*")) and not list(tmp_path.glob("timeout-*"))
