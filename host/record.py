@@ -11,6 +11,7 @@ import argparse
 import contextlib
 import json
 import os
+import socket
 import sys
 import time
 from collections.abc import Callable, Iterator
@@ -139,6 +140,12 @@ def open_port(url: str, baud: int) -> Port:
         port = serial.serial_for_url(url, baudrate=baud, timeout=0.05, write_timeout=5)
     except (serial.SerialException, ValueError, OSError) as e:
         raise RecordError(f"cannot open {url}: {e}") from e
+
+    sock = getattr(port, "_socket", None)  # socket:// (pyserial leaves Nagle on)
+    if sock is not None:
+        with contextlib.suppress(OSError):
+            # Small writes (upload lines) otherwise wait for the peer's delayed ACK.
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 
     def read() -> bytes | None:
         try:
