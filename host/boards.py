@@ -114,12 +114,14 @@ def build_image(
     model: str | os.PathLike[str] | list[str | os.PathLike[str]] | None = None,
     app: str = "model",
     build_root: Path = BUILD_ROOT,
+    plan: str = "none",
 ) -> Path:
     """Build (or bring up to date) the firmware for a board with PlatformIO; returns the .elf.
 
     Each application/model pair gets its own build folder under build_root, so images for
     several models can coexist and rebuilds are incremental. ``model`` may be a list: the image
     then holds all of them and runs the one named by ``emulate.run(..., args=<model stem>)``.
+    ``plan="best"`` (or "greedy") embeds host.plan's offline memory plan in the model first.
     """
     get_board(board)
     variant = app
@@ -136,6 +138,9 @@ def build_image(
             digest = hashlib.sha1(variant.encode()).hexdigest()[:12]
             variant = f"model-{len(paths)}models-{digest}"
         env["MICROARENA_MODEL"] = ",".join(str(p) for p in paths)
+        env["MICROARENA_PLAN"] = plan  # none, or the host.plan planner whose plan is embedded
+        if plan != "none":
+            variant += f"-plan_{plan}"
     build_dir = Path(build_root) / variant
     env["PLATFORMIO_BUILD_DIR"] = str(build_dir)
     proc = subprocess.run(

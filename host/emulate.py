@@ -404,7 +404,13 @@ def main(argv: list[str] | None = None) -> int:
         description="Run a firmware image on an emulated board (QEMU), print its UART output and "
         "exit with the firmware's status (124 on time-out, 70 on a CPU fault, 2 on usage errors).",
     )
-    parser.add_argument("elf", help="firmware image (.elf) built for the board")
+    parser.add_argument("elf", nargs="?", help="firmware image (.elf) built for the board")
+    parser.add_argument(
+        "--model",
+        action="append",
+        help="instead of an image: build the model application for this .tflite (repeat for "
+        "several; --append <model name> picks one) with PlatformIO, then run it",
+    )
     parser.add_argument(
         "--board",
         default="mps2-an386",
@@ -422,10 +428,13 @@ def main(argv: list[str] | None = None) -> int:
         sys.stdout.write(text)
         sys.stdout.flush()
 
+    if (opts.elf is None) == (opts.model is None):
+        parser.error("give a firmware image or --model (not both)")
     try:
+        elf = opts.elf if opts.elf is not None else build_image(opts.board, opts.model)
         result = run(
             opts.board,
-            opts.elf,
+            elf,
             timeout=opts.timeout,
             args=opts.append,
             icount=not opts.no_icount,

@@ -28,8 +28,16 @@ ALL_BOARDS = sorted(all_boards())
 HELLO_BUILD = REPO / "build" / "pio" / "hello"  # shared with tests/test_emulate.py
 
 
-def pio(*args: str, build_dir: Path | None = None, app: str = "hello", timeout: float = 300):
+def pio(
+    *args: str,
+    build_dir: Path | None = None,
+    app: str = "hello",
+    model: Path | None = None,
+    timeout: float = 300,
+):
     env = dict(os.environ, PLATFORMIO_DISABLE_UPGRADE_CHECK="true", MICROARENA_APP=app)
+    if model is not None:
+        env["MICROARENA_MODEL"] = str(model)
     if build_dir is not None:
         env["PLATFORMIO_BUILD_DIR"] = str(build_dir)
     return subprocess.run(
@@ -98,6 +106,22 @@ def test_every_board_builds_without_warnings(fresh_builds: tuple[Path, str]) -> 
         assert (build_dir / board / "firmware.bin").is_file()
     # The same -Wall -Wextra and CPU flags reach every compile.
     assert log.count("-Wextra") >= len(ALL_BOARDS)
+
+
+@needs_toolchain
+def test_real_boards_build_the_model_application_without_warnings(tmp_path: Path) -> None:
+    """The runtime and kernels too, with the real boards' CPU flags (they cannot run here)."""
+    model = REPO.parent / "shared" / "models" / "tflm_micro_speech_int8.tflite"
+    if not model.exists():
+        pytest.skip(f"shared model {model} is absent (tests read ../shared/models)")
+    real = [b for b, spec in all_boards().items() if not spec.emulated]
+    args = ["run", "-v"] + [arg for board in real for arg in ("-e", board)]
+    proc = pio(*args, build_dir=tmp_path, app="model", model=model)
+    log = proc.stdout + proc.stderr
+    assert proc.returncode == 0, log[-3000:]
+    assert [ln for ln in log.splitlines() if re.search(r"warning", ln, re.IGNORECASE)] == []
+    for board in real:
+        assert (tmp_path / board / "firmware.elf").is_file()
 
 
 def section_addresses(elf: Path) -> dict[str, int]:

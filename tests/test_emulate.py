@@ -155,5 +155,39 @@ def test_cli(hello: dict[str, Path]) -> None:
     assert fault.returncode == emulate.FAULT_EXIT and "firmware fault" in fault.stderr
     bad = run_cli("--board", "nope", elf)
     assert bad.returncode == 2 and "unknown board" in bad.stderr and "Traceback" not in bad.stderr
+    neither = run_cli("--board", "mps2-an386")
+    assert neither.returncode == 2 and "give a firmware image or --model" in neither.stderr
     missing = run_cli("missing.elf")
     assert missing.returncode == 2 and "not found" in missing.stderr
+
+
+RENODE_UARTS = {"nucleo_f746zg": "usart3", "nrf52840_dk": "uart0"}  # the boards' console UARTs
+
+
+def test_renode_descriptions_log_the_console_uart() -> None:
+    for board, uart in RENODE_UARTS.items():
+        spec = get_board(board)
+        assert not spec.emulated and spec.renode_script is not None
+        script = spec.renode_script.read_text()
+        assert f"{uart} CreateFileBackend $uart_log" in script
+        assert "LoadPlatformDescription $ORIGIN/renode.repl" in script
+        assert "sysbus LoadELF $elf" in script
+
+
+@pytest.mark.skipif(shutil.which("renode") is not None, reason="renode is installed")
+def test_renode_missing_is_a_clear_error() -> None:
+    elf = build_image("nucleo_f746zg", app="hello")
+    with pytest.raises(emulate.EmulationError, match="renode is not on PATH"):
+        emulate.run_renode("nucleo_f746zg", elf)
+    with pytest.raises(ValueError, match="real board"):
+        emulate.run("nucleo_f746zg", elf)  # without Renode a real board cannot run
+
+
+@pytest.mark.skipif(
+    shutil.which("renode") is None,
+    reason="Renode is not installed (not in Debian, PyPI or npm; it cannot be built offline)",
+)
+@pytest.mark.parametrize("board", sorted(RENODE_UARTS))
+def test_real_board_runs_on_renode(board: str) -> None:
+    result = emulate.run(board, build_image(board, app="hello"), timeout=5)
+    assert result.ok and f"hello from {board}" in result.uart_text, result

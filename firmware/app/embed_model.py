@@ -40,7 +40,8 @@ def arena_size(model: bytes, ram_limit: int) -> tuple[int, str]:
     predicted = predicted_arena(model)
     if predicted is not None:
         return predicted
-    budget = max(0, ram_limit - RAM_RESERVE) if ram_limit else FALLBACK_ARENA_MAX
+    # Leave twice the reserve: the fallback must link on every board whatever the statics.
+    budget = max(0, ram_limit - 2 * RAM_RESERVE) if ram_limit else FALLBACK_ARENA_MAX
     return min(FALLBACK_ARENA_MAX, budget) // 16 * 16, "fallback:no-host-prediction"
 
 

@@ -4,9 +4,10 @@
 #   boards/common (start-up, printing, semihosting or not) + boards/<board>/ (UART, clock)
 #   + the application from firmware/app (custom_app = model | hello)
 #   + for the model application: the runtime (firmware/src, firmware/src/kernels) and the model
-#     chosen by custom_model, converted to C at build time by firmware/app/embed_model.py.
+#     chosen by custom_model, converted to C at build time by firmware/app/embed_model.py;
+#     with custom_plan = best|greedy the model first gets an offline plan from host.plan.
 # `-t upload` on an emulated board runs the image on QEMU (python -m host.emulate).
-# Environment variables MICROARENA_APP and MICROARENA_MODEL override the two options, so tests
+# Environment variables MICROARENA_APP, _MODEL and _PLAN override the options, so tests
 # can build variants without editing platformio.ini (they also set PLATFORMIO_BUILD_DIR).
 
 import os
@@ -124,6 +125,22 @@ def build_runtime():
     env.BuildSources(os.path.join("$BUILD_DIR", "runtime"), runtime_dir, src_filter)
 
 
+def plan_model(path, gen_dir, planner):
+    """The model with an offline memory plan embedded by host.plan (OfflineMemoryAllocation)."""
+    planned = os.path.join(gen_dir, "planned", os.path.basename(path))
+    env.Command(
+        planned,
+        path,
+        env.VerboseAction(
+            f'"$PYTHONEXE" -m host.plan "{path}" --embed -o "{planned}" '
+            f"--runtime microarena --planner {planner} -q",
+            f"Planning {os.path.basename(path)} ({planner})",
+        ),
+        ENV=dict(os.environ, PYTHONPATH=project_dir),
+    )
+    return planned
+
+
 def build_model_sources():
     """Convert the model(s) to C (and the arena size) at build time; nothing is checked in."""
     models = option("model", "").replace(",", " ").split()
@@ -134,6 +151,11 @@ def build_model_sources():
         if not os.path.isfile(path):
             fail(f"model file not found: {path}")
     gen_dir = os.path.join(env.subst("$BUILD_DIR"), "model_src")
+    plan = option("plan", "none")
+    if plan not in ("none", "best", "greedy"):
+        fail(f"custom_plan must be none, best or greedy, not '{plan}'")
+    if plan != "none":
+        paths = [plan_model(path, gen_dir, plan) for path in paths]
     outputs = [os.path.join(gen_dir, "model_data.c"), os.path.join(gen_dir, "model_config.h")]
     converter = os.path.join(app_dir, "embed_model.py")
     flash_limit = int(board.get("upload.maximum_size", 0))
