@@ -125,3 +125,17 @@ def test_model_app_agrees_with_probe(capsys: pytest.CaptureFixture[str], tmp_pat
     probe = record_json(capsys, tmp_path, "--upload", str(path))["report"]
     same = ("head", "tail", "total", "categories", "tensors", "output_crc", "output_bytes")
     assert {k: app[k] for k in same} == {k: probe[k] for k in same}
+
+
+def test_board_failures_are_reported(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    needs_emulator()
+    unsupported = model_path("tflm_audio_preprocessor_int8")  # TFLM signal-library custom ops
+    bad = tmp_path / "bad.tflite"
+    bad.write_bytes(b"this is not a flatbuffer, just text" * 4)
+    for path, status, words in [(unsupported, "unsupported", "CUSTOM:Signal"), (bad, "model", "")]:
+        code = record.main(["--board", BOARD, "--upload", str(path), "--json", "--timeout", "60"])
+        out = capsys.readouterr()
+        doc = json.loads(out.out)
+        assert code == record.EXIT_MISMATCH, out.err
+        assert doc["report"]["status_name"] == status and words in doc["report"]["message"]
+        assert "board reported failure" in out.err
