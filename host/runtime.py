@@ -119,6 +119,9 @@ class _Stats(ctypes.Structure):
 
 
 _EMIT = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_char_p)
+_LOG = ctypes.CFUNCTYPE(
+    None, ctypes.c_void_p, ctypes.c_int, ctypes.c_size_t, ctypes.c_int32, ctypes.c_int32
+)
 _lock = threading.Lock()
 _libs: dict[str, ctypes.CDLL] = {}
 
@@ -154,6 +157,10 @@ def _declare(lib: ctypes.CDLL) -> None:
     tp = ctypes.POINTER(_Tensor)
     lib.ma_open.argtypes = [ctypes.POINTER(p), p, sz, p, sz, ctypes.c_char_p, sz]
     lib.ma_open.restype = ctypes.c_int
+    lib.ma_open_logged.argtypes = [ctypes.POINTER(p), p, sz, p, sz, ctypes.c_char_p, sz, _LOG, p]
+    lib.ma_open_logged.restype = ctypes.c_int
+    lib.ma_set_while_limit.argtypes = [p, i32]
+    lib.ma_set_while_limit.restype = None
     lib.ma_invoke.argtypes = [p]
     lib.ma_invoke.restype = ctypes.c_int
     lib.ma_error.argtypes = [p]
@@ -340,6 +347,46 @@ class Interpreter:
         cb = _EMIT(emit)
         self._lib.ma_report(self._it, cb, None)
         return lines
+
+
+@dataclass(frozen=True)
+class Request:
+    """A set-up request whose size a kernel decides (see ma_open_logged)."""
+
+    kind: int  # 0 kernel persistent data, 1 kernel scratch, 2 resource variable buffer
+    nbytes: int
+    subgraph: int
+    node: int
+
+
+def kernel_requests(model: bytes, lib: ctypes.CDLL | None = None) -> list[Request]:
+    """The kernel-sized requests the host build makes while loading `model`, in order."""
+    lib = lib or load_library()
+    buf = _aligned(max(len(model), 1))
+    buf[: len(model)] = np.frombuffer(model, dtype=np.uint8)
+    arena = _aligned(PROBE_ARENA)
+    msg = ctypes.create_string_buffer(MSG_SIZE)
+    out: list[Request] = []
+
+    def log(_ctx: int | None, kind: int, nbytes: int, sg: int, node: int) -> None:
+        out.append(Request(kind, nbytes, sg, node))
+
+    cb = _LOG(log)
+    it = ctypes.c_void_p()
+    status = lib.ma_open_logged(
+        ctypes.byref(it),
+        buf.ctypes.data,
+        len(model),
+        arena.ctypes.data,
+        PROBE_ARENA,
+        msg,
+        MSG_SIZE,
+        cb,
+        None,
+    )
+    if status != 0:
+        raise MicroarenaError(status, msg.value.decode(errors="replace"))
+    return out
 
 
 def op_name(code: int, lib: ctypes.CDLL | None = None) -> str:

@@ -61,6 +61,15 @@ typedef struct {
 ma_status ma_open(ma_interp **out, const void *model, size_t model_size, void *arena,
                   size_t arena_size, char *msg, size_t msg_size);
 
+/* As ma_open, and reports every set-up request whose size the kernels decide, in order:
+ * kind 0 = kernel persistent data (ma_persistent), 1 = kernel scratch (ma_request_scratch),
+ * 2 = a resource variable's buffer. host/arena_layout.py replays them to predict the arena. */
+typedef void (*ma_request_log_fn)(void *ctx, int kind, size_t bytes, int32_t subgraph,
+                                  int32_t node);
+ma_status ma_open_logged(ma_interp **out, const void *model, size_t model_size, void *arena,
+                         size_t arena_size, char *msg, size_t msg_size, ma_request_log_fn log,
+                         void *log_ctx);
+
 ma_status ma_invoke(ma_interp *it);
 
 /* Iterations one WHILE operator may run before ma_invoke fails (default

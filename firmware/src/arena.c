@@ -71,11 +71,16 @@ ma_status ma_fail(struct ma_context *ctx, ma_status status, const char *fmt, ...
 
 /* ------------------------------------------------------------ kernel services */
 
+void ma_log_request(ma_interp *it, int kind, size_t bytes) {
+  if (it->log != NULL) it->log(it->log_ctx, kind, bytes, it->cur_subgraph, it->cur_node);
+}
+
 void *ma_persistent(struct ma_context *ctx, size_t bytes) {
   if (ctx->phase != MA_PHASE_PREPARE) {
     ma_fail(ctx, MA_ERR_KERNEL, "ma_persistent called outside prepare");
     return NULL;
   }
+  ma_log_request(ctx, MA_LOG_PERSISTENT, bytes);
   return ma_tail_alloc(ctx, bytes, MA_ALIGN, MA_REC_PERSISTENT_BUFFER);
 }
 
@@ -87,6 +92,7 @@ ma_status ma_request_scratch(struct ma_context *ctx, size_t bytes, int32_t *inde
     return ma_fail(ctx, MA_ERR_KERNEL, "scratch request of %lu bytes is too large",
                    (unsigned long)bytes);
   }
+  ma_log_request(ctx, MA_LOG_SCRATCH, bytes);
   /* Requests are appended contiguously: nothing else uses temp during prepare. */
   ma_scratch_req *r = ma_temp_alloc(ctx, sizeof *r, _Alignof(ma_scratch_req));
   if (r == NULL) return MA_ERR_ARENA;

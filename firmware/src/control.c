@@ -100,6 +100,7 @@ static ma_status prepare_resource(ma_interp *it, ma_inode *n, ma_node *node) {
     ma_resource *r = &it->resources[id];
     size_t bytes = node->inputs[1]->bytes;
     if (r->data == NULL) {
+      ma_log_request(it, MA_LOG_RESOURCE, bytes);
       r->data = ma_tail_alloc(it, bytes > 0 ? bytes : 1, MA_ALIGN, MA_REC_VARIABLE);
       if (r->data == NULL) return MA_ERR_ARENA;
       r->bytes = bytes;

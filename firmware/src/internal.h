@@ -83,6 +83,8 @@ struct ma_context {
   int32_t *scratch_offsets; /* tail, after prepare */
   int32_t depth;            /* current subgraph nesting while invoking */
   int32_t max_while;        /* iterations one WHILE may run (ma_set_while_limit) */
+  ma_request_log_fn log;    /* set-up request log (ma_open_logged), may be NULL */
+  void *log_ctx;
   int32_t cur_subgraph, cur_node; /* operator being prepared (scratch ownership) */
   int32_t phase;                  /* MA_PHASE_* */
   ma_rec rec[MA_REC_COUNT];
@@ -96,7 +98,10 @@ ma_status ma_fail(struct ma_context *ctx, ma_status status, const char *fmt, ...
     __attribute__((format(printf, 3, 4)));
 #endif
 
+enum { MA_LOG_PERSISTENT = 0, MA_LOG_SCRATCH = 1, MA_LOG_RESOURCE = 2 };
+
 /* arena.c */
+void ma_log_request(ma_interp *it, int kind, size_t bytes);
 void *ma_tail_alloc(ma_interp *it, size_t bytes, size_t align, ma_rec_category cat);
 void *ma_temp_alloc(ma_interp *it, size_t bytes, size_t align);
 void ma_temp_reset(ma_interp *it);

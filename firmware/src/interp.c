@@ -136,6 +136,12 @@ static ma_status prepare_all(ma_interp *it) {
 
 ma_status ma_open(ma_interp **out, const void *model, size_t model_size, void *arena,
                   size_t arena_size, char *msg, size_t msg_size) {
+  return ma_open_logged(out, model, model_size, arena, arena_size, msg, msg_size, NULL, NULL);
+}
+
+ma_status ma_open_logged(ma_interp **out, const void *model, size_t model_size, void *arena,
+                         size_t arena_size, char *msg, size_t msg_size, ma_request_log_fn log,
+                         void *log_ctx) {
   if (msg != NULL && msg_size > 0) msg[0] = 0;
   if (out == NULL || model == NULL || arena == NULL) {
     if (msg != NULL && msg_size > 0) snprintf(msg, msg_size, "ma_open: NULL argument");
@@ -176,6 +182,8 @@ ma_status ma_open(ma_interp **out, const void *model, size_t model_size, void *a
   it->rd.size = (uint32_t)model_size;
   it->phase = MA_PHASE_PARSE;
   it->max_while = MA_MAX_WHILE_ITERATIONS;
+  it->log = log;
+  it->log_ctx = log_ctx;
 
   ma_status st = ma_parse_model(it);
   if (st == MA_OK) st = allocate_variables(it);
@@ -197,6 +205,7 @@ ma_status ma_open(ma_interp **out, const void *model, size_t model_size, void *a
     ma_describe(it, 0, x, &it->io[i]);
   }
   it->phase = MA_PHASE_READY;
+  it->log = NULL; /* the log belongs to set-up: no call after ma_open_logged returns */
   if (msg != NULL && msg_size > 0) msg[0] = 0;
   *out = it;
   return MA_OK;
