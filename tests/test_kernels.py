@@ -1017,3 +1017,31 @@ def test_core_refuses_unsupported_models_clearly(core: Any, name: str) -> None:
         core.Interpreter(data)
     assert "UNSUPPORTED" in str(e.value) or e.value.status == 2, str(e.value)
     print(f"{name}: {e.value}")
+
+
+HOSTILE_NODES: dict[str, tuple[str, list, list, dict]] = {
+    "FC int32 accumulator overflow": ("FULLY_CONNECTED", [hand((1, 70000), I8,
+        np.full(70000, 127), 0.1, -128), hand((2, 70000), I8, np.full(140000, 127), 0.1)],
+        [hand((1, 2), I8, scale=0.1)], {}),
+    "CONV tiny output scale with RELU6": ("CONV_2D", [hand((1, 3, 3, 2), I8, **Q),
+        hand((1, 3, 3, 2), I8, np.ones(18), **Q)], [hand((1, 1, 1, 1), I8, scale=1e-38, zp=5)],
+        {0: 1, 1: 1, 2: 1, 3: 3}),
+    "DEQUANTIZE huge scale": ("DEQUANTIZE", [hand((3,), I8, [-128, 0, 127], 3e38, 0)],
+        [hand((3,), F32)], {}),
+    "QUANTIZE NaN and infinity": ("QUANTIZE", [hand((3,), F32, [np.nan, np.inf, -np.inf])],
+        [hand((3,), I8, scale=0.1, zp=3)], {}),
+    "SOFTMAX NaN beta": ("SOFTMAX", [hand((1, 5), I8, **Q)], [hand((1, 5), I8, scale=1 / 256, zp=-128)],
+        {0: float("nan")}),
+    "AVERAGE_POOL_2D huge window": ("AVERAGE_POOL_2D", [hand((1, 300, 300, 1), I8,
+        np.full(90000, 127), **Q)], [hand((1, 1, 1, 1), I8, **Q)],
+        {0: 1, 1: 1, 2: 1, 3: 300, 4: 300}),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("case", HOSTILE_NODES)
+def test_hostile_values_stay_defined(lib: ctypes.CDLL, case: str) -> None:
+    """Values a hostile model can carry run without undefined behaviour (the harness is built
+    with -fsanitize=undefined -fno-sanitize-recover, so UB would abort the test)."""
+    code, ins, outs, slots = HOSTILE_NODES[case]
+    phase, status, msg = run_hand_node(lib, code, ins, outs, slots)
+    assert status in ("OK", "UNSUPPORTED", "MODEL"), (phase, status, msg)

@@ -50,6 +50,8 @@ static ma_status act_prepare(struct ma_context *ctx, ma_node *node, int kind) {
                      "%s: int8 output must have zero point -128 and scale 1/256", op);
     /* Input in Q4.27: frexp of scale * 2^27, without QuantizeMultiplier's adjustments. */
     const double real = (double)si * (double)(INT32_C(1) << 27);
+    if (!(real > 0.0) || real > 1e300)
+      return ma_fail(ctx, MA_ERR_UNSUPPORTED, "%s: input scale out of range", op);
     const double q = frexp(real, &shift);
     const double m = round(q * (double)(INT64_C(1) << 31));
     d->mult = m >= 2147483647.0 ? INT32_MAX : (int32_t)m;
@@ -121,7 +123,9 @@ static ma_status act_eval(struct ma_context *ctx, ma_node *node, int kind) {
   return MA_OK;
 }
 
-static ma_status relu_prepare(struct ma_context *c, ma_node *n) { return act_prepare(c, n, K_RELU); }
+static ma_status relu_prepare(struct ma_context *c, ma_node *n) {
+  return act_prepare(c, n, K_RELU);
+}
 static ma_status relu_eval(struct ma_context *c, ma_node *n) { return act_eval(c, n, K_RELU); }
 static ma_status logistic_prepare(struct ma_context *c, ma_node *n) {
   return act_prepare(c, n, K_LOGISTIC);

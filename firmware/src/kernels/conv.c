@@ -174,20 +174,20 @@ static ma_status conv_eval(struct ma_context *ctx, ma_node *node) {
           } else {
             const int8_t *in = node->inputs[0]->data, *f = node->inputs[1]->data;
             const int32_t off = d->input_offset;
-            int32_t acc = 0;
+            uint32_t acc = 0; /* wraps like TFLM's int32 on hostile weights, without UB */
             for (int32_t fy = fy0; fy < fy1; ++fy) {
               const size_t row = ((size_t)b * s.in_h + iy0 + d->dil_h * fy) * s.in_w;
               for (int32_t fx = fx0; fx < fx1; ++fx) {
                 const int8_t *ip = in + (row + ix0 + d->dil_w * fx) * s.cin + ic0;
                 const int8_t *fp = f + (((size_t)oc * s.kh + fy) * s.kw + fx) * fin;
-                for (int32_t ic = 0; ic < fin; ++ic) acc += fp[ic] * (ip[ic] + off);
+                for (int32_t ic = 0; ic < fin; ++ic) acc += (uint32_t)(fp[ic] * (ip[ic] + off));
               }
             }
-            if (bias_t) acc += ((const int32_t *)bias_t->data)[oc];
+            if (bias_t) acc += (uint32_t)((const int32_t *)bias_t->data)[oc];
             const int32_t mi = d->n_mult > 1 ? oc : 0;
-            acc = mak_mbqm(acc, d->mult[mi], d->shift[mi]) + d->output_offset;
+            const int32_t r = mak_mbqm((int32_t)acc, d->mult[mi], d->shift[mi]) + d->output_offset;
             ((int8_t *)node->outputs[0]->data)[out_base + oc] =
-                (int8_t)mak_clamp(acc, d->act_min, d->act_max);
+                (int8_t)mak_clamp(r, d->act_min, d->act_max);
           }
         }
       }
@@ -207,7 +207,7 @@ static ma_status dwconv_eval(struct ma_context *ctx, ma_node *node) {
   const ma_tensor *bias_t = mak_input(node, 2);
   const int32_t mult = s.cout / s.cin;
   const bool is_f32 = node->inputs[0]->type == MA_FLOAT32;
-  int32_t acc[DW_BLOCK];
+  uint32_t acc[DW_BLOCK]; /* wrapping int32 sums */
   float total[DW_BLOCK];
   for (int32_t b = 0; b < s.batches; ++b) {
     for (int32_t oy = 0; oy < s.out_h; ++oy) {
@@ -240,9 +240,10 @@ static ma_status dwconv_eval(struct ma_context *ctx, ma_node *node) {
                 const int32_t off = d->input_offset;
                 if (mult == 1) {
                   ip += oc0;
-                  for (int32_t k = 0; k < n; ++k) acc[k] += fp[k] * (ip[k] + off);
+                  for (int32_t k = 0; k < n; ++k) acc[k] += (uint32_t)(fp[k] * (ip[k] + off));
                 } else {
-                  for (int32_t k = 0; k < n; ++k) acc[k] += fp[k] * (ip[(oc0 + k) / mult] + off);
+                  for (int32_t k = 0; k < n; ++k)
+                    acc[k] += (uint32_t)(fp[k] * (ip[(oc0 + k) / mult] + off));
                 }
               }
             }
@@ -254,7 +255,8 @@ static ma_status dwconv_eval(struct ma_context *ctx, ma_node *node) {
               ((float *)node->outputs[0]->data)[out_base + oc] =
                   mak_clampf(total[k] + bias, d->f_min, d->f_max);
             } else {
-              int32_t v = acc[k] + (bias_t ? ((const int32_t *)bias_t->data)[oc] : 0);
+              const uint32_t bias = bias_t ? (uint32_t)((const int32_t *)bias_t->data)[oc] : 0u;
+              int32_t v = (int32_t)(acc[k] + bias);
               const int32_t mi = d->n_mult > 1 ? oc : 0;
               v = mak_mbqm(v, d->mult[mi], d->shift[mi]) + d->output_offset;
               ((int8_t *)node->outputs[0]->data)[out_base + oc] =

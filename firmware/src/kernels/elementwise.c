@@ -164,9 +164,13 @@ static ma_status arith_eval(struct ma_context *ctx, ma_node *node, int kind) {
   return MA_OK;
 }
 
-static ma_status add_prepare(struct ma_context *c, ma_node *n) { return arith_prepare(c, n, OP_ADD); }
+static ma_status add_prepare(struct ma_context *c, ma_node *n) {
+  return arith_prepare(c, n, OP_ADD);
+}
 static ma_status add_eval(struct ma_context *c, ma_node *n) { return arith_eval(c, n, OP_ADD); }
-static ma_status mul_prepare(struct ma_context *c, ma_node *n) { return arith_prepare(c, n, OP_MUL); }
+static ma_status mul_prepare(struct ma_context *c, ma_node *n) {
+  return arith_prepare(c, n, OP_MUL);
+}
 static ma_status mul_eval(struct ma_context *c, ma_node *n) { return arith_eval(c, n, OP_MUL); }
 static ma_status less_prepare(struct ma_context *c, ma_node *n) {
   return arith_prepare(c, n, OP_LESS);

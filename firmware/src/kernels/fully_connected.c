@@ -98,7 +98,8 @@ static ma_status fc_eval(struct ma_context *ctx, ma_node *node) {
         const float *x = in + (size_t)b * depth, *wr = w + (size_t)u * depth;
         float total = 0.0f;
         for (int32_t k = 0; k < depth; ++k) total += x[k] * wr[k];
-        out[(size_t)b * units + u] = mak_clampf(total + (bias ? bias[u] : 0.0f), d->f_min, d->f_max);
+        const float v = total + (bias ? bias[u] : 0.0f);
+        out[(size_t)b * units + u] = mak_clampf(v, d->f_min, d->f_max);
       }
     }
     return MA_OK;
@@ -109,13 +110,13 @@ static ma_status fc_eval(struct ma_context *ctx, ma_node *node) {
   for (int32_t b = 0; b < batches; ++b) {
     for (int32_t u = 0; u < units; ++u) {
       const int8_t *x = in + (size_t)b * depth, *wr = w + (size_t)u * depth;
-      int32_t acc = 0;
+      uint32_t acc = 0; /* wraps like TFLM's int32 on hostile weights, without UB */
       for (int32_t k = 0; k < depth; ++k)
-        acc += (wr[k] + d->filter_offset) * (x[k] + d->input_offset);
-      if (bias) acc += bias[u];
+        acc += (uint32_t)((wr[k] + d->filter_offset) * (x[k] + d->input_offset));
+      if (bias) acc += (uint32_t)bias[u];
       const int32_t mi = d->n_mult > 1 ? u : 0;
-      acc = mak_mbqm(acc, d->mult[mi], d->shift[mi]) + d->output_offset;
-      out[(size_t)b * units + u] = (int8_t)mak_clamp(acc, d->act_min, d->act_max);
+      const int32_t r = mak_mbqm((int32_t)acc, d->mult[mi], d->shift[mi]) + d->output_offset;
+      out[(size_t)b * units + u] = (int8_t)mak_clamp(r, d->act_min, d->act_max);
     }
   }
   return MA_OK;

@@ -37,9 +37,14 @@ int32_t mak_mbqm(int32_t x, int32_t multiplier, int shift) {
 }
 
 void mak_quantize_multiplier(double m, int32_t *multiplier, int *shift) {
-  if (m == 0.0) {
+  if (!(m > 0.0)) { /* zero, negative or NaN: no scaling */
     *multiplier = 0;
     *shift = 0;
+    return;
+  }
+  if (m >= 2147483648.0) { /* includes infinity; saturates as below */
+    *multiplier = INT32_MAX;
+    *shift = 30;
     return;
   }
   int e = 0;
@@ -169,6 +174,17 @@ int32_t mak_zero_point(const ma_tensor *t, int32_t i) {
 
 /* ---------------------------------------------------------------- activation ranges */
 
+static int64_t mak_clamp64(int64_t v, int64_t lo, int64_t hi) {
+  return v < lo ? lo : (v > hi ? hi : v);
+}
+
+/* roundf to int32, saturating (a tiny hostile scale must not make the conversion UB). */
+static int32_t round_sat(float f) {
+  const float r = roundf(f);
+  if (!(r > -2147483520.0f)) return r != r ? 0 : -2147483520;
+  return r > 2147483520.0f ? 2147483520 : (int32_t)r;
+}
+
 ma_status mak_act_range_q(struct ma_context *ctx, const char *op, int32_t act,
                           const ma_tensor *out, int32_t *act_min, int32_t *act_max) {
   int32_t qmin, qmax;
@@ -182,22 +198,13 @@ ma_status mak_act_range_q(struct ma_context *ctx, const char *op, int32_t act,
   const int32_t zp = mak_zero_point(out, 0);
   if (act != MAK_ACT_NONE && !(scale > 0.0f))
     return ma_fail(ctx, MA_ERR_KERNEL, "%s: fused activation needs a positive output scale", op);
-  /* TFLite rounds f / scale in float, half away from zero. */
-#define MAK_Q(f) (zp + (int32_t)roundf((f) / scale))
+  /* TFLite rounds f / scale in float, half away from zero, then clamps to the type. */
+#define MAK_Q(f) ((int32_t)mak_clamp64((int64_t)zp + round_sat((f) / scale), qmin, qmax))
   switch (act) {
     case MAK_ACT_NONE: *act_min = qmin; *act_max = qmax; break;
-    case MAK_ACT_RELU:
-      *act_min = MAK_Q(0.0f) > qmin ? MAK_Q(0.0f) : qmin;
-      *act_max = qmax;
-      break;
-    case MAK_ACT_RELU6:
-      *act_min = MAK_Q(0.0f) > qmin ? MAK_Q(0.0f) : qmin;
-      *act_max = MAK_Q(6.0f) < qmax ? MAK_Q(6.0f) : qmax;
-      break;
-    case MAK_ACT_RELU_N1_TO_1:
-      *act_min = MAK_Q(-1.0f) > qmin ? MAK_Q(-1.0f) : qmin;
-      *act_max = MAK_Q(1.0f) < qmax ? MAK_Q(1.0f) : qmax;
-      break;
+    case MAK_ACT_RELU: *act_min = MAK_Q(0.0f); *act_max = qmax; break;
+    case MAK_ACT_RELU6: *act_min = MAK_Q(0.0f); *act_max = MAK_Q(6.0f); break;
+    case MAK_ACT_RELU_N1_TO_1: *act_min = MAK_Q(-1.0f); *act_max = MAK_Q(1.0f); break;
     default:
       return ma_fail(ctx, MA_ERR_UNSUPPORTED, "%s: fused activation %d not supported", op,
                      (int)act);

@@ -22,7 +22,7 @@ enum { MAK_PAD_SAME = 0, MAK_PAD_VALID = 1 };
 int32_t mak_srdhm(int32_t a, int32_t b);                     /* SaturatingRoundingDoublingHighMul */
 int32_t mak_rdbpot(int32_t x, int exponent);                 /* RoundingDivideByPOT */
 int32_t mak_mbqm(int32_t x, int32_t multiplier, int shift);  /* MultiplyByQuantizedMultiplier */
-int32_t mak_shl_wrap(int32_t x, int shift);                  /* x * 2^shift, two's complement wrap */
+int32_t mak_shl_wrap(int32_t x, int shift);                  /* x * 2^shift, wrapping */
 void mak_quantize_multiplier(double m, int32_t *multiplier, int *shift);
 int32_t mak_input_radius(int integer_bits, int left_shift);  /* CalculateInputRadius (31 bits) */
 

@@ -76,7 +76,8 @@ static ma_status pool_eval(struct ma_context *ctx, ma_node *node, bool is_max) {
         for (int32_t c = 0; c < depth; ++c) {
           const size_t oi = (((size_t)b * out_h + oy) * out_w + ox) * depth + c;
           float fsum = 0.0f, fmax = -FLT_MAX;
-          int32_t isum = 0, imax = INT8_MIN;
+          int64_t isum = 0; /* a hostile window cannot overflow it */
+          int32_t imax = INT8_MIN;
           for (int32_t fy = fy0; fy < fy1; ++fy) {
             for (int32_t fx = fx0; fx < fx1; ++fx) {
               const size_t ii =
@@ -97,8 +98,8 @@ static ma_status pool_eval(struct ma_context *ctx, ma_node *node, bool is_max) {
             ((float *)out->data)[oi] = mak_clampf(v, d->f_min, d->f_max);
           } else {
             const int32_t v = is_max ? imax
-                              : isum > 0 ? (isum + count / 2) / count
-                                         : (isum - count / 2) / count;
+                              : (int32_t)(isum > 0 ? (isum + count / 2) / count
+                                                   : (isum - count / 2) / count);
             ((int8_t *)out->data)[oi] = (int8_t)mak_clamp(v, d->act_min, d->act_max);
           }
         }

@@ -4,6 +4,7 @@
  * Float quantization rounds value / scale in float, half away from zero, as TFLM's
  * AffineQuantize; dequantization computes in double like TFLM's Dequantize.
  */
+#include <float.h>
 #include <math.h>
 #include <string.h>
 
@@ -110,7 +111,10 @@ static ma_status dequantize_eval(struct ma_context *ctx, ma_node *node) {
     if (in->type == MA_INT8) v = ((const int8_t *)in->data)[i];
     else if (in->type == MA_INT16) v = ((const int16_t *)in->data)[i];
     else v = ((const uint8_t *)in->data)[i];
-    y[i] = (float)(d->in_scale * (double)(v - d->in_zp));
+    double r = d->in_scale * (double)(v - d->in_zp);
+    if (r > FLT_MAX) r = FLT_MAX; /* converting an out-of-range double to float is UB */
+    if (r < -FLT_MAX) r = -FLT_MAX;
+    y[i] = (float)r;
   }
   return MA_OK;
 }

@@ -80,7 +80,7 @@ static ma_status concat_prepare(struct ma_context *ctx, ma_node *node) {
                    (int)out->ndims);
   if (ma_opt_i32(&node->options, 1, 0) != MAK_ACT_NONE)
     return ma_fail(ctx, MA_ERR_UNSUPPORTED, "%s: fused activation", op);
-  int32_t sum = 0;
+  int64_t sum = 0;
   for (int32_t i = 0; i < node->n_inputs; ++i) {
     const ma_tensor *in = node->inputs[i];
     if ((st = check_same_type(ctx, op, in, out)) != MA_OK) return st;

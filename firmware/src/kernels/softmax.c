@@ -46,7 +46,8 @@ static ma_status softmax_prepare(struct ma_context *ctx, ma_node *node) {
     return ma_fail(ctx, MA_ERR_UNSUPPORTED, "%s: output must have zero point %d and scale 1/%d",
                    OP, (int)want_zp, out->type == MA_INT8 ? 256 : 65536);
   /* PreprocessSoftmaxScaling: beta * scale in Q5.26, as a multiplier >= 1. */
-  double real = (double)d->beta * (double)in_scale * (double)(INT32_C(1) << (31 - SCALED_DIFF_INT_BITS));
+  double real = (double)d->beta * (double)in_scale *
+                (double)(INT32_C(1) << (31 - SCALED_DIFF_INT_BITS));
   if (real > (double)INT32_MAX) real = (double)INT32_MAX;
   int shift;
   mak_quantize_multiplier(real, &d->input_multiplier, &shift);
@@ -73,7 +74,8 @@ static void softmax_row_q(const softmax_data *d, const int8_t *in, void *out, in
   for (int32_t c = 0; c < depth; ++c) {
     const int32_t diff = in[c] - max;
     if (diff >= d->diff_min)
-      sum += mak_rdbpot(scaled_exp(d, diff), ACCUM_INT_BITS);
+      sum = (int32_t)((uint32_t)sum +
+                      (uint32_t)mak_rdbpot(scaled_exp(d, diff), ACCUM_INT_BITS));
   }
   /* GetReciprocal: normalise the sum to [1, 2) and take 1 / (1 + x). */
   int headroom = 0;

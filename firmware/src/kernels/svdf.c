@@ -147,10 +147,11 @@ static ma_status svdf_eval(struct ma_context *ctx, ma_node *node) {
   shift_state(state_t->data, state_n, s8 ? 1 : 2);
   for (int32_t b = 0; b < s.batch; ++b) {
     for (int32_t r = 0; r < s.n_filter; ++r) {
-      int32_t dot = 0;
+      uint32_t sum = 0; /* wrapping int32 sums, as TFLM's, without UB */
       for (int32_t c = 0; c < s.n_input; ++c)
-        dot += wf[(size_t)r * s.n_input + c] * (x[(size_t)b * s.n_input + c] - d->input_zp);
-      dot = mak_clamp(mak_mbqm(dot, d->mult1, d->shift1), smin, smax);
+        sum += (uint32_t)(wf[(size_t)r * s.n_input + c] *
+                          (x[(size_t)b * s.n_input + c] - d->input_zp));
+      const int32_t dot = mak_clamp(mak_mbqm((int32_t)sum, d->mult1, d->shift1), smin, smax);
       /* TFLM adds the state zero point after clamping; the store then wraps like its cast. */
       const size_t si = ((size_t)b * s.n_filter + r) * s.n_memory + s.n_memory - 1;
       const uint32_t v = (uint32_t)(dot + d->state_zp);
@@ -158,7 +159,7 @@ static ma_status svdf_eval(struct ma_context *ctx, ma_node *node) {
       else ((int16_t *)state_t->data)[si] = (int16_t)((int32_t)(v << 16) >> 16);
     }
     for (int32_t u = 0; u < s.n_unit; ++u) {
-      int32_t acc = bias ? bias[u] : 0;
+      uint32_t acc = bias ? (uint32_t)bias[u] : 0u;
       for (int32_t j = 0; j < d->rank; ++j) {
         const size_t f = (size_t)u * d->rank + j;
         const size_t base = ((size_t)b * s.n_filter + f) * s.n_memory;
@@ -167,10 +168,10 @@ static ma_status svdf_eval(struct ma_context *ctx, ma_node *node) {
           const int32_t w = s8 ? ((const int8_t *)wt)[wi] : ((const int16_t *)wt)[wi];
           const int32_t sv = s8 ? ((const int8_t *)state_t->data)[base + m]
                                 : ((const int16_t *)state_t->data)[base + m];
-          acc += w * (sv - d->state_zp);
+          acc += (uint32_t)(w * (sv - d->state_zp));
         }
       }
-      const int32_t v = mak_mbqm(acc, d->mult2, d->shift2) + d->output_zp;
+      const int32_t v = mak_mbqm((int32_t)acc, d->mult2, d->shift2) + d->output_zp;
       out[(size_t)b * s.n_unit + u] = (int8_t)mak_clamp(v, INT8_MIN, INT8_MAX);
     }
   }
