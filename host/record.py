@@ -295,15 +295,40 @@ def save(path: str, rec: Recording, doc: dict) -> list[str]:
 # ---------------------------------------------------------------- command line
 
 
+def _positive(kind: type) -> Callable[[str], float]:
+    def parse(text: str) -> float:
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+        if not value > 0:
+            raise argparse.ArgumentTypeError(f"must be above 0: {text!r}")
+        return value
+
+    return parse
+
+
+EXAMPLES = """examples:
+  python -m host.record --port /dev/ttyACM0 --plan model.tflite
+  python -m host.record --port socket://127.0.0.1:4444 --json --save run.log
+  python -m host.record --board mps2-an386 --model model.tflite --plan
+  python -m host.record --board mps2-an386 --upload model.tflite
+  python -m host.record --log run.log
+"""
+
+
 def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(
         prog="python -m host.record",
+        epilog=EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
         description=(
-            "Record the arena report a board prints over its serial port: TFLM's "
-            "RecordingMicroAllocator lines plus a CRC-checked record (docs/wire_format.md). "
-            "Damaged records are rejected, never shown. Exit status: 0 ok, 1 the board reported "
-            "a failure or the report differs from --plan, 2 bad arguments, 3 no valid report "
-            "(time-out, port closed), 130 interrupted."
+            "Record the arena report a board prints over its serial port: TFLM's\n"
+            "RecordingMicroAllocator lines plus a CRC-checked record (docs/wire_format.md).\n"
+            "Damaged records are rejected, never shown.\n\n"
+            "exit status: 0 ok, 1 the board reported a failure or the report differs from\n"
+            "--plan, 2 bad arguments, 3 no valid report (time-out, port closed),\n"
+            "130 interrupted (Ctrl-C)"
         ),
     )
     src = ap.add_mutually_exclusive_group(required=True)
@@ -318,14 +343,26 @@ def build_parser() -> argparse.ArgumentParser:
         help="send MODEL to the probe firmware over the port (CRC-checked, acknowledged, "
         "retried), then record its report; with --board, builds and starts the probe",
     )
-    ap.add_argument("--baud", type=int, default=115200, help="baud rate (default 115200)")
-    ap.add_argument("--timeout", type=float, default=10.0, help="seconds to wait (default 10)")
+    ap.add_argument("--baud", type=_positive(int), default=115200, help="default 115200")
+    ap.add_argument(
+        "--timeout",
+        type=_positive(float),
+        default=10.0,
+        help="seconds to wait for the board (ready line, report); default 10",
+    )
     ap.add_argument(
         "--text-only",
         action="store_true",
         help="accept a TFLM text report without a checked record (stock TFLM firmware)",
     )
-    ap.add_argument("--plan", metavar="MODEL", help="compare with the planner's prediction")
+    ap.add_argument(
+        "--plan",
+        nargs="?",
+        const="",
+        metavar="MODEL",
+        help="compare head/tail/total with the planner's prediction for MODEL (default: the "
+        "--model or --upload model)",
+    )
     ap.add_argument(
         "--save", metavar="FILE", help="write the raw log to FILE, the report to FILE.json"
     )
@@ -421,6 +458,10 @@ def run(argv: list[str] | None = None) -> int:
         else:
             print("\n".join(f"{p['device']}\t{p['description']}" for p in ports) or "no ports")
         return EXIT_OK
+    if args.plan == "":
+        args.plan = args.upload or args.model
+        if not args.plan:
+            raise UsageError("--plan needs a model here (--plan MODEL)")
     predicted = load_prediction(args.plan) if args.plan else None
     rec = _acquire(args)
     if rec.report is not None and rec.text is not None:

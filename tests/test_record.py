@@ -284,9 +284,14 @@ def test_usage_errors(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> Non
     assert code == record.EXIT_USAGE and "--model" in err
     code, _, err = run_cli(capsys, "--port", "socket://127.0.0.1:1", "--timeout", "1")
     assert code == record.EXIT_NO_REPORT and "cannot open" in err
-    with pytest.raises(SystemExit) as e:
-        record.main([])  # no source given: argparse explains
-    assert e.value.code == 2
+    log = tmp_path / "r.log"
+    log.write_bytes(board_output(report()))
+    code, _, err = run_cli(capsys, "--log", str(log), "--plan")
+    assert code == record.EXIT_USAGE and "--plan needs a model" in err
+    for bad in ([], ["--port", "x", "--timeout", "-1"], ["--port", "x", "--baud", "fast"]):
+        with pytest.raises(SystemExit) as e:
+            record.main(bad)  # argparse explains
+        assert e.value.code == 2
 
 
 def test_list_ports_json(capsys: pytest.CaptureFixture[str]) -> None:
