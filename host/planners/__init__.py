@@ -28,10 +28,11 @@ __all__ = [
     "write_csv",
 ]
 
-# Search nodes per second of `time_limit`. The node budget, not the clock, bounds the search, so
-# a plan is the same on every machine; set so that a budget takes about half of time_limit on a
-# slow laptop core. Only if the clock cap hits first can the result depend on the machine.
-NODES_PER_SECOND = 4000
+# Search work units (about a microsecond each on the reference machine) per second of
+# `time_limit`. This budget, not the clock, bounds the search, so a plan is the same on every
+# machine; it uses about 60% of time_limit on the reference machine, leaving room for a loaded or
+# slower one. Only if the clock cap hits first can the result depend on the machine.
+WORK_PER_SECOND = 600_000
 
 Progress = Callable[[str], None]
 
@@ -72,11 +73,13 @@ def _plan_best(
             best, best_arena = offsets, arena
             if progress:
                 progress(f"first-fit by {name}: arena {arena}")
-    lower = lower_bound(buffers)
+    lower = max(
+        [lower_bound(buffers)] + [b.offset + b.size for b in buffers if b.offset is not None]
+    )
     if best_arena <= lower:
         return best
-    budget = int(NODES_PER_SECOND * time_limit)
-    return search_plan(buffers, best_arena, best, lower, alignment, budget, deadline, progress)
+    budget = int(WORK_PER_SECOND * time_limit)
+    return search_plan(buffers, best, lower, alignment, budget, deadline, progress)
 
 
 PLANNERS: dict[str, Callable[[Sequence[Buffer], float, int, Progress | None], dict[int, int]]] = {

@@ -24,17 +24,18 @@ def _round_up(value: int, alignment: int) -> int:
     return -(-value // alignment) * alignment
 
 
-def tflm_order(buffers: Sequence[Buffer]) -> list[int]:
+def tflm_order(buffers: Sequence[Buffer], alignment: int = 16) -> list[int]:
     """Indices into `buffers` in the order TFLM's planner places them."""
     fixed = [i for i, b in enumerate(buffers) if b.offset is not None]
     online = [i for i, b in enumerate(buffers) if b.offset is None]
-    # sorted() is stable; reversing first reproduces TFLM's tail-filled bubble sort.
-    return fixed + sorted(reversed(online), key=lambda i: -buffers[i].size)
+    # sorted() is stable; reversing first reproduces TFLM's tail-filled bubble sort. TFLM sorts
+    # the sizes its allocator has already rounded up.
+    return fixed + sorted(reversed(online), key=lambda i: -_round_up(buffers[i].size, alignment))
 
 
 def plan_greedy(buffers: Sequence[Buffer], alignment: int = 16) -> dict[int, int]:
     """Offsets exactly as TFLM's GreedyMemoryPlanner assigns them (fixed buffers keep theirs)."""
-    return first_fit(buffers, tflm_order(buffers), alignment)
+    return first_fit(buffers, tflm_order(buffers, alignment), alignment)
 
 
 def first_fit(buffers: Sequence[Buffer], order: Sequence[int], alignment: int) -> dict[int, int]:

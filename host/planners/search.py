@@ -16,12 +16,29 @@ deadline is only a safety cap.
 
 from __future__ import annotations
 
+import random
 import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from .problem import Buffer
+
+JITTER = 0.5  # relative noise on the main preorder key in restarts
+
+
+def _luby(i: int) -> int:
+    """The i-th term (from 1) of the Luby sequence 1 1 2 1 1 2 4 1 1 2 1 1 2 4 8 ..."""
+    k = 1
+    while (1 << k) - 1 < i:
+        k += 1
+    while True:
+        if i == (1 << k) - 1:
+            return 1 << (k - 1)
+        i -= (1 << (k - 1)) - 1
+        k = 1
+        while (1 << k) - 1 < i:
+            k += 1
 
 
 class OutOfBudget(Exception):
@@ -53,8 +70,10 @@ class _Local:
     overlaps: list[list[int]]  # members live at the same time as each member
     secs_of: list[list[int]]  # sections each member is in
     sections: list[list[int]]
-    pre: dict[str, list[int]]  # rank of each member in each preorder
     start_off: list[int]  # lowest offset of each member with nothing planned yet
+    values: dict[str, list[int]]  # preorder keys
+    by_size: list[list[int]]  # overlaps, largest first
+    secs_per_buffer: int  # mean number of sections a member is in (for work accounting)
 
 
 # Preorders tried in turn (MiniMalloc's heuristics): keys sorted descending.
@@ -83,7 +102,10 @@ class Solver:
             if hits:
                 self.fixed_of[i] = hits
         self.partitions = self._partition(planned, fixed)
+        # Work done, in units of about a microsecond of search on a 2020s laptop core: nodes,
+        # candidates tried and inference steps, weighted by their measured costs.
         self.nodes = 0
+        self._clock_at = 0  # work count at which to look at the clock next
         self._local: dict[int, _Local] = {}
 
     # ---- static analysis -------------------------------------------------------------------
@@ -125,22 +147,37 @@ class Solver:
                 members, sections, sec_fixed = [], [], []
         return parts
 
-    def _preorder(self, part: Partition, key: str) -> dict[int, int]:
+    def _preorder_values(self, part: Partition) -> dict[str, list[int]]:
+        """Per member (local index): W = sections spanned, A = area, T = largest section total."""
         bufs = self.buffers
-        width = dict.fromkeys(part.members, 0)
-        total = dict.fromkeys(part.members, 0)
+        m = len(part.members)
+        local = {g: k for k, g in enumerate(part.members)}
+        width, total = [0] * m, [0] * m
         for sec in part.sections:
-            t = sum(self.size[j] for j in sec)
-            for j in sec:
-                width[j] += 1
-                total[j] = max(total[j], t)
-        values = {
-            "W": width,
-            "A": {j: self.size[j] * (bufs[j].end - bufs[j].start) for j in part.members},
-            "T": total,
-        }
-        order = sorted(part.members, key=lambda j: tuple(-values[k][j] for k in key) + (j,))
-        return {j: r for r, j in enumerate(order)}
+            t = sum(self.size[g] for g in sec)
+            for g in sec:
+                k = local[g]
+                width[k] += 1
+                total[k] = max(total[k], t)
+        area = [self.size[g] * (bufs[g].end - bufs[g].start) for g in part.members]
+        return {"W": width, "A": area, "T": total}
+
+    @staticmethod
+    def _preorder(values: dict[str, list[int]], key: str, seed: int) -> list[int]:
+        """Rank of each member when sorted by `key`'s values, descending.
+
+        seed > 0 jitters the main value (deterministically) to give restarts a different order.
+        """
+        columns: list[list[float]] = [list(map(float, values[c])) for c in key]
+        if seed:
+            rng = random.Random(seed)
+            columns[0] = [v * (1.0 + JITTER * rng.random()) for v in columns[0]]
+        m = len(columns[0])
+        order = sorted(range(m), key=lambda k: tuple(-col[k] for col in columns) + (k,))
+        rank = [0] * m
+        for r, k in enumerate(order):
+            rank[k] = r
+        return rank
 
     # ---- search ----------------------------------------------------------------------------
 
@@ -155,33 +192,36 @@ class Solver:
 
     def solve_partition(
         self, part: Partition, capacity: int, budget: int, deadline: float
-    ) -> dict[int, int] | None:
-        """A placement of the partition below capacity, or None (infeasible or out of budget).
+    ) -> dict[int, int] | bool:
+        """A placement of the partition below capacity; else False if the search space is
+        exhausted (no canonical plan fits), True if the budget ran out first.
 
-        Tries each preorder in turn with a node limit that doubles each round, as MiniMalloc does,
-        so an easy ordering finishes early.
+        Restarts the search with node limits following the Luby sequence (a restart strategy
+        that is within a log factor of the best fixed limit), cycling through the preorders and
+        then through jittered versions of them: a deep search stuck under a bad early choice
+        wastes its budget, while a fresh order often fits at once.
         """
-        limit = 2 * len(part.members)
+        m = len(part.members)
+        base = 4 * (8 * m + m * m // 8)  # a few dives' worth of work
         spent = 0
-        while spent < budget:
-            for key in PREORDERS:
-                room = min(limit, budget - spent)
-                if room <= 0:
-                    return None
-                start = self.nodes
-                try:
-                    found = self._dfs_partition(part, capacity, key, self.nodes + room, deadline)
-                except OutOfBudget:
-                    found = None
-                    if time.monotonic() > deadline:
-                        return None
-                spent += self.nodes - start
-                if found is not None:
-                    return found
-                if found is None and self.nodes - start < room:
-                    return None  # search space exhausted: infeasible with these prunings
-            limit *= 2
-        return None
+        restart = 0
+        while spent < budget and time.monotonic() < deadline:
+            key = PREORDERS[restart % len(PREORDERS)]
+            seed = restart // len(PREORDERS)
+            room = min(base * _luby(restart + 1), budget - spent)
+            restart += 1
+            start = self.nodes
+            try:
+                found = self._dfs_partition(part, capacity, key, seed, self.nodes + room, deadline)
+            except OutOfBudget:
+                found = None
+            else:
+                if found is None:
+                    return False
+            spent += self.nodes - start
+            if found is not None:
+                return found
+        return True
 
     def _prepare(self, part: Partition) -> _Local:
         """Per-partition tables, indexed 0..m-1 for speed; built once and cached."""
@@ -204,25 +244,28 @@ class Solver:
             for gi in members
         ]
         sections = [[local[g] for g in sec] for sec in part.sections]
-        pre = {key: self._preorder(part, key) for key in PREORDERS}
         loc = _Local(
             size=[self.size[g] for g in members],
             overlaps=overlaps,
             secs_of=secs_of,
             sections=sections,
-            pre={key: [p[g] for g in members] for key, p in pre.items()},
             start_off=[self._fit(g, 0) for g in members],
+            values=self._preorder_values(part),
+            by_size=[sorted(ov, key=lambda j: -self.size[members[j]]) for ov in overlaps],
+            secs_per_buffer=sum(map(len, secs_of)) // max(1, len(members)),
         )
         self._local[id(part)] = loc
         return loc
 
     def _dfs_partition(
-        self, part: Partition, capacity: int, key: str, node_cap: int, deadline: float
+        self, part: Partition, capacity: int, key: str, seed: int, node_cap: int, deadline: float
     ) -> dict[int, int] | None:
         loc = self._prepare(part)
         members = part.members
         size, overlaps, secs_of, sections = loc.size, loc.overlaps, loc.secs_of, loc.sections
-        pre = loc.pre[key]
+        pre = self._preorder(loc.values, key, seed)
+        by_size = loc.by_size
+        secs_per_buffer = loc.secs_per_buffer
         min_off = list(loc.start_off)
         if any(min_off[k] + size[k] > capacity for k in range(len(members))):
             return None
@@ -238,20 +281,40 @@ class Solver:
         fixed_of = [self.fixed_of.get(g) for g in members]
         fit = self._fit
 
-        def infeasible(o: int, i: int, touched: set[int]) -> bool:
-            """Section inference after placing i at o (floors and remainders already updated)."""
-            if o + max(rem) > capacity:
-                return True
-            for s in touched:
-                f = floor[s]
-                if f < o:
-                    f = o
-                room = capacity - rem[s]
-                if f > room:
+        def too_high(i: int, h: int) -> bool:
+            """Would a buffer live with i no longer fit below the capacity above height h?"""
+            for j in by_size[i]:
+                if placed[j]:
+                    continue
+                if h + size[j] <= capacity:
+                    return False  # nor will any smaller one
+                if min_off[j] < h or fixed_of[j]:
                     return True
-                # Fails if every unplaced buffer of the section has its floor above the room.
-                if rem[s] and all(placed[k] or min_off[k] > room for k in sections[s]):
+            return False
+
+        def infeasible(o: int, h: int, secs_i: list[int], raised: list[tuple[int, int]]) -> bool:
+            """Section inference after placing a buffer at [o, h) (state already updated).
+
+            In each section the unplaced bytes must fit between the capacity and the section's
+            floor: the top of its placed buffers, raised to the lowest offset any of its
+            unplaced buffers can still take.
+            """
+            for s in secs_i:
+                if h + rem[s] > capacity:
                     return True
+            checked = set()
+            self.nodes += (len(raised) * secs_per_buffer) >> 5
+            for j, _ in raised:
+                m = min_off[j]
+                for s in secs_of[j]:
+                    room = capacity - rem[s]
+                    # Only if j's new floor is above the room can the section have failed.
+                    if m > room and s not in checked:
+                        checked.add(s)
+                        if floor[s] > room or o > room:
+                            return True
+                        if all(placed[k] or min_off[k] > room for k in sections[s]):
+                            return True
             for s in fixed_secs:
                 f = max(floor[s], o)
                 above = sum(fe - max(fo, f) for fo, fe in sec_fixed[s] if fe > f)
@@ -263,8 +326,10 @@ class Solver:
             self.nodes += 1
             if self.nodes >= node_cap:
                 raise OutOfBudget
-            if not self.nodes & 255 and time.monotonic() > deadline:
-                raise OutOfBudget
+            if self.nodes >= self._clock_at:
+                self._clock_at = self.nodes + 256
+                if time.monotonic() > deadline:
+                    raise OutOfBudget
             if not unplaced:
                 return True
             min_height = min([min_off[k] + size[k] for k in unplaced])
@@ -275,29 +340,34 @@ class Solver:
                     continue
                 cands.append((o, pre[k], k))
             cands.sort()
+            self.nodes += 3 + 2 * len(cands) + (len(unplaced) >> 2)
+            max_rem = max(rem)
             for o, p, i in cands:
                 h = o + size[i]
+                if too_high(i, h):
+                    continue
+                secs_i = secs_of[i]
+                for s in secs_i:
+                    rem[s] -= size[i]
+                # Some section can no longer fit above o (rem only fell, so test max_rem first).
+                if o + max_rem > capacity and o + max(rem) > capacity:
+                    for s in secs_i:
+                        rem[s] += size[i]
+                    continue
                 unplaced.discard(i)
                 placed[i] = True
                 offset[i] = o
+                old_floors = [floor[s] for s in secs_i]
+                for s in secs_i:
+                    floor[s] = h
                 off_changes = []
-                touched = set(secs_of[i])
-                ok = True
                 for j in overlaps[i]:
                     if not placed[j] and min_off[j] < h:
                         off_changes.append((j, min_off[j]))
-                        m = fit(members[j], h) if fixed_of[j] else -(-h // align) * align
-                        min_off[j] = m
-                        if m + size[j] > capacity:
-                            ok = False
-                        touched.update(secs_of[j])
-                old_floors = [floor[s] for s in secs_of[i]]
-                for s in secs_of[i]:
-                    floor[s] = h
-                    rem[s] -= size[i]
-                if ok and not infeasible(o, i, touched) and dfs(o, p):
+                        min_off[j] = fit(members[j], h) if fixed_of[j] else -(-h // align) * align
+                if not infeasible(o, h, secs_i, off_changes) and dfs(o, p):
                     return True
-                for s, f in zip(secs_of[i], old_floors, strict=True):
+                for s, f in zip(secs_i, old_floors, strict=True):
                     rem[s] += size[i]
                     floor[s] = f
                 for j, m in off_changes:
@@ -318,7 +388,6 @@ class Solver:
 
 def search_plan(
     buffers: Sequence[Buffer],
-    upper: int,
     upper_offsets: dict[int, int],
     lower: int,
     alignment: int,
@@ -326,22 +395,29 @@ def search_plan(
     deadline: float,
     progress: Callable[[str], None] | None = None,
 ) -> dict[int, int]:
-    """Lower the arena below `upper` (whose plan is given) towards `lower` by bisection on the
-    capacity; each partition keeps its best placement, so only partitions above the target are
-    searched again. Returns the best plan found (the given one if nothing better)."""
+    """Lower the arena of the given plan towards `lower`; returns the best plan found.
+
+    Rounds of bisection on the capacity, each attempt with a node budget that doubles every
+    round (so early rounds find good plans fast, later ones dig deeper). Each partition keeps
+    its best placement, so only partitions above the target capacity are searched again.
+    """
     solver = Solver(buffers, alignment)
-    others = {
-        b.id: o for b, o in ((b, upper_offsets[b.id]) for b in buffers) if b.offset is not None
-    }
-    best_arena, best = upper, dict(upper_offsets)
-    index_of = {b.id: i for i, b in enumerate(buffers)}
+    fixed = {b.id: upper_offsets[b.id] for b in buffers if b.offset is not None}
+    # No plan goes below a fixed buffer's top or a planned buffer without lifetime (at 0).
+    lower = max([lower] + [upper_offsets[b.id] + b.size for b in buffers if b.offset is not None])
+    lower = max([lower] + [b.size for b in buffers if b.end <= b.start])
+    best = dict(upper_offsets)
+    best_arena = max((best[b.id] + b.size for b in buffers), default=0)
     for part in solver.partitions:  # seed each partition with its part of the given plan
         part.best = {i: upper_offsets[buffers[i].id] for i in part.members}
         part.best_height = max(o + solver.size[i] for i, o in part.best.items())
-    del index_of
+
+    last_attempt_ran_out = False
 
     def attempt(capacity: int, budget: int) -> dict[int, int] | None:
-        """Every partition below capacity, or None."""
+        """Every partition placed below capacity, or None."""
+        nonlocal last_attempt_ran_out
+        last_attempt_ran_out = False
         per_part: dict[int, int] = {}
         for part in sorted(solver.partitions, key=lambda p: -p.lower):
             if part.lower > capacity or part.proven > capacity:
@@ -351,17 +427,20 @@ def search_plan(
                 continue
             left = node_budget - solver.nodes
             found = solver.solve_partition(part, capacity, min(budget, left), deadline)
-            if found is None:
-                part.proven = max(part.proven, capacity + 1)
+            if not isinstance(found, dict):
+                if found is False:  # exhausted: no canonical plan of this partition fits
+                    part.proven = max(part.proven, capacity + 1)
+                else:
+                    last_attempt_ran_out = True
                 return None
             part.best = found
             part.best_height = max(o + solver.size[i] for i, o in found.items())
             per_part.update(found)
         return per_part
 
-    def adopt(per_part: dict[int, int]) -> None:
+    def adopt(per_part: dict[int, int]) -> bool:
         nonlocal best_arena, best
-        offsets = dict(others)
+        offsets = dict(fixed)
         for i, b in enumerate(buffers):
             if b.offset is None:
                 offsets[b.id] = per_part.get(i, 0)
@@ -369,18 +448,28 @@ def search_plan(
         if arena < best_arena:
             best_arena, best = arena, offsets
             if progress:
-                progress(f"search: arena {arena} (lower bound {lower}, {solver.nodes} nodes)")
+                progress(f"search: arena {arena} (lower bound {lower}, work {solver.nodes})")
+            return True
+        return False
 
-    lo = lower - 1  # largest capacity known (or assumed) not to work
-    first = True
-    while best_arena - lo > 1 and solver.nodes < node_budget and time.monotonic() < deadline:
-        # Try the lower bound first with a big share of the budget: it is the common outcome.
-        target = lower if first else (lo + best_arena) // 2
-        share = node_budget // 3 if first else node_budget // 8
-        first = False
-        found = attempt(target, share)
-        if found is None:
-            lo = target
-        else:
-            adopt(found)
+    # Stop bisecting within 0.1% (or one alignment unit) of the bound.
+    tolerance = max(1, lower // 1000, alignment)
+    n = max(1, len(buffers))
+    per_attempt = 16 * (8 * n + n * n // 8)
+    while best_arena > lower and solver.nodes < node_budget and time.monotonic() < deadline:
+        lo = lower - 1  # the largest capacity that failed in this round
+        before, cut_short = best_arena, False
+        while best_arena - lo > tolerance and solver.nodes < node_budget:
+            if time.monotonic() >= deadline:
+                break
+            target = lower if lo < lower else (lo + best_arena) // 2
+            found = attempt(target, per_attempt)
+            if found is None:
+                lo = target
+                cut_short = cut_short or last_attempt_ran_out
+            elif not adopt(found):
+                return best  # cannot happen while `lower` covers the fixed buffers; never loop
+        if best_arena == before and not cut_short:
+            break  # every failure was a complete search: more budget cannot help
+        per_attempt *= 2
     return best
