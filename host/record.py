@@ -29,6 +29,10 @@ class RecordError(Exception):
 
     code = EXIT_NO_REPORT
 
+    def __init__(self, message: str, recording: Recording | None = None) -> None:
+        super().__init__(message)
+        self.recording = recording  # what was received, for --save
+
 
 class UsageError(RecordError):
     """Bad arguments or input files."""
@@ -81,12 +85,13 @@ def record_stream(
                 break
             if now >= deadline:
                 rec.raw = bytes(raw)
-                raise RecordError(_no_report(rec, f"no valid report within {timeout:g} s"))
+                why = _no_report(rec, f"no valid report within {timeout:g} s")
+                raise RecordError(why, rec)
         for ev in dec.finish():
             _event(ev, rec)
         if rec.report is None and not text_done():
             rec.raw = bytes(raw)
-            raise RecordError(_no_report(rec, "input ended without a valid report"))
+            raise RecordError(_no_report(rec, "input ended without a valid report"), rec)
         return rec
     finally:
         rec.raw = bytes(raw)
@@ -463,7 +468,14 @@ def run(argv: list[str] | None = None) -> int:
         if not args.plan:
             raise UsageError("--plan needs a model here (--plan MODEL)")
     predicted = load_prediction(args.plan) if args.plan else None
-    rec = _acquire(args)
+    try:
+        rec = _acquire(args)
+    except RecordError as e:
+        if args.save and e.recording is not None:  # keep the evidence of what went wrong
+            doc = to_json(e.recording, None, None) | {"error": str(e)}
+            with contextlib.suppress(OSError):
+                save(args.save, e.recording, doc)
+        raise
     if rec.report is not None and rec.text is not None:
         diffs = text_differences(rec.report, rec.text)
         if diffs:

@@ -168,17 +168,24 @@ def test_corrupted_record_then_clean_resend(capsys: pytest.CaptureFixture[str]) 
 
 
 @pytest.mark.parametrize("damage", ["flip", "drop"])
-def test_damaged_only_record_is_an_error(capsys: pytest.CaptureFixture[str], damage: str) -> None:
+def test_damaged_only_record_is_an_error(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, damage: str
+) -> None:
     data = bytearray(board_output(report()))
     at = data.index(b"@MA1 D 0002 ") + 15
     if damage == "flip":
         data[at] ^= 0x04
     else:
         del data[at]
+    save = tmp_path / "bad.log"
     with FakeBoard([bytes(data)]) as fb:
-        code, out, err = run_cli(capsys, "--port", fb.url)
+        code, out, err = run_cli(capsys, "--port", fb.url, "--save", str(save))
     assert code == record.EXIT_NO_REPORT and out == ""
     assert "rejected" in err and "Traceback" not in err
+    # The evidence is kept: the bytes as received and why nothing was accepted.
+    assert save.read_bytes() == bytes(data)
+    doc = json.loads((tmp_path / "bad.log.json").read_text())
+    assert doc["report"] is None and doc["rejected"] and "rejected" in doc["error"]
 
 
 def test_truncated_report_then_port_closes(capsys: pytest.CaptureFixture[str]) -> None:
