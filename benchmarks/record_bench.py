@@ -1,0 +1,141 @@
+"""Recorder and model upload per shared model, on the probe firmware under QEMU.
+
+For each model: upload time and lines sent again, the recorded status and arena (head, tail,
+total, temporary high-water mark) next to TFLM's (../shared/models/TFLM_BASELINE.tsv), the record's
+size on the wire, instructions per invoke, and whether the output CRC equals the real TFLM's on
+the same input.
+
+    .venv/bin/python benchmarks/record_bench.py                       # all models that fit
+    .venv/bin/python benchmarks/record_bench.py --models tflm_hello_world_int8 --json
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import sys
+import time
+import zlib
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from host import emulate, probe, record, upload  # noqa: E402
+from host.boards import deterministic_input  # noqa: E402
+
+MODELS = Path(__file__).resolve().parents[2] / "shared" / "models"
+BOARD = "mps2-an386"
+
+
+def tflm_crc(path: Path) -> int | None:
+    try:
+        from tflite_micro.python.tflite_micro import runtime
+    except ImportError:
+        return None
+    try:
+        it = runtime.Interpreter.from_file(
+            str(path), arena_size=max(8 << 20, 16 * path.stat().st_size)
+        )
+        for i in range(64):
+            try:
+                d = it.get_input_details(i)
+            except (IndexError, RuntimeError, ValueError):
+                break
+            shape = tuple(int(s) for s in d["shape"])
+            it.set_input(deterministic_input(d["dtype"], int(np.prod(shape))).reshape(shape), i)
+        it.invoke()
+        out = b""
+        for k in range(64):
+            try:
+                out += np.ascontiguousarray(it.get_output(k)).tobytes()
+            except (IndexError, RuntimeError, ValueError):
+                break
+        return zlib.crc32(out)
+    except RuntimeError:
+        return None
+
+
+def run_model(elf: Path, path: Path) -> dict:
+    model = path.read_bytes()
+    row: dict = {"model": path.stem, "bytes": len(model)}
+    with emulate.start(BOARD, elf) as emu:
+        port = record.open_port(emu.serial_url, 115200)
+        try:
+            src = upload.LineSource(port.read)
+            t0 = time.monotonic()
+            stats = upload.upload(src, port.write, model)
+            row["upload_s"] = round(time.monotonic() - t0, 2)
+            row["resends"] = stats["resends"]
+            rec = record.record_stream(record._prepend(src.pending, port.read), BOARD, 120)
+        finally:
+            port.close()
+    r = rec.report
+    assert r is not None
+    row["status"] = r.status_name
+    row["record_bytes"] = sum(len(line) for line in rec.raw.splitlines() if b"@MA1 " in line)
+    if r.ok:
+        row.update(head=r.head, tail=r.tail, total=r.total, temp_hwm=r.temp_hwm)
+        row["instructions"] = (r.cycles or 0) * 1_000_000_000 // (r.clock_hz or 1)
+        expected = tflm_crc(path)
+        row["out_eq_tflm"] = None if expected is None else expected == r.output_crc
+    else:
+        row["message"] = r.message
+    return row
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    ap.add_argument("--models", nargs="*", help="model names (default: all that fit the probe)")
+    ap.add_argument("--json", action="store_true")
+    args = ap.parse_args()
+    with (MODELS / "TFLM_BASELINE.tsv").open() as f:
+        base = {row["name"]: row for row in csv.DictReader(f, delimiter="\t")}
+    names = args.models or sorted(p.stem for p in MODELS.glob("*.tflite"))
+    elf = probe.build_probe(BOARD)
+    rows = []
+    for name in names:
+        path = MODELS / f"{name}.tflite"
+        if path.stat().st_size > 1 << 20:
+            rows.append(
+                {"model": name, "bytes": path.stat().st_size, "status": "too big for probe"}
+            )
+            continue
+        try:
+            row = run_model(elf, path)
+        except (upload.UploadError, record.RecordError, emulate.EmulationError) as e:
+            row = {"model": name, "status": f"failed: {e}"}
+        b = base.get(name, {})
+        row["tflm_head"], row["tflm_tail"] = b.get("arena_head"), b.get("arena_tail")
+        rows.append(row)
+        print(f"{name}: {row.get('status')}", file=sys.stderr)
+    if args.json:
+        print(json.dumps(rows, indent=2))
+        return 0
+    cols = [
+        "model",
+        "bytes",
+        "upload_s",
+        "resends",
+        "status",
+        "head",
+        "tflm_head",
+        "tail",
+        "tflm_tail",
+        "total",
+        "temp_hwm",
+        "record_bytes",
+        "instructions",
+        "out_eq_tflm",
+    ]
+    print("| " + " | ".join(cols) + " |")
+    print("|" + "---|" * len(cols))
+    for row in rows:
+        print("| " + " | ".join("" if row.get(c) is None else str(row.get(c)) for c in cols) + " |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
