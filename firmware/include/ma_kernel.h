@@ -74,6 +74,12 @@ typedef struct {
   int32_t index;        /* operator index within its subgraph */
 } ma_node;
 
+/* Lifetime of what a kernel is given (the core keeps only data pointers and user_data per
+ * operator, and rebuilds each ma_node and its ma_tensor descriptors for every call):
+ * - node, node->inputs/outputs and the ma_tensor they point to are valid only during the
+ *   call; keep what eval needs in user_data (from ma_persistent), never those pointers;
+ * - during prepare, data of a non-constant tensor is a placeholder (non-NULL when bytes > 0,
+ *   not its final place): check shapes and types there, never read or write activations. */
 typedef struct {
   ma_status (*prepare)(struct ma_context *ctx, ma_node *node);
   ma_status (*eval)(struct ma_context *ctx, ma_node *node);
