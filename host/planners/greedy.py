@@ -57,9 +57,10 @@ def first_fit(buffers: Sequence[Buffer], order: Sequence[int], alignment: int) -
                     continue  # not live at the same time
                 if o - cand >= size:
                     break  # the gap below j is big enough
-                top = _round_up(o + sizes[j], alignment)
+                top = o + sizes[j]
                 if top > cand:
-                    cand = top
+                    # Tops are aligned unless a fixed offset is not: only then round.
+                    cand = top if top % alignment == 0 else _round_up(top, alignment)
         at = bisect_right(by_offset, cand)
         by_offset.insert(at, cand)
         placed.insert(at, i)

@@ -71,18 +71,6 @@ def lower_bound(buffers: Sequence[Buffer]) -> int:
     return best
 
 
-def overlapping_pairs(buffers: Sequence[Buffer]) -> list[tuple[Buffer, Buffer]]:
-    """All pairs of buffers live at the same time (sweep over start times)."""
-    order = sorted((b for b in buffers if b.end > b.start), key=lambda b: (b.start, b.end, b.id))
-    active: list[Buffer] = []
-    pairs: list[tuple[Buffer, Buffer]] = []
-    for b in order:
-        active = [a for a in active if a.end > b.start]
-        pairs.extend((a, b) for a in active)
-        active.append(b)
-    return pairs
-
-
 def validate(
     buffers: Sequence[Buffer],
     offsets: Mapping[int, int],
@@ -112,11 +100,17 @@ def validate(
             problems.append(
                 f"{_describe(b)} at [{off}, {off + b.size}) exceeds capacity {capacity}"
             )
-    for a, b in overlapping_pairs(placed):
-        oa, ob = offsets[a.id], offsets[b.id]
-        if a.size and b.size and oa < ob + b.size and ob < oa + a.size:
-            problems.append(
-                f"{_describe(a)} at [{oa}, {oa + a.size}) overlaps "
-                f"{_describe(b)} at [{ob}, {ob + b.size})"
-            )
+    # Sweep in start order, keeping the buffers still live: O(n * live), no pair list.
+    order = sorted((b for b in placed if b.end > b.start and b.size), key=lambda b: b.start)
+    active: list[tuple[int, int, int, Buffer]] = []  # (end time, offset, top, buffer)
+    for b in order:
+        ob = offsets[b.id]
+        top = ob + b.size
+        active = [x for x in active if x[0] > b.start]
+        for _, oa, ta, a in active:
+            if oa < top and ob < ta:
+                problems.append(
+                    f"{_describe(a)} at [{oa}, {ta}) overlaps {_describe(b)} at [{ob}, {top})"
+                )
+        active.append((b.end, ob, top, b))
     return problems

@@ -235,14 +235,18 @@ class Solver:
         for s, sec in enumerate(part.sections):
             for g in sec:
                 secs_of[local[g]].append(s)
-        overlaps = [
-            [
-                k
-                for k, g in enumerate(members)
-                if g != gi and bufs[g].start < bufs[gi].end and bufs[gi].start < bufs[g].end
-            ]
-            for gi in members
-        ]
+        # Who is live with whom: a sweep in start order, keeping the members still live.
+        overlaps: list[list[int]] = [[] for _ in members]
+        active: list[int] = []
+        for k in sorted(range(len(members)), key=lambda k: bufs[members[k]].start):
+            start = bufs[members[k]].start
+            active = [a for a in active if bufs[members[a]].end > start]
+            for a in active:
+                overlaps[a].append(k)
+                overlaps[k].append(a)
+            active.append(k)
+        for ov in overlaps:
+            ov.sort()
         sections = [[local[g] for g in sec] for sec in part.sections]
         loc = _Local(
             size=[self.size[g] for g in members],
