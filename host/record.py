@@ -213,15 +213,61 @@ def load_prediction(model: str) -> dict:
         raise UsageError(f"cannot predict {model}: {e}") from e
 
 
-def plan_differences(report: wire.WireReport | TextReport, predicted: dict) -> list[str]:
-    keys = [k for k in ("head", "tail", "total") if predicted.get(k) is not None]
-    if not keys:
+def is_upper_bound(predicted: dict) -> bool:
+    """The planner sizes kernels' data with host (8-byte pointer) sizes for a 32-bit target:
+    tail, total and temporary are then exact or an upper bound, the head is exact."""
+    return "upper bound" in str(predicted.get("kernel_sizes", ""))
+
+
+def plan_differences(
+    report: wire.WireReport | TextReport, predicted: dict, subgraph_sizes: list[int] | None = None
+) -> list[str]:
+    """Where the recorded arena departs from the prediction (empty: as predicted)."""
+    bound = is_upper_bound(predicted)
+    checks = [("head", "head", False), ("tail", "tail", bound), ("total", "total", bound)]
+    checks.append(("temp_hwm", "temporary", bound))
+    diffs, compared = [], 0
+    for mine, theirs, upper in checks:
+        got, want = getattr(report, mine, None), predicted.get(theirs)
+        if got is None or want is None:
+            continue
+        compared += 1
+        if (got > want) if upper else (got != want):
+            diffs.append(f"{theirs}: recorded {got}, predicted {'at most ' if upper else ''}{want}")
+    if not compared:
         return ["the prediction has no head, tail or total"]
+    offsets = predicted.get("tensor_offsets")
+    if isinstance(report, wire.WireReport) and report.tensors and offsets and subgraph_sizes:
+        diffs += _offset_differences(report, offsets, subgraph_sizes)
+    return diffs
+
+
+def _offset_differences(r: wire.WireReport, offsets: dict, sizes: list[int]) -> list[str]:
+    """The planner numbers tensors across subgraphs (subgraph 1's first tensor follows the
+    last of subgraph 0); the record numbers them within their subgraph."""
+    starts = [sum(sizes[:i]) for i in range(len(sizes))]
+    if any(t.subgraph >= len(starts) for t in r.tensors):
+        return ["the record places tensors in subgraphs the model does not have"]
+    got = {starts[t.subgraph] + t.index: t.offset for t in r.tensors if t.region == "head"}
+    want = {int(k): int(v) for k, v in offsets.items()}
+    wrong = sorted(k for k in got.keys() | want.keys() if got.get(k) != want.get(k))
+    if not wrong:
+        return []
+    k = wrong[0]
     return [
-        f"{k}: recorded {getattr(report, k)}, predicted {predicted[k]}"
-        for k in keys
-        if getattr(report, k) != predicted[k]
+        f"tensor offsets: {len(wrong)} differ (first: tensor {k} recorded {got.get(k)}, "
+        f"predicted {want.get(k)})"
     ]
+
+
+def subgraph_sizes(model: str) -> list[int] | None:
+    """Tensors per subgraph, to match the record's tensor numbering with the planner's."""
+    try:
+        from host.model import Model
+
+        return [len(sg.tensors) for sg in Model.load(model).subgraphs]
+    except (ImportError, OSError, ValueError):
+        return None
 
 
 # ---------------------------------------------------------------- output
@@ -256,13 +302,17 @@ def format_table(rec: Recording, predicted: dict | None) -> str:
         if r is not None:
             rows.insert(1, ("temporary (high water)", r.temp_hwm))
             rows.append(("arena size", r.arena_size))
-        pred = predicted or {}
+        pred = dict(predicted or {})
+        if r is not None and "temporary" in pred:
+            pred["temporary (high water)"] = pred["temporary"]
         head = f"{'':24}{'bytes':>10}" + (f"{'predicted':>12}" if predicted else "")
         out.append(head)
         for name, value in rows:
-            p = pred.get(name) if name in ("head", "tail", "total") else None
+            p = pred.get(name) if name != "arena size" else None
             extra = f"{'' if p is None else p:>12}" if predicted else ""
             out.append(f"  {name:22}{value:>10}{extra}")
+        if predicted and is_upper_bound(predicted):
+            out.append("  (predicted head is exact; tail, total and temporary are upper bounds)")
         cats = src.categories
         if cats:
             out.append(f"{'category':44}{'used':>8}{'requested':>11}  count")
@@ -486,7 +536,7 @@ def run(argv: list[str] | None = None) -> int:
     plan_diffs = None
     final = rec.report if rec.report is not None else rec.text
     if predicted is not None and final is not None:
-        plan_diffs = plan_differences(final, predicted)
+        plan_diffs = plan_differences(final, predicted, subgraph_sizes(args.plan))
     doc = to_json(rec, predicted, plan_diffs)
     if args.save:
         try:

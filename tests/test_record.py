@@ -274,14 +274,48 @@ def test_plan_comparison(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> 
         code, _, err = run_cli(capsys, "--log", str(log), "--plan", str(model))
         assert code == record.EXIT_USAGE and str(e).splitlines()[0] in err
         pytest.skip(f"the planner cannot predict yet ({e}); only that error path was checked")
-    same = report(head=pred["head"], tail=pred["tail"], total=pred["total"])
-    log.write_bytes(board_output(same))
+    placed = [
+        wire.TensorPlacement(0, int(k), int(v), 16, "head")
+        for k, v in pred["tensor_offsets"].items()
+    ]
+    fields = {k: pred[k] for k in ("head", "tail", "total")} | {"temp_hwm": pred["temporary"]}
+    log.write_bytes(board_output(report(**fields, tensors=placed)))
     code, doc, _ = run_json(capsys, "--log", str(log), "--plan", str(model))
     assert code == 0 and doc["prediction_differences"] == []
-    log.write_bytes(board_output(report(head=pred["head"] + 16)))
-    code, doc, err = run_json(capsys, "--log", str(log), "--plan", str(model))
-    assert code == record.EXIT_MISMATCH and doc["prediction_differences"]
-    assert "differs from the prediction" in err
+    code, out, _ = run_cli(capsys, "--log", str(log), "--plan", str(model))
+    assert code == 0 and "predicted" in out
+    # Each kind of departure is caught: head, a tensor's offset.
+    for bad in ({"head": pred["head"] + 16}, {"tensors": placed[:-1]}):
+        log.write_bytes(board_output(report(**(fields | {"tensors": placed} | bad))))
+        code, doc, err = run_json(capsys, "--log", str(log), "--plan", str(model))
+        assert code == record.EXIT_MISMATCH and len(doc["prediction_differences"]) == 1
+        assert "differs from the prediction" in err
+
+
+def test_plan_differences_exact_and_bounds() -> None:
+    """Head and offsets must match; with an upper-bound prediction the rest may be smaller."""
+    r = report(head=32, tail=600, total=632, temp_hwm=200)
+    r.tensors = [
+        wire.TensorPlacement(0, 0, 16, 16, "head"),
+        wire.TensorPlacement(1, 1, 0, 8, "head"),
+    ]
+    exact = {"head": 32, "tail": 600, "total": 632, "temporary": 200, "kernel_sizes": "exact"}
+    assert record.plan_differences(r, exact) == []
+    bound = exact | {"tail": 664, "total": 696, "temporary": 217}
+    assert record.plan_differences(r, exact | {"tail": 664}) == [
+        "tail: recorded 600, predicted 664"
+    ]
+    bound["kernel_sizes"] = "host sizes (exact or upper bound)"
+    assert record.plan_differences(r, bound) == []
+    assert record.plan_differences(r, bound | {"tail": 500}) == [
+        "tail: recorded 600, predicted at most 500"
+    ]
+    assert record.plan_differences(r, bound | {"head": 48}) == ["head: recorded 32, predicted 48"]
+    # Tensor 1 of subgraph 1 is the planner's tensor 3 when subgraph 0 has 2 tensors.
+    assert record.plan_differences(r, bound | {"tensor_offsets": {0: 16, 3: 0}}, [2, 2]) == []
+    (why,) = record.plan_differences(r, bound | {"tensor_offsets": {0: 16, 3: 32}}, [2, 2])
+    assert why == "tensor offsets: 1 differ (first: tensor 3 recorded 0, predicted 32)"
+    assert record.plan_differences(r, {"abi": "x"}) == ["the prediction has no head, tail or total"]
 
 
 def test_usage_errors(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:

@@ -22,7 +22,7 @@ from host import record
 ROOT = Path(__file__).resolve().parents[1]
 MODELS = ROOT.parent / "shared" / "models"
 BOARD = "mps2-an386"
-PROBE_MODELS = ["tflm_hello_world_int8", "tflm_micro_speech_int8", "tiny_kws_dscnn_int8"]
+PROBE_MODELS = ["tflm_hello_world_int8", "tflm_micro_speech_int8", "litert_while_multi_subgraphs"]
 
 
 def needs_emulator() -> None:
@@ -81,7 +81,9 @@ def prediction(path: Path) -> dict | None:
 
 def record_json(capsys: pytest.CaptureFixture[str], tmp_path: Path, *args: str) -> dict:
     save = tmp_path / "board.log"
-    code = record.main(["--board", BOARD, *args, "--timeout", "60", "--json", "--save", str(save)])
+    plan = ["--plan"] if prediction(Path(args[-1])) is not None else []
+    cmd = ["--board", BOARD, *args, *plan, "--timeout", "60", "--json", "--save", str(save)]
+    code = record.main(cmd)
     captured = capsys.readouterr()
     assert code == 0, captured.err
     doc = json.loads(captured.out)
@@ -100,10 +102,12 @@ def check_report(doc: dict, path: Path) -> None:
     assert head, "no tensor placements in the head"
     assert all(t["offset"] % 16 == 0 and t["offset"] + t["bytes"] <= r["head"] for t in head)
     pred = prediction(path)
-    if pred is not None:
-        assert {k: r[k] for k in ("head", "tail", "total")} == {
-            k: pred[k] for k in ("head", "tail", "total")
-        }
+    if pred is not None:  # the planner's exact model of the runtime (host/arena_layout.py)
+        assert doc["prediction_differences"] == []
+        assert r["head"] == pred["head"] and r["temp_hwm"] <= pred["temporary"]
+        # Kernel data is predicted with 64-bit host sizes: an upper bound on a 32-bit board.
+        assert r["tail"] <= pred["tail"] and r["total"] <= pred["total"]
+        assert len(head) == len(pred["tensor_offsets"])
 
 
 @pytest.mark.parametrize("name", PROBE_MODELS)
@@ -120,8 +124,9 @@ def test_probe_upload_and_record(
 def test_model_app_agrees_with_probe(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     needs_emulator()
     path = model_path("tflm_hello_world_int8")
-    app = record_json(capsys, tmp_path, "--model", str(path))["report"]
-    check_report({"report": app, "rejected": [], "warnings": []}, path)
+    app_doc = record_json(capsys, tmp_path, "--model", str(path))
+    check_report(app_doc, path)
+    app = app_doc["report"]
     probe = record_json(capsys, tmp_path, "--upload", str(path))["report"]
     same = ("head", "tail", "total", "categories", "tensors", "output_crc", "output_bytes")
     assert {k: app[k] for k in same} == {k: probe[k] for k in same}
