@@ -119,6 +119,7 @@ def lib(tmp_path_factory: pytest.TempPathFactory) -> ctypes.CDLL:
     assert so.harness_opts_size() == ctypes.sizeof(HarnessOpts)
     so.harness_message.restype = ctypes.c_char_p
     so.harness_tail_used.restype = ctypes.c_size_t
+    so.harness_scratch_requested.restype = ctypes.c_size_t
     return so
 
 
@@ -146,6 +147,11 @@ class Ctx:
 
     def tail_used(self) -> int:
         return int(self.lib.harness_tail_used(self.mem))
+
+    def scratch_stats(self) -> tuple[int, int]:
+        """(number of scratch requests, bytes requested)."""
+        count = int(self.lib.harness_scratch_count(self.mem))
+        return count, int(self.lib.harness_scratch_requested(self.mem))
 
 
 # ----------------------------------------------------------------------------- model reading
@@ -634,8 +640,11 @@ def tflm_persistent_buffers(path: Path) -> int:
     return int(m.group(1))
 
 
-def run_whole_model(lib: ctypes.CDLL, g: Graph, inputs: list[np.ndarray]) -> tuple[list, int]:
-    """Chains every operator of subgraph 0 through the kernels alone; (outputs, op data)."""
+def run_whole_model(
+    lib: ctypes.CDLL, g: Graph, inputs: list[np.ndarray]
+) -> tuple[list, int, tuple[int, int]]:
+    """Chains every operator of subgraph 0 through the kernels alone;
+    (outputs, op data bytes, (scratch requests, scratch bytes))."""
     sg = g.subgraphs[0]
     keep: list[Any] = []
     arrays = {}
@@ -657,7 +666,7 @@ def run_whole_model(lib: ctypes.CDLL, g: Graph, inputs: list[np.ndarray]) -> tup
     for op, node in nodes:
         st, msg = ctx.eval(node)
         assert st == 0, f"{op['name']} #{op['index']} eval: {ERR_NAMES[st]} {msg}"
-    return [arrays[i].copy() for i in sg["outputs"]], ctx.tail_used()
+    return [arrays[i].copy() for i in sg["outputs"]], ctx.tail_used(), ctx.scratch_stats()
 
 
 WHOLE_MODELS = [
@@ -676,12 +685,17 @@ def test_whole_model_matches_tflm(lib: ctypes.CDLL, name: str) -> None:
     path = shared_model(name)
     g = Graph(path.read_bytes())
     it, inputs = tflm_run(path, None, seed=3)
-    ours, op_data = run_whole_model(lib, g, inputs)
+    ours, op_data, scratch = run_whole_model(lib, g, inputs)
     for k, y in enumerate(ours):
         assert_same(y, np.asarray(it.get_output(k)).reshape(y.shape), f"{name} output {k}")
     tflm = tflm_persistent_buffers(path)
     print(f"{name}: kernel op data {op_data} B, TFLM persistent buffers {tflm} B")
     assert op_data <= tflm
+    # The scratch the kernels really request is what scratch_requests.json declares.
+    declared = pytest.importorskip("host.scratch").scratch_requests(
+        pytest.importorskip("host.model").Model(path.read_bytes()), "microarena"
+    )
+    assert scratch == (len(declared), sum(r.bytes for r in declared))
 
 
 def test_hybrid_model_is_refused_clearly(lib: ctypes.CDLL) -> None:

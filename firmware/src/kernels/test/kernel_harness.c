@@ -29,6 +29,7 @@ struct ma_context {
   size_t scratch_cap, scratch_used;
   int32_t n_scratch;
   size_t scratch_off[HARNESS_SCRATCH];
+  size_t scratch_requested; /* sum of the requested sizes, without alignment */
   int32_t status;
   char message[256];
 };
@@ -49,7 +50,8 @@ void harness_ctx_init(struct ma_context *c, void *tail, size_t tail_cap, void *s
 
 const char *harness_message(const struct ma_context *c) { return c->message; }
 size_t harness_tail_used(const struct ma_context *c) { return c->tail_used; }
-size_t harness_scratch_used(const struct ma_context *c) { return c->scratch_used; }
+size_t harness_scratch_requested(const struct ma_context *c) { return c->scratch_requested; }
+int32_t harness_scratch_count(const struct ma_context *c) { return c->n_scratch; }
 
 int32_t harness_prepare(struct ma_context *c, ma_node *node) {
   const ma_kernel *k = ma_find_kernel(node->builtin_code);
@@ -63,9 +65,6 @@ int32_t harness_eval(struct ma_context *c, ma_node *node) {
   if (k == NULL) return ma_fail(c, MA_ERR_UNSUPPORTED, "no kernel");
   return k->eval(c, node);
 }
-
-/* Exposes one kernel helper to the quantization-math tests. */
-int32_t harness_has_kernel(int32_t code) { return ma_find_kernel(code) != NULL; }
 
 /* ---- the services of ma_kernel.h ---- */
 
@@ -86,6 +85,7 @@ ma_status ma_request_scratch(struct ma_context *c, size_t bytes, int32_t *index)
     return ma_fail(c, MA_ERR_ARENA, "scratch request of %lu bytes refused",
                    (unsigned long)bytes);
   c->scratch_off[c->n_scratch] = start;
+  c->scratch_requested += bytes;
   c->scratch_used = start + bytes;
   *index = c->n_scratch++;
   return MA_OK;
