@@ -8,6 +8,8 @@ same model (../shared/models/TFLM_BASELINE.tsv).
     .venv/bin/python benchmarks/boards_bench.py --json
 
 Each model gets its own image (so flash is that model's); builds are cached under build/pio.
+By default every model is measured twice: as it is, and with host.plan's best offline plan
+embedded (custom_plan = best), which the runtime then follows.
 """
 
 from __future__ import annotations
@@ -60,12 +62,14 @@ def tflm_baseline() -> dict[str, dict[str, str]]:
         return {row["name"]: row for row in csv.DictReader(f, delimiter="\t")}
 
 
-def measure(model: str, board: str, baseline: dict[str, dict[str, str]]) -> dict[str, object]:
-    row: dict[str, object] = {"model": model, "board": board}
+def measure(
+    model: str, board: str, plan: str, baseline: dict[str, dict[str, str]]
+) -> dict[str, object]:
+    row: dict[str, object] = {"model": model, "board": board, "plan": plan}
     tflm = baseline.get(model, {})
     row["tflm_total"] = int(tflm["arena_total"]) if tflm.get("arena_total") else None
     try:
-        elf = build_image(board, MODELS_DIR / f"{model}.tflite")
+        elf = build_image(board, MODELS_DIR / f"{model}.tflite", plan=plan)
     except BuildError as exc:
         row["error"] = "build: " + str(exc).splitlines()[-1].strip()
         return row
@@ -98,6 +102,7 @@ def measure(model: str, board: str, baseline: dict[str, dict[str, str]]) -> dict
 COLUMNS = [
     ("model", "model"),
     ("board", "board"),
+    ("plan", "offline plan"),
     ("flash", "flash B"),
     ("ram", "RAM B"),
     ("head", "head"),
@@ -133,6 +138,13 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--models", nargs="+", default=DEFAULT_MODELS, help="shared model names")
     parser.add_argument("--boards", nargs="+", default=DEFAULT_BOARDS, help="emulated boards")
+    parser.add_argument(
+        "--plans",
+        nargs="+",
+        default=["none", "best"],
+        choices=["none", "best", "greedy"],
+        help="offline plans to embed with host.plan before building (default: none best)",
+    )
     parser.add_argument("--json", action="store_true", help="print JSON rows")
     opts = parser.parse_args(argv)
     missing = [m for m in opts.models if not (MODELS_DIR / f"{m}.tflite").exists()]
@@ -142,9 +154,10 @@ def main(argv: list[str] | None = None) -> int:
     baseline = tflm_baseline()
     rows = []
     for model in opts.models:
-        for board in opts.boards:
-            rows.append(measure(model, board, baseline))
-            print(f"measured {model} on {board}", file=sys.stderr)
+        for plan in opts.plans:
+            for board in opts.boards:
+                rows.append(measure(model, board, plan, baseline))
+                print(f"measured {model} on {board}, plan {plan}", file=sys.stderr)
     print(json.dumps(rows, indent=2) if opts.json else markdown(rows))
     return 0
 

@@ -310,7 +310,7 @@ def run_renode(board: str, elf: str | os.PathLike[str], timeout: float = 30.0) -
             timeout=timeout * 20 + 60,  # emulated seconds run slower than real ones
             check=False,
         )
-        text = log.read_text(errors="replace").replace("\r\n", "\n") if log.exists() else ""
+        text = log.read_text(errors="replace").replace("\r", "") if log.exists() else ""
     code: int | None = None
     if FAULT_LINE.search(text):
         code = FAULT_EXIT
@@ -355,7 +355,7 @@ def run(
     def sink(data: bytes) -> None:
         chunks.append(data)
         if on_output is not None:
-            on_output(data.decode(errors="replace").replace("\r\n", "\n"))
+            on_output(data.decode(errors="replace").replace("\r", ""))
 
     with start(board, elf, args=args, icount=icount, auto_resume=False) as emu:
         ser = serial.serial_for_url(emu.serial_url, timeout=0.05)
@@ -374,7 +374,7 @@ def run(
         with contextlib.suppress(Exception):
             ser._socket.close()  # type: ignore[attr-defined]
         stderr = emu.stderr_text()
-    text = b"".join(chunks).decode(errors="replace").replace("\r\n", "\n")
+    text = b"".join(chunks).decode(errors="replace").replace("\r", "")
     return Result(
         board=board,
         elf=str(elf),

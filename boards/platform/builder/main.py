@@ -162,7 +162,9 @@ def build_model_sources():
     ram_limit = int(board.get("upload.maximum_ram_size", 0))
     limits = f"--flash-limit {flash_limit} --ram-limit {ram_limit} --board {board_id}"
     quoted = " ".join(f'"{p}"' for p in paths)
-    env.Command(
+    # Always run: the arena prediction depends on the runtime and host.arena_layout, not only on
+    # the model; embed_model.py leaves unchanged files alone, so nothing recompiles needlessly.
+    generated = env.Command(
         outputs,
         paths + [converter],
         env.VerboseAction(
@@ -171,6 +173,7 @@ def build_model_sources():
         ),
         ENV=dict(os.environ, PYTHONPATH=project_dir),
     )
+    AlwaysBuild(generated)
     # Depend on the generated header from main.c without scanning a file that may not exist yet.
     env.Append(CPPPATH=[gen_dir])
     env.Depends(os.path.join("$BUILD_DIR", "src", "main.o"), outputs[1])
