@@ -84,6 +84,36 @@ def test_setup_removes_only_stale_platform_links(tmp_path: Path) -> None:
     assert here.exists()
 
 
+@needs_toolchain
+def test_fresh_core_dir_builds_with_no_network(tmp_path: Path) -> None:
+    """What CI does on a new machine: setup, then a build, with every download blocked."""
+    core = tmp_path / "core"
+    env = dict(os.environ, PLATFORMIO_CORE_DIR=str(core))
+    setup = subprocess.run(
+        [sys.executable, str(REPO / "tools" / "pio_setup.py")], env=env, capture_output=True
+    )
+    assert setup.returncode == 0, setup.stderr
+    env.pop("PLATFORMIO_DISABLE_UPGRADE_CHECK", None)  # the settings written by setup suffice
+    env.update(
+        MICROARENA_APP="hello",
+        PLATFORMIO_BUILD_DIR=str(tmp_path / "build"),
+        HTTP_PROXY="http://127.0.0.1:9",  # nothing listens there: any download fails at once
+        HTTPS_PROXY="http://127.0.0.1:9",
+    )
+    proc = subprocess.run(
+        [pio_executable(), "run", "-e", "mps2-an385", "-d", str(REPO)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert (tmp_path / "build" / "mps2-an385" / "firmware.elf").is_file()
+    settings = json.loads((core / "appstate.json").read_text())["settings"]
+    assert settings["enable_telemetry"] is False
+
+
 @pytest.fixture(scope="module")
 def fresh_builds(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
     """All boards built from scratch in verbose mode, so compiler warnings are visible."""

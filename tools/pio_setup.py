@@ -9,6 +9,7 @@ an absolute path: a record left by another checkout location is removed so it is
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -73,6 +74,25 @@ def remove_stale_platform_links(core_dir: Path, project_dir: Path) -> list[Path]
     return removed
 
 
+def quiet_settings(core_dir: Path) -> Path:
+    """Settings in the core dir's appstate.json: no weekly upgrade check (offline it stalls 61 s
+    then fails; PLATFORMIO_DISABLE_UPGRADE_CHECK=true does the same per process) and no
+    telemetry (it would try the network)."""
+    path = core_dir / "appstate.json"
+    try:
+        state = json.loads(path.read_text()) if path.exists() else {}
+    except ValueError:
+        state = {}  # PlatformIO itself recreates a damaged state file
+    if not isinstance(state, dict):
+        state = {}
+    settings = state.setdefault("settings", {})
+    settings["check_platformio_interval"] = 36500  # days
+    settings["enable_telemetry"] = False
+    core_dir.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(state, indent=4) + "\n")
+    return path
+
+
 def main() -> int:
     try:
         import platformio  # noqa: F401
@@ -84,11 +104,13 @@ def main() -> int:
             file=sys.stderr,
         )
         return 1
-    pkg = write_scons_stub(CORE_DIR)
-    removed = remove_stale_platform_links(CORE_DIR, ROOT)
-    print(f"pio_setup: tool-scons stub in {pkg.relative_to(ROOT)}")
+    core_dir = Path(os.environ.get("PLATFORMIO_CORE_DIR") or CORE_DIR).resolve()
+    pkg = write_scons_stub(core_dir)
+    quiet_settings(core_dir)
+    removed = remove_stale_platform_links(core_dir, ROOT)
+    print(f"pio_setup: tool-scons stub in {pkg}")
     for path in removed:
-        print(f"pio_setup: removed stale platform record {path.relative_to(ROOT)}")
+        print(f"pio_setup: removed stale platform record {path}")
     return 0
 
 
