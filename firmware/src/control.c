@@ -92,9 +92,10 @@ static ma_status prepare_resource(ma_interp *it, ma_inode *n, ma_node *node) {
   if (node->n_inputs != 2 || node->inputs[1] == NULL) {
     return ma_fail(it, MA_ERR_MODEL, "ASSIGN_VARIABLE needs two inputs");
   }
-  /* A handle made earlier in this subgraph is known now: size the variable at set-up. */
+  /* A handle made earlier in this subgraph is known now: size the variable at set-up. A
+   * handle passed in from another subgraph still holds the prepare-time placeholder. */
   const int32_t *handle = node->inputs[0]->data;
-  if (handle != NULL) {
+  if (handle != NULL && (const void *)handle != (const void *)it->arena_start) {
     int32_t id = *handle;
     if (id < 0 || id >= it->n_resources) return ma_fail(it, MA_ERR_MODEL, "bad resource handle");
     ma_resource *r = &it->resources[id];
