@@ -211,6 +211,8 @@ def load_prediction(model: str) -> dict:
         return dict(predict_model(model))
     except (OSError, ValueError) as e:
         raise UsageError(f"cannot predict {model}: {e}") from e
+    except RuntimeError as e:  # e.g. the host runtime the predictor uses did not build
+        raise RecordError(f"the planner failed on {model}: {e}") from e
 
 
 def is_upper_bound(predicted: dict) -> bool:
@@ -398,6 +400,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="send MODEL to the probe firmware over the port (CRC-checked, acknowledged, "
         "retried), then record its report; with --board, builds and starts the probe",
     )
+    ap.add_argument(
+        "--arena",
+        type=_positive(int),
+        metavar="BYTES",
+        help="with --board and --upload: give the probe only this much arena",
+    )
     ap.add_argument("--baud", type=_positive(int), default=115200, help="default 115200")
     ap.add_argument(
         "--timeout",
@@ -434,6 +442,8 @@ def _acquire(args: argparse.Namespace) -> Recording:
         except OSError as e:
             raise UsageError(f"cannot read {args.log}: {e}") from e
         return record_stream(read, args.log, args.timeout, args.text_only)
+    if args.arena and not (args.board and args.upload):
+        raise UsageError("--arena needs --board and --upload (the probe firmware)")
     if args.board is not None:
         return _record_board(args)
     return _record_port(args, args.port, args.port)
@@ -489,7 +499,8 @@ def _record_board(args: argparse.Namespace) -> Recording:
         raise UsageError(f"--board needs host.emulate, which is not available: {e}") from e
     try:
         if args.upload:
-            emu = emulate.start(args.board, probe.build_probe(args.board))
+            limit = f"arena={args.arena}" if args.arena else ""
+            emu = emulate.start(args.board, probe.build_probe(args.board), args=limit)
         else:
             emu = emulate.start(args.board, model=args.model)
     except (ValueError, FileNotFoundError, KeyError) as e:

@@ -75,7 +75,7 @@ def prediction(path: Path) -> dict | None:
         from host.plan import predict_model
 
         return predict_model(str(path))
-    except (ImportError, ValueError):
+    except (ImportError, ValueError, RuntimeError):
         return None
 
 
@@ -144,3 +144,24 @@ def test_board_failures_are_reported(capsys: pytest.CaptureFixture[str], tmp_pat
         assert code == record.EXIT_MISMATCH, out.err
         assert doc["report"]["status_name"] == status and words in doc["report"]["message"]
         assert "board reported failure" in out.err
+
+
+def test_arena_too_small_reports_bytes_needed(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """The probe with a small arena says how much it needs; given that (16-aligned), it runs."""
+    needs_emulator()
+    path = model_path("tflm_micro_speech_int8")
+    args = ["--board", BOARD, "--upload", str(path), "--json", "--timeout", "60"]
+    code = record.main([*args, "--arena", "4000"])
+    out = capsys.readouterr()
+    short = json.loads(out.out)["report"]
+    assert code == record.EXIT_MISMATCH, out.err
+    assert short["status_name"] == "arena" and short["bytes_needed"] > 4000
+    assert f"needs at least {short['bytes_needed']} bytes" in short["message"]
+    enough = -(-short["bytes_needed"] // 16) * 16
+    code = record.main([*args, "--arena", str(enough)])
+    out = capsys.readouterr()
+    ok = json.loads(out.out)["report"]
+    assert code == 0, out.err
+    assert ok["arena_size"] == enough and ok["total"] <= enough

@@ -24,7 +24,8 @@ typedef struct {
 /* Text lines and record for an interpreter that loaded (ma_open returned MA_OK). */
 void ma_wire_emit_interp(ma_interp *it, const ma_wire_run *run, ma_wire_put_fn put, void *ctx);
 
-/* For a model that did not load: status and message from ma_open; bytes_needed 0 if unknown. */
+/* For a model that did not load: status and message from ma_open. For MA_ERR_ARENA with
+ * bytes_needed 0, the "needs at least N bytes" of the runtime's message is used. */
 void ma_wire_emit_failure(int32_t status, const char *message, uint32_t bytes_needed,
                           const char *info, ma_wire_put_fn put, void *ctx);
 

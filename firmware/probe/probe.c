@@ -124,6 +124,18 @@ static void fill_input(ma_tensor *t) {
   }
 }
 
+/* "arena=N" on the emulator's command line (QEMU -append) runs with only N bytes of arena. */
+static uint32_t arena_limit(uint32_t have) {
+  char buf[512]; /* QEMU puts the image's full path first */
+  const char *cmd = board_cmdline(buf, sizeof buf);
+  if (cmd == NULL || strncmp(cmd, "arena=", 6) != 0) return have;
+  uint32_t n = 0;
+  for (const char *p = cmd + 6; *p >= '0' && *p <= '9' && n <= have; p++) {
+    n = n * 10u + (uint32_t)(*p - '0');
+  }
+  return n < have ? n : have;
+}
+
 int main(void) {
   static uint8_t model[PROBE_MODEL_MAX] __attribute__((aligned(16)));
   static uint8_t arena[PROBE_ARENA_SIZE] __attribute__((aligned(16)));
@@ -137,7 +149,8 @@ int main(void) {
   uart_rx_stop();
 
   ma_interp *it = NULL;
-  ma_status st = ma_open(&it, model, u.size, arena, sizeof arena, msg, sizeof msg);
+  uint32_t arena_size = arena_limit(sizeof arena);
+  ma_status st = ma_open(&it, model, u.size, arena, arena_size, msg, sizeof msg);
   if (st != MA_OK) {
     ma_wire_emit_failure(st, msg, 0, info, uart_put, NULL);
     return BOARD_EXIT_FAIL;
@@ -149,7 +162,7 @@ int main(void) {
   uint64_t t0 = board_ticks();
   st = ma_invoke(it);
   uint64_t t1 = board_ticks();
-  ma_wire_run run = {st, (uint32_t)sizeof arena, 1, t1 - t0, board_tick_hz(), info};
+  ma_wire_run run = {st, arena_size, 1, t1 - t0, board_tick_hz(), info};
   ma_wire_emit_interp(it, &run, uart_put, NULL);
   return st == MA_OK ? BOARD_EXIT_OK : BOARD_EXIT_FAIL;
 }

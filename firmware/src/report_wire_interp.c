@@ -99,6 +99,19 @@ void ma_wire_emit_interp(ma_interp *it, const ma_wire_run *run, ma_wire_put_fn p
   ma_wire_emit(&r, put, ctx);
 }
 
+/* The runtime states an arena shortfall only in its message ("... needs at least N bytes"). */
+static uint32_t needed_from_message(const char *msg) {
+  static const char key[] = "needs at least ";
+  const char *p = msg != NULL ? strstr(msg, key) : NULL;
+  if (p == NULL) return 0;
+  uint32_t v = 0;
+  for (p += sizeof key - 1; *p >= '0' && *p <= '9'; p++) {
+    if (v > (UINT32_MAX - 9u) / 10u) return UINT32_MAX;
+    v = v * 10u + (uint32_t)(*p - '0');
+  }
+  return v;
+}
+
 void ma_wire_emit_failure(int32_t status, const char *message, uint32_t bytes_needed,
                           const char *info, ma_wire_put_fn put, void *ctx) {
   ma_wire_report r;
@@ -106,6 +119,7 @@ void ma_wire_emit_failure(int32_t status, const char *message, uint32_t bytes_ne
   r.status = status;
   r.message = message;
   r.bytes_needed = bytes_needed;
+  if (status == MA_ERR_ARENA && bytes_needed == 0) r.bytes_needed = needed_from_message(message);
   r.info = info;
   ma_wire_emit(&r, put, ctx);
 }
