@@ -54,10 +54,10 @@ class Abi:
 
 ABIS = {
     "host": Abi(
-        ctx=392, subgraph=56, inode=24, tensor=80, resource=48, scratch_req=16, ptr=8, align_ptr=8
+        ctx=384, subgraph=56, inode=24, tensor=80, resource=48, scratch_req=16, ptr=8, align_ptr=8
     ),
     "cortex-m": Abi(
-        ctx=220, subgraph=44, inode=16, tensor=60, resource=24, scratch_req=12, ptr=4, align_ptr=4
+        ctx=216, subgraph=44, inode=16, tensor=60, resource=24, scratch_req=12, ptr=4, align_ptr=4
     ),
 }
 

@@ -37,8 +37,10 @@ void *ma_tail_alloc(ma_interp *it, size_t bytes, size_t align, ma_rec_category c
   it->tail = (uint8_t *)p;
   it->rec[cat].requested += bytes;
   it->rec[cat].used += used;
-  /* Descriptors and nodes are counted per tensor / per node by the parser, as TFLM does. */
-  if (cat != MA_REC_EVAL_TENSOR && cat != MA_REC_NODES && cat != MA_REC_TENSOR) it->rec[cat].count++;
+  /* Tensor and node tables are counted per tensor / per node by their callers, as TFLM does. */
+  if (cat != MA_REC_EVAL_TENSOR && cat != MA_REC_NODES && cat != MA_REC_TENSOR) {
+    it->rec[cat].count++;
+  }
   note_usage(it);
   memset(it->tail, 0, used);
   return it->tail;

@@ -67,7 +67,7 @@ typedef struct {
 struct ma_context {
   fb_rd rd;
   uint8_t *arena_start, *arena_end; /* 16-aligned start of usable arena */
-  uint8_t *temp_start, *temp, *tail;  /* temp bump pointer; tail grows down */
+  uint8_t *temp, *tail;             /* temp bump pointer (up); tail grows down */
   size_t head_size, temp_peak, required;
   char *msg;
   size_t msg_size;

@@ -173,7 +173,7 @@ ma_status ma_open_logged(ma_interp **out, const void *model, size_t model_size, 
   memset(it, 0, sizeof *it);
   it->arena_start = (uint8_t *)start;
   it->arena_end = (uint8_t *)(start + usable);
-  it->temp = it->temp_start = it->arena_start;
+  it->temp = it->arena_start;
   it->tail = (uint8_t *)it;
   it->required = self;
   it->msg = msg;
