@@ -174,3 +174,23 @@ def test_oversized_length_is_refused_without_buffering() -> None:
     events = wire.decode_stream([data])
     assert not accepted(events)
     assert "exceeds" in rejected(events)[0]
+
+
+def test_two_interleaved_records_are_never_mixed() -> None:
+    """Two senders on one console: whatever survives is one of the two records, whole."""
+    a, b = sample(13), sample(14)
+    la, lb = wire.frame_lines(wire.encode_payload(a)), wire.frame_lines(wire.encode_payload(b))
+    rng = random.Random(13)
+    for _ in range(50):
+        ia = ib = 0
+        merged = []
+        while ia < len(la) or ib < len(lb):
+            if ib >= len(lb) or (ia < len(la) and rng.random() < 0.5):
+                merged.append(la[ia])
+                ia += 1
+            else:
+                merged.append(lb[ib])
+                ib += 1
+        events = wire.decode_stream([("\n".join(merged) + "\n").encode()])
+        assert all(e in (a, b) for e in accepted(events))
+        assert accepted(events) or rejected(events)
