@@ -1,0 +1,170 @@
+"""The Cortex-M4F build of the runtime on QEMU (mps2-an386): real ARM code, real emulator.
+
+For several shared models a firmware is linked from build/arm/libmicroarena.a (all kernels,
+-Os) and a driver (tests/test_runtime_qemu_main.c) whose static arena is exactly
+`host.arena_layout.predict(model, abi="cortex-m")["required"]` bytes. The test checks that
+the model loads in that arena, that the board's head equals the prediction and its tail is
+within it (equal when the kernels' op data holds no pointers: the prediction takes kernel
+sizes from the 64-bit host build), and that the outputs equal the host build's on the same
+inputs (int8 bit-exact, float within 1e-5).
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from host import arena_layout
+from host.runtime import Interpreter, MicroarenaError
+
+REPO = Path(__file__).resolve().parents[1]
+MODELS = REPO.parent / "shared" / "models"
+CC = "arm-none-eabi-gcc"
+CFLAGS = [
+    "-mcpu=cortex-m4",
+    "-mthumb",
+    "-mfloat-abi=hard",
+    "-mfpu=fpv4-sp-d16",
+    "-Os",
+    "-std=c11",
+    "-Wall",
+    "-Wextra",
+    "-Werror",
+]
+LINKER_SCRIPT = """
+MEMORY { FLASH (rx) : ORIGIN = 0x00000000, LENGTH = 4M
+         RAM (rwx) : ORIGIN = 0x20000000, LENGTH = 4M }
+SECTIONS {
+  .text : { KEEP(*(.isr_vector)) *(.text*) *(.rodata*) . = ALIGN(16); } > FLASH
+  .ARM.exidx : { *(.ARM.exidx*) } > FLASH
+  _sidata = LOADADDR(.data);
+  .data : { _sdata = .; *(.data*) . = ALIGN(4); _edata = .; } > RAM AT > FLASH
+  .bss (NOLOAD) : { _sbss = .; *(.bss*) *(COMMON) . = ALIGN(4); _ebss = .; } > RAM
+  end = .; _end = .;
+  _estack = ORIGIN(RAM) + LENGTH(RAM);
+}
+"""
+MODEL_ASM = """  .section .rodata
+  .balign 16
+  .global model_data
+  .global model_end
+model_data:
+  .incbin "{path}"
+model_end:
+"""
+CASES = [
+    "tflm_hello_world_int8",
+    "tflm_hello_world_float",
+    "tflm_micro_speech_int8",
+    "tiny_ad_autoencoder_int8",
+    "tiny_ic_resnet8_int8",
+    "litert_while_multi_subgraphs",
+    "litert_resource_vars_fc",
+    "tflm_keyword_scrambled_int8",
+    "tflm_mnist_lstm_float",
+    "tiny_vww_mobilenet_int8",
+    "tflm_person_detect_int8",
+    "litert_call_once_mul",
+    "litert_nested_while",
+]
+
+
+def _pattern(shape: tuple[int, ...], dtype: type) -> np.ndarray:
+    """tests/test_runtime_qemu_main.c fill()."""
+    i = np.arange(int(np.prod(shape)) if shape else 1)
+    if dtype == np.float32:
+        return ((i % 17 - 8) / 8.0).astype(np.float32).reshape(shape)
+    if dtype == np.int8:
+        return ((i * 7) % 256 - 128).astype(np.int8).reshape(shape)
+    return np.zeros(shape, dtype)
+
+
+@pytest.fixture(scope="module")
+def arm_library() -> Path:
+    for tool in (CC, "qemu-system-arm"):
+        if shutil.which(tool) is None:
+            pytest.skip(f"{tool} is not installed (.ci/setup installs it)")
+    subprocess.run(["make", "-s", "-C", str(REPO / "firmware"), "arm"], check=True)
+    return REPO / "build" / "arm" / "libmicroarena.a"
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_model_on_qemu_cortex_m4(name: str, arm_library: Path, tmp_path: Path) -> None:
+    path = MODELS / f"{name}.tflite"
+    if not path.exists():
+        pytest.skip(f"shared model {path} is absent (tests read ../shared/models)")
+    data = path.read_bytes()
+    try:
+        host = Interpreter(data)
+    except MicroarenaError as e:
+        pytest.skip(f"runtime says: {e.message}")
+    predicted = arena_layout.predict(data, abi="cortex-m")
+    (tmp_path / "link.ld").write_text(LINKER_SCRIPT)
+    (tmp_path / "model.S").write_text(MODEL_ASM.format(path=path))
+    elf = tmp_path / "fw.elf"
+    inc = [f"-I{REPO / 'firmware' / 'include'}"]
+    subprocess.run(
+        [
+            CC,
+            *CFLAGS,
+            *inc,
+            f"-DARENA_BYTES={predicted['required']}",
+            str(REPO / "tests" / "test_runtime_qemu_main.c"),
+            str(tmp_path / "model.S"),
+            str(arm_library),
+            "-nostartfiles",
+            "--specs=nano.specs",
+            "-Wl,--gc-sections",
+            f"-T{tmp_path / 'link.ld'}",
+            "-lm",
+            "-o",
+            str(elf),
+        ],
+        check=True,
+    )
+    run = subprocess.run(
+        [
+            "qemu-system-arm",
+            "-M",
+            "mps2-an386",
+            "-display",
+            "none",
+            "-monitor",
+            "none",
+            "-serial",
+            "none",
+            "-chardev",
+            "stdio,id=sh",  # semihosting output to stdout (its default is stderr)
+            "-semihosting-config",
+            "enable=on,target=native,chardev=sh",
+            "-kernel",
+            str(elf),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert run.returncode == 0, run.stdout + run.stderr
+    nums = dict(re.findall(r"Arena allocation (head|tail|total) (\d+) bytes", run.stdout))
+    assert int(nums["head"]) == predicted["head"]
+    assert int(nums["tail"]) <= predicted["tail"]
+    required = int(re.search(r"Arena required (\d+) bytes", run.stdout).group(1))
+    assert required <= predicted["required"]
+    # Same inputs on the host build; outputs must agree.
+    for i in range(host.num_inputs()):
+        d = host.input_details(i)
+        host.set_input(i, _pattern(d.shape, d.dtype))
+    host.invoke()
+    boards = dict(re.findall(r"output (\d+):([0-9a-f]*)", run.stdout))
+    for o in range(host.num_outputs()):
+        want = host.get_output(o)
+        got = np.frombuffer(bytes.fromhex(boards[str(o)]), want.dtype).reshape(want.shape)
+        if want.dtype.kind == "f":
+            np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+        else:
+            np.testing.assert_array_equal(got, want)
