@@ -22,8 +22,6 @@ try:  # the child process runs this file as a script, outside pytest
 except ImportError:  # pragma: no cover
     pytest = None  # type: ignore[assignment]
 
-import tflite
-
 from host.runtime import (
     MA_ERR_MODEL,
     MA_ERR_PLAN,
@@ -52,34 +50,68 @@ def _patch_u32(data: bytes, pos: int, value: int) -> bytes:
     return bytes(b)
 
 
+class _Table:
+    """Just enough flatbuffer navigation to find where a field of the model lives."""
+
+    def __init__(self, data: bytes, pos: int) -> None:
+        self.data, self.pos = data, pos
+        self.vt = pos - struct.unpack_from("<i", data, pos)[0]
+
+    def has(self, slot: int) -> bool:
+        vt_len = struct.unpack_from("<H", self.data, self.vt)[0]
+        return (
+            4 + 2 * slot < vt_len
+            and struct.unpack_from("<H", self.data, self.vt + 4 + 2 * slot)[0] != 0
+        )
+
+    def field(self, slot: int) -> int:
+        """Position of a field's inline value (it must be present)."""
+        assert self.has(slot), f"field {slot} absent"
+        return self.pos + struct.unpack_from("<H", self.data, self.vt + 4 + 2 * slot)[0]
+
+    def _deref(self, slot: int) -> int:
+        p = self.field(slot)
+        return p + struct.unpack_from("<I", self.data, p)[0]
+
+    def vec_first(self, slot: int) -> int:
+        """Position of element 0 of a vector field."""
+        return self._deref(slot) + 4
+
+    def vec_len(self, slot: int) -> int:
+        return struct.unpack_from("<I", self.data, self._deref(slot))[0]
+
+    def table(self, slot: int, i: int) -> _Table:
+        """Element i of a vector of tables."""
+        p = self.vec_first(slot) + 4 * i
+        return _Table(self.data, p + struct.unpack_from("<I", self.data, p)[0])
+
+
 def targeted(data: bytes) -> Iterator[tuple[str, bytes, int]]:
     """(what, model, expected status) with one field made invalid."""
-    m = tflite.Model.GetRootAs(data, 0)
-    sg = m.Subgraphs(0)
-    op = sg.Operators(0)
-    t = sg.Tensors(0)
-    n_tensors = sg.TensorsLength()
+    m = _Table(data, struct.unpack_from("<I", data, 0)[0])
+    sg = m.table(2, 0)  # Model.subgraphs[0]
+    op = sg.table(3, 0)  # SubGraph.operators[0]
+    t = sg.table(0, 0)  # SubGraph.tensors[0]
+    n_tensors = sg.vec_len(0)
 
-    def vec_first(table, slot: int) -> int:
-        return table._tab.Vector(table._tab.Offset(4 + 2 * slot))
-
-    def field(table, slot: int) -> int:
-        return table._tab.Pos + table._tab.Offset(4 + 2 * slot)
-
-    yield "operator input index", _patch_u32(data, vec_first(op, 1), n_tensors), MA_ERR_MODEL
-    yield "operator output index", _patch_u32(data, vec_first(op, 2), 0x7FFFFFFF), MA_ERR_MODEL
-    yield "subgraph input index", _patch_u32(data, vec_first(sg, 1), n_tensors + 5), MA_ERR_MODEL
-    yield "tensor buffer index", _patch_u32(data, field(t, 2), m.BuffersLength()), MA_ERR_MODEL
-    yield "opcode index", _patch_u32(data, field(op, 0), m.OperatorCodesLength()), MA_ERR_MODEL
+    yield "operator input index", _patch_u32(data, op.vec_first(1), n_tensors), MA_ERR_MODEL
+    yield "operator output index", _patch_u32(data, op.vec_first(2), 0x7FFFFFFF), MA_ERR_MODEL
+    yield "subgraph input index", _patch_u32(data, sg.vec_first(1), n_tensors + 5), MA_ERR_MODEL
+    yield "tensor buffer index", _patch_u32(data, t.field(2), m.vec_len(4)), MA_ERR_MODEL
+    # opcode_index 0 is the default, left out of the table: take an operator that stores it.
+    ops = [sg.table(3, i) for i in range(sg.vec_len(3))]
+    with_code = [o for o in ops if o.has(0)]
+    if with_code:
+        bad_code = _patch_u32(data, with_code[0].field(0), m.vec_len(1))
+        yield "opcode index", bad_code, MA_ERR_MODEL
     yield "root offset", _patch_u32(data, 0, len(data) + 64), MA_ERR_MODEL
-    yield "schema version", _patch_u32(data, field(m, 0), 2), MA_ERR_MODEL
+    yield "schema version", _patch_u32(data, m.field(0), 2), MA_ERR_MODEL
     # Vector lengths that run past the end of the buffer.
-    yield "tensor count", _patch_u32(data, vec_first(sg, 0) - 4, 1 << 28), MA_ERR_MODEL
-    yield "shape length", _patch_u32(data, vec_first(t, 0) - 4, 1 << 30), MA_ERR_MODEL
-    shape0 = vec_first(t, 0)
-    yield "negative dim", _patch_u32(data, shape0, -7), MA_ERR_MODEL
+    yield "tensor count", _patch_u32(data, sg.vec_first(0) - 4, 1 << 28), MA_ERR_MODEL
+    yield "shape length", _patch_u32(data, t.vec_first(0) - 4, 1 << 30), MA_ERR_MODEL
+    yield "negative dim", _patch_u32(data, t.vec_first(0), -7), MA_ERR_MODEL
     # Accepted by the reader (2 GiB - 1 of int8) but no kernel or plan takes it.
-    yield "huge dim", _patch_u32(data, shape0, 0x7FFFFFFF), MA_ERR_MODEL
+    yield "huge dim", _patch_u32(data, t.vec_first(0), 0x7FFFFFFF), MA_ERR_MODEL
 
 
 def truncations(data: bytes, count: int = 60) -> Iterator[bytes]:
