@@ -18,6 +18,7 @@ import math
 import re
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -300,6 +301,14 @@ def empty_like(info: dict[str, Any]) -> np.ndarray:
     return np.zeros(info["shape"], NP_TYPES[info["type"]])
 
 
+def reset_state(info: dict[str, Any]) -> np.ndarray:
+    """A variable tensor as TFLM resets it: int8 to its zero point, others to zero."""
+    arr = empty_like(info)
+    if info["type"] == 9 and info["zps"] is not None:
+        arr[...] = info["zps"][0]
+    return arr
+
+
 # ----------------------------------------------------------------------------- TFLM oracle
 
 
@@ -380,8 +389,8 @@ def run_op_on_tflm_tensors(
             tensors.append(None)
             continue
         info = sg["tensors"][ti]
-        if info["variable"]:  # TFLM ran once from reset: the state was all zeros before
-            arr = empty_like(info)
+        if info["variable"]:  # TFLM ran once from reset: the state before it
+            arr = reset_state(info)
         elif info["const"] is not None:
             arr = info["const"]
         else:
@@ -424,10 +433,6 @@ def test_every_operator_matches_tflm(lib: ctypes.CDLL, name: str) -> None:
         for op in sg["ops"]:
             if op["name"] not in KERNEL_OPS:
                 continue
-            if op["name"] == "UNIDIRECTIONAL_SEQUENCE_LSTM" and (
-                sg["tensors"][op["inputs"][0]]["type"] != F32
-            ):
-                continue  # only the float LSTM is implemented
             ours, want, _ = run_op_on_tflm_tensors(lib, g, it, s, op)
             for k, (a, b) in enumerate(zip(ours, want, strict=True)):
                 assert_same(
@@ -614,6 +619,23 @@ SINGLE_OPS: dict[str, tuple[str, list[T], list[T], str | None, dict[int, tuple[s
 }  # fmt: skip
 
 
+def lstm_int8_case(cell_scale: float, clip: float) -> tuple:
+    """An int8 LSTM (time-major, batch 2) with the given int16 cell-state scale."""
+    rng = np.random.default_rng(9)
+    w = [T((5, 4), I8, 0.02, 0, rng.integers(-127, 128, 20)) for _ in range(4)]
+    r = [T((5, 5), I8, 0.03, 0, rng.integers(-127, 128, 25)) for _ in range(4)]
+    b = [T((5,), I32, 0.05 * 0.02, 0, rng.integers(-3000, 3000, 5)) for _ in range(4)]
+    state = [T((2, 5), I8, 0.02, 3, variable=True), T((2, 5), I16, cell_scale, 0, variable=True)]
+    ins = [q8((3, 2, 4), 0.05, -7), *w, *r, None, None, None, *b, None, None, *state]
+    return ("UNIDIRECTIONAL_SEQUENCE_LSTM", ins + [None] * 4, [q8((3, 2, 5), 0.02, 3)],
+            "UnidirectionalSequenceLSTMOptions",
+            {0: ("b", 4), 1: ("f", clip), 3: ("B", 1)})  # fmt: skip
+
+
+SINGLE_OPS["UNIDIRECTIONAL_SEQUENCE_LSTM int8 cell 2^-10"] = lstm_int8_case(2.0**-10, 0.0)
+SINGLE_OPS["UNIDIRECTIONAL_SEQUENCE_LSTM int8 cell 2^-14 clip"] = lstm_int8_case(2.0**-14, 1.5)
+
+
 @pytest.mark.parametrize("case", SINGLE_OPS)
 def test_single_operator_matches_tflm(lib: ctypes.CDLL, tmp_path: Path, case: str) -> None:
     """Operators and options the shared models do not exercise, one model each."""
@@ -651,6 +673,8 @@ def run_whole_model(
     tensors: dict[int, MaTensor] = {}
     for i, info in enumerate(sg["tensors"]):
         arr = info["const"] if info["const"] is not None else empty_like(info)
+        if info["variable"]:
+            arr = reset_state(info)
         arrays[i] = arr
         tensors[i] = make_tensor(info, arr, keep)
     for x, ti in zip(inputs, sg["inputs"], strict=True):
@@ -675,7 +699,8 @@ WHOLE_MODELS = [
     "tiny_vww_mobilenet_int8", "tiny_vww_mobilenet_float", "tiny_ic_resnet8_int8",
     "tiny_ic_resnet8_float", "tiny_ad_autoencoder_int8", "tiny_ad_autoencoder_float",
     "tiny_sww_int8", "tflm_pr_retinaface", "tflm_keyword_scrambled_int8",
-    "tflm_mnist_lstm_float",
+    "tflm_mnist_lstm_float", "tflm_mnist_lstm_int8", "tflm_micro_speech_lstm",
+    "tflm_dtln_noise_suppression",
 ]  # fmt: skip
 
 
@@ -953,9 +978,9 @@ BAD_NODES: dict[str, tuple[str, list, list, dict, int, tuple[str, str, str]]] = 
         ("prepare", "ARENA", "tail needs")),
     "no kernel": ("BATCH_MATMUL", [hand((1, 4), F32)], [hand((1, 4), F32)], {},
         1 << 16, ("prepare", "UNSUPPORTED", "no kernel for builtin 126")),
-    "LSTM int8": ("UNIDIRECTIONAL_SEQUENCE_LSTM", [hand((1, 2, 4), I8, **Q)] + [None] * 23,
-        [hand((1, 2, 4), I8, **Q)], {}, 1 << 16,
-        ("prepare", "UNSUPPORTED", "only float32 is implemented, not INT8")),
+    "LSTM peephole": ("UNIDIRECTIONAL_SEQUENCE_LSTM", [hand((1, 2, 4), F32)] + [None] * 8
+        + [hand((4,), F32)] + [None] * 14, [hand((1, 2, 4), F32)], {}, 1 << 16,
+        ("prepare", "UNSUPPORTED", "peephole connections")),
 }  # fmt: skip
 
 
@@ -1081,3 +1106,14 @@ def test_hostile_values_stay_defined(lib: ctypes.CDLL, case: str) -> None:
     code, ins, outs, slots = HOSTILE_NODES[case]
     phase, status, msg = run_hand_node(lib, code, ins, outs, slots)
     assert status in ("OK", "UNSUPPORTED", "MODEL"), (phase, status, msg)
+
+
+def test_sigmoid_table_is_tflms(tmp_path: Path) -> None:
+    """sigmoid_table.c holds exactly what TFLM's int16 TANH reveals (re-measured here)."""
+    pytest.importorskip("tflite_micro.python.tflite_micro.runtime", reason="no TFLM oracle")
+    sys.path.insert(0, str(KERNELS / "tools"))
+    try:
+        import measure_sigmoid_table as tool
+    finally:
+        sys.path.remove(str(KERNELS / "tools"))
+    assert (KERNELS / "sigmoid_table.c").read_text() == tool.c_source(tool.measure())

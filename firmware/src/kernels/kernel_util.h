@@ -31,6 +31,10 @@ int32_t mak_exp_on_negative_values(int32_t a, int integer_bits); /* result has 0
 int32_t mak_one_over_one_plus_x(int32_t a);                      /* a, result: 0 integer bits */
 int32_t mak_logistic_fp(int32_t a, int integer_bits);            /* result: 0 integer bits */
 
+/* sigmoid(i / 24) in Q0.16, the table TFLM's int16 sigmoid/tanh interpolate (measured from
+ * TFLM by tools/measure_sigmoid_table.py into sigmoid_table.c). */
+extern const uint16_t mak_sigmoid_table[256];
+
 /* ---- quantization parameters of a tensor (read safely from the model) ---- */
 float mak_scale(const ma_tensor *t, int32_t i);      /* 0 when not quantized */
 int32_t mak_zero_point(const ma_tensor *t, int32_t i);

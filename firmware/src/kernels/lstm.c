@@ -1,14 +1,23 @@
-/* UNIDIRECTIONAL_SEQUENCE_LSTM, float32, without peepholes, projection or layer norm (as
- * TFLM's kernel). The integer variant (int8 input, int16 cell state) is not implemented.
+/* UNIDIRECTIONAL_SEQUENCE_LSTM without peepholes, projection or layer norm (as TFLM's kernel):
+ * float32, and int8 activations with int8 weights, int32 biases and an int16 cell state.
  *
  * Per step: gate = act(W x + b + R h), for the input, forget, cell and output gates;
- * c = f * c + i * g (clipped to +-cell_clip when set); h = o * tanh(c). The float operations
- * follow TFLM's order (input FC plus bias, then plus the recurrent FC). No scratch is
- * needed: each cell unit's four gates are formed together, the previous hidden state is read
- * from the output of the previous step (or the hidden-state variable at the first step), and
- * the variables are updated in place.
+ * c = f * c + i * g (clipped to +-cell_clip when set); h = o * tanh(c).
+ *
+ * No scratch is needed (TFLM uses four buffers): each cell unit's four gates are formed
+ * together, the previous hidden state is read from the output of the previous step (or from
+ * the hidden-state variable at the first step), and the variables are updated in place.
+ *
+ * Float follows TFLM's operation order. int8 follows TFLM's integer LSTM bit for bit: gate
+ * pre-activations in Q3.12 (input and recurrent FC requantized with MultiplyByQuantizedMultiplier,
+ * saturating sum), int16 sigmoid/tanh interpolated in
+ * mak_sigmoid_table, int16 element-wise products requantized with
+ * MultiplyByQuantizedMultiplier; a cell scale above 2^-12 is brought to Q3.12 for its tanh by
+ * a right shift of a copy (the pip TFLM leaves the stored cell state unshifted; older sources
+ * shifted it in place).
  */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "kernel_util.h"
@@ -26,19 +35,22 @@ enum { ACT_TANH = 4, ACT_SIGMOID = 6 }; /* ActivationFunctionType */
 
 typedef struct {
   int32_t act; /* the cell gate's activation */
-  float cell_clip;
   int32_t time_major;
+  float cell_clip;
+  /* int8 only: gate FC requantization into Q3.12, per gate */
+  int32_t in_mult[4], rec_mult[4];
+  int8_t in_shift[4], rec_shift[4];
+  int32_t in_woff[4], rec_woff[4]; /* -weight zero points */
+  int32_t x_off, h_off, h_zp;      /* -input zp, -hidden zp, hidden zp */
+  int32_t fc_mult, ig_mult, out_mult; /* f*c -> c, i*g -> c, tanh(c)*o -> h */
+  int8_t fc_shift, ig_shift, out_shift;
+  int16_t qclip;                   /* cell clip in cell-state units, 0 = none */
+  int32_t tanh_shift;              /* 12 + log2(cell scale) */
 } lstm_data;
 
 static const char OP[] = "UNIDIRECTIONAL_SEQUENCE_LSTM";
 
-static ma_status lstm_prepare(struct ma_context *ctx, ma_node *node) {
-  ma_status st = mak_check_node(ctx, node, OP, N_IN, N_IN, 1, 1);
-  if (st != MA_OK) return st;
-  const ma_tensor *x = node->inputs[IN_X], *out = node->outputs[0];
-  if (x->type != MA_FLOAT32)
-    return ma_fail(ctx, MA_ERR_UNSUPPORTED, "%s: only float32 is implemented, not %s", OP,
-                   mak_type_name(x->type));
+static ma_status check_structure(struct ma_context *ctx, const ma_node *node) {
   for (int32_t i = IN_PEEP; i < IN_PEEP + 3; ++i)
     if (mak_input(node, i) != NULL)
       return ma_fail(ctx, MA_ERR_UNSUPPORTED, "%s: peephole connections", OP);
@@ -47,44 +59,128 @@ static ma_status lstm_prepare(struct ma_context *ctx, ma_node *node) {
   for (int32_t i = IN_NORM; i < N_IN; ++i)
     if (mak_input(node, i) != NULL)
       return ma_fail(ctx, MA_ERR_UNSUPPORTED, "%s: layer normalization", OP);
-  const ma_tensor *h = mak_input(node, IN_H), *c = mak_input(node, IN_C);
-  if (h == NULL || c == NULL || x->ndims != 3 || out->ndims != 3)
+  for (int32_t g = 0; g < 4; ++g)
+    if (mak_input(node, IN_W + g) == NULL || mak_input(node, IN_R + g) == NULL ||
+        mak_input(node, IN_B + g) == NULL)
+      return ma_fail(ctx, MA_ERR_UNSUPPORTED, "%s: CIFG (no input gate) or missing gate", OP);
+  return MA_OK;
+}
+
+static ma_status check_shapes(struct ma_context *ctx, const ma_node *node, bool time_major) {
+  const ma_tensor *x = node->inputs[IN_X], *out = node->outputs[0];
+  const ma_tensor *h = node->inputs[IN_H], *c = node->inputs[IN_C];
+  if (h == NULL || c == NULL || x->ndims != 3 || out->ndims != 3 ||
+      node->inputs[IN_W]->ndims != 2)
     return ma_fail(ctx, MA_ERR_MODEL, "%s: needs 3-D input/output and both state tensors", OP);
-  const int32_t n_in = x->dims[2];
-  const ma_tensor *w0 = mak_input(node, IN_W);
-  if (w0 == NULL || w0->ndims != 2 || w0->dims[1] != n_in)
-    return ma_fail(ctx, MA_ERR_MODEL, "%s: input weights must be [cells, %d]", OP, (int)n_in);
-  const int32_t n_cell = w0->dims[0];
-  const bool time_major = ma_opt_i32(&node->options, 3, 0) != 0; /* [T, B, in] */
+  const int32_t n_in = x->dims[2], n_cell = node->inputs[IN_W]->dims[0];
   const int32_t batch = time_major ? x->dims[1] : x->dims[0];
   for (int32_t g = 0; g < 4; ++g) {
-    const ma_tensor *w = mak_input(node, IN_W + g), *r = mak_input(node, IN_R + g);
-    const ma_tensor *b = mak_input(node, IN_B + g);
-    if (w == NULL || r == NULL || b == NULL)
-      return ma_fail(ctx, MA_ERR_UNSUPPORTED, "%s: CIFG (no input gate) or missing gate", OP);
-    if (w->type != MA_FLOAT32 || r->type != MA_FLOAT32 || b->type != MA_FLOAT32)
-      return ma_fail(ctx, MA_ERR_UNSUPPORTED, "%s: hybrid weights are not supported", OP);
+    const ma_tensor *w = node->inputs[IN_W + g], *r = node->inputs[IN_R + g];
+    const ma_tensor *b = node->inputs[IN_B + g];
     if (w->ndims != 2 || w->dims[0] != n_cell || w->dims[1] != n_in || r->ndims != 2 ||
         r->dims[0] != n_cell || r->dims[1] != n_cell || ma_num_elements(b) != n_cell)
       return ma_fail(ctx, MA_ERR_MODEL, "%s: gate %d weights do not match %d cells", OP, (int)g,
                      (int)n_cell);
   }
-  if (h->type != MA_FLOAT32 || c->type != MA_FLOAT32 || out->type != MA_FLOAT32 ||
-      ma_num_elements(h) != batch * n_cell || ma_num_elements(c) != batch * n_cell ||
+  if (ma_num_elements(h) != batch * n_cell || ma_num_elements(c) != batch * n_cell ||
       out->dims[0] != x->dims[0] || out->dims[1] != x->dims[1] || out->dims[2] != n_cell)
     return ma_fail(ctx, MA_ERR_MODEL, "%s: state or output shape does not match", OP);
+  return MA_OK;
+}
+
+static ma_status check_types(struct ma_context *ctx, const ma_node *node, uint8_t act_type,
+                             uint8_t weight_type, uint8_t bias_type, uint8_t cell_type) {
+  ma_status st = MA_OK;
+  for (int32_t g = 0; g < 4 && st == MA_OK; ++g) {
+    if (node->inputs[IN_W + g]->type != weight_type || node->inputs[IN_R + g]->type != weight_type)
+      return ma_fail(ctx, MA_ERR_UNSUPPORTED, "%s: %s weights with %s activations", OP,
+                     mak_type_name(node->inputs[IN_W + g]->type), mak_type_name(act_type));
+    st = mak_check_type(ctx, OP, "gate bias", node->inputs[IN_B + g], bias_type);
+  }
+  if (st == MA_OK) st = mak_check_type(ctx, OP, "hidden state", node->inputs[IN_H], act_type);
+  if (st == MA_OK) st = mak_check_type(ctx, OP, "cell state", node->inputs[IN_C], cell_type);
+  if (st == MA_OK) st = mak_check_type(ctx, OP, "output", node->outputs[0], act_type);
+  return st;
+}
+
+static void set_mult(double m, int32_t *mult, int8_t *shift) {
+  int s;
+  mak_quantize_multiplier(m, mult, &s);
+  *shift = (int8_t)s;
+}
+
+/* The integer parameters, as TFLM's PrepareGateParametersInteger derives them. */
+static ma_status prepare_int8(struct ma_context *ctx, const ma_node *node, lstm_data *d) {
+  const ma_tensor *x = node->inputs[IN_X], *h = node->inputs[IN_H], *c = node->inputs[IN_C];
+  const float gate_in_scale = 1.0f / 4096, gate_out_scale = 1.0f / 32768;
+  const float sx = mak_scale(x, 0), sh = mak_scale(h, 0), sc = mak_scale(c, 0);
+  if (!(sx > 0.0f) || !(sh > 0.0f) || !(sc > 0.0f))
+    return ma_fail(ctx, MA_ERR_MODEL, "%s: int8 tensors need quantization scales", OP);
+  for (int32_t g = 0; g < 4; ++g) {
+    const ma_tensor *w = node->inputs[IN_W + g], *r = node->inputs[IN_R + g];
+    if (w->quant.count != 1 || r->quant.count != 1 || !(mak_scale(w, 0) > 0.0f) ||
+        !(mak_scale(r, 0) > 0.0f))
+      return ma_fail(ctx, MA_ERR_UNSUPPORTED, "%s: weights need one per-tensor scale", OP);
+    /* TFLM forms input_scale * weight_scale in float, then divides in double. */
+    set_mult((double)(sx * mak_scale(w, 0)) / (double)gate_in_scale, &d->in_mult[g],
+             &d->in_shift[g]);
+    set_mult((double)(sh * mak_scale(r, 0)) / (double)gate_in_scale, &d->rec_mult[g],
+             &d->rec_shift[g]);
+    d->in_woff[g] = -mak_zero_point(w, 0);
+    d->rec_woff[g] = -mak_zero_point(r, 0);
+  }
+  d->x_off = -mak_zero_point(x, 0);
+  d->h_zp = mak_zero_point(h, 0);
+  d->h_off = -d->h_zp;
+  if (mak_zero_point(c, 0) != 0)
+    return ma_fail(ctx, MA_ERR_UNSUPPORTED, "%s: the cell state must be symmetric", OP);
+  set_mult((double)gate_out_scale * (double)sc / (double)sc, &d->fc_mult, &d->fc_shift);
+  set_mult((double)gate_out_scale * (double)gate_out_scale / (double)sc, &d->ig_mult,
+           &d->ig_shift);
+  set_mult((double)gate_out_scale * (double)gate_out_scale / (double)sh, &d->out_mult,
+           &d->out_shift);
+  /* The cell scale must be a power of two (TFLM's CheckedLog2). */
+  const double log2_scale = log2((double)sc);
+  const double power = round(log2_scale);
+  if (fabs(log2_scale - power) > 1e-3 || power < -40 || power > 10)
+    return ma_fail(ctx, MA_ERR_UNSUPPORTED, "%s: cell state scale is not a power of two", OP);
+  d->tanh_shift = 15 + (int32_t)power - 3;
+  double clip = (double)d->cell_clip / (double)sc;
+  clip = clip < -32768.0 ? -32768.0 : (clip > 32767.0 ? 32767.0 : clip);
+  d->qclip = (int16_t)clip;
+  return MA_OK;
+}
+
+static ma_status lstm_prepare(struct ma_context *ctx, ma_node *node) {
+  ma_status st = mak_check_node(ctx, node, OP, N_IN, N_IN, 1, 1);
+  if (st != MA_OK || (st = check_structure(ctx, node)) != MA_OK) return st;
+  const bool time_major = ma_opt_i32(&node->options, 3, 0) != 0; /* [T, B, in] */
+  if ((st = check_shapes(ctx, node, time_major)) != MA_OK) return st;
+  const uint8_t xt = node->inputs[IN_X]->type;
+  if (xt == MA_FLOAT32)
+    st = check_types(ctx, node, MA_FLOAT32, MA_FLOAT32, MA_FLOAT32, MA_FLOAT32);
+  else if (xt == MA_INT8)
+    st = check_types(ctx, node, MA_INT8, MA_INT8, MA_INT32, MA_INT16);
+  else
+    return ma_fail(ctx, MA_ERR_UNSUPPORTED, "%s: input type %s", OP, mak_type_name(xt));
+  if (st != MA_OK) return st;
   lstm_data *d = ma_persistent(ctx, sizeof *d);
   if (d == NULL) return MA_ERR_ARENA;
+  memset(d, 0, sizeof *d);
+  node->user_data = d;
   d->act = ma_opt_i32(&node->options, 0, 0);
   d->cell_clip = ma_opt_f32(&node->options, 1, 0.0f);
-  d->time_major = ma_opt_i32(&node->options, 3, 0);
-  node->user_data = d;
+  d->time_major = time_major;
   /* TFLM's kernel implements only these two (others silently skip the activation there). */
   if (d->act != ACT_TANH && d->act != ACT_SIGMOID)
     return ma_fail(ctx, MA_ERR_UNSUPPORTED, "%s: cell activation %d (only TANH, SIGMOID)", OP,
                    (int)d->act);
-  return MA_OK;
+  if (!(d->cell_clip >= 0.0f))
+    return ma_fail(ctx, MA_ERR_MODEL, "%s: negative cell clip", OP);
+  return xt == MA_INT8 ? prepare_int8(ctx, node, d) : MA_OK;
 }
+
+/* ------------------------------------------------------------------ float */
 
 static float sigmoid(float v) {
   /* TFLM's reference float logistic, with its cut-offs. */
@@ -93,52 +189,134 @@ static float sigmoid(float v) {
   return 1.0f / (1.0f + expf(-v));
 }
 
-static float cell_activation(int32_t act, float v) {
-  return act == ACT_SIGMOID ? sigmoid(v) : tanhf(v);
-}
-
 static float dot(const float *w, const float *v, int32_t n) {
   float s = 0.0f;
   for (int32_t k = 0; k < n; ++k) s += w[k] * v[k];
   return s;
 }
 
+/* One cell unit j of one step, float. */
+static float unit_f32(const lstm_data *d, const ma_node *node, const float *x, const float *h,
+                      float *c, int32_t j) {
+  const int32_t n_in = node->inputs[IN_X]->dims[2], n_cell = node->inputs[IN_W]->dims[0];
+  float gate[4];
+  for (int32_t g = 0; g < 4; ++g) {
+    const float *w = (const float *)node->inputs[IN_W + g]->data + (size_t)j * n_in;
+    const float *r = (const float *)node->inputs[IN_R + g]->data + (size_t)j * n_cell;
+    const float in_part = dot(w, x, n_in) + ((const float *)node->inputs[IN_B + g]->data)[j];
+    gate[g] = in_part + dot(r, h, n_cell);
+  }
+  const float ig = sigmoid(gate[GATE_I]), fg = sigmoid(gate[GATE_F]), og = sigmoid(gate[GATE_O]);
+  const float gg = d->act == ACT_SIGMOID ? sigmoid(gate[GATE_G]) : tanhf(gate[GATE_G]);
+  float cj = c[j] * fg;
+  cj = cj + ig * gg;
+  if (d->cell_clip > 0.0f) cj = mak_clampf(cj, -d->cell_clip, d->cell_clip);
+  c[j] = cj;
+  return tanhf(cj) * og;
+}
+
+/* ------------------------------------------------------------------ int8 */
+
+/* TFLM's int16 logistic (Q3.12 in, Q0.15 out), input pre-scaled by `mult`. */
+static int16_t sigmoid_q15(int32_t x, int32_t mult) {
+  const int32_t v = x * mult;
+  const uint32_t a = (uint32_t)abs(v), uh = a >> 9;
+  uint32_t r;
+  if (uh >= 255) {
+    r = 0x7FFFu << 10;
+  } else {
+    const uint32_t ua = mak_sigmoid_table[uh], ub = mak_sigmoid_table[uh + 1];
+    r = (ua << 9) + (a & 0x1FFu) * (ub - ua);
+  }
+  r = v >= 0 ? r + (1u << 9) : (1u << 25) - r + (1u << 9) - 1;
+  return (int16_t)(r >> 10);
+}
+
+/* TFLM's int16 tanh (input pre-scaled by `mult`, output Q0.15). */
+static int16_t tanh_q15(int32_t x, int32_t mult) {
+  const int32_t v = x * mult;
+  const uint32_t a = (uint32_t)abs(v), uh = a >> 8;
+  int32_t r;
+  if (uh >= 255) {
+    r = 0xFFFF << 8;
+  } else {
+    const uint32_t ua = mak_sigmoid_table[uh], ub = mak_sigmoid_table[uh + 1];
+    r = (int32_t)((ua << 8) + (a & 0xFFu) * (ub - ua));
+  }
+  r = v >= 0 ? r - (1 << 23) + (1 << 7) : -r + (1 << 23) + (1 << 7) - 1;
+  return (int16_t)(r >> 8);
+}
+
+static int32_t sat16(int32_t v) { return mak_clamp(v, INT16_MIN, INT16_MAX); }
+
+/* One gate pre-activation in Q3.12 for unit j. */
+static int32_t gate_q(const lstm_data *d, const ma_node *node, int32_t g, const int8_t *x,
+                      const int8_t *h, int32_t j) {
+  const int32_t n_in = node->inputs[IN_X]->dims[2], n_cell = node->inputs[IN_W]->dims[0];
+  const int8_t *w = (const int8_t *)node->inputs[IN_W + g]->data + (size_t)j * n_in;
+  const int8_t *r = (const int8_t *)node->inputs[IN_R + g]->data + (size_t)j * n_cell;
+  /* Both sums wrap like int32 and requantize with the 32-bit MultiplyByQuantizedMultiplier:
+   * that is what the pip TFLM computes (checked bit for bit; the 64-bit rounding variant
+   * differs in the last bit). */
+  uint32_t acc = (uint32_t)((const int32_t *)node->inputs[IN_B + g]->data)[j];
+  for (int32_t k = 0; k < n_in; ++k) acc += (uint32_t)((w[k] + d->in_woff[g]) * (x[k] + d->x_off));
+  uint32_t racc = 0;
+  for (int32_t k = 0; k < n_cell; ++k)
+    racc += (uint32_t)((r[k] + d->rec_woff[g]) * (h[k] + d->h_off));
+  const int32_t in_part = sat16(mak_mbqm((int32_t)acc, d->in_mult[g], d->in_shift[g]));
+  const int32_t rec_part = sat16(mak_mbqm((int32_t)racc, d->rec_mult[g], d->rec_shift[g]));
+  return sat16(in_part + rec_part);
+}
+
+/* One cell unit j of one step, int8: returns the new hidden value. */
+static int8_t unit_q(const lstm_data *d, const ma_node *node, const int8_t *x, const int8_t *h,
+                     int16_t *c, int32_t j) {
+  const int32_t ig = sigmoid_q15(gate_q(d, node, GATE_I, x, h, j), 3);
+  const int32_t fg = sigmoid_q15(gate_q(d, node, GATE_F, x, h, j), 3);
+  const int32_t gpre = gate_q(d, node, GATE_G, x, h, j);
+  const int32_t gg = d->act == ACT_SIGMOID ? sigmoid_q15(gpre, 3) : tanh_q15(gpre, 3);
+  const int32_t og = sigmoid_q15(gate_q(d, node, GATE_O, x, h, j), 3);
+  const int32_t kept = sat16(mak_mbqm(fg * c[j], d->fc_mult, d->fc_shift));
+  const int32_t added = sat16(mak_mbqm(ig * gg, d->ig_mult, d->ig_shift));
+  int32_t cj = sat16(kept + added);
+  if (d->qclip > 0) cj = mak_clamp(cj, -d->qclip, d->qclip);
+  c[j] = (int16_t)cj;
+  /* tanh wants Q3.12: scale the cell value by 2^tanh_shift (a right shift when negative). */
+  const int32_t t = d->tanh_shift < 0 ? tanh_q15(cj >> -d->tanh_shift, 3)
+                                      : tanh_q15(cj, 3 << d->tanh_shift);
+  const int32_t v = mak_mbqm(t * og, d->out_mult, d->out_shift) + d->h_zp;
+  return (int8_t)mak_clamp(v, INT8_MIN, INT8_MAX);
+}
+
 static ma_status lstm_eval(struct ma_context *ctx, ma_node *node) {
   (void)ctx;
   const lstm_data *d = node->user_data;
   const ma_tensor *xt = node->inputs[IN_X];
-  float *h_state = node->inputs[IN_H]->data, *c_state = node->inputs[IN_C]->data;
-  float *out = node->outputs[0]->data;
+  const bool q = xt->type == MA_INT8;
+  const size_t esize = q ? 1 : sizeof(float);
+  uint8_t *h_state = node->inputs[IN_H]->data;
+  uint8_t *out = node->outputs[0]->data;
   const int32_t n_in = xt->dims[2], n_cell = node->inputs[IN_W]->dims[0];
   const int32_t steps = d->time_major ? xt->dims[0] : xt->dims[1];
   const int32_t batch = d->time_major ? xt->dims[1] : xt->dims[0];
-  const float *w[4], *r[4], *bias[4];
-  for (int32_t g = 0; g < 4; ++g) {
-    w[g] = node->inputs[IN_W + g]->data;
-    r[g] = node->inputs[IN_R + g]->data;
-    bias[g] = node->inputs[IN_B + g]->data;
-  }
   for (int32_t t = 0; t < steps; ++t) {
     for (int32_t b = 0; b < batch; ++b) {
       /* Row (t, b) of the input and output, in either layout. */
       const size_t row = d->time_major ? (size_t)t * batch + b : (size_t)b * steps + t;
       const size_t prev = d->time_major ? (size_t)(t - 1) * batch + b : (size_t)b * steps + t - 1;
-      const float *x = (const float *)xt->data + row * n_in;
-      const float *h = t == 0 ? h_state + (size_t)b * n_cell : out + prev * n_cell;
-      float *c = c_state + (size_t)b * n_cell;
+      const uint8_t *x = (const uint8_t *)xt->data + row * n_in * esize;
+      const uint8_t *h = t == 0 ? h_state + (size_t)b * n_cell * esize
+                                : out + prev * n_cell * esize;
       for (int32_t j = 0; j < n_cell; ++j) {
-        float gate[4];
-        for (int32_t g = 0; g < 4; ++g) {
-          const float in_part = dot(w[g] + (size_t)j * n_in, x, n_in) + bias[g][j];
-          gate[g] = in_part + dot(r[g] + (size_t)j * n_cell, h, n_cell);
+        if (q) {
+          int16_t *c = (int16_t *)node->inputs[IN_C]->data + (size_t)b * n_cell;
+          ((int8_t *)out)[row * n_cell + j] =
+              unit_q(d, node, (const int8_t *)x, (const int8_t *)h, c, j);
+        } else {
+          float *c = (float *)node->inputs[IN_C]->data + (size_t)b * n_cell;
+          ((float *)out)[row * n_cell + j] =
+              unit_f32(d, node, (const float *)x, (const float *)h, c, j);
         }
-        const float ig = sigmoid(gate[GATE_I]), fg = sigmoid(gate[GATE_F]);
-        const float gg = cell_activation(d->act, gate[GATE_G]), og = sigmoid(gate[GATE_O]);
-        float cj = c[j] * fg;
-        cj = cj + ig * gg;
-        if (d->cell_clip > 0.0f) cj = mak_clampf(cj, -d->cell_clip, d->cell_clip);
-        c[j] = cj;
-        out[row * n_cell + j] = tanhf(cj) * og;
       }
     }
   }
@@ -146,7 +324,8 @@ static ma_status lstm_eval(struct ma_context *ctx, ma_node *node) {
   for (int32_t b = 0; b < batch && steps > 0; ++b) {
     const size_t last = d->time_major ? (size_t)(steps - 1) * batch + b
                                       : (size_t)b * steps + steps - 1;
-    memcpy(h_state + (size_t)b * n_cell, out + last * n_cell, (size_t)n_cell * sizeof(float));
+    memcpy(h_state + (size_t)b * n_cell * esize, out + last * n_cell * esize,
+           (size_t)n_cell * esize);
   }
   return MA_OK;
 }
