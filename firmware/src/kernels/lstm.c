@@ -142,8 +142,10 @@ static ma_status prepare_int8(struct ma_context *ctx, const ma_node *node, lstm_
   /* The cell scale must be a power of two (TFLM's CheckedLog2). */
   const double log2_scale = log2((double)sc);
   const double power = round(log2_scale);
-  if (fabs(log2_scale - power) > 1e-3 || power < -40 || power > 10)
-    return ma_fail(ctx, MA_ERR_UNSUPPORTED, "%s: cell state scale is not a power of two", OP);
+  /* Up to 2^-1, so that the tanh input scaling (3 << shift) cannot overflow int32. */
+  if (fabs(log2_scale - power) > 1e-3 || power < -40 || power > -1)
+    return ma_fail(ctx, MA_ERR_UNSUPPORTED,
+                   "%s: cell state scale must be a power of two from 2^-40 to 2^-1", OP);
   d->tanh_shift = 15 + (int32_t)power - 3;
   double clip = (double)d->cell_clip / (double)sc;
   clip = clip < -32768.0 ? -32768.0 : (clip > 32767.0 ? 32767.0 : clip);
