@@ -7,6 +7,7 @@ the same input.
 
     .venv/bin/python benchmarks/record_bench.py                       # all models that fit
     .venv/bin/python benchmarks/record_bench.py --models tflm_hello_world_int8 --json
+    .venv/bin/python benchmarks/record_bench.py --max-bytes 200000     # skip the slow uploads
 """
 
 from __future__ import annotations
@@ -90,30 +91,17 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--models", nargs="*", help="model names (default: all that fit the probe)")
     ap.add_argument("--json", action="store_true")
+    ap.add_argument(
+        "--max-bytes",
+        type=int,
+        default=1 << 20,
+        help="skip larger models (the probe takes 1 MiB; uploads run at a few KB/s on QEMU)",
+    )
     args = ap.parse_args()
     with (MODELS / "TFLM_BASELINE.tsv").open() as f:
         base = {row["name"]: row for row in csv.DictReader(f, delimiter="\t")}
     names = args.models or sorted(p.stem for p in MODELS.glob("*.tflite"))
     elf = probe.build_probe(BOARD)
-    rows = []
-    for name in names:
-        path = MODELS / f"{name}.tflite"
-        if path.stat().st_size > 1 << 20:
-            rows.append(
-                {"model": name, "bytes": path.stat().st_size, "status": "too big for probe"}
-            )
-            continue
-        try:
-            row = run_model(elf, path)
-        except (upload.UploadError, record.RecordError, emulate.EmulationError) as e:
-            row = {"model": name, "status": f"failed: {e}"}
-        b = base.get(name, {})
-        row["tflm_head"], row["tflm_tail"] = b.get("arena_head"), b.get("arena_tail")
-        rows.append(row)
-        print(f"{name}: {row.get('status')}", file=sys.stderr)
-    if args.json:
-        print(json.dumps(rows, indent=2))
-        return 0
     cols = [
         "model",
         "bytes",
@@ -130,11 +118,32 @@ def main() -> int:
         "instructions",
         "out_eq_tflm",
     ]
-    print("| " + " | ".join(cols) + " |")
-    print("|" + "---|" * len(cols))
-    for row in rows:
-        print("| " + " | ".join("" if row.get(c) is None else str(row.get(c)) for c in cols) + " |")
+    if not args.json:  # rows are printed as they come: large models take minutes to upload
+        print("| " + " | ".join(cols) + " |")
+        print("|" + "---|" * len(cols), flush=True)
+    rows = []
+    for name in names:
+        row = measure(elf, name, args.max_bytes)
+        b = base.get(name, {})
+        row["tflm_head"], row["tflm_tail"] = b.get("arena_head"), b.get("arena_tail")
+        rows.append(row)
+        if not args.json:
+            cells = ("" if row.get(c) is None else str(row.get(c)) for c in cols)
+            print("| " + " | ".join(cells) + " |", flush=True)
+    if args.json:
+        print(json.dumps(rows, indent=2))
     return 0
+
+
+def measure(elf: Path, name: str, max_bytes: int) -> dict:
+    path = MODELS / f"{name}.tflite"
+    size = path.stat().st_size
+    if size > max_bytes:
+        return {"model": name, "bytes": size, "status": f"skipped (over {max_bytes} bytes)"}
+    try:
+        return run_model(elf, path)
+    except (upload.UploadError, record.RecordError, emulate.EmulationError) as e:
+        return {"model": name, "bytes": size, "status": f"failed: {e}"}
 
 
 if __name__ == "__main__":
