@@ -337,7 +337,7 @@ class FrameDecoder:
             )
         if length > MAX_PAYLOAD:
             self._in_frame = False
-            raise WireError(f"record length {length} exceeds the {MAX_PAYLOAD} byte limit")
+            return Rejected(f"record length {length} exceeds the {MAX_PAYLOAD} byte limit")
         self._in_frame, self._length, self._crc, self._seq = True, length, crc, 0
         self._buf = bytearray()
         return abandoned
