@@ -152,10 +152,18 @@ def open_port(url: str, baud: int) -> Port:
             # Small writes (upload lines) otherwise wait for the peer's delayed ACK.
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 
+    quickack = getattr(socket, "TCP_QUICKACK", None) if sock is not None else None
+
     def read() -> bytes | None:
         try:
             # More than in_waiting can raise on socket:// and lose what was read.
-            return port.read(port.in_waiting or 1)
+            data = port.read(port.in_waiting or 1)
+            if quickack is not None and data:
+                # Acknowledge at once: a peer that sends byte by byte with Nagle on (QEMU's
+                # serial socket) otherwise waits for our delayed ACK, ~40 ms per line.
+                with contextlib.suppress(OSError):
+                    sock.setsockopt(socket.IPPROTO_TCP, quickack, 1)
+            return data
         except serial.SerialException as e:
             if "disconnected" in str(e) or "closed" in str(e):
                 return None
