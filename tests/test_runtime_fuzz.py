@@ -1,6 +1,6 @@
 """libFuzzer on the runtime's model loader and interpreter, for a bounded time.
 
-Builds firmware/fuzz/fuzz_model with clang (-fsanitize=fuzzer,address,undefined)
+Builds firmware/fuzz/fuzz_model with clang (-fsanitize=fuzzer,address; UBSan on the core)
 and fuzzes it from the small shared models for MICROARENA_FUZZ_SECONDS (default 30) seconds.
 Any crash, sanitizer report, leak of an error without a message, or timeout fails the test
 and leaves the reproducer in the test's temporary directory.
