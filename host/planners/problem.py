@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from numbers import Integral
 
 
 @dataclass(frozen=True)
@@ -37,7 +38,7 @@ def check_buffers(buffers: Sequence[Buffer]) -> None:
         if not isinstance(b, Buffer):
             raise PlanError(f"expected a Buffer, got {type(b).__name__}: {b!r}")
         for name in ("id", "start", "end", "size"):
-            if not isinstance(getattr(b, name), int):
+            if not isinstance(getattr(b, name), Integral) or isinstance(getattr(b, name), bool):
                 raise PlanError(f"buffer {b.id!r}: {name} must be an int, got {getattr(b, name)!r}")
         if b.id in seen:
             raise PlanError(f"duplicate buffer id {b.id}")
@@ -46,7 +47,7 @@ def check_buffers(buffers: Sequence[Buffer]) -> None:
             raise PlanError(f"{_describe(b)}: negative size")
         if b.end < b.start:
             raise PlanError(f"{_describe(b)}: lifetime ends before it starts")
-        if b.offset is not None and (not isinstance(b.offset, int) or b.offset < 0):
+        if b.offset is not None and (not isinstance(b.offset, Integral) or b.offset < 0):
             raise PlanError(f"{_describe(b)}: fixed offset must be an int >= 0, got {b.offset!r}")
 
 

@@ -401,9 +401,10 @@ def search_plan(
 ) -> dict[int, int]:
     """Lower the arena of the given plan towards `lower`; returns the best plan found.
 
-    Rounds of bisection on the capacity, each attempt with a node budget that doubles every
-    round (so early rounds find good plans fast, later ones dig deeper). Each partition keeps
-    its best placement, so only partitions above the target capacity are searched again.
+    Tries the lower bound, then capacities stepping down from the best plan, in rounds whose
+    per-attempt work budget doubles (early rounds find good plans fast, later ones dig deeper).
+    Each partition keeps its best placement, so only partitions above the target capacity are
+    searched again.
     """
     solver = Solver(buffers, alignment)
     fixed = {b.id: upper_offsets[b.id] for b in buffers if b.offset is not None}
@@ -456,21 +457,27 @@ def search_plan(
             return True
         return False
 
-    # Stop bisecting within 0.1% (or one alignment unit) of the bound.
-    tolerance = max(1, lower // 1000, alignment)
     n = max(1, len(buffers))
-    per_attempt = 16 * (8 * n + n * n // 8)
+    per_attempt = 4 * (8 * n + n * n // 8)
+    finest = max(1, lower // 1000, alignment)  # 0.1% of the bound, or one alignment unit
+    # The bound itself first, with a third of the budget: many problems reach it, some only
+    # after long searches, and then we are done. Elsewhere more budget gains little.
+    found = attempt(lower, max(4 * per_attempt, node_budget // 3))
+    if found is not None:
+        adopt(found)
+    # Then descend from the best plan: a capacity a little below it. A success (cheap: the
+    # first restarts usually fit) often lands well below the target; a failure costs the whole
+    # attempt budget, so the step is halved. Each round doubles the budget per attempt.
     while best_arena > lower and solver.nodes < node_budget and time.monotonic() < deadline:
-        lo = lower - 1  # the largest capacity that failed in this round
         before, cut_short = best_arena, False
-        while best_arena - lo > tolerance and solver.nodes < node_budget:
+        step = max(finest, lower // 50)
+        while step >= finest and best_arena > lower and solver.nodes < node_budget:
             if time.monotonic() >= deadline:
                 break
-            target = lower if lo < lower else (lo + best_arena) // 2
-            found = attempt(target, per_attempt)
+            found = attempt(max(lower, best_arena - step), per_attempt)
             if found is None:
-                lo = target
                 cut_short = cut_short or last_attempt_ran_out
+                step //= 2
             elif not adopt(found):
                 return best  # cannot happen while `lower` covers the fixed buffers; never loop
         if best_arena == before and not cut_short:
