@@ -26,6 +26,9 @@ def _parser() -> argparse.ArgumentParser:
         description="Run a TFLite model on the microarena C runtime (host build): print the "
         "allocation report (TFLM RecordingMicroAllocator format plus microarena's required "
         "arena and tensor offsets) and the outputs.",
+        epilog="example: python -m host.run ../shared/models/tflm_hello_world_int8.tflite --json\n"
+        "exit status: 0 ok, 1 runtime error (e.g. unsupported operator, arena too small, "
+        "malformed model), 2 bad usage or unreadable file",
     )
     p.add_argument("model", help=".tflite file")
     p.add_argument(
