@@ -23,12 +23,13 @@ from host.runtime import STATUS_NAMES, Interpreter, MicroarenaError
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="python -m host.run",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
         description="Run a TFLite model on the microarena C runtime (host build): print the "
         "allocation report (TFLM RecordingMicroAllocator format plus microarena's required "
         "arena and tensor offsets) and the outputs.",
         epilog="example: python -m host.run ../shared/models/tflm_hello_world_int8.tflite --json\n"
-        "exit status: 0 ok, 1 runtime error (e.g. unsupported operator, arena too small, "
-        "malformed model), 2 bad usage or unreadable file",
+        "exit status: 0 ok, 1 runtime error (unsupported operator, arena too small,\n"
+        "malformed model...), 2 bad usage or unreadable file",
     )
     p.add_argument("model", help=".tflite file")
     p.add_argument(
