@@ -24,8 +24,8 @@ def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="python -m host.run",
         formatter_class=argparse.RawDescriptionHelpFormatter,
-        description="Run a TFLite model on the microarena C runtime (host build): print the "
-        "allocation report (TFLM RecordingMicroAllocator format plus microarena's required "
+        description="Run a TFLite model on the microarena C runtime (host build): print the\n"
+        "allocation report (TFLM RecordingMicroAllocator format plus microarena's required\n"
         "arena and tensor offsets) and the outputs.",
         epilog="example: python -m host.run ../shared/models/tflm_hello_world_int8.tflite --json\n"
         "exit status: 0 ok, 1 runtime error (unsupported operator, arena too small,\n"
