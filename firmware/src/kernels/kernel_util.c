@@ -241,6 +241,23 @@ const char *mak_type_name(uint8_t type) {
   return type < sizeof names / sizeof names[0] ? names[type] : "UNKNOWN";
 }
 
+/* Zero points must be values of the tensor's type: the kernels' int32 products rely on it. */
+static bool zero_points_fit(const ma_tensor *t) {
+  int64_t lo, hi;
+  switch (t->type) {
+    case MA_INT8: lo = INT8_MIN; hi = INT8_MAX; break;
+    case MA_UINT8: lo = 0; hi = UINT8_MAX; break;
+    case MA_INT16: lo = INT16_MIN; hi = INT16_MAX; break;
+    default: return true;
+  }
+  for (int32_t i = 0; t->quant.zero_point != NULL && i < t->quant.count; ++i) {
+    int64_t z;
+    memcpy(&z, (const uint8_t *)t->quant.zero_point + 8 * (size_t)i, sizeof z);
+    if (z < lo || z > hi) return false;
+  }
+  return true;
+}
+
 ma_status mak_check_node(struct ma_context *ctx, const ma_node *node, const char *op,
                          int32_t min_in, int32_t max_in, int32_t n_required, int32_t n_out) {
   if (node->n_inputs < min_in || node->n_inputs > max_in)
@@ -269,6 +286,9 @@ ma_status mak_check_node(struct ma_context *ctx, const ma_node *node, const char
         (esize > 0 && t->bytes < (size_t)n * esize))
       return ma_fail(ctx, MA_ERR_MODEL, "%s: tensor %d has %lu bytes for its shape", op,
                      (int)t->index, (unsigned long)t->bytes);
+    if (!zero_points_fit(t))
+      return ma_fail(ctx, MA_ERR_MODEL, "%s: tensor %d has a zero point outside %s", op,
+                     (int)t->index, mak_type_name(t->type));
   }
   return MA_OK;
 }
