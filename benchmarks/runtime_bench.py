@@ -75,15 +75,20 @@ def min_arena(data: bytes, hi: int) -> int:
 
 
 def code_size() -> dict[str, int] | None:
+    """text/data/bss of the Cortex-M4 library, and text of the core vs the kernels."""
     build = subprocess.run(["make", "-s", "-C", str(REPO / "firmware"), "arm"], capture_output=True)
     lib = REPO / "build" / "arm" / "libmicroarena.a"
     if build.returncode != 0 or not lib.exists():
         return None
-    out = subprocess.run(
-        ["arm-none-eabi-size", "--totals", str(lib)], capture_output=True, text=True
-    ).stdout
-    text, data, bss = (int(x) for x in out.strip().splitlines()[-1].split()[:3])
-    return {"text": text, "data": data, "bss": bss}
+    out = subprocess.run(["arm-none-eabi-size", str(lib)], capture_output=True, text=True).stdout
+    size = {"text": 0, "data": 0, "bss": 0, "core_text": 0, "kernels_text": 0}
+    for line in out.splitlines()[1:]:
+        text, data, bss = (int(x) for x in line.split()[:3])
+        size["text"] += text
+        size["data"] += data
+        size["bss"] += bss
+        size["kernels_text" if "src_kernels_" in line else "core_text"] += text
+    return size
 
 
 def main() -> int:
@@ -139,8 +144,9 @@ def main() -> int:
         )
     if size:
         print(
-            f"\nCortex-M4 library (-Os, all kernels): text {size['text']} B, data {size['data']} "
-            f"B, bss {size['bss']} B"
+            f"\nCortex-M4 library (-Os, all kernels): text {size['text']} B (core "
+            f"{size['core_text']}, kernels {size['kernels_text']}), data {size['data']} B, "
+            f"bss {size['bss']} B"
         )
     return 0
 
