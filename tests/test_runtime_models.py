@@ -15,7 +15,7 @@ import re
 
 import numpy as np
 import pytest
-from tflm_oracle import MODELS, random_inputs, run_tflm, shared_model
+from tflm_oracle import MODELS, oracle, random_inputs, run_tflm, shared_model
 
 from host import arena_layout, offline_plan
 from host.model import Model
@@ -206,3 +206,39 @@ def test_two_interpreters_side_by_side() -> None:
     for _ in range(2):
         _assert_same_outputs(_run_ours(a, 3), alone_a)
         _assert_same_outputs(_run_ours(b, 3), alone_b)
+
+
+def test_offline_planned_variables_go_to_the_head() -> None:
+    """A variable tensor with an offline offset lives in the head at that offset (without
+    one it lives in the tail); state still carries across invocations as in TFLM."""
+    name = "tflm_keyword_scrambled_int8"
+    it = _open(name)
+    tensors = it.tensors()
+    variables = [g for g, t in enumerate(tensors) if t.is_variable]
+    assert variables, "the SVDF model has state tensors"
+    base = it.stats()
+    offsets = {g: off for g, (off, _) in _planned_tensors(it).items()}
+    end = base.head
+    for g in variables:
+        offsets[g] = end
+        end += -(-tensors[g].nbytes // 16) * 16
+    model = Model(shared_model(name).read_bytes())
+    offline_plan.embed(model, offsets)
+    data = model.to_bytes()
+    ours = Interpreter(data)
+    assert ours.stats().head == end
+    assert ours.stats().tail < base.tail
+    for g in variables:
+        assert ours.tensors()[g].offset == offsets[g]
+    ref = oracle().Interpreter.from_bytes(data, arena_size=1 << 22)
+    inputs = random_inputs(_Details(ours), ours.num_inputs(), seed=4)
+    for _ in range(3):  # state carries over between invocations
+        for i, x in enumerate(inputs):
+            ours.set_input(i, x)
+            ref.set_input(x, i)
+        ours.invoke()
+        ref.invoke()
+        _assert_same_outputs(
+            [ours.get_output(i) for i in range(ours.num_outputs())],
+            [ref.get_output(i) for i in range(ours.num_outputs())],
+        )
