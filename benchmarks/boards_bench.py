@@ -71,7 +71,9 @@ def measure(
     try:
         elf = build_image(board, MODELS_DIR / f"{model}.tflite", plan=plan)
     except BuildError as exc:
-        row["error"] = "build: " + str(exc).splitlines()[-1].strip()
+        lines = str(exc).splitlines()
+        errors = [ln for ln in lines if ln.startswith("Error:")] or lines[-1:]
+        row["error"] = "build: " + errors[0].strip()
         return row
     sizes = section_sizes(elf)
     row["flash"] = sum(sizes.get(s, 0) for s in FLASH_SECTIONS)
