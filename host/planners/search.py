@@ -460,27 +460,40 @@ def search_plan(
     n = max(1, len(buffers))
     per_attempt = 4 * (8 * n + n * n // 8)
     finest = max(1, lower // 1000, alignment)  # 0.1% of the bound, or one alignment unit
-    # The bound itself first, with a third of the budget: many problems reach it, some only
-    # after long searches, and then we are done. Elsewhere more budget gains little.
-    found = attempt(lower, max(4 * per_attempt, node_budget // 3))
-    if found is not None:
-        adopt(found)
-    # Then descend from the best plan: a capacity a little below it. A success (cheap: the
-    # first restarts usually fit) often lands well below the target; a failure costs the whole
-    # attempt budget, so the step is halved. Each round doubles the budget per attempt.
-    while best_arena > lower and solver.nodes < node_budget and time.monotonic() < deadline:
-        before, cut_short = best_arena, False
+
+    def descend(per_attempt: int, until: int) -> bool:
+        """Try capacities a little below the best plan. A success (cheap: the first restarts
+        usually fit) often lands well below the target; a failure costs the whole attempt
+        budget, so the step is halved. Returns whether any failure ran out of budget."""
+        cut_short = False
         step = max(finest, lower // 50)
-        while step >= finest and best_arena > lower and solver.nodes < node_budget:
+        while step >= finest and best_arena > lower and solver.nodes < until:
             if time.monotonic() >= deadline:
-                break
-            found = attempt(max(lower, best_arena - step), per_attempt)
+                return True
+            found = attempt(max(lower, best_arena - step), min(per_attempt, until - solver.nodes))
             if found is None:
                 cut_short = cut_short or last_attempt_ran_out
                 step //= 2
             elif not adopt(found):
-                return best  # cannot happen while `lower` covers the fixed buffers; never loop
-        if best_arena == before and not cut_short:
-            break  # every failure was a complete search: more budget cannot help
+                return False  # cannot happen while `lower` covers the fixed buffers
+        return cut_short
+
+    # 1. The bound, briefly (many problems fit at once), then a quick descent, so that a good
+    #    plan exists early even if a slow machine hits the clock cap.
+    found = attempt(lower, 4 * per_attempt)
+    if found is not None:
+        adopt(found)
+    descend(per_attempt, node_budget)
+    # 2. The bound again with a third of the budget: some problems reach it only after long
+    #    searches. Elsewhere more budget gains little.
+    if best_arena > lower:
+        found = attempt(lower, node_budget // 3)
+        if found is not None:
+            adopt(found)
+    # 3. Descend in rounds, doubling the budget per attempt.
+    while best_arena > lower and solver.nodes < node_budget and time.monotonic() < deadline:
+        before = best_arena
         per_attempt *= 2
+        if not descend(per_attempt, node_budget) and best_arena == before:
+            break  # every failure was a complete search: more budget cannot help
     return best
