@@ -9,6 +9,7 @@ out-of-bounds read, overflow or undefined behaviour aborts the child and fails t
 from __future__ import annotations
 
 import os
+import re
 import struct
 import subprocess
 import sys
@@ -23,6 +24,7 @@ except ImportError:  # pragma: no cover
     pytest = None  # type: ignore[assignment]
 
 from host.runtime import (
+    MA_ERR_ARENA,
     MA_ERR_MODEL,
     MA_ERR_PLAN,
     Interpreter,
@@ -186,6 +188,22 @@ def test_bad_arguments() -> None:
     assert "arena too small" in e.value.message
 
 
+def small_arenas(data: bytes) -> Iterator[int]:
+    """Arena sizes from 0 to just below the required one, in 8-byte steps."""
+    required = Interpreter(data).stats().required
+    yield from range(0, required, 8)
+
+
+def test_every_smaller_arena_fails_cleanly() -> None:
+    for name in ("tflm_hello_world_int8", "litert_resource_vars_fc"):
+        data = _load(name)
+        for size in small_arenas(data):
+            with pytest.raises(MicroarenaError) as e:
+                Interpreter(data, size)
+            assert e.value.status == MA_ERR_ARENA, e.value
+            assert re.search(r"needs at least \d+ bytes", e.value.message)
+
+
 def test_offline_plan_with_wrong_tensor_count() -> None:
     from host.model import Model
 
@@ -234,6 +252,11 @@ def _child() -> int:
     for bad in corpus(flip_count=150):
         try_model(bad)
         n += 1
+    for size in small_arenas(_load("litert_resource_vars_fc")):
+        try:
+            Interpreter(_load("litert_resource_vars_fc"), size)
+        except MicroarenaError:
+            n += 1
     for p in sorted(MODELS.glob("*.tflite")):
         if p.stem != "litert_nested_while":  # zeros loop until the iteration limit
             try_model(p.read_bytes())
