@@ -10,8 +10,8 @@ pushed down into such a form, so searching the placement order is enough. Prunin
   plus the unplaced bytes of the section must fit in the capacity.
 Buffers that never share time with each other fall into independent partitions, solved apart.
 Fixed (pre-placed) buffers are obstacles: a buffer's floor skips past any it would collide with.
-The work is bounded by a node count, so results do not depend on the machine; a wall-clock
-deadline is only a safety cap.
+The work is bounded by a count of work units (nodes, candidates, inference steps), so results
+do not depend on the machine; a wall-clock deadline is only a safety cap.
 """
 
 from __future__ import annotations
@@ -42,7 +42,7 @@ def _luby(i: int) -> int:
 
 
 class OutOfBudget(Exception):
-    """The node budget or the wall-clock deadline ran out."""
+    """The work budget or the wall-clock deadline ran out."""
 
 
 def _round_up(value: int, alignment: int) -> int:
@@ -59,7 +59,7 @@ class Partition:
     lower: int = 0  # max over sections of their total size
     best: dict[int, int] = field(default_factory=dict)  # best placement found: index -> offset
     best_height: int | None = None
-    proven: int = 0  # every capacity below this failed within budget (not a proof)
+    proven: int = 0  # capacities below this were searched completely without a fit
 
 
 @dataclass
@@ -81,7 +81,7 @@ PREORDERS = ("WAT", "TAW", "TWA")
 
 
 class Solver:
-    """Decision search: fit the planned buffers below a capacity, within a node budget."""
+    """Decision search: fit the planned buffers below a capacity, within a work budget."""
 
     def __init__(self, buffers: Sequence[Buffer], alignment: int) -> None:
         self.alignment = alignment
@@ -102,9 +102,9 @@ class Solver:
             if hits:
                 self.fixed_of[i] = hits
         self.partitions = self._partition(planned, fixed)
-        # Work done, in units of about a microsecond of search on a 2020s laptop core: nodes,
+        # Work done, in units of about a microsecond of search on the reference machine: nodes,
         # candidates tried and inference steps, weighted by their measured costs.
-        self.nodes = 0
+        self.work = 0
         self._clock_at = 0  # work count at which to look at the clock next
         self._local: dict[int, _Local] = {}
 
@@ -210,15 +210,15 @@ class Solver:
             seed = restart // len(PREORDERS)
             room = min(base * _luby(restart + 1), budget - spent)
             restart += 1
-            start = self.nodes
+            start = self.work
             try:
-                found = self._dfs_partition(part, capacity, key, seed, self.nodes + room, deadline)
+                found = self._dfs_partition(part, capacity, key, seed, self.work + room, deadline)
             except OutOfBudget:
                 found = None
             else:
                 if found is None:
                     return False
-            spent += self.nodes - start
+            spent += self.work - start
             if found is not None:
                 return found
         return True
@@ -262,7 +262,7 @@ class Solver:
         return loc
 
     def _dfs_partition(
-        self, part: Partition, capacity: int, key: str, seed: int, node_cap: int, deadline: float
+        self, part: Partition, capacity: int, key: str, seed: int, work_cap: int, deadline: float
     ) -> dict[int, int] | None:
         loc = self._prepare(part)
         members = part.members
@@ -292,7 +292,7 @@ class Solver:
                     continue
                 if h + size[j] <= capacity:
                     return False  # nor will any smaller one
-                if min_off[j] < h or fixed_of[j]:
+                if min_off[j] < h:  # j must go above i, and does not fit there
                     return True
             return False
 
@@ -307,7 +307,7 @@ class Solver:
                 if h + rem[s] > capacity:
                     return True
             checked = set()
-            self.nodes += (len(raised) * secs_per_buffer) >> 5
+            self.work += (len(raised) * secs_per_buffer) >> 5
             for j, _ in raised:
                 m = min_off[j]
                 for s in secs_of[j]:
@@ -327,11 +327,11 @@ class Solver:
             return False
 
         def dfs(last_off: int, last_pre: int) -> bool:
-            self.nodes += 1
-            if self.nodes >= node_cap:
+            self.work += 1
+            if self.work >= work_cap:
                 raise OutOfBudget
-            if self.nodes >= self._clock_at:
-                self._clock_at = self.nodes + 256
+            if self.work >= self._clock_at:
+                self._clock_at = self.work + 256
                 if time.monotonic() > deadline:
                     raise OutOfBudget
             if not unplaced:
@@ -344,7 +344,7 @@ class Solver:
                     continue
                 cands.append((o, pre[k], k))
             cands.sort()
-            self.nodes += 3 + 2 * len(cands) + (len(unplaced) >> 2)
+            self.work += 3 + 2 * len(cands) + (len(unplaced) >> 2)
             max_rem = max(rem)
             for o, p, i in cands:
                 h = o + size[i]
@@ -395,7 +395,7 @@ def search_plan(
     upper_offsets: dict[int, int],
     lower: int,
     alignment: int,
-    node_budget: int,
+    work_budget: int,
     deadline: float,
     progress: Callable[[str], None] | None = None,
 ) -> dict[int, int]:
@@ -430,7 +430,7 @@ def search_plan(
             if part.best_height is not None and part.best_height <= capacity:
                 per_part.update(part.best)
                 continue
-            left = node_budget - solver.nodes
+            left = work_budget - solver.work
             found = solver.solve_partition(part, capacity, min(budget, left), deadline)
             if not isinstance(found, dict):
                 if found is False:  # exhausted: no canonical plan of this partition fits
@@ -453,7 +453,7 @@ def search_plan(
         if arena < best_arena:
             best_arena, best = arena, offsets
             if progress:
-                progress(f"search: arena {arena} (lower bound {lower}, work {solver.nodes})")
+                progress(f"search: arena {arena} (lower bound {lower}, work {solver.work})")
             return True
         return False
 
@@ -467,10 +467,10 @@ def search_plan(
         budget, so the step is halved. Returns whether any failure ran out of budget."""
         cut_short = False
         step = max(finest, lower // 50)
-        while step >= finest and best_arena > lower and solver.nodes < until:
+        while step >= finest and best_arena > lower and solver.work < until:
             if time.monotonic() >= deadline:
                 return True
-            found = attempt(max(lower, best_arena - step), min(per_attempt, until - solver.nodes))
+            found = attempt(max(lower, best_arena - step), min(per_attempt, until - solver.work))
             if found is None:
                 cut_short = cut_short or last_attempt_ran_out
                 step //= 2
@@ -483,17 +483,17 @@ def search_plan(
     found = attempt(lower, 4 * per_attempt)
     if found is not None:
         adopt(found)
-    descend(per_attempt, node_budget)
+    descend(per_attempt, work_budget)
     # 2. The bound again with a third of the budget: some problems reach it only after long
     #    searches. Elsewhere more budget gains little.
     if best_arena > lower:
-        found = attempt(lower, node_budget // 3)
+        found = attempt(lower, work_budget // 3)
         if found is not None:
             adopt(found)
     # 3. Descend in rounds, doubling the budget per attempt.
-    while best_arena > lower and solver.nodes < node_budget and time.monotonic() < deadline:
+    while best_arena > lower and solver.work < work_budget and time.monotonic() < deadline:
         before = best_arena
         per_attempt *= 2
-        if not descend(per_attempt, node_budget) and best_arena == before:
+        if not descend(per_attempt, work_budget) and best_arena == before:
             break  # every failure was a complete search: more budget cannot help
     return best
