@@ -104,7 +104,9 @@ def _add_arena(result: PlanResult, model: Model) -> None:
     except ImportError:
         return
     try:
-        result.arena = dict(arena_layout.predict(model.to_bytes()))
+        predicted = arena_layout.predict(model.to_bytes())
+        keys = ("head", "tail", "total", "temporary", "required")
+        result.arena = {k: int(predicted[k]) for k in keys}  # type: ignore[call-overload]
     except Exception as e:  # the prediction is extra information; the plan stands without it
         result.warnings.append(f"microarena arena prediction unavailable: {e}")
 

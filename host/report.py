@@ -45,8 +45,9 @@ def plan_text(r: PlanResult) -> str:
     if r.arena:
         a = r.arena
         lines.append(
-            f"microarena arena {a.get('total')} bytes to configure (exact: head {a.get('head')}"
-            f", tail {a.get('tail')})"
+            f"microarena arena {a.get('required')} bytes to configure on Cortex-M (head "
+            f"{a.get('head')} exact, tail {a.get('tail')}, set-up peak {a.get('temporary')}; "
+            "never too small)"
         )
     lines += [f"warning: {w}" for w in r.warnings]
     return "\n".join(lines)
