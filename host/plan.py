@@ -76,9 +76,9 @@ def cmd_plan(args: argparse.Namespace) -> int:
     result = plan_model(
         model, args.planner, limit, args.runtime, _progress(args.quiet or args.json)
     )
+    offline_plan.embed(model, result.tensor_offsets())  # in memory; saved only with --embed
     _add_arena(result, model)
     if args.embed:
-        offline_plan.embed(model, result.tensor_offsets())
         out = Path(args.output or args.model)
         model.save(out)
         problems = offline_plan.check(Model.load(out))
