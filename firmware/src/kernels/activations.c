@@ -118,7 +118,7 @@ static ma_status act_eval(struct ma_context *ctx, ma_node *node, int kind) {
     const int32_t v = x[i] - d->input_zp;
     const int32_t r = (kind == K_LEAKY && v < 0) ? mak_mbqm(v, d->mult_alpha, d->shift_alpha)
                                                  : mak_mbqm(v, d->mult, d->shift);
-    y[i] = (int8_t)mak_clamp(r + d->output_zp, d->act_min, d->act_max);
+    y[i] = (int8_t)mak_clamp(mak_add_sat(r, d->output_zp), d->act_min, d->act_max);
   }
   return MA_OK;
 }

@@ -185,7 +185,8 @@ static ma_status conv_eval(struct ma_context *ctx, ma_node *node) {
             }
             if (bias_t) acc += (uint32_t)((const int32_t *)bias_t->data)[oc];
             const int32_t mi = d->n_mult > 1 ? oc : 0;
-            const int32_t r = mak_mbqm((int32_t)acc, d->mult[mi], d->shift[mi]) + d->output_offset;
+            const int32_t r =
+                mak_add_sat(mak_mbqm((int32_t)acc, d->mult[mi], d->shift[mi]), d->output_offset);
             ((int8_t *)node->outputs[0]->data)[out_base + oc] =
                 (int8_t)mak_clamp(r, d->act_min, d->act_max);
           }
@@ -258,7 +259,7 @@ static ma_status dwconv_eval(struct ma_context *ctx, ma_node *node) {
               const uint32_t bias = bias_t ? (uint32_t)((const int32_t *)bias_t->data)[oc] : 0u;
               int32_t v = (int32_t)(acc[k] + bias);
               const int32_t mi = d->n_mult > 1 ? oc : 0;
-              v = mak_mbqm(v, d->mult[mi], d->shift[mi]) + d->output_offset;
+              v = mak_add_sat(mak_mbqm(v, d->mult[mi], d->shift[mi]), d->output_offset);
               ((int8_t *)node->outputs[0]->data)[out_base + oc] =
                   (int8_t)mak_clamp(v, d->act_min, d->act_max);
             }

@@ -91,9 +91,9 @@ static int32_t arith_q(const arith_data *d, int kind, int32_t x, int32_t y) {
   if (kind == OP_ADD) {
     const int32_t xs = mak_mbqm(mak_shl_wrap(xv, d->left_shift), d->m1, d->s1);
     const int32_t ys = mak_mbqm(mak_shl_wrap(yv, d->left_shift), d->m2, d->s2);
-    r = mak_mbqm(xs + ys, d->mo, d->so) + d->out_offset;
+    r = mak_add_sat(mak_mbqm(mak_add_sat(xs, ys), d->mo, d->so), d->out_offset);
   } else {
-    r = mak_mbqm(xv * yv, d->mo, d->so) + d->out_offset;
+    r = mak_add_sat(mak_mbqm(xv * yv, d->mo, d->so), d->out_offset);
   }
   return mak_clamp(r, d->act_min, d->act_max);
 }

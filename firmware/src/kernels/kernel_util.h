@@ -84,6 +84,12 @@ void mak_bcast_next(const mak_bcast *bc, mak_bcast_iter *it);
 static inline int32_t mak_clamp(int32_t v, int32_t lo, int32_t hi) {
   return v < lo ? lo : (v > hi ? hi : v);
 }
+/* a + b saturated to int32: TFLM adds offsets to requantized values in plain int32, which a
+ * hostile model can overflow (UB); saturating gives the same result whenever TFLM's is defined. */
+static inline int32_t mak_add_sat(int32_t a, int32_t b) {
+  const int64_t s = (int64_t)a + b;
+  return s > INT32_MAX ? INT32_MAX : (s < INT32_MIN ? INT32_MIN : (int32_t)s);
+}
 static inline float mak_clampf(float v, float lo, float hi) {
   return v < lo ? lo : (v > hi ? hi : v);
 }

@@ -286,7 +286,7 @@ static int8_t unit_q(const lstm_data *d, const ma_node *node, const int8_t *x, c
   /* tanh wants Q3.12: scale the cell value by 2^tanh_shift (a right shift when negative). */
   const int32_t t = d->tanh_shift < 0 ? tanh_q15(cj >> -d->tanh_shift, 3)
                                       : tanh_q15(cj, 3 << d->tanh_shift);
-  const int32_t v = mak_mbqm(t * og, d->out_mult, d->out_shift) + d->h_zp;
+  const int32_t v = mak_add_sat(mak_mbqm(t * og, d->out_mult, d->out_shift), d->h_zp);
   return (int8_t)mak_clamp(v, INT8_MIN, INT8_MAX);
 }
 

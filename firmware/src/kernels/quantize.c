@@ -82,7 +82,7 @@ static ma_status quantize_eval(struct ma_context *ctx, ma_node *node) {
     for (int32_t i = 0; i < n; ++i) {
       const int32_t x = in->type == MA_INT8 ? ((const int8_t *)in->data)[i]
                                             : ((const int16_t *)in->data)[i];
-      const int32_t v = mak_mbqm(x - d->in_zp, d->mult, d->shift) + d->out_zp;
+      const int32_t v = mak_add_sat(mak_mbqm(x - d->in_zp, d->mult, d->shift), d->out_zp);
       if (out->type == MA_INT8) ((int8_t *)out->data)[i] = (int8_t)mak_clamp(v, INT8_MIN, INT8_MAX);
       else if (out->type == MA_INT16)
         ((int16_t *)out->data)[i] = (int16_t)mak_clamp(v, INT16_MIN, INT16_MAX);

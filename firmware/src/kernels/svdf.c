@@ -171,7 +171,7 @@ static ma_status svdf_eval(struct ma_context *ctx, ma_node *node) {
           acc += (uint32_t)(w * (sv - d->state_zp));
         }
       }
-      const int32_t v = mak_mbqm((int32_t)acc, d->mult2, d->shift2) + d->output_zp;
+      const int32_t v = mak_add_sat(mak_mbqm((int32_t)acc, d->mult2, d->shift2), d->output_zp);
       out[(size_t)b * s.n_unit + u] = (int8_t)mak_clamp(v, INT8_MIN, INT8_MAX);
     }
   }
