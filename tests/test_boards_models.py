@@ -233,3 +233,24 @@ def test_offline_plan_is_followed_on_the_board() -> None:
     interp.set_input(deterministic_input(detail["dtype"], int(np.prod(shape))).reshape(shape), 0)
     interp.invoke()
     assert_outputs_match(result, [np.array(interp.get_output(0))])
+
+
+def test_arena_too_big_for_the_ram_fails_before_writing(tmp_path: Path, capsys) -> None:
+    """The RAM side of the build-time check (no shared model fits a QEMU board's flash but not
+    its RAM), on the converter itself with a board of 16 KiB of RAM."""
+    layout = pytest.importorskip("host.arena_layout", reason="needs host/arena_layout.py")
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "firmware" / "app"))
+    import embed_model
+
+    model = MODELS / "tiny_kws_dscnn_int8.tflite"
+    if not model.exists():
+        pytest.skip(f"shared model {model} is absent (tests read ../shared/models)")
+    needed = (layout.predict(model.read_bytes())["required"] + 15) // 16 * 16
+    args = [str(model), "--out-dir", str(tmp_path / "out"), "--board", "tiny"]
+    assert embed_model.main([*args, "--ram-limit", str(16 * 1024)]) == 1
+    assert f"RAM: the arena needs {needed} bytes" in capsys.readouterr().err
+    assert not (tmp_path / "out").exists()
+    assert embed_model.main([*args, "--ram-limit", str(needed + 8 * 1024)]) == 0
+    assert f"MA_APP_ARENA_BYTES {needed}u" in (tmp_path / "out" / "model_config.h").read_text()

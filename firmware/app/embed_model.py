@@ -45,6 +45,17 @@ def arena_size(model: bytes, ram_limit: int) -> tuple[int, str]:
     return min(FALLBACK_ARENA_MAX, budget) // 16 * 16, "fallback:no-host-prediction"
 
 
+def flash_problem(model_bytes: int, flash_limit: int) -> str | None:
+    """Why models of this total size cannot fit the board's flash, or None (0: no limit).
+    The builder asks this before compiling anything, so the failure comes at once."""
+    if flash_limit and model_bytes + FLASH_RESERVE > flash_limit:
+        return (
+            f"flash: the model needs {model_bytes} bytes + ~{FLASH_RESERVE} of code, "
+            f"the board has {flash_limit}"
+        )
+    return None
+
+
 def c_identifier_text(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]", "_", name)
 
@@ -125,12 +136,7 @@ def main(argv: list[str] | None = None) -> int:
     source = "+".join(sorted(sources))
     names = ",".join(name for name, _ in models)
     flash = sum(len(m) for _, m in models)
-    problems = []
-    if opts.flash_limit and flash + FLASH_RESERVE > opts.flash_limit:
-        problems.append(
-            f"flash: the model needs {flash} bytes + ~{FLASH_RESERVE} of code, "
-            f"the board has {opts.flash_limit}"
-        )
+    problems = [p for p in [flash_problem(flash, opts.flash_limit)] if p]
     if opts.ram_limit and arena + RAM_RESERVE > opts.ram_limit:
         problems.append(
             f"RAM: the arena needs {arena} bytes ({source}) + ~{RAM_RESERVE} of stack and "

@@ -150,6 +150,14 @@ def build_model_sources():
     for path in paths:
         if not os.path.isfile(path):
             fail(f"model file not found: {path}")
+    sys.path.insert(0, app_dir)
+    from embed_model import flash_problem
+
+    flash_limit = int(board.get("upload.maximum_size", 0))
+    too_big = flash_problem(sum(os.path.getsize(p) for p in paths), flash_limit)
+    if too_big:
+        names = ",".join(os.path.splitext(os.path.basename(p))[0] for p in paths)
+        fail(f"model {names} does not fit board {board_id}: {too_big}")
     gen_dir = os.path.join(env.subst("$BUILD_DIR"), "model_src")
     plan = option("plan", "none")
     if plan not in ("none", "best", "greedy"):
@@ -158,7 +166,6 @@ def build_model_sources():
         paths = [plan_model(path, gen_dir, plan) for path in paths]
     outputs = [os.path.join(gen_dir, "model_data.c"), os.path.join(gen_dir, "model_config.h")]
     converter = os.path.join(app_dir, "embed_model.py")
-    flash_limit = int(board.get("upload.maximum_size", 0))
     ram_limit = int(board.get("upload.maximum_ram_size", 0))
     limits = f"--flash-limit {flash_limit} --ram-limit {ram_limit} --board {board_id}"
     quoted = " ".join(f'"{p}"' for p in paths)
