@@ -94,13 +94,17 @@ def qemu_command(
 class _Qmp:
     """Just enough of the QEMU Machine Protocol: commands and their replies, events skipped."""
 
-    def __init__(self, path: Path, deadline: float) -> None:
+    def __init__(self, path: Path, deadline: float, proc: subprocess.Popen[bytes]) -> None:
         self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         while True:
             try:
                 self.sock.connect(str(path))
                 break
             except (FileNotFoundError, ConnectionRefusedError):
+                if proc.poll() is not None:
+                    raise EmulationError(
+                        f"QEMU exited at start (status {proc.returncode})"
+                    ) from None
                 if time.monotonic() > deadline:
                     raise EmulationError("QEMU did not open its QMP socket") from None
                 time.sleep(0.005)
@@ -148,6 +152,9 @@ class Emulation:
             raise ValueError(f"board {board!r} is a real board and cannot be emulated")
         if not elf.is_file():
             raise FileNotFoundError(f"firmware image not found: {elf}")
+        with open(elf, "rb") as f:
+            if f.read(4) != b"\x7fELF":
+                raise ValueError(f"{elf} is not an ELF image (QEMU would run it as raw bytes)")
         if shutil.which(QEMU) is None:
             raise EmulationError(f"{QEMU} is not on PATH (Debian package qemu-system-arm)")
         self.board = board
@@ -163,7 +170,7 @@ class Emulation:
         self._lock = threading.Lock()  # one QMP conversation at a time
         self._closing = threading.Event()
         try:
-            self._qmp = _Qmp(qmp_path, time.monotonic() + start_timeout)
+            self._qmp = _Qmp(qmp_path, time.monotonic() + start_timeout, self.proc)
             self.port = self._serial_port()
         except Exception:
             self.kill()
@@ -454,7 +461,10 @@ def main(argv: list[str] | None = None) -> int:
             print(f"\nerror: firmware exit status {result.exit_code}", file=sys.stderr)
     if result.timed_out:
         return TIMEOUT_EXIT
-    return result.exit_code if result.exit_code is not None else 1
+    if result.exit_code is None:
+        return 1
+    # QEMU killed by a signal (it aborts on a core lock-up): the shell's 128 + signal.
+    return result.exit_code if result.exit_code >= 0 else 128 - result.exit_code
 
 
 if __name__ == "__main__":

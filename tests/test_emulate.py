@@ -123,6 +123,21 @@ def test_start_manual_resume_keeps_guest_paused(hello: dict[str, Path]) -> None:
         port.close()
 
 
+def test_image_for_another_board_is_a_lockup_not_a_hang(hello: dict[str, Path]) -> None:
+    """An image linked at 0x10000000 (AN505) has no vector table where the AN386 boots."""
+    started = time.monotonic()
+    result = emulate.run("mps2-an386", hello["mps2-an505"], timeout=20)
+    assert time.monotonic() - started < 10 and not result.timed_out
+    assert result.fault is not None and "lock-up" in result.fault and not result.ok
+
+
+def test_not_an_elf_is_refused(tmp_path: Path) -> None:
+    junk = tmp_path / "junk.elf"
+    junk.write_bytes(b"this is not firmware")
+    with pytest.raises(ValueError, match="not an ELF image"):
+        emulate.run("mps2-an386", junk)
+
+
 def test_real_board_and_unknown_board_are_refused(hello: dict[str, Path]) -> None:
     with pytest.raises(ValueError, match="real board"):
         emulate.run("nrf52840_dk", hello["mps2-an386"])
