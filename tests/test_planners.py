@@ -391,3 +391,9 @@ def test_write_csv_refuses_missing_offsets_and_leaves_no_file(tmp_path: Path) ->
     with pytest.raises(PlanError, match="no offset"):
         write_csv(out, [Buffer(1, 0, 2, 16)], {})
     assert not out.exists()
+    with pytest.raises(PlanError, match="cannot write"):
+        write_csv(tmp_path / "no" / "such" / "dir.csv", [Buffer(1, 0, 2, 16)], {1: 0})
+    (tmp_path / "is_a_dir.csv").mkdir()
+    with pytest.raises(PlanError, match="cannot write"):
+        write_csv(tmp_path / "is_a_dir.csv", [Buffer(1, 0, 2, 16)], {1: 0})
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["is_a_dir.csv"]

@@ -75,10 +75,15 @@ def write_csv(
     if missing:
         raise PlanError(f"no offset for buffers {missing[:10]}")
     tmp = f"{os.fspath(path)}.tmp"
-    with open(tmp, "w", newline="", encoding="utf-8") as f:
-        w = csv.writer(f, lineterminator="\n")
-        w.writerow(REQUIRED + OPTIONAL)
-        for b in buffers:
-            w.writerow([b.id, b.start, b.end, b.size, offsets[b.id]])
-    # Replace atomically so a failure never leaves a half-written plan behind.
-    os.replace(tmp, path)
+    try:
+        with open(tmp, "w", newline="", encoding="utf-8") as f:
+            w = csv.writer(f, lineterminator="\n")
+            w.writerow(REQUIRED + OPTIONAL)
+            for b in buffers:
+                w.writerow([b.id, b.start, b.end, b.size, offsets[b.id]])
+        # Replace atomically so a failure never leaves a half-written plan behind.
+        os.replace(tmp, path)
+    except OSError as e:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise PlanError(f"{path}: cannot write: {e}") from None
