@@ -200,8 +200,9 @@ def test_upload_to_real_board_fails_clearly() -> None:
 
 @needs_toolchain
 @needs_qemu
-def test_pio_test_on_qemu() -> None:
-    proc = pio("test", "-e", "mps2-an505", build_dir=REPO / "build" / "pio" / "pio-test")
+@pytest.mark.parametrize("board", sorted(b for b, spec in all_boards().items() if spec.emulated))
+def test_pio_test_on_qemu(board: str) -> None:
+    proc = pio("test", "-e", board, build_dir=REPO / "build" / "pio" / "pio-test")
     log = proc.stdout + proc.stderr
     assert proc.returncode == 0, log
     assert "TEST ticks_monotonic PASS" in log and "FAIL" not in log
