@@ -43,13 +43,16 @@ static ma_status conv_prepare_common(struct ma_context *ctx, ma_node *node, cons
     return ma_fail(ctx, MA_ERR_MODEL, "%s: batch %d in, %d out", op, (int)in->dims[0],
                    (int)out->dims[0]);
   const int32_t kh = filter->dims[1], kw = filter->dims[2];
+  if (cin <= 0 || cout <= 0)
+    return ma_fail(ctx, MA_ERR_MODEL, "%s: %d -> %d channels", op, (int)cin, (int)cout);
   if (depthwise) {
-    if (filter->dims[0] != 1 || filter->dims[3] != cout || cin <= 0 || cout % cin != 0)
+    if (filter->dims[0] != 1 || filter->dims[3] != cout || cout % cin != 0)
       return ma_fail(ctx, MA_ERR_MODEL, "%s: filter shape does not match %d -> %d channels", op,
                      (int)cin, (int)cout);
   } else {
     const int32_t fin = filter->dims[3];
-    if (filter->dims[0] != cout || fin <= 0 || cin % fin != 0 || cout % (cin / fin) != 0)
+    if (filter->dims[0] != cout || fin <= 0 || fin > cin || cin % fin != 0 ||
+        cout % (cin / fin) != 0)
       return ma_fail(ctx, MA_ERR_MODEL, "%s: filter shape does not match %d -> %d channels", op,
                      (int)cin, (int)cout);
   }
