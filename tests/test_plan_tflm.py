@@ -4,27 +4,16 @@ own online planning."""
 
 from __future__ import annotations
 
-import csv
-
 import numpy as np
 import pytest
-from tflm_oracle import MODELS, run_tflm, shared_model
+from tflm_oracle import run_tflm, runnable_models, shared_model
 
 from host import offline_plan
 from host.model import Model
 from host.planning import plan_model
 from host.tflm_tail import estimate_tflm_tail
 
-
-def _runnable() -> list[str]:
-    tsv = MODELS / "TFLM_BASELINE.tsv"
-    if not tsv.exists():
-        return []
-    with tsv.open() as f:
-        return [r["name"] for r in csv.DictReader(f, delimiter="\t") if r["tflm_runs"] == "yes"]
-
-
-RUNNABLE = _runnable()
+RUNNABLE = runnable_models()
 
 
 def _plan_and_embed(name: str) -> tuple[bytes, bytes, object]:

@@ -8,13 +8,12 @@ as it is, and with offline plans that pin the tensors so the scratch has to go e
 
 from __future__ import annotations
 
-import csv
 import json
 import struct
 from pathlib import Path
 
 import pytest
-from tflm_oracle import MODELS, run_tflm, shared_model
+from tflm_oracle import MODELS, run_tflm, runnable_models, shared_model
 
 from host import offline_plan
 from host.lifetimes import walk
@@ -33,16 +32,7 @@ from host.scratch import (
     unknown_scratch_ops,
 )
 
-
-def _runnable() -> list[str]:
-    tsv = MODELS / "TFLM_BASELINE.tsv"
-    if not tsv.exists():
-        return []
-    with tsv.open() as f:
-        return [r["name"] for r in csv.DictReader(f, delimiter="\t") if r["tflm_runs"] == "yes"]
-
-
-RUNNABLE = _runnable()
+RUNNABLE = runnable_models()
 needs_models = pytest.mark.skipif(not RUNNABLE, reason="../shared/models/TFLM_BASELINE.tsv absent")
 
 

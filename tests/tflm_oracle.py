@@ -7,6 +7,7 @@ with a clear reason where the package has no wheel (anything but Linux x86_64).
 
 from __future__ import annotations
 
+import csv
 import os
 import re
 import sys
@@ -30,6 +31,15 @@ class TflmRun:
     tail: int
     total: int
     report: str
+
+
+def runnable_models() -> list[str]:
+    """Shared models the real TFLM runs (TFLM_BASELINE.tsv); [] where the models are absent."""
+    tsv = MODELS / "TFLM_BASELINE.tsv"
+    if not tsv.exists():
+        return []
+    with tsv.open() as f:
+        return [r["name"] for r in csv.DictReader(f, delimiter="\t") if r["tflm_runs"] == "yes"]
 
 
 def oracle():
