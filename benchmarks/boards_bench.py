@@ -1,7 +1,8 @@
 """Per model and board: flash and RAM of the firmware image, the arena the runtime used, and
 instructions per inference on QEMU (-icount shift=0: 1 instruction = 1 ns of guest time, so
 instructions = SysTick ticks * 1e9 / tick_hz, to within one tick), next to TFLM's arena for the
-same model (../shared/models/TFLM_BASELINE.tsv).
+same model (../shared/models/TFLM_BASELINE.tsv). (QEMU's lm3s6965evb SysTick ticks every 80 ns
+of guest time, not the datasheet's 83.3: board.json's qemu_tick_ns says so.)
 
     .venv/bin/python benchmarks/boards_bench.py                  # default models and boards
     .venv/bin/python benchmarks/boards_bench.py --models tflm_hello_world_int8 --boards mps2-an386
@@ -87,14 +88,14 @@ def measure(
     if not report.ok:
         row["error"] = f"{report.status_name}: {report.message}"[:70]
         return row
-    tick_hz = get_board(board).tick_hz
+    tick_ns = get_board(board).qemu_tick_ns
     row.update(
         arena_buffer=report.arena_size,
         head=report.head,
         tail=report.tail,
         total=report.total,
         ticks=report.cycles,
-        instructions=round(report.cycles * 1e9 / tick_hz) if report.cycles is not None else None,
+        instructions=round(report.cycles * tick_ns) if report.cycles is not None else None,
     )
     if row["tflm_total"] and report.total:
         row["vs_tflm"] = round(report.total / int(row["tflm_total"]), 3)

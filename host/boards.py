@@ -30,6 +30,7 @@ class Board:
     flash_bytes: int
     ram_bytes: int
     qemu_machine: str | None  # None for a real board that can only be built here
+    qemu_tick_ns: float  # guest nanoseconds (= instructions under -icount shift=0) per tick
 
     @property
     def emulated(self) -> bool:
@@ -45,15 +46,19 @@ class Board:
 def _load(path: Path) -> Board:
     data = json.loads(path.read_text())
     build, upload = data["build"], data["upload"]
+    tick_hz = int(str(build["f_cpu"]).rstrip("L"))
     machine = build.get("qemu_machine") if build.get("semihosting") else None
     return Board(
         id=path.parent.name,
         name=data["name"],
         cpu=build["cpu"],
-        tick_hz=int(str(build["f_cpu"]).rstrip("L")),
+        tick_hz=tick_hz,
         flash_bytes=int(upload["maximum_size"]),
         ram_bytes=int(upload["maximum_ram_size"]),
         qemu_machine=machine or None,
+        # QEMU's model may clock SysTick differently from the datasheet (lm3s6965evb: 12.5 MHz
+        # of guest time, measured against the MPS2 boards); board.json says so when it does.
+        qemu_tick_ns=float(build.get("qemu_tick_ns") or 1e9 / tick_hz),
     )
 
 

@@ -206,3 +206,14 @@ def test_renode_missing_is_a_clear_error() -> None:
 def test_real_board_runs_on_renode(board: str) -> None:
     result = emulate.run(board, build_image(board, app="hello"), timeout=5)
     assert result.ok and f"hello from {board}" in result.uart_text, result
+
+
+def test_qemu_tick_length_gives_the_same_instruction_count(hello: dict[str, Path]) -> None:
+    """Same CPU and flags (M3, soft float) and the same loop on two boards: ticks times each
+    board's qemu_tick_ns must give the same instruction count, which checks lm3s6965evb's
+    measured 80 ns per tick against the MPS2 board's exact 40 ns (25 MHz)."""
+    counts = {}
+    for board in ("mps2-an385", "lm3s6965evb"):
+        ticks = int(emulate.run(board, hello[board]).values()["ticks"])
+        counts[board] = ticks * get_board(board).qemu_tick_ns
+    assert abs(counts["lm3s6965evb"] - counts["mps2-an385"]) <= 0.01 * counts["mps2-an385"]
