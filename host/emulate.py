@@ -75,7 +75,7 @@ def qemu_command(
         "-monitor",
         "none",
         "-serial",
-        "tcp:127.0.0.1:0,server=on,wait=off",
+        "tcp:127.0.0.1:0,server=on,wait=off,nodelay=on",  # no Nagle: 5x faster uploads
         "-qmp",
         f"unix:{qmp_path},server=on,wait=off",
         "-semihosting-config",
