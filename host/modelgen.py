@@ -175,7 +175,3 @@ def main(argv: list[str] | None = None) -> int:
 
 if __name__ == "__main__":
     sys.exit(main())
-
-
-# Former private names, still imported by tests/test_kernels.py.
-_Graph, _assemble, _options = Graph, assemble, scalar_options

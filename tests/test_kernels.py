@@ -477,7 +477,7 @@ def single_op_model(op: str, inputs: list[T | None], outputs: list[T], opt: str 
                     slots: dict[int, tuple[str, Any]], nslots: int = 8) -> bytes:  # fmt: skip
     """A one-operator .tflite written with the project's model writer (host.modelgen)."""
     modelgen = pytest.importorskip("host.modelgen", reason="host.modelgen is not available")
-    g = modelgen._Graph()
+    g = modelgen.Graph()
     ids = []
     for i, t in enumerate(inputs + outputs):
         if t is None:  # an omitted optional input
@@ -491,11 +491,11 @@ def single_op_model(op: str, inputs: list[T | None], outputs: list[T], opt: str 
             table.inline.append(1)
     opt_type = OPT_TYPES[opt] if opt else 0
     g.op(OP_CODES[op], ids[: len(inputs)], ids[len(inputs) :], opt_type,
-         modelgen._options(slots, nslots))  # fmt: skip
+         modelgen.scalar_options(slots, nslots))  # fmt: skip
     graph_inputs = [
         ids[i] for i, t in enumerate(inputs) if t is not None and t.data is None and not t.variable
     ]
-    return modelgen._assemble(g, graph_inputs, ids[len(inputs) :])
+    return modelgen.assemble(g, graph_inputs, ids[len(inputs) :])
 
 
 RNG = np.random.default_rng(7)
