@@ -20,21 +20,13 @@ from dataclasses import dataclass
 
 from host import offline_plan
 from host.model import Model
+from host.runtime import CATEGORIES
 
 ALIGN = 16  # MA_ALIGN
 MAX_NESTING = 8  # MA_MAX_NESTING
 PLANNER_BUF = 28  # planner.c `buf`: 7 int32
 OP_IF, OP_WHILE, OP_CALL_ONCE, OP_VAR_HANDLE = 118, 119, 129, 142
 LOG_PERSISTENT, LOG_SCRATCH, LOG_RESOURCE = 0, 1, 2
-CATEGORIES = (
-    "TfLiteEvalTensor data",
-    "Persistent TfLiteTensor data",
-    "Persistent TfLiteTensor quantization data",
-    "Persistent buffer data",
-    "TfLiteTensor variable buffer data",
-    "NodeAndRegistration struct",
-    "Operator runtime data",
-)
 EVAL, TENSOR, _QUANT, PERSISTENT, VARIABLE, NODES, _OPDATA = range(7)
 
 

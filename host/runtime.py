@@ -76,7 +76,7 @@ class MicroarenaError(Exception):
         super().__init__(f"{STATUS_NAMES.get(status, status)}: {message}")
 
 
-class _Quant(ctypes.Structure):
+class MaQuant(ctypes.Structure):
     _fields_ = [
         ("scale", ctypes.c_void_p),
         ("zero_point", ctypes.c_void_p),
@@ -85,7 +85,7 @@ class _Quant(ctypes.Structure):
     ]
 
 
-class _Tensor(ctypes.Structure):
+class MaTensor(ctypes.Structure):
     _fields_ = [
         ("data", ctypes.c_void_p),
         ("bytes", ctypes.c_size_t),
@@ -94,7 +94,7 @@ class _Tensor(ctypes.Structure):
         ("type", ctypes.c_uint8),
         ("is_const", ctypes.c_uint8),
         ("is_variable", ctypes.c_uint8),
-        ("quant", _Quant),
+        ("quant", MaQuant),
         ("index", ctypes.c_int32),
     ]
 
@@ -154,7 +154,7 @@ def load_library(path: str | os.PathLike[str] | None = None) -> ctypes.CDLL:
 
 def _declare(lib: ctypes.CDLL) -> None:
     p, i32, sz = ctypes.c_void_p, ctypes.c_int32, ctypes.c_size_t
-    tp = ctypes.POINTER(_Tensor)
+    tp = ctypes.POINTER(MaTensor)
     lib.ma_open.argtypes = [ctypes.POINTER(p), p, sz, p, sz, ctypes.c_char_p, sz]
     lib.ma_open.restype = ctypes.c_int
     lib.ma_open_logged.argtypes = [ctypes.POINTER(p), p, sz, p, sz, ctypes.c_char_p, sz, _LOG, p]
@@ -255,12 +255,12 @@ class Interpreter:
             raise MicroarenaError(status, self._msg.value.decode(errors="replace"))
 
     # -- tensors
-    def _tensor(self, ptr: ctypes._Pointer[_Tensor] | None, what: str) -> _Tensor:
+    def _tensor(self, ptr: ctypes._Pointer[MaTensor] | None, what: str) -> MaTensor:
         if not ptr:
             raise IndexError(f"no such {what}")
         return ptr.contents
 
-    def _info(self, t: _Tensor, subgraph: int) -> TensorInfo:
+    def _info(self, t: MaTensor, subgraph: int) -> TensorInfo:
         scale = zp = None
         if t.quant.scale and t.quant.count > 0:
             scale = float(ctypes.cast(t.quant.scale, ctypes.POINTER(ctypes.c_float))[0])
@@ -295,12 +295,12 @@ class Interpreter:
         out = []
         for sg in range(self._lib.ma_num_subgraphs(self._it)):
             for i in range(self._lib.ma_num_tensors(self._it, sg)):
-                t = _Tensor()
+                t = MaTensor()
                 self._lib.ma_tensor_info(self._it, sg, i, ctypes.byref(t))
                 out.append(self._info(t, sg))
         return out
 
-    def _view(self, t: _Tensor) -> np.ndarray:
+    def _view(self, t: MaTensor) -> np.ndarray:
         dtype = DTYPES.get(t.type, np.uint8)
         shape = tuple(t.dims[: t.ndims])
         if t.bytes == 0 or not t.data:

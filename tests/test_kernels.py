@@ -25,6 +25,8 @@ from typing import Any
 import numpy as np
 import pytest
 
+from host.runtime import MaTensor  # the ma_tensor mirror, shared with the binding
+
 REPO = Path(__file__).resolve().parents[1]
 KERNELS = REPO / "firmware" / "src" / "kernels"
 MODELS = (REPO / ".." / "shared" / "models").resolve()
@@ -43,29 +45,7 @@ CONTROL_FLOW = {"IF", "WHILE", "CALL_ONCE", "VAR_HANDLE", "READ_VARIABLE", "ASSI
 
 
 # ----------------------------------------------------------------------------- ctypes mirror
-
-
-class MaQuant(ctypes.Structure):
-    _fields_ = [
-        ("scale", ctypes.c_void_p),
-        ("zero_point", ctypes.c_void_p),
-        ("count", ctypes.c_int32),
-        ("dim", ctypes.c_int32),
-    ]
-
-
-class MaTensor(ctypes.Structure):
-    _fields_ = [
-        ("data", ctypes.c_void_p),
-        ("bytes", ctypes.c_size_t),
-        ("dims", ctypes.c_int32 * MAX_DIMS),
-        ("ndims", ctypes.c_int32),
-        ("type", ctypes.c_uint8),
-        ("is_const", ctypes.c_uint8),
-        ("is_variable", ctypes.c_uint8),
-        ("quant", MaQuant),
-        ("index", ctypes.c_int32),
-    ]
+# ma_quant / ma_tensor mirrors are shared with the runtime binding (host/runtime.py).
 
 
 class MaOptions(ctypes.Structure):
