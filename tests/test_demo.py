@@ -28,3 +28,29 @@ def test_demo_end_to_end() -> None:
     assert "plan embedded in" in out.stdout
     assert "status: ok" in out.stdout
     assert "[RecordingMicroAllocator]" not in out.stderr
+
+
+@pytest.mark.skipif(
+    not (shutil.which("qemu-system-arm") and shutil.which("arm-none-eabi-gcc")),
+    reason="needs qemu-system-arm and arm-none-eabi-gcc (bash .ci/setup installs them)",
+)
+def test_default_pio_upload_reports_the_demo_model() -> None:
+    """After set-up, `pio run -e mps2-an386 -t upload` prints the default model's report."""
+    demo = REPO / "build" / "demo_int8.tflite"
+    if not demo.exists():
+        subprocess.run([sys.executable, "-m", "host.modelgen", str(demo)], cwd=REPO, check=True)
+    pio = Path(sys.executable).with_name("pio")
+    out = subprocess.run(
+        [str(pio), "run", "-e", "mps2-an386", "-t", "upload"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    log = out.stdout + out.stderr
+    assert out.returncode == 0, log[-4000:]
+    assert "[RecordingMicroAllocator] Arena allocation head 1024 bytes" in log
+    assert "@MA1 E" in log and "status=ok" in log
+    assert "model=demo_int8" in bytes.fromhex(
+        "".join(line.split()[3] for line in log.splitlines() if line.startswith("@MA1 D"))
+    ).decode("latin-1")
