@@ -517,7 +517,9 @@ def _record_board(args: argparse.Namespace) -> Recording:
         raise RecordError(f"cannot start {args.board}: {e}") from e
     with emu:
         rec = _record_port(args, emu.serial_url, f"{args.board} ({emu.serial_url})")
-        code = emu.wait(5.0)
+        # After a failure the probe waits for the next upload instead of exiting.
+        failed = args.upload and rec.report is not None and not rec.report.ok
+        code = None if failed else emu.wait(5.0)
         if code not in (0, None) and (rec.report is None or rec.report.ok):
             rec.warnings.append(f"the firmware exited with status {code} after its report")
     return rec

@@ -4,6 +4,9 @@ Every host line carries a sequence number and its own CRC-32; the board acknowle
 (`@MAU A`), asks for it again (`@MAU N`) or gives up (`@MAU X`). The host resends a line on a
 NACK or when no answer comes in time, a few times, then fails with the board's reason. The board
 ignores a line it has already stored (its acknowledgement was lost), so a resend is harmless.
+
+The probe says it is ready (`@MAU R <capacity>`) when it starts waiting for a model; a host that
+connects later, when that line has gone by, pings (`@MAU P`) until it answers.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from host.wire import crc32
 MARKER = "@MAU "
 CHUNK_BYTES = 128
 MAX_LINES = 0xFFFF  # sequence numbers are 4 hex digits
+PING_EVERY = 1.0  # seconds without a ready line before the host asks for one
 
 
 class UploadError(Exception):
@@ -26,6 +30,11 @@ class UploadError(Exception):
 def _line(kind: str, seq: int, fields: str = "") -> bytes:
     body = f"{MARKER}{kind} {seq:04x}" + (f" {fields}" if fields else "")
     return f"{body} {crc32(body.encode()):08x}\n".encode()
+
+
+def ping_line() -> bytes:
+    """The line that asks an idle probe to say it is ready."""
+    return _line("P", 0)
 
 
 def upload_lines(model: bytes, chunk: int = CHUNK_BYTES) -> list[bytes]:
@@ -87,15 +96,43 @@ class LineSource:
         return line.rstrip(b"\r").decode("latin-1")
 
 
-def _await(src: LineSource, want: Callable[[Reply], bool], deadline: float) -> Reply | None:
+def _await(
+    src: LineSource, want: Callable[[Reply], bool], deadline: float, report_acks: bool = True
+) -> Reply | None:
     while (line := src.next_line(deadline)) is not None:
         reply = parse_reply(line)
         if reply is not None and want(reply):
             return reply
-        if line.startswith("@MA1 B"):  # the report began: the finish was taken, its ack lost
+        # The report began: the finish line was taken and its acknowledgement lost.
+        if report_acks and line.startswith("@MA1 B"):
             src.pending = (line + "\n").encode() + src.pending
             return Reply("A", None, "report started")
     return None
+
+
+def wait_ready(
+    src: LineSource,
+    write: Callable[[bytes], None],
+    timeout: float,
+    ping_every: float = PING_EVERY,
+) -> int:
+    """The probe's model capacity, from its ready line; pings when none came for a while."""
+    deadline = time.monotonic() + timeout
+    while True:
+        wait_until = min(deadline, time.monotonic() + ping_every)
+        ready = _await(src, lambda r: r.kind == "R", wait_until, report_acks=False)
+        if ready is not None:
+            return ready.seq or 0
+        if src.closed:
+            raise UploadError("the port closed before the probe said it was ready")
+        if time.monotonic() >= deadline:
+            raise UploadError(f"the probe did not say it was ready within {timeout:g} s")
+        write(ping_line())
+
+
+def _answers(reply: Reply, seq: int) -> bool:
+    # A ready line's number is a capacity, not a sequence number (a late answer to a ping).
+    return reply.kind != "R" and reply.seq in (seq, None)
 
 
 def upload(
@@ -109,17 +146,14 @@ def upload(
 ) -> dict:
     """Sends the model; returns counts (lines, resends). Bytes after the last ack stay in src."""
     lines = upload_lines(model)
-    ready = _await(src, lambda r: r.kind == "R", time.monotonic() + ready_timeout)
-    if ready is None:
-        raise UploadError(f"the probe did not say it was ready within {ready_timeout:g} s")
-    cap = ready.seq or 0
+    cap = wait_ready(src, write, ready_timeout)
     if len(model) > cap:
         raise UploadError(f"model is {len(model)} bytes; the probe takes at most {cap}")
     resends = 0
     for seq, line in enumerate(lines):
         for attempt in range(retries + 1):
             write(line)
-            reply = _await(src, lambda r, s=seq: r.seq in (s, None), time.monotonic() + ack_timeout)
+            reply = _await(src, lambda r, s=seq: _answers(r, s), time.monotonic() + ack_timeout)
             if reply is not None and reply.kind == "A":
                 break
             if reply is not None and reply.kind == "X":

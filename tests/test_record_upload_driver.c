@@ -1,8 +1,10 @@
 /* Host stand-in for the probe firmware, for tests/test_record_upload.py: the real board-side
  * upload code (firmware/probe/upload_rx.c) on stdin/stdout instead of a UART. Usage:
  *   driver <capacity> [<announced capacity>]
- * Prints a banner and the ready line, answers upload lines, and once the model is complete
- * reports it in the wire format: output_crc/output_bytes are the CRC and size of what arrived.
+ * Prints a banner and the ready line, answers upload lines, and each time a model is complete
+ * reports it in the wire format (output_crc/output_bytes are the CRC and size of what arrived)
+ * and waits for the next one, as the probe does. Exit status 0 if a model arrived by the end of
+ * the input.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +16,19 @@
 static void put_stdout(void *ctx, const char *s, size_t n) {
   (void)ctx;
   fwrite(s, 1, n, stdout);
+}
+
+static void report(const upload_rx *u) {
+  ma_wire_report rep;
+  memset(&rep, 0, sizeof rep);
+  rep.has_arena = 1;
+  rep.arena_size = u->cap;
+  rep.total = u->size;
+  rep.has_output = 1;
+  rep.output_crc = ma_wire_crc32(0, u->buf, u->size);
+  rep.output_bytes = u->size;
+  rep.info = "probe stand-in";
+  ma_wire_emit(&rep, put_stdout, NULL);
 }
 
 int main(int argc, char **argv) {
@@ -28,24 +43,17 @@ int main(int argc, char **argv) {
   upload_rx_init(&u, buf, cap);
   printf("probe stand-in booting\r\n@MAU R %08lx\r\n", (unsigned long)announced);
   fflush(stdout);
-  upload_result r = UPLOAD_CONTINUE;
-  while (r != UPLOAD_DONE && fgets(line, sizeof line, stdin) != NULL) {
+  int models = 0;
+  while (fgets(line, sizeof line, stdin) != NULL) {
     size_t n = strcspn(line, "\r\n");
-    r = upload_rx_line(&u, line, n, reply, sizeof reply);
+    upload_result r = upload_rx_line(&u, line, n, reply, sizeof reply);
     if (reply[0] != '\0') printf("%s\r\n", reply);
+    if (r == UPLOAD_DONE) {
+      report(&u);
+      models++;
+      upload_rx_init(&u, buf, cap);
+    }
     fflush(stdout);
   }
-  if (r != UPLOAD_DONE) return 1;
-  ma_wire_report rep;
-  memset(&rep, 0, sizeof rep);
-  rep.has_arena = 1;
-  rep.arena_size = cap;
-  rep.total = u.size;
-  rep.has_output = 1;
-  rep.output_crc = ma_wire_crc32(0, buf, u.size);
-  rep.output_bytes = u.size;
-  rep.info = "probe stand-in";
-  ma_wire_emit(&rep, put_stdout, NULL);
-  fflush(stdout);
-  return 0;
+  return models > 0 ? 0 : 1;
 }

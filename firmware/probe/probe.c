@@ -2,6 +2,11 @@
  * with the microarena runtime, invokes it once on a deterministic input and reports the arena in
  * the wire format (ma_wire_interp.h). Built by host/probe.py for CMSDK-UART boards (mps2-an385,
  * -an386, -an500); run by `python -m host.record --board <board> --upload model.tflite`.
+ *
+ * A refused upload or a model that fails (does not load, arena too small, invoke error) is
+ * reported and the probe waits for the next upload. After a model that ran, an emulated probe
+ * exits with status 0 (so the emulator's exit status is the run's) unless its command line says
+ * "serve"; a probe on a real board always serves again.
  */
 #include <stdint.h>
 #include <string.h>
@@ -84,15 +89,12 @@ static size_t read_line(char *buf, size_t cap) {
   return n;
 }
 
-static void say_ready(uint32_t cap) {
-  char line[] = "@MAU R 00000000";
-  for (int i = 0; i < 8; i++) line[7 + i] = "0123456789abcdef"[(cap >> (28 - 4 * i)) & 0xfu];
-  put_line(line);
-}
-
+/* Returns once a whole model has arrived with a good CRC. The ready line goes out first, for a
+ * host that is already listening; a host that connects later pings for it. */
 static void receive_model(upload_rx *u) {
   char line[LINE_MAX], reply[96];
-  say_ready(u->cap);
+  upload_rx_ready(u, reply, sizeof reply);
+  put_line(reply);
   for (;;) {
     size_t n = read_line(line, sizeof line);
     upload_result r = upload_rx_line(u, line, n, reply, sizeof reply);
@@ -124,36 +126,44 @@ static void fill_input(ma_tensor *t) {
   }
 }
 
-/* "arena=N" on the emulator's command line (QEMU -append) runs with only N bytes of arena. */
-static uint32_t arena_limit(uint32_t have) {
-  char buf[512]; /* QEMU puts the image's full path first */
-  const char *cmd = board_cmdline(buf, sizeof buf);
-  if (cmd == NULL || strncmp(cmd, "arena=", 6) != 0) return have;
+typedef struct {
+  uint32_t arena_size; /* "arena=N": run with only N bytes of arena */
+  int serve;           /* "serve": keep serving after a model that ran */
+} probe_options;
+
+static uint32_t parse_size(const char *p, uint32_t have) {
   uint32_t n = 0;
-  for (const char *p = cmd + 6; *p >= '0' && *p <= '9' && n <= have; p++) {
-    n = n * 10u + (uint32_t)(*p - '0');
-  }
+  for (; *p >= '0' && *p <= '9' && n <= have; p++) n = n * 10u + (uint32_t)(*p - '0');
   return n < have ? n : have;
 }
 
-int main(void) {
-  static uint8_t model[PROBE_MODEL_MAX] __attribute__((aligned(16)));
-  static uint8_t arena[PROBE_ARENA_SIZE] __attribute__((aligned(16)));
-  static char msg[160];
+/* Words on the emulator's command line (QEMU -append), e.g. "arena=4096 serve". */
+static probe_options read_options(uint32_t arena_have) {
+  probe_options o = {arena_have, 0};
+#ifndef BOARD_EMULATED
+  o.serve = 1; /* nobody reads an exit status on a real board */
+#endif
+  char buf[512]; /* QEMU puts the image's full path first */
+  const char *p = board_cmdline(buf, sizeof buf);
+  while (p != NULL && *p != '\0') {
+    if (strncmp(p, "arena=", 6) == 0) o.arena_size = parse_size(p + 6, arena_have);
+    if (strncmp(p, "serve", 5) == 0 && (p[5] == ' ' || p[5] == '\0')) o.serve = 1;
+    while (*p != '\0' && *p != ' ') p++;
+    while (*p == ' ') p++;
+  }
+  return o;
+}
+
+/* Loads, invokes and reports one model; MA_OK if it ran. */
+static ma_status run_model(const uint8_t *model, uint32_t size, uint8_t *arena,
+                           uint32_t arena_size) {
   static const char info[] = "probe board=" MA_BOARD_NAME;
-
-  upload_rx u;
-  upload_rx_init(&u, model, sizeof model);
-  uart_rx_start();
-  receive_model(&u);
-  uart_rx_stop();
-
+  char msg[160];
   ma_interp *it = NULL;
-  uint32_t arena_size = arena_limit(sizeof arena);
-  ma_status st = ma_open(&it, model, u.size, arena, arena_size, msg, sizeof msg);
+  ma_status st = ma_open(&it, model, size, arena, arena_size, msg, sizeof msg);
   if (st != MA_OK) {
     ma_wire_emit_failure(st, msg, 0, info, uart_put, NULL);
-    return BOARD_EXIT_FAIL;
+    return st;
   }
   for (int32_t i = 0; i < ma_num_inputs(it); i++) {
     ma_tensor *t = ma_input(it, i);
@@ -164,5 +174,21 @@ int main(void) {
   uint64_t t1 = board_ticks();
   ma_wire_run run = {st, arena_size, 1, t1 - t0, board_tick_hz(), info};
   ma_wire_emit_interp(it, &run, uart_put, NULL);
-  return st == MA_OK ? BOARD_EXIT_OK : BOARD_EXIT_FAIL;
+  return st;
+}
+
+int main(void) {
+  static uint8_t model[PROBE_MODEL_MAX] __attribute__((aligned(16)));
+  static uint8_t arena[PROBE_ARENA_SIZE] __attribute__((aligned(16)));
+  const probe_options opt = read_options(sizeof arena);
+  for (;;) {
+    upload_rx u;
+    upload_rx_init(&u, model, sizeof model);
+    uart_rx_start();
+    receive_model(&u);
+    uart_rx_stop();
+    if (run_model(model, u.size, arena, opt.arena_size) == MA_OK && !opt.serve) {
+      return BOARD_EXIT_OK;
+    }
+  }
 }

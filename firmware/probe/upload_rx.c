@@ -2,8 +2,10 @@
  *   @MAU S <seq:4> <size:8> <crc:8> <linecrc:8>      start (seq 0000)
  *   @MAU C <seq:4> <offset:8> <hex data> <linecrc:8>  chunk
  *   @MAU F <seq:4> <linecrc:8>                        finish
+ *   @MAU P 0000 <linecrc:8>                           ping: are you ready?
  * linecrc is the CRC-32 of the line up to the space before it. Replies:
  *   @MAU A <seq>  accepted    @MAU N <seq> <why>  resend    @MAU X <seq> <why>  give up
+ *   @MAU R <capacity:8>  ready (to a ping, and unasked when the probe starts waiting)
  */
 #include "upload_rx.h"
 
@@ -68,6 +70,13 @@ static void reply_with(char *reply, size_t cap, char kind, uint32_t seq, int seq
     n += w;
   }
   reply[n] = '\0';
+}
+
+void upload_rx_ready(const upload_rx *u, char *reply, size_t reply_cap) {
+  if (reply_cap < 64) return;
+  memcpy(reply, MARKER "R ", MARKER_LEN + 2);
+  put_hex(reply + MARKER_LEN + 2, u->cap, 8);
+  reply[MARKER_LEN + 10] = '\0';
 }
 
 void upload_rx_init(upload_rx *u, uint8_t *buf, uint32_t cap) {
@@ -159,6 +168,15 @@ upload_result upload_rx_line(upload_rx *u, const char *line, size_t n, char *rep
   }
   c.end = last_space - 1;
   char kind = at[MARKER_LEN];
+  if (kind == 'P') {
+    if (seq != 0 || c.p != c.end) {
+      reply_with(reply, reply_cap, 'N', seq, 1, "malformed ping");
+      return UPLOAD_CONTINUE;
+    }
+    u->started = 0;
+    upload_rx_ready(u, reply, reply_cap);
+    return UPLOAD_CONTINUE;
+  }
   if (kind == 'S') return on_start(u, &c, seq, reply, reply_cap);
   if (!u->started) {
     reply_with(reply, reply_cap, 'N', seq, 1, "no upload started");

@@ -27,8 +27,12 @@ typedef enum {
 void upload_rx_init(upload_rx *u, uint8_t *buf, uint32_t cap);
 
 /* Handles one line (without its line end). Writes the reply line, NUL-terminated and without
- * a line end, into reply (at least 64 bytes). */
+ * a line end, into reply (at least 64 bytes). A ping (`@MAU P 0000 <linecrc>`) is answered with
+ * the ready line and drops any upload in progress: a host asking is starting afresh. */
 upload_result upload_rx_line(upload_rx *u, const char *line, size_t n, char *reply,
                              size_t reply_cap);
+
+/* The ready line, `@MAU R <capacity:8 hex>`, into reply (at least 64 bytes). */
+void upload_rx_ready(const upload_rx *u, char *reply, size_t reply_cap);
 
 #endif
