@@ -45,9 +45,8 @@ def plan_text(r: PlanResult) -> str:
     if r.arena:
         a = r.arena
         lines.append(
-            f"microarena arena {a.get('required')} bytes to configure on Cortex-M (head "
-            f"{a.get('head')} exact, tail {a.get('tail')}, set-up peak {a.get('temporary')}; "
-            "never too small)"
+            f"microarena arena {a.get('required')} bytes to configure on Cortex-M (exact: head "
+            f"{a.get('head')}, tail {a.get('tail')}, set-up peak {a.get('temporary')})"
         )
     lines += [f"warning: {w}" for w in r.warnings]
     return "\n".join(lines)

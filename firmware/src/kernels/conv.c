@@ -14,9 +14,11 @@ typedef struct {
   int32_t input_offset, output_offset, act_min, act_max;
   float f_min, f_max;
   int32_t n_mult;  /* 1 = per tensor, else one per output channel */
-  int32_t *mult;
-  int8_t *shift;
+  int32_t mult[]; /* n_mult multipliers, then n_mult int8 shifts: no pointers, so the
+                     op data has the same size on every ABI (the host predicts it) */
 } conv_data;
+
+static int8_t *shifts(conv_data *d) { return (int8_t *)(d->mult + d->n_mult); }
 
 /* Schema slots: Conv2DOptions and DepthwiseConv2DOptions differ after stride_h. */
 enum { SLOT_PADDING = 0, SLOT_STRIDE_W = 1, SLOT_STRIDE_H = 2 };
@@ -76,8 +78,6 @@ static ma_status conv_prepare_common(struct ma_context *ctx, ma_node *node, cons
   conv_data *d = ma_persistent(ctx, sizeof(conv_data) + (size_t)n_mult * 5);
   if (d == NULL) return MA_ERR_ARENA;
   memset(d, 0, sizeof *d);
-  d->mult = (int32_t *)(d + 1);
-  d->shift = (int8_t *)(d->mult + n_mult);
   d->n_mult = n_mult;
   if ((st = mak_conv_geometry(ctx, op, padding, in->dims[1], kh, stride_h, dil_h, out->dims[1],
                               &d->pad_h)) != MA_OK ||
@@ -104,7 +104,7 @@ static ma_status conv_prepare_common(struct ma_context *ctx, ma_node *node, cons
     const double m = (double)in_scale * (double)mak_scale(filter, c) / (double)out_scale;
     int shift;
     mak_quantize_multiplier(m, &d->mult[c], &shift);
-    d->shift[c] = (int8_t)shift;
+    shifts(d)[c] = (int8_t)shift;
   }
   return mak_act_range_q(ctx, op, act, out, &d->act_min, &d->act_max);
 }
@@ -143,6 +143,7 @@ static void tap_range(int32_t origin, int32_t dil, int32_t taps, int32_t size, i
 static ma_status conv_eval(struct ma_context *ctx, ma_node *node) {
   (void)ctx;
   const conv_data *d = node->user_data;
+  const int8_t *shift = (const int8_t *)(d->mult + d->n_mult);
   const conv_shape s = shape_of(node);
   const ma_tensor *bias_t = mak_input(node, 2);
   const int32_t fin = node->inputs[1]->dims[3];
@@ -189,7 +190,7 @@ static ma_status conv_eval(struct ma_context *ctx, ma_node *node) {
             if (bias_t) acc += (uint32_t)((const int32_t *)bias_t->data)[oc];
             const int32_t mi = d->n_mult > 1 ? oc : 0;
             const int32_t r =
-                mak_add_sat(mak_mbqm((int32_t)acc, d->mult[mi], d->shift[mi]), d->output_offset);
+                mak_add_sat(mak_mbqm((int32_t)acc, d->mult[mi], shift[mi]), d->output_offset);
             ((int8_t *)node->outputs[0]->data)[out_base + oc] =
                 (int8_t)mak_clamp(r, d->act_min, d->act_max);
           }
@@ -207,6 +208,7 @@ enum { DW_BLOCK = 32 };
 static ma_status dwconv_eval(struct ma_context *ctx, ma_node *node) {
   (void)ctx;
   const conv_data *d = node->user_data;
+  const int8_t *shift = (const int8_t *)(d->mult + d->n_mult);
   const conv_shape s = shape_of(node);
   const ma_tensor *bias_t = mak_input(node, 2);
   const int32_t mult = s.cout / s.cin;
@@ -262,7 +264,7 @@ static ma_status dwconv_eval(struct ma_context *ctx, ma_node *node) {
               const uint32_t bias = bias_t ? (uint32_t)((const int32_t *)bias_t->data)[oc] : 0u;
               int32_t v = (int32_t)(acc[k] + bias);
               const int32_t mi = d->n_mult > 1 ? oc : 0;
-              v = mak_add_sat(mak_mbqm(v, d->mult[mi], d->shift[mi]), d->output_offset);
+              v = mak_add_sat(mak_mbqm(v, d->mult[mi], shift[mi]), d->output_offset);
               ((int8_t *)node->outputs[0]->data)[out_base + oc] =
                   (int8_t)mak_clamp(v, d->act_min, d->act_max);
             }

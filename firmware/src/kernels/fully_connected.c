@@ -14,9 +14,11 @@ typedef struct {
   int32_t input_offset, filter_offset, output_offset, act_min, act_max;
   float f_min, f_max;
   int32_t n_mult;
-  int32_t *mult;
-  int8_t *shift;
+  int32_t mult[]; /* n_mult multipliers, then n_mult int8 shifts: no pointers, so the
+                     op data has the same size on every ABI (the host predicts it) */
 } fc_data;
+
+static int8_t *shifts(fc_data *d) { return (int8_t *)(d->mult + d->n_mult); }
 
 static const char OP[] = "FULLY_CONNECTED";
 
@@ -58,8 +60,6 @@ static ma_status fc_prepare(struct ma_context *ctx, ma_node *node) {
   if (d == NULL) return MA_ERR_ARENA;
   memset(d, 0, sizeof *d);
   d->n_mult = n_mult;
-  d->mult = (int32_t *)(d + 1);
-  d->shift = (int8_t *)(d->mult + n_mult);
   node->user_data = d;
   if (is_f32) return mak_act_range_f(ctx, OP, act, &d->f_min, &d->f_max);
 
@@ -78,7 +78,7 @@ static ma_status fc_prepare(struct ma_context *ctx, ma_node *node) {
                          : (double)in_scale * (double)mak_scale(filter, c) / (double)out_scale;
     int shift;
     mak_quantize_multiplier(m, &d->mult[c], &shift);
-    d->shift[c] = (int8_t)shift;
+    shifts(d)[c] = (int8_t)shift;
   }
   return mak_act_range_q(ctx, OP, act, out, &d->act_min, &d->act_max);
 }
@@ -86,6 +86,7 @@ static ma_status fc_prepare(struct ma_context *ctx, ma_node *node) {
 static ma_status fc_eval(struct ma_context *ctx, ma_node *node) {
   (void)ctx;
   const fc_data *d = node->user_data;
+  const int8_t *shift = (const int8_t *)(d->mult + d->n_mult);
   const ma_tensor *bias_t = mak_input(node, 2);
   const int32_t units = node->inputs[1]->dims[0], depth = node->inputs[1]->dims[1];
   const int32_t batches = ma_num_elements(node->inputs[0]) / depth;
@@ -116,7 +117,7 @@ static ma_status fc_eval(struct ma_context *ctx, ma_node *node) {
       if (bias) acc += (uint32_t)bias[u];
       const int32_t mi = d->n_mult > 1 ? u : 0;
       const int32_t r =
-          mak_add_sat(mak_mbqm((int32_t)acc, d->mult[mi], d->shift[mi]), d->output_offset);
+          mak_add_sat(mak_mbqm((int32_t)acc, d->mult[mi], shift[mi]), d->output_offset);
       out[(size_t)b * units + u] = (int8_t)mak_clamp(r, d->act_min, d->act_max);
     }
   }
