@@ -92,7 +92,7 @@ def check(model: Model) -> list[str]:
             problems.append(f"{names[t.global_index]} has offset {off} (only -1 may be negative)")
         elif off >= 0 and t.global_index in planned and off % ALIGNMENT:
             problems.append(f"{names[t.global_index]} offset {off} is not {ALIGNMENT}-aligned")
-    fixed = [b for b in tensor_buffers(w) if plan.offsets[b.id] >= 0 and b.id in planned]
+    fixed = [b for b in tensor_buffers(w) if plan.offsets[b.id] >= 0]
     for msg in validate(fixed, {b.id: plan.offsets[b.id] for b in fixed}):
         problems.append(_name_buffers(msg, names))
     return problems

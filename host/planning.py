@@ -12,6 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from host import lifetimes
+from host import scratch as scratch_model
 from host.model import Model
 from host.offline_plan import tensor_buffers
 from host.planners import Buffer, arena_size, lower_bound, plan
@@ -68,10 +69,6 @@ class PlanResult:
 
 
 def _scratch(model: Model, w: lifetimes.Walk, runtime: str) -> tuple[list[Scratch], list[str]]:
-    try:
-        from host import scratch as scratch_model
-    except ImportError:
-        return [], ["kernel scratch buffers are not modelled in this build"]
     spans = {(s.subgraph, s.op): s for s in w.op_scopes}
     out = []
     for r in scratch_model.scratch_requests(model, runtime):

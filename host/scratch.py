@@ -591,10 +591,7 @@ def scratch_buffers(model: Model, w: Walk, requests: list[ScratchRequest]) -> li
     UpdateLastUsed). Requests of operators the walk never reaches are left out: TFLM never sets
     their size, so no prediction is possible (they occur only in unreachable subgraphs).
     """
-    spans: dict[tuple[int, int], tuple[int, int]] = {}
-    for s in w.op_scopes:
-        key = (s.subgraph, s.op)
-        spans[key] = (spans[key][0], s.last) if key in spans else (s.first, s.last)
+    spans = {(s.subgraph, s.op): (s.first, s.last) for s in w.op_scopes}  # merged by walk()
     base = len(model.tensors)
     out = []
     for k, r in enumerate(requests):
