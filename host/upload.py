@@ -37,6 +37,11 @@ def ping_line() -> bytes:
     return _line("P", 0)
 
 
+def start_line(size: int, crc: int) -> bytes:
+    """The line that starts an upload of `size` bytes whose CRC-32 is `crc`."""
+    return _line("S", 0, f"{size:08x} {crc:08x}")
+
+
 def upload_lines(model: bytes, chunk: int = CHUNK_BYTES) -> list[bytes]:
     """The lines that send `model`: start, chunks, finish."""
     if not model:
@@ -44,7 +49,7 @@ def upload_lines(model: bytes, chunk: int = CHUNK_BYTES) -> list[bytes]:
     n_chunks = -(-len(model) // chunk)
     if n_chunks + 2 > MAX_LINES:
         raise UploadError(f"model too large to upload in {chunk}-byte chunks")
-    lines = [_line("S", 0, f"{len(model):08x} {crc32(model):08x}")]
+    lines = [start_line(len(model), crc32(model))]
     for i in range(n_chunks):
         off = i * chunk
         lines.append(_line("C", i + 1, f"{off:08x} {model[off : off + chunk].hex()}"))

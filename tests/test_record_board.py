@@ -11,18 +11,24 @@ from __future__ import annotations
 
 import json
 import shutil
+import time
 import zlib
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from host import record
+from host import record, upload
 
 ROOT = Path(__file__).resolve().parents[1]
 MODELS = ROOT.parent / "shared" / "models"
 BOARD = "mps2-an386"
-PROBE_MODELS = ["tflm_hello_world_int8", "tflm_micro_speech_int8", "litert_while_multi_subgraphs"]
+PROBE_MODELS = [
+    "tflm_hello_world_int8",
+    "tflm_micro_speech_int8",
+    "litert_while_multi_subgraphs",
+    "tflm_person_detect_int8",  # 300 KB: about 40 s through the emulated UART
+]
 
 
 def needs_emulator() -> None:
@@ -165,3 +171,108 @@ def test_arena_too_small_reports_bytes_needed(
     ok = json.loads(out.out)["report"]
     assert code == 0, out.err
     assert ok["arena_size"] == enough and ok["total"] <= enough
+
+
+def oversized_model(capacity: int) -> bytes:
+    """A valid .tflite (one fully connected layer) whose weights alone exceed `capacity`."""
+    from host.modelgen import FULLY_CONNECTED, INT8, Graph, assemble, scalar_options
+
+    depth = 1024
+    width = capacity // depth + 1
+    g = Graph()
+    x = g.tensor("input", (1, width), INT8, [0.01], [0])
+    w = g.tensor("weights", (depth, width), INT8, [0.01], [0], bytes(depth * width))
+    y = g.tensor("output", (1, depth), INT8, [0.1], [0])
+    g.op(FULLY_CONNECTED, [x, w], [y], 8, scalar_options({0: ("b", 0)}, 5))
+    return assemble(g, [x], [y])
+
+
+def raw_exchange(url: str, lines: list[bytes]) -> tuple[int, list[upload.Reply]]:
+    """Connects, waits for (or pings for) the ready line, sends `lines` one at a time and returns
+    the capacity and the board's answer to each."""
+    port = record.open_port(url, 115200)
+    try:
+        src = upload.LineSource(port.read)
+        cap = upload.wait_ready(src, port.write, timeout=30)
+        replies = []
+        for line in lines:
+            port.write(line)
+            seq = int(line[7:11], 16)
+            deadline = time.monotonic() + 10
+            while (text := src.next_line(deadline)) is not None:
+                reply = upload.parse_reply(text)
+                if reply is not None and reply.kind != "R" and reply.seq == seq:
+                    replies.append(reply)
+                    break
+            else:
+                pytest.fail(f"no answer to {line!r}; received {bytes(src.log)!r}")
+        return cap, replies
+    finally:
+        port.close()
+
+
+def record_port(capsys: pytest.CaptureFixture[str], url: str, model: Path) -> tuple[int, str, str]:
+    code = record.main(["--port", url, "--upload", str(model), "--json", "--timeout", "60"])
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def test_probe_keeps_serving_after_refused_and_failed_models(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """One running probe, one connection after another: models it cannot take or run are
+    refused with a reason, and it still takes the next one and runs it right."""
+    needs_emulator()
+    from host import emulate, probe
+
+    speech = model_path("tflm_micro_speech_int8")
+    with emulate.start(BOARD, probe.build_probe(BOARD)) as emu:
+        url = emu.serial_url
+        # The board itself refuses a start line bigger than its buffer, and a model whose bytes
+        # do not match the CRC its start line declared.
+        small = b"TFL3" * 100
+        lying = upload.upload_lines(small)
+        lying[0] = upload.start_line(len(small), zlib.crc32(small) ^ 1)
+        cap, replies = raw_exchange(url, lying)
+        assert [r.kind for r in replies] == ["A"] * (len(lying) - 1) + ["X"]
+        assert replies[-1].text == "model CRC mismatch"
+        _, (too_big,) = raw_exchange(url, [upload.start_line(cap + 1, 0)])
+        assert too_big.kind == "X" and "too big" in too_big.text
+
+        # The host refuses a model bigger than the capacity before sending it, naming both sizes.
+        huge = tmp_path / "huge.tflite"
+        huge.write_bytes(oversized_model(cap))
+        code, out, err = record_port(capsys, url, huge)
+        assert code == record.EXIT_NO_REPORT and out == ""
+        assert f"model is {huge.stat().st_size} bytes; the probe takes at most {cap}" in err
+
+        # A model that does not load is reported as a failure; the probe then waits again.
+        bad = tmp_path / "bad.tflite"
+        bad.write_bytes(b"this is not a flatbuffer, just text" * 4)
+        code, out, err = record_port(capsys, url, bad)
+        assert code == record.EXIT_MISMATCH, err
+        assert json.loads(out)["report"]["status_name"] == "model"
+
+        code, out, err = record_port(capsys, url, speech)
+        assert code == 0, err
+        r = json.loads(out)["report"]
+        assert r["status_name"] == "ok"
+        assert (r["output_crc"], r["output_bytes"]) == tflm_output_crc(speech)
+        # Without "serve", a model that ran ends the emulation with its status.
+        assert emu.wait(30) == 0
+
+
+def test_serving_probe_runs_model_after_model(capsys: pytest.CaptureFixture[str]) -> None:
+    needs_emulator()
+    from host import emulate, probe
+
+    path = model_path("tflm_hello_world_int8")
+    with emulate.start(BOARD, probe.build_probe(BOARD), args="serve") as emu:
+        reports = []
+        for _ in range(2):
+            code, out, err = record_port(capsys, emu.serial_url, path)
+            assert code == 0, err
+            reports.append(json.loads(out)["report"])
+        assert emu.wait(0.5) is None  # still serving
+    assert reports[0]["output_crc"] == reports[1]["output_crc"]
+    assert (reports[1]["output_crc"], reports[1]["output_bytes"]) == tflm_output_crc(path)

@@ -321,3 +321,79 @@ def test_board_side_survives_hostile_lines(tmp_path: Path) -> None:
     assert kinds.count("N") > 20 and "X" not in kinds
     (report,) = [e for e in wire.decode_stream([out.stdout]) if isinstance(e, wire.WireReport)]
     assert (report.output_crc, report.output_bytes) == (zlib.crc32(model), len(model))
+
+
+def test_host_pings_when_the_ready_line_went_by(driver: Path) -> None:
+    """The ready line is lost (as when it was sent before this host connected): the host asks
+    for it with a ping and then uploads as usual."""
+    model = model_bytes()
+
+    def drop_ready(i: int, line: bytes) -> bytes:
+        return b"" if line.startswith(b"@MAU R") and i < 2 else line
+
+    b = Bridge([str(driver), str(1 << 20)], to_host=drop_ready)
+    try:
+        t0 = time.monotonic()
+        stats, reports = run_upload(b.url, model)
+    finally:
+        b.close()
+    check_received(reports, model)
+    assert b.received[0] == upload.ping_line()
+    assert upload.PING_EVERY <= time.monotonic() - t0 < upload.PING_EVERY + 3
+    assert stats["resends"] == 0
+
+
+def test_board_takes_the_next_model_after_giving_up(driver: Path) -> None:
+    """On one connection: the board gives up on a model too big for it and on one whose bytes
+    do not match the CRC of its start line, then takes the next model."""
+    model = model_bytes()[:1000]
+    lying = upload.upload_lines(model)
+    lying[0] = upload.start_line(len(model), zlib.crc32(model) ^ 1)
+    b = Bridge([str(driver), "1024", str(1 << 20)])  # room for 1 KiB, says 1 MiB
+    port = record.open_port(b.url, 115200)
+    try:
+        src = upload.LineSource(port.read)
+        with pytest.raises(upload.UploadError, match="gave up at line 0: model too big"):
+            upload.upload(src, port.write, bytes(2000))
+        for line in lying:
+            port.write(line)
+        last = len(lying) - 1
+        deadline = time.monotonic() + 5
+        while (text := src.next_line(deadline)) is not None:
+            reply = upload.parse_reply(text)
+            if reply is not None and reply.seq == last and reply.kind != "R":
+                break
+        assert reply is not None and (reply.kind, reply.text) == ("X", "model CRC mismatch")
+        stats = upload.upload(src, port.write, model)
+        rec = record.record_stream(record._prepend(src.pending, port.read), b.url, timeout=5)
+    finally:
+        port.close()
+        b.close()
+    assert rec.report is not None
+    assert (rec.report.output_crc, rec.report.output_bytes) == (zlib.crc32(model), len(model))
+    assert stats["resends"] == 0
+    assert b.received.count(upload.ping_line()) >= 1  # the board did not repeat its ready line
+
+
+def test_ping_drops_an_upload_in_progress(driver: Path) -> None:
+    """A ping is a host starting afresh: the board answers it with its ready line, forgets the
+    half-received model, and a malformed ping is asked for again."""
+    lines = upload.upload_lines(bytes(range(256)) * 2)
+    body = b"@MAU P 0001"
+    bad_ping = body + f" {zlib.crc32(body):08x}\n".encode()
+    sent = [lines[0], lines[1], upload.ping_line(), lines[2], bad_ping]
+    out = subprocess.run(
+        [str(driver), "4096"], input=b"".join(sent), capture_output=True, timeout=10
+    )
+    replies = [upload.parse_reply(x.decode()) for x in out.stdout.splitlines()]
+    got = [(r.kind, r.seq, r.text) for r in replies if r is not None]
+    ready = ("R", 4096, "")
+    assert got == [
+        ready,
+        ("A", 0, ""),
+        ("A", 1, ""),
+        ready,
+        ("N", 2, "no upload started"),
+        ("N", 1, "malformed ping"),
+    ]
+    assert out.returncode == 1  # no model arrived
