@@ -421,8 +421,13 @@ def test_every_operator_matches_tflm(lib: ctypes.CDLL, name: str) -> None:
             checked += 1
     ops = {op["name"] for sg in g.subgraphs for op in sg["ops"]}
     print(f"{name}: {checked} operators match TFLM")
-    if checked == 0:
-        pytest.skip(f"{name} has no operator these kernels implement ({sorted(ops)})")
+    if checked == 0 and has_loop:
+        pytest.skip(
+            f"{name}: its kernel operators all sit in WHILE bodies, whose saved tensors are no "
+            "consistent snapshot; the whole model is compared through the core instead "
+            "(tests/test_runtime_models.py)"
+        )
+    assert checked, f"{name} has no operator these kernels implement ({sorted(ops)})"
 
 
 # ----------------------------------------------------------------------------- single operators
