@@ -13,17 +13,17 @@ from __future__ import annotations
 
 import argparse
 import csv
-import ctypes
 import json
-import os
 import re
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "tests"))
+
+from tflm_oracle import capture_output  # noqa: E402
 
 from host.runtime import MA_ERR_ARENA, Interpreter, MicroarenaError  # noqa: E402
 
@@ -40,22 +40,7 @@ def tflm_live(data: bytes) -> dict[str, int] | None:
         interp = runtime.Interpreter.from_bytes(data, arena_size=16 << 20)
     except Exception:  # TFLM rejects the model (e.g. hybrid): no numbers
         return None
-    sys.stdout.flush()
-    sys.stderr.flush()
-    saved = [os.dup(1), os.dup(2)]
-    with tempfile.TemporaryFile() as tmp:
-        os.dup2(tmp.fileno(), 1)
-        os.dup2(tmp.fileno(), 2)
-        try:
-            interp.print_allocations()
-            ctypes.CDLL(None).fflush(None)  # C stdio buffers a pipe: flush before restoring
-        finally:
-            sys.stdout.flush()
-            for fd, old in zip((1, 2), saved, strict=True):
-                os.dup2(old, fd)
-                os.close(old)
-        tmp.seek(0)
-        text = tmp.read().decode(errors="replace")
+    text = capture_output(interp.print_allocations)
     return {k: int(v) for k, v in LINE.findall(text)}
 
 

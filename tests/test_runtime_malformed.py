@@ -8,7 +8,6 @@ out-of-bounds read, overflow or undefined behaviour aborts the child and fails t
 
 from __future__ import annotations
 
-import os
 import re
 import struct
 import subprocess
@@ -29,7 +28,6 @@ from host.runtime import (
     MA_ERR_PLAN,
     Interpreter,
     MicroarenaError,
-    build,
 )
 
 MODELS = Path(__file__).resolve().parents[1].parent / "shared" / "models"
@@ -225,20 +223,11 @@ def test_endless_while_is_stopped() -> None:
 
 
 def test_corpus_under_address_and_undefined_sanitizers() -> None:
-    asan_lib = build("asan")
-    libasan = subprocess.run(
-        ["gcc", "-print-file-name=libasan.so"], capture_output=True, text=True, check=True
-    ).stdout.strip()
-    if not os.path.isabs(libasan):
+    from sanitize import sanitized_env
+
+    env = sanitized_env()
+    if env is None:
         pytest.skip("gcc has no libasan.so (install the gcc ASan runtime)")
-    env = dict(
-        os.environ,
-        LD_PRELOAD=libasan,
-        ASAN_OPTIONS="detect_leaks=0:abort_on_error=1",
-        UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1",
-        MICROARENA_LIB=str(asan_lib),
-        PYTHONPATH=str(Path(__file__).resolve().parents[1]),
-    )
     proc = subprocess.run(
         [sys.executable, __file__, "--child"], env=env, capture_output=True, text=True, timeout=600
     )

@@ -7,7 +7,6 @@ saves its outputs; the parent compares them with TFLM's.
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -17,7 +16,7 @@ import numpy as np
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from host.runtime import MA_ERR_UNSUPPORTED, Interpreter, MicroarenaError, build  # noqa: E402
+from host.runtime import MA_ERR_UNSUPPORTED, Interpreter, MicroarenaError  # noqa: E402
 
 
 class _Details:
@@ -58,19 +57,11 @@ def test_models_under_sanitizers_match_tflm(tmp_path: Path) -> None:
 
     if not MODELS.exists():
         pytest.skip(f"{MODELS} is absent (tests read ../shared/models)")
-    libasan = subprocess.run(
-        ["gcc", "-print-file-name=libasan.so"], capture_output=True, text=True, check=True
-    ).stdout.strip()
-    if not os.path.isabs(libasan):
+    from sanitize import sanitized_env
+
+    env = sanitized_env()
+    if env is None:
         pytest.skip("gcc has no libasan.so (install the gcc ASan runtime)")
-    env = dict(
-        os.environ,
-        LD_PRELOAD=libasan,
-        ASAN_OPTIONS="detect_leaks=0:abort_on_error=1",
-        UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1",
-        MICROARENA_LIB=str(build("asan")),
-        PYTHONPATH=f"{REPO}{os.pathsep}{REPO / 'tests'}",
-    )
     out = tmp_path / "outputs.npz"
     proc = subprocess.run(
         [sys.executable, __file__, "--child", str(out)],

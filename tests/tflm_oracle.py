@@ -8,6 +8,7 @@ with a clear reason where the package has no wheel (anything but Linux x86_64).
 from __future__ import annotations
 
 import csv
+import ctypes
 import os
 import re
 import sys
@@ -68,6 +69,7 @@ def capture_output(fn) -> str:
         os.dup2(tmp.fileno(), 2)
         try:
             fn()
+            ctypes.CDLL(None).fflush(None)  # C stdio may buffer a file: flush before restoring
         finally:
             sys.stdout.flush()
             sys.stderr.flush()

@@ -1,0 +1,31 @@
+"""Environment for running the runtime's AddressSanitizer + UBSan build from a child Python.
+
+libasan must be loaded before Python itself, hence a child process with LD_PRELOAD.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+from host.runtime import build
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def sanitized_env() -> dict[str, str] | None:
+    """The child's environment, or None where gcc has no ASan runtime."""
+    libasan = subprocess.run(
+        ["gcc", "-print-file-name=libasan.so"], capture_output=True, text=True, check=True
+    ).stdout.strip()
+    if not os.path.isabs(libasan):
+        return None
+    return dict(
+        os.environ,
+        LD_PRELOAD=libasan,
+        ASAN_OPTIONS="detect_leaks=0:abort_on_error=1",
+        UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1",
+        MICROARENA_LIB=str(build("asan")),
+        PYTHONPATH=f"{REPO}{os.pathsep}{REPO / 'tests'}",
+    )
