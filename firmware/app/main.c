@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "board.h"
+#include "ma_deterministic_input.h"
 #include "ma_wire_interp.h"
 #include "microarena.h"
 #include "model_config.h"
@@ -22,27 +23,6 @@ static uint8_t arena[MA_APP_ARENA_BYTES] __attribute__((aligned(16)));
 static void uart_put(void *ctx, const char *s, size_t n) {
   (void)ctx;
   board_write(s, n);
-}
-
-/* The same values as host.boards.deterministic_input(): base = (37 i + 11) mod 251. */
-static void fill_input(ma_tensor *t) {
-  int32_t n = ma_num_elements(t);
-  for (int32_t i = 0; i < n; i++) {
-    int32_t base = (int32_t)(((uint32_t)i * 37u + 11u) % 251u);
-    int32_t v = base - 125;
-    switch (t->type) {
-      case MA_FLOAT32: ((float *)t->data)[i] = (float)v / 125.0f; break;
-      case MA_INT8: ((int8_t *)t->data)[i] = (int8_t)v; break;
-      case MA_UINT8: ((uint8_t *)t->data)[i] = (uint8_t)base; break;
-      case MA_INT16: ((int16_t *)t->data)[i] = (int16_t)v; break;
-      case MA_UINT16: ((uint16_t *)t->data)[i] = (uint16_t)base; break;
-      case MA_INT32: ((int32_t *)t->data)[i] = v; break;
-      case MA_UINT32: ((uint32_t *)t->data)[i] = (uint32_t)base; break;
-      case MA_INT64: ((int64_t *)t->data)[i] = v; break;
-      case MA_BOOL: ((uint8_t *)t->data)[i] = (uint8_t)(base & 1); break;
-      default: break; /* left as loaded */
-    }
-  }
 }
 
 static void print_output(int32_t index, const ma_tensor *t) {
@@ -131,7 +111,7 @@ int main(void) {
     board_puts("status=error\n");
     return BOARD_EXIT_FAIL;
   }
-  for (int32_t i = 0; i < ma_num_inputs(it); i++) fill_input(ma_input(it, i));
+  for (int32_t i = 0; i < ma_num_inputs(it); i++) ma_fill_deterministic_input(ma_input(it, i));
   uint64_t t0 = board_ticks();
   st = ma_invoke(it);
   uint64_t ticks = board_ticks() - t0;

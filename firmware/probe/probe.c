@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "board.h"
+#include "ma_deterministic_input.h"
 #include "ma_wire_interp.h"
 #include "uart_cmsdk.h"
 #include "upload_rx.h"
@@ -103,29 +104,6 @@ static void receive_model(upload_rx *u) {
   }
 }
 
-/* The input host.boards.deterministic_input() gives (and firmware/app/main.c feeds), so the
- * output CRC can be checked against the real TFLM on the host:
- * base = (37 i + 11) mod 251; int: base - 125, unsigned: base, float: (base - 125) / 125. */
-static void fill_input(ma_tensor *t) {
-  int32_t n = ma_num_elements(t);
-  for (int32_t i = 0; i < n; i++) {
-    int32_t base = (int32_t)(((uint32_t)i * 37u + 11u) % 251u);
-    int32_t v = base - 125;
-    switch (t->type) {
-      case MA_FLOAT32: ((float *)t->data)[i] = (float)v / 125.0f; break;
-      case MA_INT8: ((int8_t *)t->data)[i] = (int8_t)v; break;
-      case MA_UINT8: ((uint8_t *)t->data)[i] = (uint8_t)base; break;
-      case MA_INT16: ((int16_t *)t->data)[i] = (int16_t)v; break;
-      case MA_UINT16: ((uint16_t *)t->data)[i] = (uint16_t)base; break;
-      case MA_INT32: ((int32_t *)t->data)[i] = v; break;
-      case MA_UINT32: ((uint32_t *)t->data)[i] = (uint32_t)base; break;
-      case MA_INT64: ((int64_t *)t->data)[i] = v; break;
-      case MA_BOOL: ((uint8_t *)t->data)[i] = (uint8_t)(base & 1); break;
-      default: break; /* left as loaded */
-    }
-  }
-}
-
 typedef struct {
   uint32_t arena_size; /* "arena=N": run with only N bytes of arena */
   int serve;           /* "serve": keep serving after a model that ran */
@@ -165,10 +143,7 @@ static ma_status run_model(const uint8_t *model, uint32_t size, uint8_t *arena,
     ma_wire_emit_failure(st, msg, 0, info, uart_put, NULL);
     return st;
   }
-  for (int32_t i = 0; i < ma_num_inputs(it); i++) {
-    ma_tensor *t = ma_input(it, i);
-    if (t != NULL && t->data != NULL) fill_input(t);
-  }
+  for (int32_t i = 0; i < ma_num_inputs(it); i++) ma_fill_deterministic_input(ma_input(it, i));
   uint64_t t0 = board_ticks();
   st = ma_invoke(it);
   uint64_t t1 = board_ticks();
