@@ -11,10 +11,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from tflm_oracle import MODELS, oracle
+from tflm_oracle import MODELS, run_tflm
 
 from host import emulate
-from host.boards import BuildError, build_image, deterministic_input, get_board
+from host.boards import BuildError, build_image, get_board
 from host.model import Model
 from host.wire import WireReport, decode_stream
 
@@ -56,20 +56,7 @@ def images() -> dict[str, Path]:
 @pytest.fixture(scope="module")
 def tflm_outputs() -> dict[str, list[np.ndarray]]:
     """The real TFLM's outputs for every model on the firmware's deterministic input."""
-    runtime = oracle()
-    results = {}
-    for path in model_paths():
-        data = path.read_bytes()
-        graph = Model(data).subgraphs[0]
-        interp = runtime.Interpreter.from_bytes(data, arena_size=4 << 20)
-        for i in range(len(graph.inputs)):
-            detail = interp.get_input_details(i)
-            shape = tuple(detail["shape"])
-            values = deterministic_input(detail["dtype"], int(np.prod(shape)))
-            interp.set_input(values.reshape(shape), i)
-        interp.invoke()
-        results[path.stem] = [np.array(interp.get_output(i)) for i in range(len(graph.outputs))]
-    return results
+    return {p.stem: run_tflm(p.read_bytes(), deterministic=True).outputs for p in model_paths()}
 
 
 @pytest.fixture(scope="module")
@@ -226,13 +213,7 @@ def test_offline_plan_is_followed_on_the_board() -> None:
     assert report.head == layout.predict(planned.read_bytes())["head"]
     assert report.head < layout.predict(model.read_bytes())["head"]  # the plan is smaller
     # Same outputs as the real TFLM on the unplanned model.
-    runtime = oracle()
-    interp = runtime.Interpreter.from_bytes(model.read_bytes(), arena_size=4 << 20)
-    detail = interp.get_input_details(0)
-    shape = tuple(detail["shape"])
-    interp.set_input(deterministic_input(detail["dtype"], int(np.prod(shape))).reshape(shape), 0)
-    interp.invoke()
-    assert_outputs_match(result, [np.array(interp.get_output(0))])
+    assert_outputs_match(result, run_tflm(model.read_bytes(), deterministic=True).outputs)
 
 
 def test_arena_too_big_for_the_ram_fails_before_writing(tmp_path: Path, capsys) -> None:

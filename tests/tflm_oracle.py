@@ -97,14 +97,33 @@ def random_inputs(interp, count: int, seed: int = 0) -> list[np.ndarray]:
     return arrays
 
 
-def run_tflm(model: bytes, seed: int = 0, arena_size: int = BIG_ARENA) -> TflmRun:
-    """Run the real TFLM on random inputs (numpy seed) and return outputs and its report."""
+def deterministic_inputs(interp, count: int) -> list[np.ndarray]:
+    """The inputs the board applications feed (host.boards.deterministic_input)."""
+    from host.boards import deterministic_input
+
+    arrays = []
+    for i in range(count):
+        d = interp.get_input_details(i)
+        shape = tuple(int(n) for n in d["shape"])
+        arrays.append(deterministic_input(d["dtype"], int(np.prod(shape))).reshape(shape))
+    return arrays
+
+
+def run_tflm(
+    model: bytes, seed: int = 0, arena_size: int = BIG_ARENA, deterministic: bool = False
+) -> TflmRun:
+    """Run the real TFLM on random inputs (numpy seed), or on the boards' deterministic input,
+    and return its outputs and its report."""
     runtime = oracle()
     from host.model import Model
 
     sg = Model(model).subgraphs[0]
     interp = runtime.Interpreter.from_bytes(model, arena_size=arena_size)
-    for i, arr in enumerate(random_inputs(interp, len(sg.inputs), seed)):
+    if deterministic:
+        inputs = deterministic_inputs(interp, len(sg.inputs))
+    else:
+        inputs = random_inputs(interp, len(sg.inputs), seed)
+    for i, arr in enumerate(inputs):
         interp.set_input(arr, i)
     interp.invoke()
     outputs = [np.array(interp.get_output(i)) for i in range(len(sg.outputs))]
