@@ -26,8 +26,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from host import emulate  # noqa: E402
-from host.boards import BuildError, build_image, get_board  # noqa: E402
-from host.wire import WireReport, decode_stream  # noqa: E402
+from host.device.boards import BuildError, build_image, get_board  # noqa: E402
+from host.device.wire import WireReport, decode_stream  # noqa: E402
 
 MODELS_DIR = Path(__file__).resolve().parent.parent.parent / "shared" / "models"
 DEFAULT_MODELS = [

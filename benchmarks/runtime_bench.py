@@ -25,7 +25,7 @@ sys.path.insert(0, str(REPO / "tests"))
 
 from tflm_oracle import capture_output  # noqa: E402
 
-from host.runtime import MA_ERR_ARENA, Interpreter, MicroarenaError  # noqa: E402
+from host.runtime.binding import MA_ERR_ARENA, Interpreter, MicroarenaError  # noqa: E402
 
 LINE = re.compile(r"Arena allocation (total|head|tail) (\d+) bytes")
 

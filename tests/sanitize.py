@@ -9,7 +9,7 @@ import os
 import subprocess
 from pathlib import Path
 
-from host.runtime import build
+from host.runtime.binding import build
 
 REPO = Path(__file__).resolve().parents[1]
 

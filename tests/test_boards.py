@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from host.boards import all_boards, pio_executable
+from host.device.boards import all_boards, pio_executable
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "tools"))

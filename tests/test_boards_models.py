@@ -13,10 +13,10 @@ import numpy as np
 import pytest
 from tflm_oracle import MODELS, run_tflm
 
-from host import emulate
-from host.boards import BuildError, build_image, get_board
-from host.model import Model
-from host.wire import WireReport, decode_stream
+from host.device import emulate
+from host.device.boards import BuildError, build_image, get_board
+from host.device.wire import WireReport, decode_stream
+from host.tflite.model import Model
 
 pytestmark = pytest.mark.skipif(
     shutil.which("qemu-system-arm") is None or shutil.which("arm-none-eabi-gcc") is None,
@@ -155,11 +155,10 @@ def test_arena_is_the_same_on_every_board(runs, name: str) -> None:
 
 @pytest.mark.parametrize("name", MODEL_NAMES)
 def test_arena_matches_host_prediction(runs, images, name: str) -> None:
-    """host.arena_layout replays the runtime's allocations for Cortex-M exactly: head, tail,
+    """host.runtime.arena replays the runtime's allocations for Cortex-M exactly: head, tail,
     set-up peak and every tensor offset (the kernels' op data holds no pointers)."""
-    layout = pytest.importorskip(
-        "host.arena_layout", reason="host/arena_layout.py (the arena predictor) is not there yet"
-    )
+    from host.runtime import arena as layout
+
     data = (MODELS / f"{name}.tflite").read_bytes()
     predicted = layout.predict(data)
     report = wire_report(runs[("mps2-an386", name)].uart_text)
@@ -198,7 +197,8 @@ def test_unknown_model_name_fails_clearly(images: dict[str, Path]) -> None:
 def test_offline_plan_is_followed_on_the_board() -> None:
     """custom_plan = best: host.plan embeds its plan at build time and the board's runtime uses
     it. VWW is the model where TFLM's own greedy placement wastes a third of the head."""
-    layout = pytest.importorskip("host.arena_layout", reason="needs host/arena_layout.py")
+    from host.runtime import arena as layout
+
     model = MODELS / "tiny_vww_mobilenet_int8.tflite"
     if not model.exists():
         pytest.skip(f"shared model {model} is absent (tests read ../shared/models)")
@@ -219,8 +219,9 @@ def test_offline_plan_is_followed_on_the_board() -> None:
 def test_arena_too_big_for_the_ram_fails_before_writing(tmp_path: Path, capsys) -> None:
     """The RAM side of the build-time check (no shared model fits a QEMU board's flash but not
     its RAM), on the converter itself with a board of 16 KiB of RAM."""
-    layout = pytest.importorskip("host.arena_layout", reason="needs host/arena_layout.py")
     import sys
+
+    from host.runtime import arena as layout
 
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "firmware" / "app"))
     import embed_model

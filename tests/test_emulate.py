@@ -1,4 +1,4 @@
-"""host.emulate on real QEMU: bring-up image on every emulated board, exit status, faults,
+"""host.device.emulate on real QEMU: bring-up image on every emulated board, exit status, faults,
 hangs, repeatable tick counts, the streaming start() API and the CLI."""
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 import serial
 
-from host import emulate
-from host.boards import BuildError, build_image, emulated_boards, get_board
+from host.device import emulate
+from host.device.boards import BuildError, build_image, emulated_boards, get_board
 
 pytestmark = pytest.mark.skipif(
     shutil.which("qemu-system-arm") is None or shutil.which("arm-none-eabi-gcc") is None,

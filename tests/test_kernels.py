@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from host.runtime import MaTensor  # the ma_tensor mirror, shared with the binding
+from host.runtime.binding import MaTensor  # the ma_tensor mirror, shared with the binding
 
 REPO = Path(__file__).resolve().parents[1]
 KERNELS = REPO / "firmware" / "src" / "kernels"
@@ -45,7 +45,7 @@ CONTROL_FLOW = {"IF", "WHILE", "CALL_ONCE", "VAR_HANDLE", "READ_VARIABLE", "ASSI
 
 
 # ----------------------------------------------------------------------------- ctypes mirror
-# ma_quant / ma_tensor mirrors are shared with the runtime binding (host/runtime.py).
+# ma_quant / ma_tensor mirrors are shared with the runtime binding (host/runtime/binding.py).
 
 
 class MaOptions(ctypes.Structure):
@@ -460,8 +460,9 @@ def f32(shape: tuple[int, ...], data: Any = None) -> T:
 
 def single_op_model(op: str, inputs: list[T | None], outputs: list[T], opt: str | None,
                     slots: dict[int, tuple[str, Any]], nslots: int = 8) -> bytes:  # fmt: skip
-    """A one-operator .tflite written with the project's model writer (host.modelgen)."""
-    modelgen = pytest.importorskip("host.modelgen", reason="host.modelgen is not available")
+    """A one-operator .tflite written with the project's model writer (host.tflite.modelgen)."""
+    from host.tflite import modelgen
+
     g = modelgen.Graph()
     ids = []
     for i, t in enumerate(inputs + outputs):
@@ -702,9 +703,10 @@ def test_whole_model_matches_tflm(lib: ctypes.CDLL, name: str) -> None:
     print(f"{name}: kernel op data {op_data} B, TFLM persistent buffers {tflm} B")
     assert op_data <= tflm
     # The scratch the kernels really request is what scratch_requests.json declares.
-    declared = pytest.importorskip("host.scratch").scratch_requests(
-        pytest.importorskip("host.model").Model(path.read_bytes()), "microarena"
-    )
+    from host.planning.scratch import scratch_requests
+    from host.tflite.model import Model
+
+    declared = scratch_requests(Model(path.read_bytes()), "microarena")
     assert scratch == (len(declared), sum(r.bytes for r in declared))
 
 
@@ -1025,7 +1027,8 @@ CORE_MODELS = WHOLE_MODELS + [
 
 @pytest.fixture(scope="module")
 def core() -> Any:
-    runtime = pytest.importorskip("host.runtime", reason="the runtime core is not available")
+    from host.runtime import binding as runtime
+
     try:
         runtime.load_library()
     except (RuntimeError, OSError) as e:

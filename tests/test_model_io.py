@@ -9,11 +9,11 @@ import numpy as np
 import pytest
 from tflm_oracle import MODELS, run_tflm, shared_model
 
-from host import offline_plan
-from host.model import OFFLINE_PLAN_NAME, Model, ModelError
-from host.plan import main as plan_main
-from host.planners import PlanError
-from host.planning import plan_model
+from host.planning import offline_plan
+from host.planning.cli import main as plan_main
+from host.planning.packing import PlanError
+from host.planning.plan import plan_model
+from host.tflite.model import OFFLINE_PLAN_NAME, Model, ModelError
 
 ALL = sorted(p.stem for p in MODELS.glob("*.tflite")) if MODELS.exists() else []
 

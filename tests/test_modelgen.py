@@ -5,10 +5,10 @@ from __future__ import annotations
 import numpy as np
 from tflm_oracle import run_tflm
 
-from host import offline_plan
-from host.model import Model
-from host.modelgen import build_demo_model
-from host.planning import plan_model
+from host.planning import offline_plan
+from host.planning.plan import plan_model
+from host.tflite.model import Model
+from host.tflite.modelgen import build_demo_model
 
 
 def test_demo_model_is_deterministic() -> None:

@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 from tflm_oracle import shared_model
 
-from host import offline_plan
-from host.lifetimes import walk
-from host.model import OFFLINE_PLAN_NAME, Model
-from host.plan import main
+from host.planning import offline_plan
+from host.planning.cli import main
+from host.planning.lifetimes import walk
+from host.tflite.model import OFFLINE_PLAN_NAME, Model
 
 REPO = Path(__file__).resolve().parents[1]
 

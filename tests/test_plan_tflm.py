@@ -8,10 +8,10 @@ import numpy as np
 import pytest
 from tflm_oracle import run_tflm, runnable_models, shared_model
 
-from host import offline_plan
-from host.model import Model
-from host.planning import plan_model
-from host.tflm_tail import estimate_tflm_tail
+from host.planning import offline_plan
+from host.planning.plan import plan_model
+from host.planning.tflm_tail import estimate_tflm_tail
+from host.tflite.model import Model
 
 RUNNABLE = runnable_models()
 

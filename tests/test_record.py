@@ -2,7 +2,7 @@
 
 The stand-in is a TCP server thread on 127.0.0.1 that sends scripted bytes: it exists to inject
 faults (noise, damage, truncation, resets, silence) that a real board cannot be made to produce
-on demand. The report bytes themselves come from host/wire.py's encoder, which
+on demand. The report bytes themselves come from host/device/wire.py's encoder, which
 tests/test_wire_c.py checks is byte-identical to the firmware's C encoder.
 """
 
@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from host import record, wire
+from host.device import record, wire
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -266,7 +266,7 @@ def test_plan_comparison(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> 
         pytest.skip(f"{model} is absent")
     log = tmp_path / "r.log"
     try:
-        from host.plan import predict_model
+        from host.planning.cli import predict_model
 
         pred = predict_model(str(model))
     except (ImportError, ValueError, RuntimeError) as e:

@@ -3,7 +3,7 @@
 Two firmware paths: the probe (one image; the model is uploaded over the UART) and the model
 application (the model built into the image by PlatformIO). Each recorded report is checked
 against independent sources: the output CRC against the real TFLM run on the same input, the
-arena sizes against the planner's prediction (when host/arena_layout.py is there), the text lines
+arena sizes against the planner's prediction (when host/runtime/arena.py is there), the text lines
 against the record, and the two firmware paths against each other.
 """
 
@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 from tflm_oracle import run_tflm
 
-from host import record, upload
+from host.device import record, upload
 
 ROOT = Path(__file__).resolve().parents[1]
 MODELS = ROOT.parent / "shared" / "models"
@@ -36,11 +36,6 @@ def needs_emulator() -> None:
     for tool in ("qemu-system-arm", "arm-none-eabi-gcc"):
         if shutil.which(tool) is None:
             pytest.skip(f"{tool} is not installed (bash .ci/setup installs it)")
-    for module in ("host.emulate", "host.probe", "host.boards"):
-        try:
-            __import__(module)
-        except ImportError as e:
-            pytest.skip(f"{module} is not available: {e}")
 
 
 def model_path(name: str) -> Path:
@@ -59,7 +54,7 @@ def tflm_output_crc(path: Path) -> tuple[int, int]:
 
 def prediction(path: Path) -> dict | None:
     try:
-        from host.plan import predict_model
+        from host.planning.cli import predict_model
 
         return predict_model(str(path))
     except (ImportError, ValueError, RuntimeError):
@@ -89,7 +84,7 @@ def check_report(doc: dict, path: Path) -> None:
     assert head, "no tensor placements in the head"
     assert all(t["offset"] % 16 == 0 and t["offset"] + t["bytes"] <= r["head"] for t in head)
     pred = prediction(path)
-    if pred is not None:  # the planner's exact model of the runtime (host/arena_layout.py)
+    if pred is not None:  # the planner's exact model of the runtime (host/runtime/arena.py)
         assert doc["prediction_differences"] == []
         assert r["head"] == pred["head"] and r["temp_hwm"] <= pred["temporary"]
         # Kernel data is predicted with 64-bit host sizes: an upper bound on a 32-bit board.
@@ -156,7 +151,7 @@ def test_arena_too_small_reports_bytes_needed(
 
 def oversized_model(capacity: int) -> bytes:
     """A valid .tflite (one fully connected layer) whose weights alone exceed `capacity`."""
-    from host.modelgen import FULLY_CONNECTED, INT8, Graph, assemble, scalar_options
+    from host.tflite.modelgen import FULLY_CONNECTED, INT8, Graph, assemble, scalar_options
 
     depth = 1024
     width = capacity // depth + 1
@@ -204,7 +199,7 @@ def test_probe_keeps_serving_after_refused_and_failed_models(
     """One running probe, one connection after another: models it cannot take or run are
     refused with a reason, and it still takes the next one and runs it right."""
     needs_emulator()
-    from host import emulate, probe
+    from host.device import emulate, probe
 
     speech = model_path("tflm_micro_speech_int8")
     with emulate.start(BOARD, probe.build_probe(BOARD)) as emu:
@@ -245,7 +240,7 @@ def test_probe_keeps_serving_after_refused_and_failed_models(
 
 def test_serving_probe_runs_model_after_model(capsys: pytest.CaptureFixture[str]) -> None:
     needs_emulator()
-    from host import emulate, probe
+    from host.device import emulate, probe
 
     path = model_path("tflm_hello_world_int8")
     with emulate.start(BOARD, probe.build_probe(BOARD), args="serve") as emu:

@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from host import record
-from host.report_parse import parse_text_report
+from host.device import record
+from host.device.tflm_text import parse_text_report
 
 ROOT = Path(__file__).resolve().parents[1]
 MODELS = ROOT.parent / "shared" / "models"

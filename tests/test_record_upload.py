@@ -1,4 +1,4 @@
-"""Model upload (host/upload.py) against the real board-side protocol code.
+"""Model upload (host/device/upload.py) against the real board-side protocol code.
 
 firmware/probe/upload_rx.c is built with host gcc into a stand-in for the probe that talks on
 stdin/stdout (tests/test_record_upload_driver.c). A TCP server thread on 127.0.0.1 bridges a
@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from host import record, upload, wire
+from host.device import record, upload, wire
 
 ROOT = Path(__file__).resolve().parents[1]
 MODEL = ROOT.parent / "shared" / "models" / "tflm_hello_world_int8.tflite"

@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from host.runtime import Interpreter
+from host.runtime.binding import Interpreter
 
 REPO = Path(__file__).resolve().parents[1]
 MODEL = REPO.parent / "shared" / "models" / "tflm_hello_world_float.tflite"

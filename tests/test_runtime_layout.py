@@ -1,4 +1,4 @@
-"""host.arena_layout predicts the C runtime's arena exactly.
+"""host.runtime.arena predicts the C runtime's arena exactly.
 
 The ABI table (struct sizes per target) is checked against the compilers themselves
 (`nm -S` of an object holding one array per sizeof), and the host prediction is compared with
@@ -15,9 +15,10 @@ from pathlib import Path
 
 import pytest
 
-from host import arena_layout, offline_plan
-from host.model import Model
-from host.runtime import MA_ERR_UNSUPPORTED, Interpreter, MicroarenaError
+from host.planning import offline_plan
+from host.runtime import arena as arena_layout
+from host.runtime.binding import MA_ERR_UNSUPPORTED, Interpreter, MicroarenaError
+from host.tflite.model import Model
 
 REPO = Path(__file__).resolve().parents[1]
 MODELS = REPO.parent / "shared" / "models"

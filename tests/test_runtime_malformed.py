@@ -22,7 +22,7 @@ try:  # the child process runs this file as a script, outside pytest
 except ImportError:  # pragma: no cover
     pytest = None  # type: ignore[assignment]
 
-from host.runtime import (
+from host.runtime.binding import (
     MA_ERR_ARENA,
     MA_ERR_MODEL,
     MA_ERR_PLAN,
@@ -203,7 +203,7 @@ def test_every_smaller_arena_fails_cleanly() -> None:
 
 
 def test_offline_plan_with_wrong_tensor_count() -> None:
-    from host.model import Model
+    from host.tflite.model import Model
 
     model = Model(_load("tflm_hello_world_int8"))
     model.set_metadata(b"OfflineMemoryAllocation", struct.pack("<4i", 0, 1, 1, 0))

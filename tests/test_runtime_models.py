@@ -17,9 +17,10 @@ import numpy as np
 import pytest
 from tflm_oracle import MODELS, oracle, random_inputs, run_tflm, shared_model
 
-from host import arena_layout, offline_plan
-from host.model import Model
-from host.runtime import (
+from host.planning import offline_plan
+from host.planning.scratch import scratch_requests, unknown_scratch_ops
+from host.runtime import arena as arena_layout
+from host.runtime.binding import (
     MA_ERR_ARENA,
     MA_ERR_PLAN,
     MA_ERR_UNSUPPORTED,
@@ -28,7 +29,7 @@ from host.runtime import (
     Request,
     kernel_requests,
 )
-from host.scratch import scratch_requests, unknown_scratch_ops
+from host.tflite.model import Model
 
 
 def _manifest() -> list[str]:
@@ -88,8 +89,8 @@ def _assert_same_outputs(ours: list[np.ndarray], ref: list[np.ndarray]) -> None:
 
 
 def _head_with_tflm_scratch(data: bytes, tflm: bool = False) -> int:
-    """This runtime's head (exact model, host.arena_layout) with our kernels' scratch
-    requests, or with TFLM's kernels' ones (host.scratch) in their place."""
+    """This runtime's head (exact model, host.runtime.arena) with our kernels' scratch
+    requests, or with TFLM's kernels' ones (host.planning.scratch) in their place."""
     requests = kernel_requests(data)
     if tflm:
         model = Model(data)

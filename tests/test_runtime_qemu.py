@@ -2,7 +2,7 @@
 
 For several shared models a firmware is linked from build/arm/libmicroarena.a (all kernels,
 -Os) and a driver (tests/test_runtime_qemu_main.c) whose static arena is exactly
-`host.arena_layout.predict(model, abi="cortex-m")["required"]` bytes. The test checks that
+`host.runtime.arena.predict(model, abi="cortex-m")["required"]` bytes. The test checks that
 the model loads in that arena, that the board's head equals the prediction and its tail is
 within it (equal when the kernels' op data holds no pointers: the prediction takes kernel
 sizes from the 64-bit host build), and that the outputs equal the host build's on the same
@@ -19,8 +19,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from host import arena_layout
-from host.runtime import Interpreter, MicroarenaError
+from host.runtime import arena as arena_layout
+from host.runtime.binding import Interpreter, MicroarenaError
 
 REPO = Path(__file__).resolve().parents[1]
 MODELS = REPO.parent / "shared" / "models"

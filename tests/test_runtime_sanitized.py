@@ -16,7 +16,7 @@ import numpy as np
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from host.runtime import MA_ERR_UNSUPPORTED, Interpreter, MicroarenaError  # noqa: E402
+from host.runtime.binding import MA_ERR_UNSUPPORTED, Interpreter, MicroarenaError  # noqa: E402
 
 
 class _Details:

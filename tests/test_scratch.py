@@ -1,4 +1,4 @@
-"""Kernel scratch requests (host/scratch.py) against the real TFLM.
+"""Kernel scratch requests (host/planning/scratch.py) against the real TFLM.
 
 For every shared model TFLM runs, TFLM's planning is simulated (tensor lifetimes, plus one
 buffer per predicted scratch request over its operator's scopes, all through the exact TFLM
@@ -15,12 +15,11 @@ from pathlib import Path
 import pytest
 from tflm_oracle import MODELS, run_tflm, runnable_models, shared_model
 
-from host import offline_plan
-from host.lifetimes import walk
-from host.model import Model
-from host.planners.greedy import plan_greedy
-from host.planners.problem import arena_size
-from host.scratch import (
+from host.planning import offline_plan
+from host.planning.lifetimes import walk
+from host.planning.packing.greedy import plan_greedy
+from host.planning.packing.problem import arena_size
+from host.planning.scratch import (
     ScratchError,
     ScratchRequest,
     flexbuffer_map,
@@ -31,6 +30,7 @@ from host.scratch import (
     tflm_buffers,
     unknown_scratch_ops,
 )
+from host.tflite.model import Model
 
 RUNNABLE = runnable_models()
 needs_models = pytest.mark.skipif(not RUNNABLE, reason="../shared/models/TFLM_BASELINE.tsv absent")
@@ -92,7 +92,7 @@ def test_rfft_options_read_from_flexbuffer() -> None:
     sg = model.subgraphs[0]
     rffts = [op for op in sg.operators if op.name == "SignalRfft"]
     assert rffts
-    from host.scratch import custom_options
+    from host.planning.scratch import custom_options
 
     for op in rffts:
         opts = flexbuffer_map(custom_options(model, 0, op.index))
@@ -193,7 +193,7 @@ def test_bad_formulas_are_clear_errors(tmp_path: Path, formula: str, message: st
 
 
 def test_unknown_runtime() -> None:
-    from host.modelgen import build_demo_model
+    from host.tflite.modelgen import build_demo_model
 
     with pytest.raises(ScratchError, match="unknown runtime 'tvm'"):
         scratch_requests(Model(build_demo_model()), "tvm")
@@ -217,7 +217,7 @@ def _single_op_model(
     Constant inputs are int32 (axes, shapes, paddings) unless given as (bytes, type); a list
     of output shapes gives several outputs.
     """
-    from host.modelgen import Graph, assemble, scalar_options
+    from host.tflite.modelgen import Graph, assemble, scalar_options
 
     g = Graph()
     scale = [0.05]
@@ -420,7 +420,7 @@ SCRATCH_FREE = {
 def test_ops_listed_without_scratch_request_none(name: str) -> None:
     """Ops modelled as never requesting scratch: TFLM's head is exactly the pinned tensors
     (float32 and int8 where this TFLM build has the kernel)."""
-    from host.op_names import BUILTIN_NAMES
+    from host.tflite.ops import BUILTIN_NAMES
 
     code = {v: k for k, v in BUILTIN_NAMES.items()}[name]
     ins, out, opt_type, slots, consts, *out_type = SCRATCH_FREE[name]
@@ -458,8 +458,8 @@ def test_tflm_buffers_orders_tensors_then_scratch() -> None:
 
 def _svdf_model(dtype: int, batch: int, filters: int, rank: int, memory: int) -> bytes:
     """One SVDF operator with its variable activation state (as TFLM's SVDF Prepare expects)."""
-    from host.flatbuf import new_table, set_child
-    from host.modelgen import Graph, assemble, scalar_options
+    from host.tflite.flatbuf import new_table, set_child
+    from host.tflite.modelgen import Graph, assemble, scalar_options
 
     units, n_in = filters // rank, 8
     int8 = dtype == INT8
@@ -502,7 +502,7 @@ def test_svdf_scratch_in_tflm(dtype: int) -> None:
 
 @needs_models
 def test_cli_json_matches_api(capsys: pytest.CaptureFixture[str]) -> None:
-    from host.scratch import main
+    from host.planning.scratch import main
 
     path = shared_model("tflm_dtln_noise_suppression")
     assert main([str(path), "--json"]) == 0
@@ -517,7 +517,7 @@ def test_cli_json_matches_api(capsys: pytest.CaptureFixture[str]) -> None:
 
 @needs_models
 def test_cli_text(capsys: pytest.CaptureFixture[str]) -> None:
-    from host.scratch import main
+    from host.planning.scratch import main
 
     assert main([str(shared_model("tflm_audio_preprocessor_int8"))]) == 0
     out = capsys.readouterr().out
@@ -525,8 +525,8 @@ def test_cli_text(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_cli_bad_input_is_a_clear_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from host.modelgen import build_demo_model
-    from host.scratch import main
+    from host.planning.scratch import main
+    from host.tflite.modelgen import build_demo_model
 
     cut = tmp_path / "cut.tflite"
     cut.write_bytes(build_demo_model()[:200])
@@ -545,9 +545,9 @@ def _twice_called_subgraph_model() -> tuple[bytes, dict[str, int]]:
     """Subgraph 1 (b = ADD_N(a, a, a), which requests scratch) called by two IF operators of
     subgraph 0: y = IF(c, x); y2 = RELU(y); z = IF(c, y2). Returns the model and the global
     tensor indices by name."""
-    from host.flatbuf import encode, new_table, set_child
-    from host.modelgen import Graph, scalar_options
-    from host.tflite_schema import SCHEMA
+    from host.tflite.flatbuf import encode, new_table, set_child
+    from host.tflite.modelgen import Graph, scalar_options
+    from host.tflite.schema import SCHEMA
 
     g0, g1 = Graph(), Graph()
     g1.buffers, g1.opcodes = g0.buffers, g0.opcodes  # one model: shared tables
@@ -606,8 +606,8 @@ def test_scratch_of_a_subgraph_called_twice() -> None:
 def test_shipped_formula_file_evaluates_on_every_model() -> None:
     """firmware/scratch_requests.json (the kernels' declarations) reads and evaluates cleanly
     on every shared model and on the project's own demo model."""
-    from host.modelgen import build_demo_model
-    from host.scratch import DEFAULT_FORMULAS
+    from host.planning.scratch import DEFAULT_FORMULAS
+    from host.tflite.modelgen import build_demo_model
 
     table = load_formulas()
     if DEFAULT_FORMULAS.exists():

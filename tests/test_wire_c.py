@@ -1,7 +1,7 @@
 """The C record encoder (firmware/src/report_wire.c), built with host gcc and decoded in Python.
 
-Every report is encoded twice, by the C encoder and by host/wire.py's own encoder; the decoder
-must give back the report that was put in, and the two byte streams must be identical.
+Every report is encoded twice, by the C encoder and by the Python one (host/device/wire.py);
+the decoder must give back the report that was put in, and the two byte streams must be identical.
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from host import wire
-from host.report_parse import parse_text_report
+from host.device import wire
+from host.device.tflm_text import parse_text_report
 
 ROOT = Path(__file__).resolve().parents[1]
 SRC = ROOT / "firmware" / "src" / "report_wire.c"

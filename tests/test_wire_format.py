@@ -1,5 +1,7 @@
-"""Framing decoder (host/wire.py) under damage: whatever happens to the bytes, a record is either
-decoded exactly as sent or rejected with a reason; never accepted with different contents."""
+"""Framing decoder (host/device/wire.py) under damage.
+
+Whatever happens to the bytes, a record is either decoded exactly as sent or rejected with a
+reason; never accepted with different contents."""
 
 from __future__ import annotations
 
@@ -7,7 +9,7 @@ import random
 
 import pytest
 
-from host import wire
+from host.device import wire
 
 
 def sample(seed: int, n_tensors: int = 40) -> wire.WireReport:

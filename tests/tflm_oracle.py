@@ -98,8 +98,8 @@ def random_inputs(interp, count: int, seed: int = 0) -> list[np.ndarray]:
 
 
 def deterministic_inputs(interp, count: int) -> list[np.ndarray]:
-    """The inputs the board applications feed (host.boards.deterministic_input)."""
-    from host.boards import deterministic_input
+    """The inputs the board applications feed (host.device.boards.deterministic_input)."""
+    from host.device.boards import deterministic_input
 
     arrays = []
     for i in range(count):
@@ -115,7 +115,7 @@ def run_tflm(
     """Run the real TFLM on random inputs (numpy seed), or on the boards' deterministic input,
     and return its outputs and its report."""
     runtime = oracle()
-    from host.model import Model
+    from host.tflite.model import Model
 
     sg = Model(model).subgraphs[0]
     interp = runtime.Interpreter.from_bytes(model, arena_size=arena_size)

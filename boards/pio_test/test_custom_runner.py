@@ -1,4 +1,4 @@
-"""`pio test` runner for emulated boards: runs the test image on QEMU through host.emulate.
+"""`pio test` runner for emulated boards: runs the test image on QEMU through host.device.emulate.
 
 The image prints "TEST <name> PASS|FAIL <why>" lines and exits with its failure count; each line
 becomes a PlatformIO test case. Real boards cannot be tested here (no probe, no emulator).
@@ -16,8 +16,8 @@ if str(PROJECT_DIR) not in sys.path:
 
 class CustomTestRunner(TestRunnerBase):
     def stage_testing(self):
-        from host import emulate
-        from host.boards import get_board
+        from host.device import emulate
+        from host.device.boards import get_board
 
         env_name = self.test_suite.env_name
         board_id = self.project_config.get(f"env:{env_name}", "board")

@@ -4,7 +4,7 @@ Writes, into --out-dir:
   model_data.c    each .tflite as a 16-byte aligned const array (in flash) and a table of them
                   (an image may hold several models; the firmware runs one per boot)
   model_config.h  the table type and the arena size: the host prediction of what this
-                  runtime needs for the model (host.arena_layout), or a clearly labelled
+                  runtime needs for the model (host.runtime.arena), or a clearly labelled
                   fallback while that predictor is not available.
 Fails (exit 1, one clear line) when the model or its arena cannot fit the board, so an image
 that would not run is never linked.
@@ -23,16 +23,16 @@ FLASH_RESERVE = 64 * 1024  # code of the runtime, kernels and board
 
 
 def predicted_arena(model: bytes) -> tuple[int, str] | None:
-    """(bytes, source) from host.arena_layout.predict, if that module is available."""
+    """(bytes, source) from host.runtime.arena.predict, if that module is available."""
     try:
-        from host.arena_layout import predict
+        from host.runtime.arena import predict
     except ImportError:
         return None
     prediction = predict(model)
     for key in ("required", "total"):
         if key in prediction:
             size = int(prediction[key])
-            return (size + 15) // 16 * 16, f"predicted:host.arena_layout.{key}"
+            return (size + 15) // 16 * 16, f"predicted:host.runtime.arena.{key}"
     return None
 
 

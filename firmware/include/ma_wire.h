@@ -1,5 +1,5 @@
 /* Arena report encoder: the TFLM-style text report and the framed, CRC-checked record that
- * host/wire.py decodes (format: docs/wire_format.md).
+ * host/device/wire.py decodes (format: docs/wire_format.md).
  *
  * Output goes through a put callback (a UART write, a buffer, stdout), so the encoder needs
  * no heap, no globals and no printf. The record is produced in two passes over the same

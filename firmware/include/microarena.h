@@ -63,7 +63,7 @@ ma_status ma_open(ma_interp **out, const void *model, size_t model_size, void *a
 
 /* As ma_open, and reports every set-up request whose size the kernels decide, in order:
  * kind 0 = kernel persistent data (ma_persistent), 1 = kernel scratch (ma_request_scratch),
- * 2 = a resource variable's buffer. host/arena_layout.py replays them to predict the arena. */
+ * 2 = a resource variable's buffer. host/runtime/arena.py replays them to predict the arena. */
 typedef void (*ma_request_log_fn)(void *ctx, int kind, size_t bytes, int32_t subgraph,
                                   int32_t node);
 ma_status ma_open_logged(ma_interp **out, const void *model, size_t model_size, void *arena,

@@ -1,6 +1,6 @@
 /* Model-upload probe: receives a .tflite over the UART (upload_rx.c), loads it into its arena
  * with the microarena runtime, invokes it once on a deterministic input and reports the arena in
- * the wire format (ma_wire_interp.h). Built by host/probe.py for CMSDK-UART boards (mps2-an385,
+ * the wire format (ma_wire_interp.h). Built by host/device/probe.py for CMSDK-UART boards (mps2-an385,
  * -an386, -an500); run by `python -m host.record --board <board> --upload model.tflite`.
  *
  * A refused upload or a model that fails (does not load, arena too small, invoke error) is

@@ -169,7 +169,7 @@ def build_model_sources():
     ram_limit = int(board.get("upload.maximum_ram_size", 0))
     limits = f"--flash-limit {flash_limit} --ram-limit {ram_limit} --board {board_id}"
     quoted = " ".join(f'"{p}"' for p in paths)
-    # Always run: the arena prediction depends on the runtime and host.arena_layout, not only on
+    # Always run: the arena prediction depends on the runtime and host.runtime.arena, not only on
     # the model; embed_model.py leaves unchanged files alone, so nothing recompiles needlessly.
     generated = env.Command(
         outputs,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from host.planning import PlanResult
+from host.planning.plan import PlanResult
 
 
 def _scope(first: int, last: int) -> str:

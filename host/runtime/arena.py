@@ -19,9 +19,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from host import offline_plan
-from host.model import Model
-from host.runtime import CATEGORIES
+from host.planning import offline_plan
+from host.runtime.binding import CATEGORIES
+from host.tflite.model import Model
 
 ALIGN = 16  # MA_ALIGN
 MAX_NESTING = 8  # MA_MAX_NESTING
@@ -128,7 +128,7 @@ def predict(
     a = ABIS[abi]
     model = Model(model_bytes)
     if requests is None:
-        from host.runtime import kernel_requests
+        from host.runtime.binding import kernel_requests
 
         requests = kernel_requests(model_bytes)
     plan = offline_plan.read(model)

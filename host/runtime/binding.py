@@ -20,9 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
-REPO = Path(__file__).resolve().parent.parent
-FIRMWARE = REPO / "firmware"
-BUILD = REPO / "build"
+from host.paths import BUILD, FIRMWARE
 
 STATUS_NAMES = {
     0: "MA_OK",

@@ -1,12 +1,12 @@
 """The parts of TensorFlow Lite's schema (schema.fbs, version 3) this project must know.
 
-Only offset-bearing fields are listed (see host/flatbuf.py): scalars are copied raw. Slot
+Only offset-bearing fields are listed (see host/tflite/flatbuf.py): scalars are copied raw. Slot
 numbers are the schema's field indices. Options tables that hold only scalars need no entry.
 """
 
 from __future__ import annotations
 
-from host.flatbuf import Ref, Schema, UnionRef, Vec
+from host.tflite.flatbuf import Ref, Schema, UnionRef, Vec
 
 I32 = Vec("int32")
 

@@ -4,7 +4,7 @@ The README's default model is made here, at set-up, so the project ships no thir
 model. It exercises the common int8 kernels (CONV_2D, DEPTHWISE_CONV_2D, AVERAGE_POOL_2D,
 RESHAPE, FULLY_CONNECTED, SOFTMAX) with per-channel quantised weights, like a converter's output.
 
-  python -m host.modelgen build/demo_int8.tflite
+  python -m host.tflite.modelgen build/demo_int8.tflite
 """
 
 from __future__ import annotations
@@ -17,9 +17,9 @@ from pathlib import Path
 
 import numpy as np
 
-from host.flatbuf import Table, encode, new_table, set_child
-from host.model import Model, write_atomic
-from host.tflite_schema import SCHEMA
+from host.tflite.flatbuf import Table, encode, new_table, set_child
+from host.tflite.model import Model, write_atomic
+from host.tflite.schema import SCHEMA
 
 INT8, INT32 = 9, 2
 SAME, VALID = 0, 1
@@ -192,7 +192,7 @@ def assemble(g: Graph, inputs: list[int], outputs: list[int]) -> bytes:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m host.modelgen", description=__doc__,
+    ap = argparse.ArgumentParser(prog="python -m host.tflite.modelgen", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
     ap.add_argument("output", help="where to write the .tflite")
     ap.add_argument("--seed", type=int, default=0, help="weights seed (default 0)")

@@ -1,7 +1,7 @@
 """The boards of this project, read from their definitions in boards/<id>/board.json.
 
 One source of truth for the firmware build (PlatformIO reads the same files) and for the host
-tools that run images on QEMU (host.emulate) or compare results (tests, benchmarks).
+tools that run images on QEMU (host.device.emulate) or compare results (tests, benchmarks).
 """
 
 from __future__ import annotations
@@ -17,8 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
-BOARDS_DIR = REPO_ROOT / "boards"
+from host.paths import BOARDS, BUILD, REPO
 
 
 @dataclass(frozen=True)
@@ -39,7 +38,7 @@ class Board:
     @property
     def renode_script(self) -> Path | None:
         """boards/<id>/renode.resc, for real boards Renode models (Renode is not installed here)."""
-        script = BOARDS_DIR / self.id / "renode.resc"
+        script = BOARDS / self.id / "renode.resc"
         return script if script.is_file() else None
 
 
@@ -64,7 +63,7 @@ def _load(path: Path) -> Board:
 
 def all_boards() -> dict[str, Board]:
     """Every board with a boards/<id>/board.json, by id."""
-    return {b.id: b for b in (_load(p) for p in sorted(BOARDS_DIR.glob("*/board.json")))}
+    return {b.id: b for b in (_load(p) for p in sorted(BOARDS.glob("*/board.json")))}
 
 
 def get_board(board_id: str) -> Board:
@@ -100,7 +99,7 @@ class BuildError(RuntimeError):
     """PlatformIO could not build the image; the message holds the build's error lines."""
 
 
-BUILD_ROOT = REPO_ROOT / "build" / "pio"
+BUILD_ROOT = BUILD / "pio"
 
 
 def pio_executable() -> str:
@@ -143,13 +142,13 @@ def build_image(
             digest = hashlib.sha1(variant.encode()).hexdigest()[:12]
             variant = f"model-{len(paths)}models-{digest}"
         env["MICROARENA_MODEL"] = ",".join(str(p) for p in paths)
-        env["MICROARENA_PLAN"] = plan  # none, or the host.plan planner whose plan is embedded
+        env["MICROARENA_PLAN"] = plan  # none, or the planner (host.plan) whose plan is embedded
         if plan != "none":
             variant += f"-plan_{plan}"
     build_dir = Path(build_root) / variant
     env["PLATFORMIO_BUILD_DIR"] = str(build_dir)
     proc = subprocess.run(
-        [pio_executable(), "run", "-e", board, "-d", str(REPO_ROOT)],
+        [pio_executable(), "run", "-e", board, "-d", str(REPO)],
         capture_output=True,
         text=True,
         env=env,

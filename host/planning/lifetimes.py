@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from host.model import Model, ModelError, Tensor
+from host.tflite.model import Model, ModelError, Tensor
 
 ALIGNMENT = 16  # TFLM's MicroArenaBufferAlignment()
 RESOURCE = 13

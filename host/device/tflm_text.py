@@ -19,7 +19,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from host.wire import Category
+from host.device.wire import Category
 
 TAG = "[RecordingMicroAllocator]"
 _REGION = re.compile(

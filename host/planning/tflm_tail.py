@@ -1,6 +1,6 @@
 """An estimate of TFLM's arena tail (persistent allocations) for a model.
 
-The head is exact (host/planning.py); the tail depends on the TFLM build, its kernels' op
+The head is exact (host/planning/plan.py); the tail depends on the TFLM build, its kernels' op
 data and the pointer size, so this is an estimate, fitted to the pip tflite-micro build
 (64-bit host, reference kernels) on the shared models: within 10% of the real value on all
 but one (the tests allow 20%).
@@ -9,8 +9,8 @@ but one (the tests allow 20%).
 
 from __future__ import annotations
 
-from host.lifetimes import align_up
-from host.model import Model
+from host.planning.lifetimes import align_up
+from host.tflite.model import Model
 
 EVAL_TENSOR = 24  # TfLiteEvalTensor
 NODE_AND_REGISTRATION = 64

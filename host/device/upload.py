@@ -15,7 +15,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from host.wire import crc32
+from host.device.wire import crc32
 
 MARKER = "@MAU "
 CHUNK_BYTES = 128

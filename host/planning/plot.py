@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from host.model import ModelError
-from host.planning import PlanResult
+from host.planning.plan import PlanResult
+from host.tflite.model import ModelError
 
 
 def plot_plan(r: PlanResult, path: str) -> None:

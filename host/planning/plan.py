@@ -11,12 +11,12 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from host import lifetimes
-from host import scratch as scratch_model
-from host.model import Model
-from host.offline_plan import tensor_buffers
-from host.planners import Buffer, arena_size, lower_bound, plan
-from host.tflm_tail import estimate_tflm_tail
+from host.planning import lifetimes
+from host.planning import scratch as scratch_model
+from host.planning.offline_plan import tensor_buffers
+from host.planning.packing import Buffer, arena_size, lower_bound, plan
+from host.planning.tflm_tail import estimate_tflm_tail
+from host.tflite.model import Model
 
 Progress = Callable[[str], None]
 

@@ -11,9 +11,9 @@ import re
 import struct
 from dataclasses import dataclass
 
-from host.lifetimes import ALIGNMENT, Walk, walk
-from host.model import OFFLINE_PLAN_NAME, Model, ModelError
-from host.planners.problem import Buffer, validate
+from host.planning.lifetimes import ALIGNMENT, Walk, walk
+from host.planning.packing.problem import Buffer, validate
+from host.tflite.model import OFFLINE_PLAN_NAME, Model, ModelError
 
 ONLINE = -1
 VERSION = 0

@@ -12,8 +12,9 @@ import shutil
 import subprocess
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-BUILD = ROOT / "build" / "probe"
+from host.paths import BUILD, REPO
+
+PROBE_BUILD = BUILD / "probe"
 
 # Boards whose UART0 is a CMSDK UART the probe can receive on, and where the 1 MiB model buffer
 # and 2 MiB arena fit in RAM.
@@ -25,15 +26,15 @@ class ProbeBuildError(RuntimeError):
 
 
 def _sources(board: str) -> list[Path]:
-    common = ROOT / "boards" / "common"
-    src = ROOT / "firmware" / "src"
+    common = REPO / "boards" / "common"
+    src = REPO / "firmware" / "src"
     return [
         common / "startup.c",
         common / "print.c",
         common / "semihost.c",
-        ROOT / "boards" / board / "board.c",
+        REPO / "boards" / board / "board.c",
         *_runtime_sources(src),
-        *sorted((ROOT / "firmware" / "probe").glob("*.c")),
+        *sorted((REPO / "firmware" / "probe").glob("*.c")),
     ]
 
 
@@ -51,15 +52,15 @@ def _machine_flags(build: dict) -> list[str]:
     return flags + ["-mfloat-abi=soft"]
 
 
-def build_probe(board: str, out_dir: Path = BUILD) -> Path:
+def build_probe(board: str, out_dir: Path = PROBE_BUILD) -> Path:
     """The probe image for `board` (built if missing or out of date)."""
     if board not in UART_BASE:
         raise ValueError(f"the probe runs on {', '.join(sorted(UART_BASE))}, not {board!r}")
     if shutil.which("arm-none-eabi-gcc") is None:
         raise ProbeBuildError("arm-none-eabi-gcc is not on PATH (Debian gcc-arm-none-eabi)")
-    spec = json.loads((ROOT / "boards" / board / "board.json").read_text())["build"]
+    spec = json.loads((REPO / "boards" / board / "board.json").read_text())["build"]
     srcs = _sources(board)
-    headers = [*ROOT.glob("firmware/**/*.h"), *ROOT.glob("boards/common/*.h")]
+    headers = [*REPO.glob("firmware/**/*.h"), *REPO.glob("boards/common/*.h")]
     elf = out_dir / board / "probe.elf"
     newest = max(p.stat().st_mtime for p in [*srcs, *headers])
     if elf.exists() and elf.stat().st_mtime > newest:
@@ -80,14 +81,14 @@ def build_probe(board: str, out_dir: Path = BUILD) -> Path:
         f'-DMA_BOARD_NAME="{board}"',
         "-DBOARD_EMULATED",
         f"-DPROBE_UART_BASE={UART_BASE[board]:#x}u",
-        f"-I{ROOT / 'boards' / 'common'}",
-        f"-I{ROOT / 'boards' / board}",
-        f"-I{ROOT / 'firmware' / 'include'}",
-        f"-I{ROOT / 'firmware' / 'src'}",
-        f"-I{ROOT / 'firmware' / 'src' / 'kernels'}",
+        f"-I{REPO / 'boards' / 'common'}",
+        f"-I{REPO / 'boards' / board}",
+        f"-I{REPO / 'firmware' / 'include'}",
+        f"-I{REPO / 'firmware' / 'src'}",
+        f"-I{REPO / 'firmware' / 'src' / 'kernels'}",
         *map(str, srcs),
-        f"-T{ROOT / 'boards' / board / spec.get('ldscript', 'link.ld')}",
-        f"-L{ROOT / 'boards' / 'common'}",
+        f"-T{REPO / 'boards' / board / spec.get('ldscript', 'link.ld')}",
+        f"-L{REPO / 'boards' / 'common'}",
         "-nostartfiles",
         "--specs=nano.specs",
         "-Wl,--gc-sections",

@@ -1,6 +1,6 @@
 """Reading, editing and atomically writing .tflite models.
 
-`Model` is a thin typed view over the decoded flatbuffer (host/flatbuf.py): the planner reads
+`Model` is a thin typed view over the decoded flatbuffer (host/tflite/flatbuf.py): the planner reads
 tensors and operators from it, and writes the OfflineMemoryAllocation metadata back.
 """
 
@@ -13,8 +13,8 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from host import tflite_schema as S
-from host.flatbuf import FlatBufferError, Table, decode, encode, new_table, set_child
+from host.tflite import schema as S
+from host.tflite.flatbuf import FlatBufferError, Table, decode, encode, new_table, set_child
 
 OFFLINE_PLAN_NAME = b"OfflineMemoryAllocation"
 MAX_MODEL_BYTES = 2**31 - 1  # flatbuffers' 2 GB limit; larger models use external buffers
@@ -87,7 +87,7 @@ class Subgraph:
 
 
 def builtin_name(code: int) -> str:
-    from host.op_names import BUILTIN_NAMES
+    from host.tflite.ops import BUILTIN_NAMES
 
     return BUILTIN_NAMES.get(code, f"BUILTIN_{code}")
 

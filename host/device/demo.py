@@ -1,0 +1,66 @@
+"""The main job on the bundled demo model, end to end:
+
+1. build microarena's own int8 demo model (host.tflite.modelgen) if it is not there yet;
+2. plan its arena and embed the plan (host.plan --embed) into a copy;
+3. build the firmware with that model for an emulated board (PlatformIO, offline);
+4. run it under QEMU and record the arena report over the UART (host.device.record),
+   checking it against the planner's prediction.
+
+python -m host.demo [--board mps2-an386] [--model FILE.tflite]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from pathlib import Path
+
+from host.device import record
+from host.paths import BUILD, REPO
+from host.planning import cli as planner
+from host.tflite import modelgen
+
+DEMO_MODEL = BUILD / "demo_int8.tflite"
+
+
+def _step(text: str) -> None:
+    print(f"\n== {text}", flush=True)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(
+        prog="python -m host.demo",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    ap.add_argument("--board", default="mps2-an386", help="emulated board (default mps2-an386)")
+    ap.add_argument("--model", help="a .tflite to use instead of the demo model")
+    ap.add_argument("--timeout", type=float, default=300.0, help="seconds for build and run")
+    args = ap.parse_args(argv)
+    os.environ.setdefault("PLATFORMIO_DISABLE_UPGRADE_CHECK", "true")
+
+    source = Path(args.model) if args.model else DEMO_MODEL
+    if not args.model and not source.exists():
+        _step(f"building the demo model {source.relative_to(REPO)}")
+        modelgen.main([str(source)])
+    planned = BUILD / f"{source.stem}.planned.tflite"
+    planned.parent.mkdir(parents=True, exist_ok=True)
+
+    _step(f"planning {source.name} (host.plan --embed -o {planned.relative_to(REPO)})")
+    status = planner.main([str(source), "--embed", "-o", str(planned), "-q"])
+    if status:
+        return status
+
+    _step(f"building for {args.board}, running it under QEMU, recording its UART report")
+    return record.main(
+        [
+            "--board",
+            args.board,
+            "--model",
+            str(planned),
+            "--plan",
+            str(planned),
+            "--timeout",
+            str(args.timeout),
+        ]
+    )

@@ -1,0 +1,180 @@
+"""Offline memory planner for TensorFlow Lite Micro models.
+
+python -m host.plan model.tflite              show the plan and the arena it needs
+python -m host.plan model.tflite --embed      write the plan into the model (atomically)
+python -m host.plan --check model.tflite      validate a plan already in a model
+python -m host.plan --buffers problem.csv     plan a bare id,lower,upper,size problem
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from host.planning import offline_plan
+from host.planning.packing import (
+    PLANNERS,
+    PlanError,
+    arena_size,
+    lower_bound,
+    plan,
+    read_csv,
+    write_csv,
+)
+from host.planning.plan import PlanResult, plan_model
+from host.planning.report import plan_json, plan_text
+from host.runtime import arena as arena_layout
+from host.tflite.model import Model, ModelError
+
+MODEL_TIME_LIMIT = 1.5  # a model plans in under 2 s by default (most reach the bound at once)
+CSV_TIME_LIMIT = 10.0
+
+EPILOG = """\
+The plan is written as TFLM's OfflineMemoryAllocation metadata: any TFLM runtime (and this
+project's firmware) then places tensors at these offsets. Kernel scratch buffers are still
+placed by TFLM at run time; the planner simulates that, so the head it prints is the one TFLM
+will report. Exit status: 0 ok, 1 invalid plan (--check), 2 bad input.
+"""
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="python -m host.plan",
+        description=__doc__,
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("model", nargs="?", help="the .tflite model to plan")
+    p.add_argument("--embed", action="store_true", help="write the plan into the model")
+    p.add_argument("-o", "--output", help="with --embed: write to OUTPUT instead of in place")
+    p.add_argument("--check", metavar="MODEL", help="validate the plan embedded in MODEL")
+    p.add_argument("--buffers", metavar="CSV", help="plan a bare problem: id,lower,upper,size")
+    p.add_argument("--out-csv", metavar="CSV", help="with --buffers: write offsets to this CSV")
+    p.add_argument(
+        "--planner", choices=sorted(PLANNERS), default="best", help="placement algorithm"
+    )
+    p.add_argument(
+        "--runtime",
+        choices=["tflm", "microarena"],
+        default="tflm",
+        help="whose kernels' scratch buffers to plan around (default: tflm)",
+    )
+    p.add_argument(
+        "--time-limit",
+        type=float,
+        default=None,
+        help="search budget in seconds (default: 1.5 for a model, 10 for --buffers)",
+    )
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.add_argument("--plot", metavar="FILE", help="draw the layout over time (.png or .svg)")
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress messages")
+    return p
+
+
+def _progress(quiet: bool):
+    if quiet:
+        return None
+    return lambda msg: print(f"  ... {msg}", file=sys.stderr, flush=True)
+
+
+def cmd_plan(args: argparse.Namespace) -> int:
+    model = Model.load(args.model)
+    limit = args.time_limit or MODEL_TIME_LIMIT
+    result = plan_model(
+        model, args.planner, limit, args.runtime, _progress(args.quiet or args.json)
+    )
+    offline_plan.embed(model, result.tensor_offsets())  # in memory; saved only with --embed
+    _add_arena(result, model)
+    if args.embed:
+        out = Path(args.output or args.model)
+        model.save(out)
+        problems = offline_plan.check(Model.load(out))
+        if problems:  # a bug of ours: say so rather than leave a bad model unnoticed
+            raise PlanError(f"written plan failed its own check: {problems[0]}")
+    if args.plot:
+        from host.planning.plot import plot_plan
+
+        plot_plan(result, args.plot)
+    if args.json:
+        print(json.dumps(plan_json(result, args.output or args.model if args.embed else None)))
+    else:
+        print(plan_text(result))
+        if args.embed:
+            print(f"\nplan embedded in {args.output or args.model}")
+    return 0
+
+
+def _add_arena(result: PlanResult, model: Model) -> None:
+    """This project's runtime arena, when its exact predictor is available."""
+    try:
+        predicted = arena_layout.predict(model.to_bytes())
+        keys = ("head", "tail", "total", "temporary", "required")
+        result.arena = {k: int(predicted[k]) for k in keys}  # type: ignore[call-overload]
+    except Exception as e:  # the prediction is extra information; the plan stands without it
+        result.warnings.append(f"microarena arena prediction unavailable: {e}")
+
+
+def predict_model(path: str) -> dict:
+    """What this project's runtime will report for the model as it is (plan included).
+
+    head/tail/total/temporary come from host.runtime.arena, the exact Python model of the
+    firmware's allocator; the recorder compares a board's report with this.
+    """
+    Model.load(path)  # clear errors for a bad model before the predictor sees it
+    return dict(arena_layout.predict(Path(path).read_bytes()))
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    model = Model.load(args.check)
+    problems = offline_plan.check(model)
+    if args.json:
+        print(json.dumps({"model": args.check, "valid": not problems, "problems": problems}))
+    elif problems:
+        print(f"{args.check}: INVALID offline plan:")
+        for msg in problems:
+            print(f"  - {msg}")
+    else:
+        n = len(offline_plan.read(model).offsets)  # type: ignore[union-attr]
+        print(f"{args.check}: offline plan OK ({n} offsets)")
+    return 1 if problems else 0
+
+
+def cmd_buffers(args: argparse.Namespace) -> int:
+    buffers = read_csv(args.buffers)
+    offsets = plan(
+        buffers,
+        planner=args.planner,
+        time_limit=args.time_limit or CSV_TIME_LIMIT,
+        alignment=1,
+        progress=_progress(args.quiet or args.json),
+    )
+    size, bound = arena_size(buffers, offsets), lower_bound(buffers)
+    if args.out_csv:
+        write_csv(args.out_csv, buffers, offsets)
+    if args.json:
+        print(json.dumps({"arena": size, "lower_bound": bound, "offsets": offsets}))
+    else:
+        ratio = size / bound if bound else 1.0
+        print(f"{len(buffers)} buffers: arena {size} bytes, lower bound {bound} ({ratio:.3f}x)")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    chosen = [x for x in (args.model, args.check, args.buffers) if x]
+    if len(chosen) != 1:
+        _parser().error("give exactly one of MODEL, --check MODEL or --buffers CSV")
+    try:
+        if args.check:
+            return cmd_check(args)
+        if args.buffers:
+            return cmd_buffers(args)
+        return cmd_plan(args)
+    except (ModelError, PlanError, OSError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
