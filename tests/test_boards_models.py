@@ -223,7 +223,7 @@ def test_arena_too_big_for_the_ram_fails_before_writing(tmp_path: Path, capsys) 
 
     from host.runtime import arena as layout
 
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "firmware" / "app"))
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "firmware" / "apps" / "model"))
     import embed_model
 
     model = MODELS / "tiny_kws_dscnn_int8.tflite"

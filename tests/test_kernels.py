@@ -1,6 +1,6 @@
 """Kernels of the C runtime (firmware/src/kernels/) against the real TFLM interpreter.
 
-The kernels are built with a small harness (firmware/src/kernels/test/kernel_harness.c)
+The kernels are built with a small harness (firmware/test/kernel_harness.c)
 into a shared library under UBSan and driven through ctypes, independently of the runtime
 core. The oracle is the real tflite-micro Python interpreter run with
 kPreserveAllTensors: every operator of every shared model is fed TFLM's own input tensors
@@ -64,6 +64,7 @@ class MaNode(ctypes.Structure):
         ("user_data", ctypes.c_void_p),
         ("builtin_code", ctypes.c_int32),
         ("index", ctypes.c_int32),
+        ("variant", ctypes.c_int32),
     ]
 
 
@@ -86,8 +87,9 @@ def lib(tmp_path_factory: pytest.TempPathFactory) -> ctypes.CDLL:
     sources = sorted(str(p) for p in KERNELS.glob("*.c"))
     cmd = [
         "gcc", "-std=c11", "-Wall", "-Wextra", "-Werror", "-O1", "-g", "-shared", "-fPIC",
-        "-fsanitize=undefined", "-fno-sanitize-recover=all", f"-I{REPO / 'firmware' / 'include'}",
-        *sources, str(KERNELS / "test" / "kernel_harness.c"), "-lm", "-o", str(out),
+        "-fsanitize=undefined", "-fno-sanitize-recover=all",
+        f"-I{REPO / 'firmware' / 'include'}", f"-I{KERNELS}",
+        *sources, str(REPO / "firmware" / "test" / "kernel_harness.c"), "-lm", "-o", str(out),
     ]  # fmt: skip
     res = subprocess.run(cmd, capture_output=True, text=True)
     assert res.returncode == 0, res.stderr
@@ -1005,7 +1007,8 @@ def test_kernels_compile_warning_free_without_mutable_globals(
     for src in sorted(KERNELS.glob("*.c")):
         obj = tmp_path / (src.stem + ".o")
         cmd = [compiler, "-std=c11", "-Wall", "-Wextra", "-Werror", "-pedantic", "-O2", *flags,
-               f"-I{REPO / 'firmware' / 'include'}", "-c", str(src), "-o", str(obj)]  # fmt: skip
+               f"-I{REPO / 'firmware' / 'include'}", f"-I{KERNELS}",
+               "-c", str(src), "-o", str(obj)]  # fmt: skip
         res = subprocess.run(cmd, capture_output=True, text=True)
         assert res.returncode == 0, f"{src.name}: {res.stderr}"
         sections = subprocess.run([size, "-A", str(obj)], capture_output=True, text=True,
@@ -1108,9 +1111,9 @@ def test_hostile_values_stay_defined(lib: ctypes.CDLL, case: str) -> None:
 def test_sigmoid_table_is_tflms(tmp_path: Path) -> None:
     """sigmoid_table.c holds exactly what TFLM's int16 TANH reveals (re-measured here)."""
     pytest.importorskip("tflite_micro.python.tflite_micro.runtime", reason="no TFLM oracle")
-    sys.path.insert(0, str(KERNELS / "tools"))
+    sys.path.insert(0, str(REPO / "tools"))
     try:
         import measure_sigmoid_table as tool
     finally:
-        sys.path.remove(str(KERNELS / "tools"))
+        sys.path.remove(str(REPO / "tools"))
     assert (KERNELS / "sigmoid_table.c").read_text() == tool.c_source(tool.measure())

@@ -1,6 +1,6 @@
 """Model upload (host/device/upload.py) against the real board-side protocol code.
 
-firmware/probe/upload_rx.c is built with host gcc into a stand-in for the probe that talks on
+firmware/apps/probe/upload_rx.c is built with host gcc into a stand-in for the probe that talks on
 stdin/stdout (tests/test_record_upload_driver.c). A TCP server thread on 127.0.0.1 bridges a
 pyserial socket:// connection to it and injects faults line by line in either direction: that
 bridge is the only fake, and it only damages, drops or passes lines.
@@ -39,9 +39,9 @@ def driver(tmp_path_factory: pytest.TempPathFactory) -> Path:
     if shutil.which("gcc") is None:
         pytest.skip("host gcc is not installed (bash .ci/setup installs it)")
     exe = tmp_path_factory.mktemp("upload") / "probe_standin"
-    srcs = ["firmware/src/report_wire.c", "firmware/probe/upload_rx.c"]
+    srcs = ["firmware/src/wire/report_wire.c", "firmware/apps/probe/upload_rx.c"]
     cmd = ["gcc", "-std=c11", "-Wall", "-Wextra", "-Werror", "-O1"]
-    cmd += ["-Ifirmware/include", "-Ifirmware/probe", *srcs]
+    cmd += ["-Ifirmware/include", "-Ifirmware/apps/probe", *srcs]
     cmd += ["tests/test_record_upload_driver.c", "-o", str(exe)]
     subprocess.run(cmd, cwd=ROOT, check=True, capture_output=True)
     return exe
@@ -282,9 +282,9 @@ def test_board_side_survives_hostile_lines(tmp_path: Path) -> None:
         pytest.skip("host gcc is not installed (bash .ci/setup installs it)")
     exe = tmp_path / "probe_standin_asan"
     san = ["-fsanitize=address,undefined", "-fno-sanitize-recover=all", "-g", "-O1"]
-    srcs = ["firmware/src/report_wire.c", "firmware/probe/upload_rx.c"]
+    srcs = ["firmware/src/wire/report_wire.c", "firmware/apps/probe/upload_rx.c"]
     cmd = ["gcc", "-std=c11", "-Wall", "-Wextra", "-Werror", *san, "-Ifirmware/include"]
-    cmd += ["-Ifirmware/probe", *srcs, "tests/test_record_upload_driver.c", "-o", str(exe)]
+    cmd += ["-Ifirmware/apps/probe", *srcs, "tests/test_record_upload_driver.c", "-o", str(exe)]
     subprocess.run(cmd, cwd=ROOT, check=True, capture_output=True)
 
     rng = random.Random(3)

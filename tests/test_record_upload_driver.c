@@ -1,5 +1,5 @@
 /* Host stand-in for the probe firmware, for tests/test_record_upload.py: the real board-side
- * upload code (firmware/probe/upload_rx.c) on stdin/stdout instead of a UART. Usage:
+ * upload code (firmware/apps/probe/upload_rx.c) on stdin/stdout instead of a UART. Usage:
  *   driver <capacity> [<announced capacity>]
  * Prints a banner and the ready line, answers upload lines, and each time a model is complete
  * reports it in the wire format (output_crc/output_bytes are the CRC and size of what arrived)

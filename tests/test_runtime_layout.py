@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from host.device.firmware import runtime_build
 from host.planning import offline_plan
 from host.runtime import arena as arena_layout
 from host.runtime.binding import MA_ERR_UNSUPPORTED, Interpreter, MicroarenaError
@@ -59,7 +60,7 @@ def test_abi_table_matches_compiler(abi: str, tmp_path: Path) -> None:
     src = tmp_path / "probe.c"
     src.write_text(PROBE)
     obj = tmp_path / "probe.o"
-    inc = [f"-I{REPO / 'firmware' / 'include'}", f"-I{REPO / 'firmware' / 'src'}"]
+    inc = [f"-I{d}" for d in runtime_build().include_dirs]
     subprocess.run([*cc, "-std=c11", *inc, "-c", str(src), "-o", str(obj)], check=True)
     out = subprocess.run([nm, "-S", str(obj)], capture_output=True, text=True, check=True).stdout
     sizes = {line.split()[3]: int(line.split()[1], 16) for line in out.splitlines()}

@@ -1,4 +1,4 @@
-"""The C record encoder (firmware/src/report_wire.c), built with host gcc and decoded in Python.
+"""The C record encoder (firmware/src/wire/report_wire.c), built with host gcc, decoded in Python.
 
 Every report is encoded twice, by the C encoder and by the Python one (host/device/wire.py);
 the decoder must give back the report that was put in, and the two byte streams must be identical.
@@ -18,7 +18,7 @@ from host.device import wire
 from host.device.tflm_text import parse_text_report
 
 ROOT = Path(__file__).resolve().parents[1]
-SRC = ROOT / "firmware" / "src" / "report_wire.c"
+SRC = ROOT / "firmware" / "src" / "wire" / "report_wire.c"
 INC = ROOT / "firmware" / "include"
 WARN = ["-std=c11", "-Wall", "-Wextra", "-Wpedantic", "-Werror"]
 

@@ -6,8 +6,8 @@
 #define SYSCTL_RCGC2 (*(volatile uint32_t *)0x400FE108u) /* bit 0: GPIO port A clock */
 #define GPIOA_AFSEL (*(volatile uint32_t *)0x40004420u)
 #define GPIOA_DEN (*(volatile uint32_t *)0x4000451Cu)
-#define UART0_BASE 0x4000C000u
-#define SYSCLK_HZ 12000000u
+#define UART0_BASE BOARD_UART_BASE /* board.json: build.uart_base */
+#define SYSCLK_HZ ((uint32_t)F_CPU) /* board.json: build.f_cpu */
 
 void board_uart_init(void) {
   SYSCTL_RCGC1 |= 1u;

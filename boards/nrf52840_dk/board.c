@@ -7,17 +7,17 @@
 #define REG32(addr) (*(volatile uint32_t *)(addr))
 #define P0_OUTSET REG32(0x50000508u)
 #define P0_PIN_CNF(n) REG32(0x50000700u + 4u * (n))
-#define UART0_STARTTX REG32(0x40002008u)
-#define UART0_TXDRDY REG32(0x4000211Cu)
-#define UART0_ENABLE REG32(0x40002500u)
-#define UART0_PSELTXD REG32(0x4000250Cu)
-#define UART0_PSELRXD REG32(0x40002514u)
-#define UART0_TXD REG32(0x4000251Cu)
-#define UART0_BAUDRATE REG32(0x40002524u)
+#define UART0_STARTTX REG32(BOARD_UART_BASE + 0x008u)
+#define UART0_TXDRDY REG32(BOARD_UART_BASE + 0x11Cu)
+#define UART0_ENABLE REG32(BOARD_UART_BASE + 0x500u)
+#define UART0_PSELTXD REG32(BOARD_UART_BASE + 0x50Cu)
+#define UART0_PSELRXD REG32(BOARD_UART_BASE + 0x514u)
+#define UART0_TXD REG32(BOARD_UART_BASE + 0x51Cu)
+#define UART0_BAUDRATE REG32(BOARD_UART_BASE + 0x524u)
 #define BAUDRATE_115200 0x01D7E000u
 #define TX_PIN 6u
 #define RX_PIN 8u
-#define HFINT_HZ 64000000u
+#define HFINT_HZ ((uint32_t)F_CPU) /* board.json: build.f_cpu */
 
 void board_uart_init(void) {
   P0_OUTSET = 1u << TX_PIN;          /* idle line high before the pin becomes an output */

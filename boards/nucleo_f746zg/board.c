@@ -10,11 +10,11 @@
 #define RCC_APB1ENR REG32(0x40023840u)   /* bit 18: USART3 clock */
 #define GPIOD_MODER REG32(0x40020C00u)
 #define GPIOD_AFRH REG32(0x40020C24u)
-#define USART3_CR1 REG32(0x40004800u)
-#define USART3_BRR REG32(0x4000480Cu)
-#define USART3_ISR REG32(0x4000481Cu)
-#define USART3_TDR REG32(0x40004828u)
-#define HSI_HZ 16000000u
+#define USART3_CR1 REG32(BOARD_UART_BASE) /* board.json: build.uart_base */
+#define USART3_BRR REG32(BOARD_UART_BASE + 0x0Cu)
+#define USART3_ISR REG32(BOARD_UART_BASE + 0x1Cu)
+#define USART3_TDR REG32(BOARD_UART_BASE + 0x28u)
+#define HSI_HZ ((uint32_t)F_CPU) /* board.json: build.f_cpu */
 #define BAUD 115200u
 
 void board_uart_init(void) {

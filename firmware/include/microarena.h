@@ -13,7 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "ma_kernel.h"
+#include "ma_types.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -78,9 +78,10 @@ def emulated_boards() -> list[str]:
     return [b.id for b in all_boards().values() if b.emulated]
 
 
-# The deterministic input the firmware application feeds a model (firmware/app/main.c computes
-# the same values): element i of every input gets base = (37 * i + 11) mod 251, then per type
-# int: base - 125, unsigned: base, float: (base - 125) / 125, bool: base & 1.
+# The deterministic input the firmware applications feed a model (firmware/src/core/
+# deterministic_input.c computes the same values): element i of every input gets
+# base = (37 * i + 11) mod 251, then per type int: base - 125, unsigned: base,
+# float: (base - 125) / 125, bool: base & 1.
 def deterministic_input(dtype: np.dtype | type, count: int) -> np.ndarray:
     dtype = np.dtype(dtype)
     base = (37 * np.arange(count, dtype=np.int64) + 11) % 251

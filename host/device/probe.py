@@ -1,8 +1,8 @@
-"""Build the model-upload probe firmware (firmware/probe/) for an emulated MPS2 board.
+"""Build the model-upload probe firmware (firmware/apps/probe/) for an emulated MPS2 board.
 
 The probe is one image for any model, so it is built directly with arm-none-eabi-gcc from the
-board support (boards/), the runtime (firmware/src/) and firmware/probe/, with the same machine
-flags as the PlatformIO builds, and rebuilt only when a source is newer than the image.
+board support (boards/), the runtime and firmware/apps/probe/, with the sources and flags of
+firmware/build.mk as the PlatformIO builds use them, and rebuilt only when a source is newer.
 """
 
 from __future__ import annotations
@@ -12,13 +12,14 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from host.paths import BUILD, REPO
+from host.device.firmware import board_defines, machine_flags, runtime_build
+from host.paths import BOARDS, BUILD, FIRMWARE
 
 PROBE_BUILD = BUILD / "probe"
 
 # Boards whose UART0 is a CMSDK UART the probe can receive on, and where the 1 MiB model buffer
 # and 2 MiB arena fit in RAM.
-UART_BASE = {"mps2-an385": 0x40004000, "mps2-an386": 0x40004000, "mps2-an500": 0x40004000}
+PROBE_BOARDS = ("mps2-an385", "mps2-an386", "mps2-an500")
 
 
 class ProbeBuildError(RuntimeError):
@@ -26,73 +27,47 @@ class ProbeBuildError(RuntimeError):
 
 
 def _sources(board: str) -> list[Path]:
-    common = REPO / "boards" / "common"
-    src = REPO / "firmware" / "src"
+    common = BOARDS / "common"
     return [
         common / "startup.c",
         common / "print.c",
         common / "semihost.c",
-        REPO / "boards" / board / "board.c",
-        *_runtime_sources(src),
-        *sorted((REPO / "firmware" / "probe").glob("*.c")),
+        BOARDS / board / "board.c",
+        *runtime_build().sources,
+        *sorted((FIRMWARE / "apps" / "probe").glob("*.c")),
     ]
-
-
-def _runtime_sources(src: Path) -> list[Path]:
-    """The runtime as firmware/Makefile builds it: no_kernels.c only when there are no kernels."""
-    kernels = sorted((src / "kernels").glob("*.c"))
-    core = [p for p in sorted(src.glob("*.c")) if p.name != "no_kernels.c" or not kernels]
-    return core + kernels
-
-
-def _machine_flags(build: dict) -> list[str]:
-    flags = [f"-mcpu={build['cpu']}", "-mthumb"]
-    if build.get("fpu"):
-        return flags + [f"-mfloat-abi={build.get('float_abi', 'hard')}", f"-mfpu={build['fpu']}"]
-    return flags + ["-mfloat-abi=soft"]
 
 
 def build_probe(board: str, out_dir: Path = PROBE_BUILD) -> Path:
     """The probe image for `board` (built if missing or out of date)."""
-    if board not in UART_BASE:
-        raise ValueError(f"the probe runs on {', '.join(sorted(UART_BASE))}, not {board!r}")
+    if board not in PROBE_BOARDS:
+        raise ValueError(f"the probe runs on {', '.join(PROBE_BOARDS)}, not {board!r}")
     if shutil.which("arm-none-eabi-gcc") is None:
         raise ProbeBuildError("arm-none-eabi-gcc is not on PATH (Debian gcc-arm-none-eabi)")
-    spec = json.loads((REPO / "boards" / board / "board.json").read_text())["build"]
+    spec = json.loads((BOARDS / board / "board.json").read_text())["build"]
     srcs = _sources(board)
-    headers = [*REPO.glob("firmware/**/*.h"), *REPO.glob("boards/common/*.h")]
+    headers = [*FIRMWARE.glob("**/*.h"), *(BOARDS / "common").glob("*.h"), FIRMWARE / "build.mk"]
     elf = out_dir / board / "probe.elf"
     newest = max(p.stat().st_mtime for p in [*srcs, *headers])
     if elf.exists() and elf.stat().st_mtime > newest:
         return elf
     elf.parent.mkdir(parents=True, exist_ok=True)
+    rt = runtime_build()
+    defines = [f"-D{k}={v}" for k, v in board_defines(board, spec)]
     cmd = [
         "arm-none-eabi-gcc",
-        *_machine_flags(spec),
-        "-std=c11",
-        "-O2",
-        "-g",
-        "-Wall",
-        "-Wextra",
-        "-ffunction-sections",
-        "-fdata-sections",
-        "-fno-common",
-        f"-DF_CPU={spec['f_cpu']}",
-        f'-DMA_BOARD_NAME="{board}"',
+        *machine_flags(spec),
+        *rt.warn,
+        *rt.arm_flags,
+        *defines,
         "-DBOARD_EMULATED",
-        f"-DPROBE_UART_BASE={UART_BASE[board]:#x}u",
-        f"-I{REPO / 'boards' / 'common'}",
-        f"-I{REPO / 'boards' / board}",
-        f"-I{REPO / 'firmware' / 'include'}",
-        f"-I{REPO / 'firmware' / 'src'}",
-        f"-I{REPO / 'firmware' / 'src' / 'kernels'}",
+        f"-I{BOARDS / 'common'}",
+        f"-I{BOARDS / board}",
+        *[f"-I{d}" for d in rt.include_dirs],
         *map(str, srcs),
-        f"-T{REPO / 'boards' / board / spec.get('ldscript', 'link.ld')}",
-        f"-L{REPO / 'boards' / 'common'}",
-        "-nostartfiles",
-        "--specs=nano.specs",
-        "-Wl,--gc-sections",
-        "-Wl,--no-warn-rwx-segments",
+        f"-T{BOARDS / board / spec.get('ldscript', 'link.ld')}",
+        f"-L{BOARDS / 'common'}",
+        *rt.arm_link,
         "-lc",
         "-lm",
         "-lgcc",

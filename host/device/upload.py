@@ -1,4 +1,6 @@
-"""Model upload to the probe firmware (firmware/probe/), host side. Protocol: docs/wire_format.md.
+"""Model upload to the probe firmware (firmware/apps/probe/), host side.
+
+Protocol: docs/wire_format.md.
 
 Every host line carries a sequence number and its own CRC-32; the board acknowledges each one
 (`@MAU A`), asks for it again (`@MAU N`) or gives up (`@MAU X`). The host resends a line on a

@@ -32,7 +32,7 @@ TAG_CYCLES = 5
 TAG_OUTPUT = 6
 TAG_INFO = 7
 
-# Status codes: the values of ma_status in firmware/include/ma_kernel.h.
+# Status codes: the values of ma_status in firmware/src/kernels/ma_kernel.h.
 STATUS_NAMES = {
     0: "ok",
     1: "model",

@@ -2,9 +2,9 @@
 #
 # Builds one firmware image for the board of the environment with the system arm-none-eabi-gcc:
 #   boards/common (start-up, printing, semihosting or not) + boards/<board>/ (UART, clock)
-#   + the application from firmware/app (custom_app = model | hello)
-#   + for the model application: the runtime (firmware/src, firmware/src/kernels) and the model
-#     chosen by custom_model, converted to C at build time by firmware/app/embed_model.py;
+#   + the application from firmware/apps/<custom_app> (model | hello)
+#   + for the model application: the runtime (sources and flags from firmware/build.mk) and the
+#     model chosen by custom_model, converted to C at build time by apps/model/embed_model.py;
 #     with custom_plan = best|greedy the model first gets an offline plan from host.plan.
 # `-t upload` on an emulated board runs the image on QEMU (python -m host.emulate).
 # Environment variables MICROARENA_APP, _MODEL and _PLAN override the options, so tests
@@ -23,7 +23,10 @@ boards_root = os.path.join(project_dir, "boards")
 board_dir = os.path.join(boards_root, board_id)
 common_dir = os.path.join(boards_root, "common")
 firmware_dir = os.path.join(project_dir, "firmware")
-app_dir = os.path.join(firmware_dir, "app")
+sys.path.insert(0, project_dir)
+from host.device.firmware import board_defines, machine_flags, runtime_build  # noqa: E402
+
+runtime = runtime_build()
 
 
 def option(name, default=""):
@@ -43,14 +46,9 @@ if not os.path.isdir(board_dir):
     fail(f"board '{board_id}' has no folder {board_dir}")
 
 emulated = bool(board.get("build.semihosting", False))
-cpu = board.get("build.cpu")
-machine_flags = [f"-mcpu={cpu}", "-mthumb"]
-fpu = board.get("build.fpu", "")
-if fpu:
-    float_abi = board.get("build.float_abi", "hard")
-    machine_flags += [f"-mfloat-abi={float_abi}", f"-mfpu={fpu}"]
-else:
-    machine_flags += ["-mfloat-abi=soft"]
+board_build = {k: board.get("build." + k, "") for k in ("cpu", "fpu", "float_abi", "f_cpu")}
+board_build["uart_base"] = board.get("build.uart_base")
+cpu_flags = machine_flags({k: v for k, v in board_build.items() if v})
 
 env.Replace(
     AR="arm-none-eabi-gcc-ar",
@@ -71,28 +69,17 @@ env.Replace(
     LDSCRIPT_PATH=os.path.join(board_dir, board.get("build.ldscript", "link.ld")),
 )
 
-# The same warning and optimisation flags for board code, application and runtime.
+# The same warning and optimisation flags (firmware/build.mk) for board, application, runtime.
+defines = [(k, v.replace('"', '\\"')) for k, v in board_defines(board_id, board_build)]
 env.Append(
-    ASFLAGS=machine_flags,
-    CCFLAGS=machine_flags
-    + [
-        "-O2",
-        "-g",
-        "-Wall",
-        "-Wextra",
-        "-ffunction-sections",
-        "-fdata-sections",
-        "-fno-common",
-    ],
+    ASFLAGS=cpu_flags,
+    CCFLAGS=cpu_flags + [f for f in runtime.warn if f != "-std=c11"] + runtime.arm_flags,
     CFLAGS=["-std=c11"],
-    CPPDEFINES=[("F_CPU", board.get("build.f_cpu")), ("MA_BOARD_NAME", f'\\"{board_id}\\"')],
+    CPPDEFINES=defines,
     CPPPATH=[common_dir, board_dir, os.path.join(firmware_dir, "include")],
-    LINKFLAGS=machine_flags
+    LINKFLAGS=cpu_flags
+    + runtime.arm_link
     + [
-        "-nostartfiles",
-        "--specs=nano.specs",
-        "-Wl,--gc-sections",
-        "-Wl,--no-warn-rwx-segments",
         "-L" + common_dir,  # link.ld INCLUDEs sections.ld
         "-Wl,-Map," + os.path.join("$BUILD_DIR", "firmware.map"),
     ],
@@ -111,18 +98,19 @@ env.BuildSources(
 env.BuildSources(os.path.join("$BUILD_DIR", "board"), board_dir, ["+<*.c>"])
 
 app = option("app", "model")
+
+
+def app_dir(name):
+    return os.path.join(firmware_dir, "apps", name)
+
+
 testing = "test" in env.GetBuildType()
 
 
 def build_runtime():
-    runtime_dir = os.path.join(firmware_dir, "src")
-    if not os.path.isdir(runtime_dir):
-        fail(f"the model application needs the runtime sources in {runtime_dir}")
-    # The stub registry stands in only while there are no kernels (as in firmware/Makefile).
-    has_kernels = any(f.endswith(".c") for f in os.listdir(os.path.join(runtime_dir, "kernels")))
-    src_filter = ["+<*.c>", "-<no_kernels.c>", "+<kernels/*.c>"] if has_kernels else ["+<*.c>"]
-    env.Append(CPPPATH=[runtime_dir, os.path.join(runtime_dir, "kernels")])
-    env.BuildSources(os.path.join("$BUILD_DIR", "runtime"), runtime_dir, src_filter)
+    env.Append(CPPPATH=[str(d) for d in runtime.include_dirs])
+    src_filter = ["-<*>"] + [f"+<{p.relative_to(firmware_dir)}>" for p in runtime.sources]
+    env.BuildSources(os.path.join("$BUILD_DIR", "runtime"), firmware_dir, src_filter)
 
 
 def plan_model(path, gen_dir, planner):
@@ -150,7 +138,7 @@ def build_model_sources():
     for path in paths:
         if not os.path.isfile(path):
             fail(f"model file not found: {path}")
-    sys.path.insert(0, app_dir)
+    sys.path.insert(0, app_dir("model"))
     from embed_model import flash_problem
 
     flash_limit = int(board.get("upload.maximum_size", 0))
@@ -165,7 +153,7 @@ def build_model_sources():
     if plan != "none":
         paths = [plan_model(path, gen_dir, plan) for path in paths]
     outputs = [os.path.join(gen_dir, "model_data.c"), os.path.join(gen_dir, "model_config.h")]
-    converter = os.path.join(app_dir, "embed_model.py")
+    converter = os.path.join(app_dir("model"), "embed_model.py")
     ram_limit = int(board.get("upload.maximum_ram_size", 0))
     limits = f"--flash-limit {flash_limit} --ram-limit {ram_limit} --board {board_id}"
     quoted = " ".join(f'"{p}"' for p in paths)
@@ -183,21 +171,19 @@ def build_model_sources():
     AlwaysBuild(generated)
     # Depend on the generated header from main.c without scanning a file that may not exist yet.
     env.Append(CPPPATH=[gen_dir])
-    env.Depends(os.path.join("$BUILD_DIR", "src", "main.o"), outputs[1])
+    env.Depends(os.path.join("$BUILD_DIR", "src", "model", "main.o"), outputs[1])
     # The generated file does not exist yet when SCons reads this, so name its object directly.
     model_obj = env.Object(os.path.join("$BUILD_DIR", "model_obj", "model_data.o"), outputs[0])
     env.Append(PIOBUILDFILES=model_obj)
 
 
 if not testing:
+    if app not in ("model", "hello"):
+        fail(f"custom_app must be 'model' or 'hello', not '{app}'")
+    env.Replace(SRC_FILTER=["-<*>", f"+<{app}/*.c>"])  # src_dir is firmware/apps
     if app == "model":
-        env.Replace(SRC_FILTER=["-<*>", "+<main.c>"])
         build_runtime()
         build_model_sources()
-    elif app == "hello":
-        env.Replace(SRC_FILTER=["-<*>", "+<hello.c>"])
-    else:
-        fail(f"custom_app must be 'model' or 'hello', not '{app}'")
 
 target_elf = env.BuildProgram()
 target_bin = env.Command(

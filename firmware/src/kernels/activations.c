@@ -138,6 +138,6 @@ static ma_status leaky_prepare(struct ma_context *c, ma_node *n) {
 }
 static ma_status leaky_eval(struct ma_context *c, ma_node *n) { return act_eval(c, n, K_LEAKY); }
 
-const ma_kernel mak_relu = {relu_prepare, relu_eval};
-const ma_kernel mak_logistic = {logistic_prepare, logistic_eval};
-const ma_kernel mak_leaky_relu = {leaky_prepare, leaky_eval};
+const ma_kernel mak_relu = {relu_prepare, relu_eval, 0};
+const ma_kernel mak_logistic = {logistic_prepare, logistic_eval, 0};
+const ma_kernel mak_leaky_relu = {leaky_prepare, leaky_eval, 0};

@@ -276,5 +276,5 @@ static ma_status dwconv_eval(struct ma_context *ctx, ma_node *node) {
   return MA_OK;
 }
 
-const ma_kernel mak_conv_2d = {conv_prepare, conv_eval};
-const ma_kernel mak_depthwise_conv_2d = {dwconv_prepare, dwconv_eval};
+const ma_kernel mak_conv_2d = {conv_prepare, conv_eval, 0};
+const ma_kernel mak_depthwise_conv_2d = {dwconv_prepare, dwconv_eval, 0};

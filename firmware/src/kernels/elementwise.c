@@ -183,7 +183,7 @@ static ma_status equal_eval(struct ma_context *c, ma_node *n) {
   return arith_eval(c, n, OP_EQUAL);
 }
 
-const ma_kernel mak_add = {add_prepare, add_eval};
-const ma_kernel mak_mul = {mul_prepare, mul_eval};
-const ma_kernel mak_less = {less_prepare, less_eval};
-const ma_kernel mak_equal = {equal_prepare, equal_eval};
+const ma_kernel mak_add = {add_prepare, add_eval, 0};
+const ma_kernel mak_mul = {mul_prepare, mul_eval, 0};
+const ma_kernel mak_less = {less_prepare, less_eval, 0};
+const ma_kernel mak_equal = {equal_prepare, equal_eval, 0};

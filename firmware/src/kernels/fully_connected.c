@@ -124,4 +124,4 @@ static ma_status fc_eval(struct ma_context *ctx, ma_node *node) {
   return MA_OK;
 }
 
-const ma_kernel mak_fully_connected = {fc_prepare, fc_eval};
+const ma_kernel mak_fully_connected = {fc_prepare, fc_eval, 0};

@@ -332,4 +332,4 @@ static ma_status lstm_eval(struct ma_context *ctx, ma_node *node) {
   return MA_OK;
 }
 
-const ma_kernel mak_unidirectional_sequence_lstm = {lstm_prepare, lstm_eval};
+const ma_kernel mak_unidirectional_sequence_lstm = {lstm_prepare, lstm_eval, 0};

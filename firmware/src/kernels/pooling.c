@@ -117,5 +117,5 @@ static ma_status max_eval(struct ma_context *ctx, ma_node *node) {
   return pool_eval(ctx, node, true);
 }
 
-const ma_kernel mak_average_pool_2d = {avg_prepare, avg_eval};
-const ma_kernel mak_max_pool_2d = {max_prepare, max_eval};
+const ma_kernel mak_average_pool_2d = {avg_prepare, avg_eval, 0};
+const ma_kernel mak_max_pool_2d = {max_prepare, max_eval, 0};

@@ -119,5 +119,5 @@ static ma_status dequantize_eval(struct ma_context *ctx, ma_node *node) {
   return MA_OK;
 }
 
-const ma_kernel mak_quantize = {quantize_prepare, quantize_eval};
-const ma_kernel mak_dequantize = {dequantize_prepare, dequantize_eval};
+const ma_kernel mak_quantize = {quantize_prepare, quantize_eval, 0};
+const ma_kernel mak_dequantize = {dequantize_prepare, dequantize_eval, 0};

@@ -358,9 +358,9 @@ static ma_status resize_eval(struct ma_context *ctx, ma_node *node) {
   return MA_OK;
 }
 
-const ma_kernel mak_reshape = {reshape_prepare, reshape_eval};
-const ma_kernel mak_concatenation = {concat_prepare, concat_eval};
-const ma_kernel mak_pad = {pad_prepare, pad_eval};
-const ma_kernel mak_transpose = {transpose_prepare, transpose_eval};
-const ma_kernel mak_gather = {gather_prepare, gather_eval};
-const ma_kernel mak_resize_nearest_neighbor = {resize_prepare, resize_eval};
+const ma_kernel mak_reshape = {reshape_prepare, reshape_eval, 0};
+const ma_kernel mak_concatenation = {concat_prepare, concat_eval, 0};
+const ma_kernel mak_pad = {pad_prepare, pad_eval, 0};
+const ma_kernel mak_transpose = {transpose_prepare, transpose_eval, 0};
+const ma_kernel mak_gather = {gather_prepare, gather_eval, 0};
+const ma_kernel mak_resize_nearest_neighbor = {resize_prepare, resize_eval, 0};

@@ -128,4 +128,4 @@ static ma_status softmax_eval(struct ma_context *ctx, ma_node *node) {
   return MA_OK;
 }
 
-const ma_kernel mak_softmax = {softmax_prepare, softmax_eval};
+const ma_kernel mak_softmax = {softmax_prepare, softmax_eval, 0};

@@ -178,4 +178,4 @@ static ma_status svdf_eval(struct ma_context *ctx, ma_node *node) {
   return MA_OK;
 }
 
-const ma_kernel mak_svdf = {svdf_prepare, svdf_eval};
+const ma_kernel mak_svdf = {svdf_prepare, svdf_eval, 0};

@@ -7,7 +7,7 @@ int16 TANH model with input scale 1/6144 makes TFLM's kernel see 2x, so input x 
 lands exactly on entry i (no interpolation) and the output is table[i] - 32768. The last
 entry, reached only through interpolation, is solved from a point between entries 254, 255.
 
-    .venv/bin/python firmware/src/kernels/tools/measure_sigmoid_table.py > \
+    .venv/bin/python tools/measure_sigmoid_table.py > \
         firmware/src/kernels/sigmoid_table.c
 """
 
@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-REPO = Path(__file__).resolve().parents[4]
+REPO = Path(__file__).resolve().parents[1]
 
 
 def measure() -> list[int]:

@@ -295,6 +295,8 @@ ma_status ma_build_frame(ma_interp *it, int32_t sg, ma_inode *n, ma_frame *f) {
   }
   f->node.user_data = n->user_data;
   f->node.builtin_code = n->code;
+  const ma_kernel *kernel = ma_find_kernel(n->code); /* NULL for control flow */
+  f->node.variant = kernel != NULL ? kernel->variant : 0;
   f->node.index = (int32_t)(n - s->nodes);
   ma_op_callees(it, n, f->callee);
   return MA_OK;

@@ -57,12 +57,14 @@ int32_t harness_prepare(struct ma_context *c, ma_node *node) {
   const ma_kernel *k = ma_find_kernel(node->builtin_code);
   if (k == NULL)
     return ma_fail(c, MA_ERR_UNSUPPORTED, "no kernel for builtin %d", (int)node->builtin_code);
+  node->variant = k->variant;
   return k->prepare(c, node);
 }
 
 int32_t harness_eval(struct ma_context *c, ma_node *node) {
   const ma_kernel *k = ma_find_kernel(node->builtin_code);
   if (k == NULL) return ma_fail(c, MA_ERR_UNSUPPORTED, "no kernel");
+  node->variant = k->variant;
   return k->eval(c, node);
 }
 

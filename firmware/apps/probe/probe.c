@@ -17,9 +17,6 @@
 #include "uart_cmsdk.h"
 #include "upload_rx.h"
 
-#ifndef PROBE_UART_BASE
-#define PROBE_UART_BASE 0x40004000u /* CMSDK UART0 on the MPS2 boards */
-#endif
 #ifndef PROBE_MODEL_MAX
 #define PROBE_MODEL_MAX (1024u * 1024u)
 #endif
@@ -45,25 +42,25 @@
  * does not have, never runs. */
 static void uart_rx_start(void) {
   __asm volatile("cpsid i" ::: "memory");
-  CMSDK_UART_CTRL(PROBE_UART_BASE) |= UART_RX_EN | UART_RX_INT_EN;
+  CMSDK_UART_CTRL(BOARD_UART_BASE) |= UART_RX_EN | UART_RX_INT_EN;
   NVIC_ISER0 = 1u << PROBE_UART_RX_IRQ;
 }
 
 /* Before interrupts are unmasked again (SysTick times the invoke). */
 static void uart_rx_stop(void) {
-  CMSDK_UART_CTRL(PROBE_UART_BASE) &= ~UART_RX_INT_EN;
+  CMSDK_UART_CTRL(BOARD_UART_BASE) &= ~UART_RX_INT_EN;
   NVIC_ICER0 = 1u << PROBE_UART_RX_IRQ;
-  CMSDK_UART_INTCLEAR(PROBE_UART_BASE) = 0x2u;
+  CMSDK_UART_INTCLEAR(BOARD_UART_BASE) = 0x2u;
   NVIC_ICPR0 = 1u << PROBE_UART_RX_IRQ;
   __asm volatile("cpsie i" ::: "memory");
 }
 
 static char uart_getc(void) {
-  while ((CMSDK_UART_STATE(PROBE_UART_BASE) & 0x2u) == 0u) { /* RX buffer empty */
+  while ((CMSDK_UART_STATE(BOARD_UART_BASE) & 0x2u) == 0u) { /* RX buffer empty */
     __asm volatile("wfi");
   }
-  char c = (char)(CMSDK_UART_DATA(PROBE_UART_BASE) & 0xffu);
-  CMSDK_UART_INTCLEAR(PROBE_UART_BASE) = 0x2u;
+  char c = (char)(CMSDK_UART_DATA(BOARD_UART_BASE) & 0xffu);
+  CMSDK_UART_INTCLEAR(BOARD_UART_BASE) = 0x2u;
   NVIC_ICPR0 = 1u << PROBE_UART_RX_IRQ;
   return c;
 }

@@ -5,6 +5,7 @@
 #include <stdarg.h>
 
 #include "fb.h"
+#include "ma_kernel.h"
 #include "microarena.h"
 
 /* Builtin codes the core runs itself because they invoke subgraphs or own resources. */

@@ -1,0 +1,66 @@
+"""The firmware's sources and flags as firmware/build.mk defines them, for Python builders.
+
+The PlatformIO builder (boards/platform/builder/main.py), the probe build (host/device/probe.py)
+and tests compile the runtime from this one list, as firmware/Makefile does.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from host.paths import FIRMWARE
+
+BUILD_MK = FIRMWARE / "build.mk"
+_ASSIGN = re.compile(r"^([A-Z0-9_]+)\s*:=\s*(.*)$")
+
+
+def read_build_mk(path: Path = BUILD_MK) -> dict[str, list[str]]:
+    """`NAME := words` lines (with backslash continuations) as NAME -> words."""
+    values: dict[str, list[str]] = {}
+    text = re.sub(r"\\\n", " ", path.read_text())
+    for line in text.splitlines():
+        m = _ASSIGN.match(line.strip())
+        if m:
+            values[m.group(1)] = m.group(2).split()
+    return values
+
+
+@dataclass(frozen=True)
+class RuntimeBuild:
+    sources: list[Path]  # core + wire + every kernel
+    include_dirs: list[Path]
+    warn: list[str]
+    arm_flags: list[str]  # without -mcpu/-mfpu (those are the board's)
+    arm_link: list[str]
+
+
+def runtime_build(firmware: Path = FIRMWARE) -> RuntimeBuild:
+    mk = read_build_mk(firmware / "build.mk")
+    (kernel_dir,) = mk["MA_KERNEL_DIR"]
+    kernels = sorted((firmware / kernel_dir).glob("*.c"))
+    return RuntimeBuild(
+        sources=[firmware / s for s in mk["MA_CORE_SRC"]] + kernels,
+        include_dirs=[firmware / d for d in mk["MA_INCLUDE_DIRS"]],
+        warn=mk["MA_WARN"],
+        arm_flags=mk["MA_ARM_FLAGS"],
+        arm_link=mk["MA_ARM_LINK"],
+    )
+
+
+def machine_flags(build: dict) -> list[str]:
+    """-mcpu/-mthumb/float ABI from a board.json "build" section."""
+    flags = [f"-mcpu={build['cpu']}", "-mthumb"]
+    if build.get("fpu"):
+        return flags + [f"-mfloat-abi={build.get('float_abi', 'hard')}", f"-mfpu={build['fpu']}"]
+    return flags + ["-mfloat-abi=soft"]
+
+
+def board_defines(board_id: str, build: dict) -> list[tuple[str, str]]:
+    """The board facts board code reads as macros: clock and UART base, from board.json only."""
+    return [
+        ("F_CPU", str(build["f_cpu"])),
+        ("BOARD_UART_BASE", f"{int(build['uart_base'], 0):#x}u"),
+        ("MA_BOARD_NAME", f'"{board_id}"'),
+    ]
