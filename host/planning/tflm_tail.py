@@ -1,58 +1,411 @@
-"""An estimate of TFLM's arena tail (persistent allocations) for a model.
+"""TFLM's arena tail and minimum arena size, replayed allocation by allocation.
 
-The head is exact (host/planning/plan.py); the tail depends on the TFLM build, its kernels' op
-data and the pointer size, so this is an estimate, fitted to the pip tflite-micro build
-(64-bit host, reference kernels) on the shared models: within 10% of the real value on all
-but one (the tests allow 20%).
-32-bit microcontrollers use somewhat less (smaller pointers in every persistent struct).
+TFLM's RecordingMicroAllocator (what `PrintAllocations()` reports) sits on one
+SingleArenaBufferAllocator: persistent objects grow down from the arena's end (the tail), each
+aligned *down* to its alignment; the head grows up from the start; kernels borrow temporary
+memory above the head while they prepare. This module replays every allocation
+`MicroInterpreter::AllocateTensors()` makes, in TFLM's order, with each object's size for the
+chosen ABI (host/planning/tflm_structs.py) and each kernel's requests
+(host/planning/tflm_kernels.py), and so predicts:
+- the tail and each category line of the report, to the byte (alignment padding depends on
+  where the arena ends, so the replay works on real offsets);
+- the smallest arena that succeeds: the set-up also needs room for the scratch-request list,
+  the kernels' temporary TfLiteTensors and, during planning, the greedy planner's per-buffer
+  working arrays (40 bytes per buffer) between head and tail; for small models that, not
+  head + tail, is the minimum.
+The arena is assumed 16-byte aligned (`alignas(16)` on a board; glibc's malloc, which the pip
+interpreter's `new uint8_t[]` uses, returns 16-byte aligned blocks on x86-64).
+The sequence follows TFLM at commit 90b983c2: recording_micro_allocator.cc, micro_allocator.cc,
+micro_interpreter.cc, micro_interpreter_graph.cc, micro_allocation_info.cc,
+single_arena_buffer_allocator.cc and python/tflite_micro/interpreter_wrapper.cc.
 """
 
 from __future__ import annotations
 
-from host.planning.lifetimes import align_up
-from host.tflite.model import Model
+from collections.abc import Callable
+from dataclasses import dataclass, field
 
-EVAL_TENSOR = 24  # TfLiteEvalTensor
-NODE_AND_REGISTRATION = 64
-PERSISTENT_TENSOR = 64  # TfLiteTensor kept for each model input and output
-FIXED = 560  # allocator, interpreter and subgraph bookkeeping
-PER_TENSOR_FIXED = 4
-OP_DATA = 80  # typical kernel op data per operator
-PER_CHANNEL = 8  # per-channel multiplier + shift of CONV_2D / DEPTHWISE_CONV_2D
-# Operators whose op data is far from typical (measured on the pip build).
-OP_DATA_BY_NAME = {"UNIDIRECTIONAL_SEQUENCE_LSTM": 640, "SVDF": 80}
-LIGHT_OPS = {
-    "CALL_ONCE", "IF", "WHILE", "VAR_HANDLE", "READ_VARIABLE", "ASSIGN_VARIABLE", "LESS",
-    "EQUAL", "TRANSPOSE", "PAD", "RESHAPE", "LEAKY_RELU", "RELU", "CONCATENATION", "GATHER",
-}  # fmt: skip
-LIGHT_OP_DATA = 16
-CUSTOM_OP_DATA = 300  # e.g. the Signal* audio front-end operators
+from host.planning import tflm_structs as T
+from host.planning.lifetimes import walk
+from host.planning.scratch import predict_tflm_head, scratch_requests
+from host.planning.tflm_kernels import op_allocations, scale_count, unknown_ops
+from host.planning.tflm_structs import ARENA_ALIGNMENT, Abi, layout, sizeof
+from host.tflite.model import Model, ModelError, Subgraph, Tensor
+
+# The report's category lines, in PrintAllocations() order, with their unit words.
+CATEGORIES = (
+    ("TfLiteEvalTensor data", "allocations"),
+    ("Persistent TfLiteTensor data", "tensors"),
+    ("Persistent TfLiteTensor quantization data", "allocations"),
+    ("Persistent buffer data", "allocations"),
+    ("TfLiteTensor variable buffer data", "allocations"),
+    ("NodeAndRegistration struct", "NodeAndRegistration structs"),
+    ("Operator runtime data", "OpData structs"),
+)
+EVAL, TENSOR, QUANT, BUFFER, VARIABLE, NODES, _OP_DATA = (c for c, _ in CATEGORIES)
 
 
-def _op_data(name: str, opcode: int) -> int:
-    if opcode == 32:
-        return CUSTOM_OP_DATA
-    if name in LIGHT_OPS:
-        return LIGHT_OP_DATA
-    return OP_DATA_BY_NAME.get(name, OP_DATA)
+class ArenaTooSmall(Exception):
+    """An allocation failed: TFLM would report a failure for this arena size."""
+
+
+@dataclass
+class Recorded:
+    requested: int = 0
+    used: int = 0
+    count: int = 0
+
+
+def _down(n: int, a: int) -> int:
+    return n // a * a
+
+
+def _up(n: int, a: int) -> int:
+    return -(-n // a) * a
+
+
+class Arena:
+    """SingleArenaBufferAllocator over [0, size), with RecordingMicroAllocator's bookkeeping."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self.head = self.temp = 0
+        self.tail = size
+        self.recorded: dict[str, Recorded] = {}
+        self.category: str | None = None  # where persistent allocations are being recorded
+        self.log: list[str] | None = None  # "P size align", "T ...", "R ...": for debugging
+
+    def persistent(self, size: int, align: int) -> None:
+        if self.log is not None:
+            self.log.append(f"P {size} {align}")
+        at = _down(self.tail - size, align)
+        if at < self.head:
+            raise ArenaTooSmall(f"tail allocation of {size} bytes")
+        if self.category is not None:
+            r = self.recorded.setdefault(self.category, Recorded())
+            r.requested += size
+            r.used += self.tail - at
+            r.count += 1
+        self.tail = at
+
+    def temporary(self, size: int, align: int) -> int:
+        if self.log is not None:
+            self.log.append(f"T {size} {align}")
+        at = _up(self.temp, align)
+        if self.tail - at < size:
+            raise ArenaTooSmall(f"temporary allocation of {size} bytes")
+        self.temp = at + size
+        return at
+
+    def resize_head(self, size: int, align: int) -> None:
+        if self.log is not None:
+            self.log.append(f"R {size} {align}")
+        at = _up(0, align)
+        if self.tail - at < size:
+            raise ArenaTooSmall(f"head of {size} bytes")
+        self.head = self.temp = at + size
+
+    def reset_temporary(self) -> None:
+        self.temp = self.head
+
+    def record(self, category: str | None) -> None:
+        self.category = category
+
+
+@dataclass
+class TflmArena:
+    """TFLM's arena report for a model, as predicted for one ABI."""
+
+    abi: Abi
+    arena_size: int  # the arena the replay used
+    head: int
+    tail: int
+    categories: dict[str, Recorded] = field(default_factory=dict)
+    min_arena: int = 0  # smallest arena_size for which set-up succeeds
+    unknown: list[str] = field(default_factory=list)  # operators not modelled
+
+    @property
+    def total(self) -> int:
+        return self.head + self.tail
+
+    @property
+    def exact(self) -> bool:
+        return not self.unknown
+
+    def report_lines(self) -> list[str]:
+        """The lines TFLM's PrintAllocations() prints, in its order."""
+        tag = "[RecordingMicroAllocator]"
+        out = [
+            f"{tag} Arena allocation total {self.total} bytes",
+            f"{tag} Arena allocation head {self.head} bytes",
+            f"{tag} Arena allocation tail {self.tail} bytes",
+        ]
+        for name, unit in CATEGORIES:
+            r = self.categories.get(name)
+            if r and (r.used or r.requested):
+                out.append(
+                    f"{tag} '{name}' used {r.used} bytes with alignment overhead "
+                    f"(requested {r.requested} bytes for {r.count} {unit})"
+                )
+        return out
+
+
+# --------------------------------------------------------------------------- the replay
+
+
+class _Replay:
+    def __init__(self, model: Model, abi: Abi, head: int, resource_variables: int) -> None:
+        self.model, self.abi, self.head = model, abi, head
+        self.resource_variables = resource_variables
+        self.ops = [
+            (sg, op, op_allocations(model, sg, op, abi))
+            for sg in model.subgraphs
+            for op in sg.operators
+        ]
+        self.requests = scratch_requests(model)
+        self.planned = _planned_buffer_count(model) + len(
+            [r for r in self.requests if (r.subgraph, r.op) in _reached_ops(model)]
+        )
+
+    def run(self, size: int, log: list[str] | None = None) -> Arena:
+        a = Arena(size)
+        a.log = log
+        abi = self.abi
+        a.persistent(*layout(T.RECORDING_SINGLE_ARENA_ALLOCATOR, abi))
+        a.persistent(*layout(T.GREEDY_MEMORY_PLANNER, abi))
+        a.persistent(*layout(T.recording_micro_allocator(abi), abi))
+        if self.resource_variables:  # MicroResourceVariables::Create (pip interpreter)
+            a.record(BUFFER)
+            a.persistent(sizeof(T.MICRO_RESOURCE_VARIABLES, abi), ARENA_ALIGNMENT)
+            a.persistent(
+                sizeof(T.MICRO_RESOURCE_VARIABLE, abi) * self.resource_variables, ARENA_ALIGNMENT
+            )
+            a.record(None)
+        self._start_model_allocation(a)
+        self._parse_and_init(a)
+        self._prepare(a)
+        self._finish_model_allocation(a)
+        self._io_tensors(a)
+        return a
+
+    def _start_model_allocation(self, a: Arena) -> None:
+        abi, subgraphs = self.abi, self.model.subgraphs
+        a.persistent(*layout(T.BUILTIN_DATA_ALLOCATOR, abi))
+        request_size, request_align = layout(T.SCRATCH_BUFFER_REQUEST, abi)
+        a.resize_head(request_size * T.MAX_SCRATCH_BUFFERS_PER_OP, request_align)
+        size, align = layout(T.subgraph_allocations(abi), abi)
+        a.persistent(size * len(subgraphs), align)
+        size, align = layout(T.EVAL_TENSOR, abi)
+        a.record(EVAL)
+        for sg in subgraphs:
+            a.persistent(size * len(sg.tensors), align)
+        a.recorded[EVAL].count = sum(len(sg.tensors) for sg in subgraphs)
+        size, align = layout(T.NODE_AND_REGISTRATION, abi)
+        a.record(NODES)
+        for sg in subgraphs:
+            a.persistent(size * len(sg.operators), align)
+        a.recorded[NODES].count = sum(len(sg.operators) for sg in subgraphs)
+        a.record(None)
+
+    def _parse_and_init(self, a: Arena) -> None:
+        for _, _, alloc in self.ops:  # PrepareNodeAndRegistrationDataFromFlatbuffer
+            if alloc is not None and alloc.params is not None:
+                a.persistent(*alloc.params)
+        a.record(BUFFER)
+        for _, _, alloc in self.ops:  # InitSubgraphs
+            for n in alloc.init if alloc else []:
+                a.persistent(n, ARENA_ALIGNMENT)
+        a.record(None)
+
+    def _prepare(self, a: Arena) -> None:
+        abi = self.abi
+        requests = 0
+        resources = _ResourceIds(self.model)
+        for sg, op, alloc in self.ops:
+            self._borrow_temporaries(a, sg, op.inputs + op.outputs)
+            a.record(BUFFER)
+            for n in (alloc.prepare if alloc else []) + resources.prepare(sg, op):
+                a.persistent(n, ARENA_ALIGNMENT)
+            a.record(None)
+            requests += sum(1 for r in self.requests if (r.subgraph, r.op) == (sg.index, op.index))
+            a.reset_temporary()  # FinishPrepareNodeAllocations
+            size, align = layout(T.SCRATCH_BUFFER_REQUEST, abi)
+            a.resize_head(size * (requests + T.MAX_SCRATCH_BUFFERS_PER_OP), align)
+        self.request_count = requests
+
+    def _borrow_temporaries(self, a: Arena, sg: Subgraph, indices: list[int]) -> None:
+        """The TfLiteTensors (and quantization) a kernel's Prepare holds at its peak."""
+        size, align = layout(T.TFLITE_TENSOR, self.abi)
+        for i in indices:
+            if i < 0:
+                continue
+            a.temporary(size, align)
+            self._quantization(a, sg.tensors[i], temporary=True)
+
+    def _quantization(self, a: Arena, t: Tensor, temporary: bool) -> None:
+        channels = scale_count(self.model, t)
+        if not channels:
+            return
+        q_size, q_align = layout(T.AFFINE_QUANTIZATION, self.abi)
+        zero_points = T.INT_ARRAY_HEADER + 4 * channels
+        if temporary:
+            a.temporary(q_size, q_align)
+            a.temporary(zero_points, 4)
+        else:
+            a.persistent(q_size, q_align)
+            a.persistent(zero_points, 4)
+
+    def _finish_model_allocation(self, a: Arena) -> None:
+        abi, model = self.abi, self.model
+        if self.request_count:
+            size, align = layout(T.SCRATCH_BUFFER_HANDLE, abi)
+            a.persistent(size * self.request_count, align)
+        # CommitStaticMemoryPlan: AllocationInfo array in temporary memory.
+        a.temporary(abi.pointer * len(model.subgraphs), abi.pointer)
+        size, align = layout(T.ALLOCATION_INFO, abi)
+        a.temporary(size * (len(model.tensors) + self.request_count), align)
+        a.record(VARIABLE)
+        for t in model.tensors:
+            if t.is_variable:
+                a.persistent(t.nbytes(), ARENA_ALIGNMENT)
+        a.record(None)
+        # The greedy planner gets all memory left between temporaries and tail.
+        available = _down(a.tail, ARENA_ALIGNMENT) - _up(a.temp, ARENA_ALIGNMENT)
+        if a.log is not None:
+            a.log.append(f"T {available} {ARENA_ALIGNMENT}")
+        if available < 0 or available // T.GREEDY_BYTES_PER_BUFFER < self.planned:
+            raise ArenaTooSmall("greedy planner working memory")
+        a.reset_temporary()
+        a.resize_head(0, 1)
+        a.resize_head(self.head, ARENA_ALIGNMENT)
+
+    def _io_tensors(self, a: Arena) -> None:
+        abi, sg = self.abi, self.model.subgraphs[0]
+        size, align = layout(T.TFLITE_TENSOR, abi)
+        for indices in (sg.inputs, sg.outputs):
+            a.record(BUFFER)
+            a.persistent(abi.pointer * len(indices), ARENA_ALIGNMENT)
+            for i in indices:
+                a.record(TENSOR)
+                a.persistent(size, align)
+                a.record(QUANT)
+                self._quantization(a, sg.tensors[i], temporary=False)
+        a.record(None)
+
+
+class _ResourceIds:
+    """Resource variables: VAR_HANDLE ids in Prepare order, buffers at the first ASSIGN."""
+
+    def __init__(self, model: Model) -> None:
+        self.model = model
+        self.ids: dict[str, int] = {}
+        self.handle_of: dict[tuple[int, int], int] = {}  # (subgraph, tensor) -> id
+        self.allocated: set[int] = set()
+
+    def prepare(self, sg: Subgraph, op) -> list[int]:  # noqa: ANN001 - an Operator
+        if op.name == "VAR_HANDLE" and op.outputs:
+            name = _shared_name(self.model, sg.index, op.index)
+            rid = self.ids.setdefault(name, len(self.ids))
+            self.handle_of[(sg.index, op.outputs[0])] = rid
+        elif op.name == "ASSIGN_VARIABLE" and len(op.inputs) == 2:
+            rid = self.handle_of.get((sg.index, op.inputs[0]))
+            if rid is not None and rid not in self.allocated:
+                self.allocated.add(rid)
+                return [sg.tensors[op.inputs[1]].nbytes()]
+        return []
+
+
+def _shared_name(model: Model, subgraph: int, op: int) -> str:
+    from host.planning.scratch import operator_table
+    from host.tflite import schema as S
+
+    options = operator_table(model, subgraph, op).get(S.OP_OPTIONS)
+    if options is None:
+        return ""
+    name = options.get(1)
+    return bytes(name).decode("utf-8", "replace") if name else ""
+
+
+def resource_variable_count(model: Model) -> int:
+    """What the pip interpreter passes to MicroResourceVariables::Create: unique shared names."""
+    return len(
+        {
+            _shared_name(model, sg.index, op.index)
+            for sg in model.subgraphs
+            for op in sg.operators
+            if op.name == "VAR_HANDLE"
+        }
+    )
+
+
+def _reached_ops(model: Model) -> set[tuple[int, int]]:
+    return {(s.subgraph, s.op) for s in walk(model).op_scopes}
+
+
+def _planned_buffer_count(model: Model) -> int:
+    """Tensors TFLM's planner places: no data yet, not variable, not empty (AllocationInfo)."""
+    handles = {
+        (sg.index, op.outputs[0])
+        for sg in model.subgraphs
+        for op in sg.operators
+        if op.name == "VAR_HANDLE" and op.outputs
+    }
+    n = 0
+    for t in model.tensors:
+        if t.is_const or t.is_variable or (t.subgraph, t.index) in handles:
+            continue
+        try:
+            if t.nbytes():
+                n += 1
+        except ModelError:
+            continue
+    return n
+
+
+def predict(model: Model, abi: Abi = T.X86_64_PIP, arena_size: int = 16 << 20) -> TflmArena:
+    """TFLM's report for the model in an arena of `arena_size`, and its minimum arena."""
+    # The pip interpreter's wrapper creates MicroResourceVariables for the model's VAR_HANDLEs.
+    variables = resource_variable_count(model) if abi.pip else 0
+    replay = _Replay(model, abi, predict_tflm_head(model), variables)
+    a = replay.run(arena_size)
+    result = TflmArena(
+        abi=abi,
+        arena_size=arena_size,
+        head=max(a.head, a.temp),
+        tail=arena_size - a.tail,
+        categories=a.recorded,
+        unknown=unknown_ops(model, abi),
+    )
+    result.min_arena = _min_arena(replay, result.total)
+    return result
+
+
+def _works(replay: _Replay, size: int) -> bool:
+    try:
+        replay.run(size)
+    except ArenaTooSmall:
+        return False
+    return True
+
+
+def _min_arena(replay: _Replay, total: int) -> int:
+    return smallest_arena(lambda size: _works(replay, size), total + 4096)
+
+
+def smallest_arena(works: Callable[[int], bool], start: int = 1 << 12) -> int:
+    """The smallest arena size for which works(size) holds, searched as one does on a device
+    (and as TFLM_BASELINE.tsv's min_arena_size was measured): doubling, then bisection."""
+    lo, hi = 0, start
+    while not works(hi):
+        lo, hi = hi, hi * 2
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if works(mid):
+            hi = mid
+        else:
+            lo = mid
+    return hi
 
 
 def estimate_tflm_tail(model: Model) -> int:
-    tensors = len(model.tensors)
-    ops = [op for sg in model.subgraphs for op in sg.operators]
-    sg0 = model.subgraphs[0]
-    channels = 0
-    for sg in model.subgraphs:
-        for op in sg.operators:
-            if op.name in ("CONV_2D", "DEPTHWISE_CONV_2D") and op.outputs:
-                shape = sg.tensors[op.outputs[0]].shape
-                channels += shape[-1] if shape else 0
-    variables = sum(align_up(t.nbytes()) for t in model.tensors if t.is_variable)
-    return (
-        FIXED
-        + tensors * (EVAL_TENSOR + PER_TENSOR_FIXED)
-        + sum(NODE_AND_REGISTRATION + _op_data(op.name, op.opcode) for op in ops)
-        + (len(sg0.inputs) + len(sg0.outputs)) * PERSISTENT_TENSOR
-        + channels * PER_CHANNEL
-        + variables
-    )
+    return predict(model).tail

@@ -1,0 +1,361 @@
+"""What each TFLM reference kernel allocates in the arena while the interpreter is set up.
+
+For every operator, in TFLM's order:
+- its builtin options struct, allocated by the flatbuffer parser (`safe_allocator.Allocate<T>`
+  in tensorflow/lite/core/api/flatbuffer_conversions.cc), in the tail, aligned to alignof(T);
+- `Init`'s persistent buffers (the kernel's OpData), 16-byte aligned;
+- `Prepare`'s persistent buffers (per-channel multiplier and shift arrays, LUTs, copied dims,
+  resource variable buffers), 16-byte aligned; and the TfLiteTensor structs it borrows from
+  the temporary section while it runs.
+Struct field lists come from the kernels at TFLM commit 90b983c2 (reference kernels; CMSIS-NN
+and other optimised kernels allocate differently). Operators not listed here are unknown:
+`unknown_ops` names them so that a prediction is never silently short.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from host.planning.tflm_structs import Abi, layout, sizeof, with_compression
+from host.tflite import schema as S
+from host.tflite.model import Model, Operator, Subgraph, Tensor
+
+FLOAT32, INT32, INT16, INT8, INT4 = 0, 2, 7, 9, 17
+
+# --------------------------------------------------------------------------- builtin options
+
+_I = ("int",)
+_E = ("enum",)
+PADDING_VALUES = ("int",) * 4  # TfLitePaddingValues
+# tensorflow/compiler/mlir/lite/core/c/builtin_op_data.h, for the parsers the micro op
+# resolver uses. Operators absent here parse to no struct (ParseQuantize, ParseRelu, ...).
+BUILTIN_PARAMS: dict[str, tuple] = {
+    "ADD": _E + ("bool",),
+    "SUB": _E + ("bool",),
+    "MUL": _E,
+    "DIV": _E,
+    "CONV_2D": _E + _I * 2 + _E + _I * 2 + _E,
+    "DEPTHWISE_CONV_2D": _E + _I * 3 + _E + _I * 2,
+    "FULLY_CONNECTED": _E + _E + ("bool", "bool") + _E,
+    "SOFTMAX": ("float",),
+    "RESHAPE": (("array", "int", 8), "int"),
+    "SQUEEZE": (("array", "int", 8), "int"),
+    "AVERAGE_POOL_2D": _E + _I * 4 + _E + (PADDING_VALUES,),
+    "MAX_POOL_2D": _E + _I * 4 + _E + (PADDING_VALUES,),
+    "L2_POOL_2D": _E + _I * 4 + _E + (PADDING_VALUES,),
+    "CONCATENATION": _I + _E,
+    "CALL_ONCE": _I,
+    "IF": _I * 2,
+    "WHILE": _I * 2,
+    "VAR_HANDLE": ("ptr", "ptr"),
+    "GATHER": _I * 2,
+    "CAST": _E * 2,
+    "STRIDED_SLICE": _I * 5 + ("bool",),
+    "SVDF": _I + _E + ("bool",),
+    "LEAKY_RELU": ("float",),
+    "RESIZE_NEAREST_NEIGHBOR": ("bool", "bool"),
+    "RESIZE_BILINEAR": ("bool", "bool"),
+    "UNIDIRECTIONAL_SEQUENCE_LSTM": _E + ("float", "float", "bool", "bool", "bool"),
+    "BATCH_MATMUL": ("bool",) * 3,
+    "MEAN": ("bool",),
+    "SUM": ("bool",),
+    "REDUCE_MAX": ("bool",),
+    "REDUCE_MIN": ("bool",),
+    "REDUCE_ALL": ("bool",),
+    "SPLIT": _I,
+    "SPLIT_V": _I,
+    "PACK": _I * 2,
+    "UNPACK": _I * 2,
+    "SHAPE": _E,
+    "ARG_MAX": _E,
+    "ARG_MIN": _E,
+    "CUMSUM": ("bool", "bool"),
+    "DEPTH_TO_SPACE": _I,
+    "SPACE_TO_DEPTH": _I,
+    "L2_NORMALIZATION": _E,
+    "MIRROR_PAD": _E,
+    "TRANSPOSE_CONV": _E + _I * 2 + _E + _E,
+}
+
+# The pip wheel is built from TFLM sources newer than 90b983c2 (its kernels live in namespace
+# tflite::micro): there ParseFullyConnected allocates a 32-byte, 8-aligned struct (seen in a
+# gdb trace of the wheel's allocations; 90b983c2's TfLiteFullyConnectedParams is 16 / 4).
+PIP_PARAMS_OVERRIDE: dict[str, tuple[int, int]] = {"FULLY_CONNECTED": (32, 8)}
+
+
+def params_layout(name: str, abi: Abi) -> tuple[int, int] | None:
+    """(sizeof, alignof) of the options struct the operator's parser allocates, if any."""
+    if abi.pip and name in PIP_PARAMS_OVERRIDE:
+        return PIP_PARAMS_OVERRIDE[name]
+    fields = BUILTIN_PARAMS.get(name)
+    return layout(fields, abi) if fields else None
+
+
+# --------------------------------------------------------------------------- kernel op data
+
+FC_PARAMS = ("int",) * 7 + ("float", "float", "bool", "bool", "int8")  # FullyConnectedParams
+ARITHMETIC_PARAMS = (
+    ("int8",) + ("int",) * 12 + ("float", "float", "int64", "int64", "int16", "int16")
+    + (("array", "int", 5),)
+)  # fmt: skip  # ArithmeticParams (BroadcastableOpCategory is a uint8_t enum class)
+GATE_PARAMETERS = (FC_PARAMS, FC_PARAMS)
+ACTIVATION_PARAMS = ("int8", "int", "int")  # FusedActivationFunctionType : uint8_t
+
+
+def _op_data(abi: Abi) -> dict[str, tuple]:
+    """sizeof(OpData) the kernel's Init allocates, per operator."""
+    conv = (PADDING_VALUES,) + _I * 5 + ("ptr", "ptr") + _I * 3
+    fc = _I * 9 + ("ptr", "ptr", "bool")
+    pooling = (PADDING_VALUES,) + _I * 2 + ("float", "float")
+    softmax = ("double",) + _I * 6 + ("float",) + ("ptr",) * 5  # SoftmaxParams
+    add = ("bool",) + _I * 12 + ("float", "float")
+    comparison = _I * 7 + ("bool",)  # ComparisonParams
+    pad = ("int8", ("array", "int", 5), "int8", ("array", "int", 5), "int8", "int")
+    concat = ("int", "ptr", "ptr", "int", "int", "float")  # ConcatenationParams
+    lstm = (
+        ("bool",) + _I * 4,  # LstmSizeInfo
+        ("float", "int16", "int"),  # CellStateInfo
+        "enum",
+        GATE_PARAMETERS, GATE_PARAMETERS, GATE_PARAMETERS, GATE_PARAMETERS,
+        (ARITHMETIC_PARAMS,) * 3,  # InterGateParameters
+        ("array", "int", 4),
+    )  # fmt: skip
+    return {
+        "CONV_2D": with_compression(abi, conv, _I * 2),
+        "DEPTHWISE_CONV_2D": with_compression(abi, conv, _I * 2),
+        "FULLY_CONNECTED": with_compression(abi, fc, _I * 2),
+        "SOFTMAX": softmax,
+        "ADD": add,
+        "SUB": add[:-2],
+        "MUL": _I * 7 + ("float", "float"),
+        "DIV": _I * 7,
+        "AVERAGE_POOL_2D": pooling,
+        "MAX_POOL_2D": pooling,
+        "CONCATENATION": with_compression(abi, (concat,), (("array", "int", 10),)),
+        "CALL_ONCE": ("int", "bool"),
+        "IF": _I * 2,
+        "WHILE": _I * 2,
+        "VAR_HANDLE": _I,
+        "ASSIGN_VARIABLE": _I,
+        "EQUAL": (comparison,),
+        "NOT_EQUAL": (comparison,),
+        "LESS": (comparison,),
+        "LESS_EQUAL": (comparison,),
+        "GREATER": (comparison,),
+        "GREATER_EQUAL": (comparison,),
+        "QUANTIZE": (("int", "double"),) + _I * 3,  # QuantizationParams + 3 ints
+        "DEQUANTIZE": (("double", "int"),) + _I * 3,  # DequantizationParams + 3 ints
+        "LOGISTIC": _I * 4,
+        "TANH": _I * 4,
+        "SVDF": _I * 9,
+        "PAD": (pad,),
+        "PADV2": (pad,),
+        "LEAKY_RELU": _I * 6,
+        "RELU": (ACTIVATION_PARAMS + _I * 4,),
+        "RELU6": ("int8",) * 4,  # Relu6OpData: four int8_t
+        "STRIDED_SLICE": (
+            "int8",
+            ("array", "int", 5),
+            "int8",
+            ("array", "int", 5),
+            "int8",
+            ("array", "int", 5),
+            ("uint16",) * 5,
+            "bool",
+        ),  # fmt: skip  # StridedSliceParams
+        "UNIDIRECTIONAL_SEQUENCE_LSTM": lstm,
+        "SQUARED_DIFFERENCE": ("bool", ARITHMETIC_PARAMS),
+        "RSQRT": _I * 4 + ("bool", "enum", "enum"),
+        "ABS": _I * 4 + ("bool", "enum", "enum"),
+        "MEAN": _I * 6 + ("float", "int", "float", "int", "int"),
+        "SUM": _I * 6 + ("float", "int", "float", "int", "int"),
+        "REDUCE_MAX": _I * 6 + ("float", "int", "float", "int", "int"),
+    }
+
+
+# Kernels whose Init allocates nothing (registered with a null init).
+NO_OP_DATA = frozenset({
+    "RESHAPE", "TRANSPOSE", "GATHER", "CAST", "READ_VARIABLE", "MAXIMUM", "MINIMUM",
+    "RESIZE_NEAREST_NEIGHBOR", "SPLIT", "SPLIT_V", "PACK", "UNPACK", "SLICE", "EXP", "SQUEEZE",
+    "EXPAND_DIMS", "SHAPE", "FILL", "ZEROS_LIKE", "SignalFftAutoScale",
+    "SignalFilterBankSquareRoot",
+})  # fmt: skip
+
+
+# --------------------------------------------------------------------------- per operator
+
+
+@dataclass
+class OpAllocations:
+    """One operator's arena allocations during set-up (sizes as requested)."""
+
+    params: tuple[int, int] | None  # builtin options struct (sizeof, alignof)
+    init: list[int] = field(default_factory=list)  # persistent, 16-aligned
+    prepare: list[int] = field(default_factory=list)  # persistent, 16-aligned
+    temps: list[int] = field(default_factory=list)  # tensors borrowed in Prepare (indices)
+
+
+Rule = Callable[[Model, Subgraph, Operator], list[int]]
+
+
+def _tensor(sg: Subgraph, op: Operator, i: int, outputs: bool = False) -> Tensor | None:
+    idx = op.outputs if outputs else op.inputs
+    return sg.tensors[idx[i]] if i < len(idx) and idx[i] >= 0 else None
+
+
+def scale_count(model: Model, t: Tensor) -> int:
+    """Length of a tensor's quantization scale vector (0 if unquantized)."""
+    q = _quantization(model, t)
+    if q is None:
+        return 0
+    scale, zero = q.get(2), q.get(3)
+    return len(scale) // 4 if scale and zero else 0
+
+
+def _quantization(model: Model, t: Tensor):  # noqa: ANN202 - a flatbuffer Table or None
+    table = model.root.get(S.MODEL_SUBGRAPHS)[t.subgraph].get(S.SUBGRAPH_TENSORS)[t.index]
+    return table.get(4)
+
+
+def _per_channel_conv(dim: int) -> Rule:
+    """CONV_2D / DEPTHWISE_CONV_2D: multiplier and shift arrays of the filter's channels."""
+
+    def rule(model: Model, sg: Subgraph, op: Operator) -> list[int]:
+        f = _tensor(sg, op, 1)
+        n = f.shape[dim] if f is not None and len(f.shape) > dim else 0
+        return [4 * n, 4 * n]
+
+    return rule
+
+
+def _fully_connected(model: Model, sg: Subgraph, op: Operator) -> list[int]:
+    inp, f = _tensor(sg, op, 0), _tensor(sg, op, 1)
+    if inp is None or f is None or inp.type == FLOAT32:
+        return []
+    n = scale_count(model, f)
+    return [4 * n, 4 * n] if n > 1 else []
+
+
+def _softmax(model: Model, sg: Subgraph, op: Operator) -> list[int]:
+    inp = _tensor(sg, op, 0)
+    lut = 2 * 513  # sizeof(int16_t) * LUTSize<int16_t>()
+    return [lut, lut] if inp is not None and inp.type == INT16 else []
+
+
+def _dims_copy(model: Model, sg: Subgraph, op: Operator) -> list[int]:
+    """CreateWritableTensorDimsWithCopy of the output: a TfLiteIntArray of its rank."""
+    out = _tensor(sg, op, 0, outputs=True)
+    return [4 + 4 * len(out.shape)] if out is not None else []
+
+
+def _reshape(model: Model, sg: Subgraph, op: Operator) -> list[int]:
+    out = _tensor(sg, op, 0, outputs=True)
+    return _dims_copy(model, sg, op) if out is not None and -1 in out.shape else []
+
+
+def _option(model: Model, sg: Subgraph, op: Operator, key: str) -> int:
+    """An integer from a signal-library custom operator's flexbuffer options."""
+    from host.planning.scratch import custom_options, flexbuffer_map
+
+    value = flexbuffer_map(custom_options(model, sg.index, op.index)).get(key, 0)
+    return value if isinstance(value, int) else 0
+
+
+def _kiss_fftr_bytes(fft_length: int, cpx: int, abi: Abi) -> int:
+    """kiss_fftr_alloc's memory for a real FFT (kissfft, MAXFACTORS 32): kiss_fftr_state (three
+    pointers), the half-length complex FFT's state (nfft, inverse, 64 factors, nfft twiddles)
+    and 3/2 * nfft complex values of work area."""
+    n = fft_length // 2
+    kiss_fft_state = 4 + 4 + 4 * 64 + cpx  # ends with twiddles[1]
+    return 3 * abi.pointer + kiss_fft_state + cpx * (n - 1) + cpx * (n * 3 // 2)
+
+
+def _signal_init(abi: Abi) -> dict[str, Callable[[Model, Subgraph, Operator], list[int]]]:
+    """Init allocations of signal/micro/kernels' custom operators (params struct + state)."""
+    filterbank_config = ("int",) + ("ptr",) * 5 + ("int", "int")
+    subtraction_config = ("int",) * 8 + ("bool",)
+
+    def rfft(model: Model, sg: Subgraph, op: Operator) -> list[int]:
+        cpx = {INT16: 4, INT32: 8, FLOAT32: 8}.get(_option(model, sg, op, "T"), 4)
+        params = ("int",) * 4 + ("enum", "ptr", "int", "ptr")
+        fft_length = _option(model, sg, op, "fft_length")
+        return [sizeof(params, abi), _kiss_fftr_bytes(fft_length, cpx, abi)]
+
+    def filter_bank(model: Model, sg: Subgraph, op: Operator) -> list[int]:
+        channels = _option(model, sg, op, "num_channels")
+        return [sizeof((filterbank_config, "ptr"), abi), 8 * (channels + 1)]
+
+    def subtraction(model: Model, sg: Subgraph, op: Operator) -> list[int]:
+        channels = _option(model, sg, op, "num_channels")
+        return [sizeof((subtraction_config, "ptr", "size_t"), abi), 4 * channels]
+
+    return {
+        "SignalWindow": lambda *_: [8],  # TFLMSignalWindowParams: shift, input_size
+        "SignalEnergy": lambda *_: [8],  # TFLMSignalEnergyParams: end_index, start_index
+        "SignalPCAN": lambda *_: [4],  # TfLitePcanParams: snr_shift
+        "SignalFilterBankLog": lambda *_: [8],  # input_correction_bits, output_scale
+        "SignalRfft": rfft,
+        "SignalFilterBank": filter_bank,
+        "SignalFilterBankSpectralSubtraction": subtraction,
+    }
+
+
+PREPARE_RULES: dict[str, Rule] = {
+    "CONV_2D": _per_channel_conv(0),
+    "DEPTHWISE_CONV_2D": _per_channel_conv(3),
+    "FULLY_CONNECTED": _fully_connected,
+    "SOFTMAX": _softmax,
+    "GATHER": _dims_copy,
+    "RESHAPE": _reshape,
+}
+
+
+def op_allocations(model: Model, sg: Subgraph, op: Operator, abi: Abi) -> OpAllocations | None:
+    """The operator's allocations, or None if its kernel is not modelled."""
+    name = op.name
+    data, signal = _op_data(abi), _signal_init(abi)
+    if name in signal:
+        return OpAllocations(params=None, init=signal[name](model, sg, op))
+    if name not in data and name not in NO_OP_DATA:
+        return None
+    rule = PREPARE_RULES.get(name)
+    return OpAllocations(
+        params=params_layout(name, abi),
+        init=[sizeof(data[name], abi)] if name in data else [],
+        prepare=rule(model, sg, op) if rule else [],
+    )
+
+
+def unknown_ops(model: Model, abi: Abi) -> list[str]:
+    return sorted(
+        {op.name for sg in model.subgraphs for op in sg.operators}
+        - set(_op_data(abi))
+        - set(_signal_init(abi))
+        - NO_OP_DATA
+    )
+
+
+def known_structs(abi: Abi) -> dict[str, tuple]:
+    """Every struct layout the model uses for this ABI, by name (for checking with a compiler)."""
+    from host.planning import tflm_structs as T
+
+    structs: dict[str, tuple] = {
+        "EvalTensor": T.EVAL_TENSOR,
+        "TfLiteTensor": T.TFLITE_TENSOR,
+        "NodeAndRegistration": T.NODE_AND_REGISTRATION,
+        "TfLiteNode": T.TFLITE_NODE,
+        "AffineQuantization": T.AFFINE_QUANTIZATION,
+        "RecordingSingleArenaBufferAllocator": T.RECORDING_SINGLE_ARENA_ALLOCATOR,
+        "GreedyMemoryPlanner": T.GREEDY_MEMORY_PLANNER,
+        "RecordingMicroAllocator": T.recording_micro_allocator(abi),
+        "MicroBuiltinDataAllocator": T.BUILTIN_DATA_ALLOCATOR,
+        "SubgraphAllocations": T.subgraph_allocations(abi),
+        "ScratchBufferRequest": T.SCRATCH_BUFFER_REQUEST,
+        "AllocationInfo": T.ALLOCATION_INFO,
+        "MicroResourceVariables": T.MICRO_RESOURCE_VARIABLES,
+        "MicroResourceVariable": T.MICRO_RESOURCE_VARIABLE,
+    }
+    structs.update({f"OpData_{k}": v for k, v in _op_data(abi).items()})
+    structs.update({f"Params_{k}": v for k, v in BUILTIN_PARAMS.items()})
+    return structs

@@ -1,0 +1,163 @@
+"""Sizes of the C/C++ objects TFLM keeps in its arena, from their field lists, per target ABI.
+
+Each struct is written down as its fields' C types in declaration order (read from TFLM's
+headers and kernel sources at commit 90b983c2), and laid out as a C compiler does: every field
+at a multiple of its alignment, the size a multiple of the largest alignment. Only the pointer
+size and `size_t` change between the targets (x86-64 and 32-bit Arm EABI both align int64 and
+double to 8), plus whether TFLM was built with USE_TFLM_COMPRESSION, which adds fields to some
+structs: the pip `tflite-micro` wheel is, a default Cortex-M build is not.
+
+A polymorphic class starts with one vtable pointer per polymorphic base ("vptr").
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cache
+
+Field = str | tuple  # a C type name, ("array", type, n), or a nested struct's field tuple
+
+
+@dataclass(frozen=True)
+class Abi:
+    """What decides TFLM's struct sizes on a target."""
+
+    name: str
+    pointer: int  # sizeof(void*) == sizeof(size_t) == sizeof(intptr_t)
+    enum: int  # sizeof of TFLM's small C enums (TfLiteType, TfLiteFusedActivation, ...)
+    compression: bool  # TFLM built with USE_TFLM_COMPRESSION
+    pip: bool = False  # the pip tflite-micro wheel and its Python interpreter wrapper
+
+    def scalar(self, c_type: str) -> int:
+        if c_type in ("ptr", "size_t", "vptr"):
+            return self.pointer
+        if c_type == "enum":
+            return self.enum
+        return _SCALARS[c_type]
+
+
+# Both targets: int 4, int64/double 8 aligned to 8, bool 1.
+_SCALARS = {
+    "int8": 1, "bool": 1, "int16": 2, "uint16": 2, "int": 4, "float": 4,
+    "int64": 8, "double": 8,
+}  # fmt: skip
+
+X86_64_PIP = Abi("x86-64 (pip tflite-micro)", 8, 4, True, pip=True)
+# arm-none-eabi-gcc makes enums as small as their values allow (AAPCS "short enums", its
+# default; TFLM's cortex_m_generic build does not change it), so TFLM's enums take 1 byte.
+CORTEX_M = Abi("32-bit Arm Cortex-M", 4, 1, False)
+
+
+def layout(fields: tuple[Field, ...], abi: Abi) -> tuple[int, int]:
+    """(sizeof, alignof) of a struct with these fields."""
+    return _layout(fields, abi)
+
+
+@cache
+def _layout(fields: tuple[Field, ...], abi: Abi) -> tuple[int, int]:
+    offset, align = 0, 1
+    for f in fields:
+        size, a = _field(f, abi)
+        offset = -(-offset // a) * a + size
+        align = max(align, a)
+    return -(-offset // align) * align, align
+
+
+def _field(f: Field, abi: Abi) -> tuple[int, int]:
+    if isinstance(f, str):
+        n = abi.scalar(f)
+        return n, n
+    if f[0] == "array":
+        size, a = _field(f[1], abi)
+        return size * f[2], a
+    return _layout(f, abi)
+
+
+def sizeof(fields: tuple[Field, ...], abi: Abi) -> int:
+    return layout(fields, abi)[0]
+
+
+def _int(n: int) -> tuple[str, ...]:
+    return ("int",) * n
+
+
+def with_compression(abi: Abi, base: tuple[Field, ...], extra: tuple[Field, ...]) -> tuple:
+    """A struct whose trailing fields exist only under USE_TFLM_COMPRESSION."""
+    return base + extra if abi.compression else base
+
+
+# --------------------------------------------------------------------------- core objects
+
+# tensorflow/lite/c/common.h (TF_LITE_STATIC_MEMORY): TfLiteEvalTensor {data, dims, type}.
+EVAL_TENSOR = ("ptr", "ptr", "enum")
+# TfLiteTensor, TF_LITE_STATIC_MEMORY form: quantization {type, params}, params {scale,
+# zero_point}, data, dims, bytes, type, allocation_type, is_variable (64 B / 32 B).
+TFLITE_TENSOR = (("enum", "ptr"), ("float", "int"), "ptr", "ptr", "size_t", "enum", "enum", "bool")
+# TfLiteNode (static memory): inputs, outputs, intermediates, user_data, builtin_data,
+# custom_initial_data, custom_initial_data_size; NodeAndRegistration adds the registration.
+TFLITE_NODE = ("ptr",) * 6 + ("int",)
+NODE_AND_REGISTRATION = (TFLITE_NODE, "ptr")
+AFFINE_QUANTIZATION = ("ptr", "ptr", "int")  # TfLiteAffineQuantization
+INT_ARRAY_HEADER = 4  # TfLiteIntArray {int size; int data[];}
+
+# arena_allocator/single_arena_buffer_allocator.h: two interface bases (two vptrs), five
+# pointers, intptr_t checksum, int count; the recording variant adds four size_t counters.
+SINGLE_ARENA_ALLOCATOR = ("vptr", "vptr") + ("ptr",) * 5 + ("size_t", "int")
+RECORDING_SINGLE_ARENA_ALLOCATOR = (SINGLE_ARENA_ALLOCATOR,) + ("size_t",) * 4
+# memory_planner/greedy_memory_planner.h
+GREEDY_MEMORY_PLANNER = ("vptr", "int", "int") + ("ptr",) * 4 + ("int", "int", "ptr", "bool")
+GREEDY_BYTES_PER_BUFFER = 40  # per_buffer_size(): 4 ints + 2 ints + 3 ints + 1 int, all int
+# micro_allocator.h: vptr, two allocator interfaces, builtin-data allocator, planner,
+# model_is_allocating_, scratch_buffer_request_count_, scratch_buffer_head_, max_head.
+MICRO_ALLOCATOR = ("vptr", "ptr", "ptr", "ptr", "ptr", "bool", "size_t", "ptr", "size_t")
+RECORDED_ALLOCATION = ("size_t",) * 3
+
+
+def recording_micro_allocator(abi: Abi) -> tuple:
+    """RecordingMicroAllocator: its base, a pointer and one RecordedAllocation per category."""
+    categories = 8 if abi.compression else 7  # kCompressionData exists only with compression
+    return (MICRO_ALLOCATOR, "ptr") + (RECORDED_ALLOCATION,) * categories
+
+
+BUILTIN_DATA_ALLOCATOR = ("vptr", "ptr")  # MicroBuiltinDataAllocator
+
+
+def subgraph_allocations(abi: Abi) -> tuple:
+    """SubgraphAllocations: node_and_registrations, tensors (+ CompressedTensorList)."""
+    return with_compression(abi, ("ptr", "ptr"), ("ptr",))
+
+
+SCRATCH_BUFFER_REQUEST = ("size_t", "int", "int")  # internal::ScratchBufferRequest
+SCRATCH_BUFFER_HANDLE = ("ptr",)
+MAX_SCRATCH_BUFFERS_PER_OP = 12  # kMaxScratchBuffersPerOp
+# micro_allocation_info.h AllocationInfo: bytes, output_ptr, first_created, last_used,
+# offline_offset, needs_allocating.
+ALLOCATION_INFO = ("size_t", "ptr", "int", "int", "int", "bool")
+# micro_resource_variable.h (the pip interpreter creates these when a model has VAR_HANDLE).
+MICRO_RESOURCE_VARIABLES = ("ptr", "int", "int")
+MICRO_RESOURCE_VARIABLE = ("ptr", "ptr", "ptr", "size_t", "int8")
+ARENA_ALIGNMENT = 16  # MicroArenaBufferAlignment()
+
+
+# --------------------------------------------------------------------------- C declarations
+
+_C_TYPES = {
+    "ptr": "void*", "vptr": "void*", "size_t": "size_t", "int8": "signed char",
+    "bool": "_Bool", "int16": "short", "uint16": "unsigned short", "int": "int",
+    "float": "float", "enum": "enum small_enum", "int64": "long long", "double": "double",
+}  # fmt: skip
+
+
+def c_declaration(name: str, fields: tuple[Field, ...]) -> str:
+    """The struct as C source, to let a compiler check `layout` (tests do, for each target)."""
+    body = " ".join(_c_member(f, k) for k, f in enumerate(fields))
+    return f"struct {name} {{ {body} }};"
+
+
+def _c_member(f: Field, k: int) -> str:
+    if isinstance(f, str):
+        return f"{_C_TYPES[f]} m{k};"
+    if f[0] == "array":
+        inner = _c_member(f[1], k)
+        return inner[:-1] + f"[{f[2]}];"
+    return "struct { " + " ".join(_c_member(g, j) for j, g in enumerate(f)) + f" }} m{k};"

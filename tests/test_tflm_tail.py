@@ -1,0 +1,137 @@
+"""The TFLM arena model (host/planning/tflm_tail.py) against the real TFLM (pip tflite-micro).
+
+For every shared model TFLM runs, the predicted RecordingMicroAllocator report (total, head,
+tail and every category line) equals the real interpreter's, line for line, and the predicted
+minimum arena equals the smallest arena_size for which the real interpreter sets up and runs
+(found by bisection to the byte, as TFLM_BASELINE.tsv's min_arena_size was). The pip
+interpreter allocates its arena with `new uint8_t[]` (glibc malloc): 16-byte aligned, the
+alignment the prediction assumes.
+"""
+
+from __future__ import annotations
+
+import csv
+import faulthandler
+import os
+import shutil
+import struct
+import subprocess
+from dataclasses import dataclass
+
+import pytest
+from tflm_oracle import MODELS, capture_output, oracle, random_inputs, runnable_models, shared_model
+
+from host.planning.tflm_kernels import known_structs
+from host.planning.tflm_structs import CORTEX_M, X86_64_PIP, c_declaration, layout
+from host.planning.tflm_tail import predict, smallest_arena
+from host.tflite.model import Model
+
+RUNNABLE = runnable_models()
+BIG_ARENA = 16 << 20
+
+
+@dataclass
+class PipArena:
+    report: list[str]  # the [RecordingMicroAllocator] lines, in order
+    min_arena: int
+
+
+def _runs(data: bytes, arena_size: int) -> bool:
+    """Whether the real interpreter sets up and invokes in this arena; in a child process, since
+    TFLM can crash outright on some too-small arenas."""
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child
+        faulthandler.disable()  # a crash here is an answer ("does not run"), not news
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, 1)
+        os.dup2(devnull, 2)
+        ok = False
+        try:
+            runtime = oracle()
+            interp = runtime.Interpreter.from_bytes(data, arena_size=arena_size)
+            inputs = len(Model(data).subgraphs[0].inputs)
+            for i, arr in enumerate(random_inputs(interp, inputs)):
+                interp.set_input(arr, i)
+            interp.invoke()
+            ok = True
+        except BaseException:
+            pass
+        os._exit(0 if ok else 1)
+    _, status = os.waitpid(pid, 0)
+    return os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
+
+
+def _measure(data: bytes) -> PipArena:
+    runtime = oracle()
+    interp = runtime.Interpreter.from_bytes(data, arena_size=BIG_ARENA)
+    text = capture_output(interp.print_allocations)
+    lines = [ln.strip() for ln in text.splitlines() if "[RecordingMicroAllocator]" in ln]
+    return PipArena(lines, smallest_arena(lambda size: _runs(data, size)))
+
+
+@pytest.fixture(scope="session")
+def pip_arena():
+    """The real interpreter's report and minimum arena per model, measured once per session."""
+    cache: dict[str, PipArena] = {}
+
+    def get(name: str) -> PipArena:
+        if name not in cache:
+            cache[name] = _measure(shared_model(name).read_bytes())
+        return cache[name]
+
+    return get
+
+
+def _baseline_min_arena(name: str) -> int:
+    with (MODELS / "TFLM_BASELINE.tsv").open() as f:
+        rows = {r["name"]: r for r in csv.DictReader(f, delimiter="\t")}
+    return int(rows[name]["min_arena_size"])
+
+
+@pytest.mark.skipif(not RUNNABLE, reason="../shared/models/TFLM_BASELINE.tsv is absent")
+@pytest.mark.parametrize("name", RUNNABLE or ["none"])
+def test_report_equals_pip_interpreter(name: str, pip_arena) -> None:
+    predicted = predict(Model.load(shared_model(name)), X86_64_PIP, BIG_ARENA)
+    assert predicted.exact, f"operators not modelled: {predicted.unknown}"
+    assert predicted.report_lines() == pip_arena(name).report
+
+
+@pytest.mark.skipif(not RUNNABLE, reason="../shared/models/TFLM_BASELINE.tsv is absent")
+@pytest.mark.parametrize("name", RUNNABLE or ["none"])
+def test_min_arena_equals_pip_interpreter(name: str, pip_arena) -> None:
+    predicted = predict(Model.load(shared_model(name)), X86_64_PIP).min_arena
+    assert predicted == pip_arena(name).min_arena
+    assert predicted == _baseline_min_arena(name)
+
+
+COMPILERS = {
+    "x86-64": (X86_64_PIP, ["gcc", "-c"]),
+    "cortex-m": (CORTEX_M, ["arm-none-eabi-gcc", "-mcpu=cortex-m4", "-mthumb", "-c"]),
+}
+
+
+@pytest.mark.parametrize("target", sorted(COMPILERS))
+def test_struct_layout_matches_compiler(target: str, tmp_path) -> None:
+    """Each struct's field list, laid out by tflm_structs.layout, has the sizeof and alignof the
+    target's C compiler gives (for Cortex-M: arm-none-eabi-gcc, with its short enums)."""
+    abi, command = COMPILERS[target]
+    if shutil.which(command[0]) is None:
+        pytest.skip(f"{command[0]} is not installed")
+    structs = known_structs(abi)
+    names = sorted(structs)
+    source = ["#include <stddef.h>", "enum small_enum { SMALL_ENUM_LAST = 127 };"]
+    source += [c_declaration(f"s{k}", structs[n]) for k, n in enumerate(names)]
+    cells = ", ".join(f"sizeof(struct s{k}), _Alignof(struct s{k})" for k in range(len(names)))
+    source.append(f"unsigned int layouts[] = {{ {cells} }};")
+    (tmp_path / "layouts.c").write_text("\n".join(source) + "\n")
+    objcopy = command[0].replace("gcc", "objcopy")
+    subprocess.run([*command, "layouts.c", "-o", "layouts.o"], cwd=tmp_path, check=True)
+    subprocess.run(
+        [objcopy, "-O", "binary", "--only-section=.data", "layouts.o", "layouts.bin"],
+        cwd=tmp_path,
+        check=True,
+    )
+    raw = (tmp_path / "layouts.bin").read_bytes()
+    values = struct.unpack(f"<{2 * len(names)}I", raw[: 8 * len(names)])
+    compiled = {n: (values[2 * k], values[2 * k + 1]) for k, n in enumerate(names)}
+    assert compiled == {n: layout(structs[n], abi) for n in names}
