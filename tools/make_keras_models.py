@@ -247,7 +247,7 @@ def operators(data: bytes) -> list[str]:
     """OPERATOR:type, in first-use order: the type of the first non-constant input (else the
     first input), then ->output type where that differs."""
     sys.path.insert(0, str(REPO))
-    from host.model import Model
+    from host.tflite.model import Model
 
     seen: list[str] = []
     for sg in Model(data).subgraphs:
