@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 
 from host.planning import offline_plan
+from host.planning.overlap import KERNEL_SET
 from host.planning.packing import (
     PLANNERS,
     PlanError,
@@ -67,6 +68,12 @@ def _parser() -> argparse.ArgumentParser:
         default=None,
         help="search budget in seconds (default: 1.5 for a model, 10 for --buffers)",
     )
+    p.add_argument(
+        "--overlap",
+        action="store_true",
+        help="let an operator's output overlap its inputs where TFLM's reference kernels "
+        "provably allow it (not for CMSIS-NN or other optimised kernels)",
+    )
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.add_argument("--plot", metavar="FILE", help="draw the layout over time (.png or .svg)")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress messages")
@@ -83,7 +90,12 @@ def cmd_plan(args: argparse.Namespace) -> int:
     model = Model.load(args.model)
     limit = args.time_limit or MODEL_TIME_LIMIT
     result = plan_model(
-        model, args.planner, limit, args.runtime, _progress(args.quiet or args.json)
+        model,
+        args.planner,
+        limit,
+        args.runtime,
+        _progress(args.quiet or args.json),
+        overlap=args.overlap,
     )
     offline_plan.embed(model, result.tensor_offsets())  # in memory; saved only with --embed
     _add_arena(result, model)
@@ -137,7 +149,13 @@ def cmd_check(args: argparse.Namespace) -> int:
             print(f"  - {msg}")
     else:
         n = len(offline_plan.read(model).offsets)  # type: ignore[union-attr]
-        print(f"{args.check}: offline plan OK ({n} offsets)")
+        shared = offline_plan.allowed_overlaps(model)
+        extra = (
+            f"; {len(shared)} operators write over their input, as the {KERNEL_SET} allow"
+            if shared
+            else ""
+        )
+        print(f"{args.check}: offline plan OK ({n} offsets{extra})")
     return 1 if problems else 0
 
 

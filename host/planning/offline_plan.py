@@ -7,12 +7,12 @@ n being the tensor count of all subgraphs together (subgraph 0's tensors first).
 
 from __future__ import annotations
 
-import re
 import struct
 from dataclasses import dataclass
 
 from host.planning.lifetimes import ALIGNMENT, Walk, walk
-from host.planning.packing.problem import Buffer, validate
+from host.planning.overlap import KERNEL_SET, Pair, overlap_pairs
+from host.planning.packing.problem import Buffer, collisions
 from host.tflite.model import OFFLINE_PLAN_NAME, Model, ModelError
 
 ONLINE = -1
@@ -92,12 +92,54 @@ def check(model: Model) -> list[str]:
             problems.append(f"{names[t.global_index]} has offset {off} (only -1 may be negative)")
         elif off >= 0 and t.global_index in planned and off % ALIGNMENT:
             problems.append(f"{names[t.global_index]} offset {off} is not {ALIGNMENT}-aligned")
-    fixed = [b for b in tensor_buffers(w) if plan.offsets[b.id] >= 0]
-    for msg in validate(fixed, {b.id: plan.offsets[b.id] for b in fixed}):
-        problems.append(_name_buffers(msg, names))
+    offsets = plan.offsets
+    for a, b, rule in _shared_bytes(model, w, offsets):
+        if rule is not None and offsets[rule.input] - offsets[rule.output] >= rule.min_delta:
+            continue  # the kernel's rule allows it
+        oa, ob = offsets[a.id], offsets[b.id]
+        msg = (
+            f"{names[a.id]} at [{oa}, {oa + a.size}) overlaps {names[b.id]} at "
+            f"[{ob}, {ob + b.size}) while both are live ({_op_at(model, w, b.start - 1)})"
+        )
+        if rule is None:
+            msg += ": no kernel rule allows these two to share bytes"
+        else:
+            msg += (
+                f": {rule.op_name}'s rule ({KERNEL_SET}) needs input offset - output offset "
+                f">= {rule.min_delta}, the plan has {offsets[rule.input] - offsets[rule.output]}"
+            )
+        problems.append(msg)
     return problems
 
 
-def _name_buffers(msg: str, names: dict[int, str]) -> str:
-    """Rewrite the planner's 'buffer N' into tensor names for the user."""
-    return re.sub(r"buffer (\d+) ", lambda m: names.get(int(m.group(1)), m.group(0)) + " ", msg)
+def allowed_overlaps(model: Model) -> list[Pair]:
+    """The overlaps in a model's embedded plan that kernel rules allow (after check())."""
+    plan = read(model)
+    if plan is None or len(plan.offsets) != len(model.tensors):
+        return []
+    offsets = plan.offsets
+    return [
+        rule
+        for _, _, rule in _shared_bytes(model, walk(model), offsets)
+        if rule is not None and offsets[rule.input] - offsets[rule.output] >= rule.min_delta
+    ]
+
+
+def _shared_bytes(model: Model, w: Walk, offsets: list[int]):
+    """(earlier buffer, later buffer, the overlap rule of the pair or None) for every two
+    planned tensors that are live together and share bytes in the plan."""
+    fixed = [b for b in tensor_buffers(w) if offsets[b.id] >= 0]
+    rules = {(p.input, p.output): p for p in overlap_pairs(model, w)}
+    for a, b in collisions(fixed, {b.id: offsets[b.id] for b in fixed}):
+        yield a, b, rules.get((a.id, b.id)) or rules.get((b.id, a.id))
+
+
+def _op_at(model: Model, w: Walk, scope: int) -> str:
+    """The operator(s) running at an allocation scope, for messages."""
+    ops = [
+        f"operator {s.op} {model.subgraphs[s.subgraph].operators[s.op].name}"
+        + (f" of subgraph {s.subgraph}" if s.subgraph else "")
+        for s in w.op_scopes
+        if s.first <= scope <= s.last
+    ]
+    return ", ".join(ops[-1:]) if ops else "before the first operator"

@@ -12,9 +12,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from host.planning import lifetimes
+from host.planning import overlap as overlap_rules
 from host.planning import scratch as scratch_model
 from host.planning.offline_plan import tensor_buffers
-from host.planning.packing import Buffer, arena_size, lower_bound, plan
+from host.planning.packing import Buffer, Overlap, arena_size, lower_bound, plan
 from host.planning.tflm_tail import estimate_tflm_tail
 from host.tflite.model import Model
 
@@ -45,6 +46,20 @@ class PlannedTensor:
 
 
 @dataclass
+class SharedBytes:
+    """An operator's input placed over its output, as its kernel's rule allows."""
+
+    op: int
+    op_name: str
+    subgraph: int
+    input: int  # global tensor index
+    output: int
+    bytes: int  # bytes the two share
+    delta: int  # input offset - output offset
+    min_delta: int  # the rule's smallest safe delta
+
+
+@dataclass
 class PlanResult:
     model: str
     planner: str
@@ -59,6 +74,9 @@ class PlanResult:
     warnings: list[str] = field(default_factory=list)
     arena: dict[str, int] = field(default_factory=dict)  # runtime arena prediction
     tflm_tail_estimate: int = 0
+    overlap_bound: int | None = None  # lower bound with the allowed overlaps (--overlap)
+    shared: list[SharedBytes] = field(default_factory=list)  # overlaps the plan uses
+    kernel_set: str = ""  # the kernels an overlapping plan is proven for
 
     @property
     def saving(self) -> int:
@@ -89,11 +107,29 @@ def _scratch_buffers(scratch: list[Scratch], first_id: int) -> list[Buffer]:
 
 
 def _tflm_place(
-    tensors: list[Buffer], scratch: list[Buffer], fixed: dict[int, int]
+    tensors: list[Buffer],
+    scratch: list[Buffer],
+    fixed: dict[int, int],
+    overlaps: list[Overlap] | None = None,
 ) -> dict[int, int]:
     """Where TFLM's greedy puts everything given offline offsets for some tensors."""
     bufs = [Buffer(b.id, b.start, b.end, b.size, fixed.get(b.id)) for b in tensors] + scratch
-    return plan(bufs, planner="greedy")
+    return plan(bufs, planner="greedy", overlaps=overlaps or ())
+
+
+def _shared(pairs: list[overlap_rules.Pair], offsets: dict[int, int], sizes: dict[int, int]):
+    out = []
+    for p in pairs:
+        lo = max(offsets[p.input], offsets[p.output])
+        hi = min(offsets[p.input] + sizes[p.input], offsets[p.output] + sizes[p.output])
+        if hi > lo:
+            delta = offsets[p.input] - offsets[p.output]
+            out.append(
+                SharedBytes(
+                    p.op, p.op_name, p.subgraph, p.input, p.output, hi - lo, delta, p.min_delta
+                )  # fmt: skip
+            )
+    return out
 
 
 def plan_model(
@@ -102,9 +138,14 @@ def plan_model(
     time_limit: float = 10.0,
     runtime: str = "tflm",
     progress: Progress | None = None,
+    overlap: bool = False,
 ) -> PlanResult:
+    """Plan the model; with overlap=True an operator's input may share bytes with its output
+    where the TFLM reference kernel's rule (host.planning.overlap) proves it safe."""
     t0 = time.monotonic()
     w = lifetimes.walk(model)
+    pairs = overlap_rules.overlap_pairs(model, w) if overlap else []
+    overlaps = [Overlap(p.input, p.output, p.min_delta) for p in pairs]
     scratch, warnings = _scratch(model, w, runtime)
     tbufs = tensor_buffers(w)
     first_scratch_id = len(model.tensors)
@@ -117,16 +158,18 @@ def plan_model(
     problems = [everything, tbufs] if sbufs else [everything]
     for problem in problems:  # the time budget is shared, so the total stays within it
         share = time_limit / len(problems)
-        offsets = plan(problem, planner=planner, time_limit=share, progress=progress)
+        offsets = plan(
+            problem, planner=planner, time_limit=share, progress=progress, overlaps=overlaps
+        )
         candidates.append({b.id: offsets[b.id] for b in tbufs})
     # TFLM's own tensor placement, replayed as an offline plan, is the fallback candidate.
     candidates.append({b.id: online[b.id] for b in tbufs})
     best_head, best_fixed = tflm_head, {}
     for fixed in candidates:
-        head = arena_size(everything, _tflm_place(tbufs, sbufs, fixed))
+        head = arena_size(everything, _tflm_place(tbufs, sbufs, fixed, overlaps))
         if head < best_head or (head == best_head and not best_fixed):
             best_head, best_fixed = head, fixed
-    final = _tflm_place(tbufs, sbufs, best_fixed)
+    final = _tflm_place(tbufs, sbufs, best_fixed, overlaps)
     for i, s in enumerate(scratch):
         s.offset = final[first_scratch_id + i]
     tensors = [
@@ -155,4 +198,7 @@ def plan_model(
         seconds=time.monotonic() - t0,
         warnings=warnings,
         tflm_tail_estimate=estimate_tflm_tail(model),
+        overlap_bound=lower_bound(everything, overlaps) if overlap else None,
+        shared=_shared(pairs, final, {b.id: b.size for b in tbufs}) if best_fixed else [],
+        kernel_set=overlap_rules.KERNEL_SET if overlap else "",
     )

@@ -40,6 +40,8 @@ def plan_text(r: PlanResult) -> str:
         f"TFLM arena       about {r.head + r.tflm_tail_estimate} bytes = head {r.head} + tail "
         f"{r.tflm_tail_estimate} (the tail is an ESTIMATE; measure it once on the target)"
     )
+    if r.overlap_bound is not None:
+        lines += _overlap_lines(r)
     if not r.offline:
         lines.append("no plan beats TFLM's own: the model is left to TFLM's online planner")
     if r.arena:
@@ -52,7 +54,32 @@ def plan_text(r: PlanResult) -> str:
     return "\n".join(lines)
 
 
+def _overlap_lines(r: PlanResult) -> list[str]:
+    bound = r.overlap_bound or 0
+    below = r.lower_bound - r.head
+    lines = [
+        f"overlap bound    {bound} bytes (max live bytes less what the allowed overlaps save); "
+        f"head is {below} bytes below the no-overlap bound",
+        f"overlaps         {len(r.shared)} operators write their output over their input; "
+        f"proven for the {r.kernel_set} only (optimised libraries such as CMSIS-NN loop "
+        "differently: do not run this plan with them)",
+    ]
+    for s in r.shared:
+        lines.append(
+            f"  op {s.op:>3} {s.op_name:<18} input {s.input} over output {s.output}: "
+            f"{s.bytes} bytes shared (offset difference {s.delta}, rule >= {s.min_delta})"
+        )
+    return lines
+
+
 def plan_json(r: PlanResult, embedded_in: str | None) -> dict[str, Any]:
+    extra: dict[str, Any] = {}
+    if r.overlap_bound is not None:
+        extra = {
+            "overlap_bound": r.overlap_bound,
+            "kernel_set": r.kernel_set,
+            "overlaps": [vars(s) for s in r.shared],
+        }
     return {
         "model": r.model,
         "planner": r.planner,
@@ -69,4 +96,5 @@ def plan_json(r: PlanResult, embedded_in: str | None) -> dict[str, Any]:
         "scratch": [vars(s) for s in r.scratch],
         "microarena_arena": r.arena or None,
         "warnings": r.warnings,
+        **extra,
     }

@@ -13,12 +13,21 @@ from collections.abc import Callable, Sequence
 
 from .csvio import read_csv, write_csv
 from .greedy import first_fit, plan_greedy
-from .problem import Buffer, PlanError, arena_size, check_buffers, lower_bound, validate
+from .problem import (
+    Buffer,
+    Overlap,
+    PlanError,
+    arena_size,
+    check_buffers,
+    lower_bound,
+    validate,
+)
 from .search import search_plan
 
 __all__ = [
     "PLANNERS",
     "Buffer",
+    "Overlap",
     "PlanError",
     "arena_size",
     "lower_bound",
@@ -39,7 +48,11 @@ Progress = Callable[[str], None]
 
 
 def _plan_greedy(
-    buffers: Sequence[Buffer], time_limit: float, alignment: int, progress: Progress | None
+    buffers: Sequence[Buffer],
+    time_limit: float,
+    alignment: int,
+    progress: Progress | None,
+    overlaps: Sequence[Overlap],
 ) -> dict[int, int]:
     return plan_greedy(buffers, alignment)
 
@@ -62,7 +75,11 @@ def _first_fit_orders(buffers: Sequence[Buffer]) -> dict[str, list[int]]:
 
 
 def _plan_best(
-    buffers: Sequence[Buffer], time_limit: float, alignment: int, progress: Progress | None
+    buffers: Sequence[Buffer],
+    time_limit: float,
+    alignment: int,
+    progress: Progress | None,
+    overlaps: Sequence[Overlap],
 ) -> dict[int, int]:
     deadline = time.monotonic() + time_limit
     best = plan_greedy(buffers, alignment)
@@ -77,15 +94,19 @@ def _plan_best(
             if progress:
                 progress(f"first-fit by {name}: arena {arena}")
     lower = max(
-        [lower_bound(buffers)] + [b.offset + b.size for b in buffers if b.offset is not None]
+        [lower_bound(buffers, overlaps, alignment)]
+        + [b.offset + b.size for b in buffers if b.offset is not None]
     )
     if best_arena <= lower:
         return best
     budget = int(WORK_PER_SECOND * time_limit)
-    return search_plan(buffers, best, lower, alignment, budget, deadline, progress)
+    return search_plan(buffers, best, lower, alignment, budget, deadline, progress, overlaps)
 
 
-PLANNERS: dict[str, Callable[[Sequence[Buffer], float, int, Progress | None], dict[int, int]]] = {
+Planner = Callable[
+    [Sequence[Buffer], float, int, Progress | None, Sequence[Overlap]], dict[int, int]
+]
+PLANNERS: dict[str, Planner] = {
     "greedy": _plan_greedy,
     "best": _plan_best,
 }
@@ -98,12 +119,15 @@ def plan(
     time_limit: float = 10.0,
     alignment: int = 16,
     progress: Progress | None = None,
+    overlaps: Sequence[Overlap] = (),
 ) -> dict[int, int]:
     """Offsets (by buffer id) for every buffer; fixed ones keep theirs.
 
     planner: a key of PLANNERS. time_limit: seconds; sets the deterministic search budget and is
     a safety cap on wall-clock time. alignment: every planned offset is a multiple of it.
     progress: called with a line of text on each improvement during long searches.
+    overlaps: pairs of buffers that may share bytes at suitable offsets ("best" uses them;
+    "greedy", like TFLM, does not, but accepts fixed buffers that overlap by them).
     Raises PlanError for malformed buffers or fixed buffers that collide.
     """
     if planner not in PLANNERS:
@@ -115,11 +139,17 @@ def plan(
     buffers = list(buffers)
     check_buffers(buffers)
     fixed = [b for b in buffers if b.offset is not None]
-    clashes = validate(fixed, {b.id: b.offset for b in fixed if b.offset is not None})
+    ids = {b.id for b in buffers}
+    for o in overlaps:
+        if o.input not in ids or o.output not in ids or o.input == o.output:
+            raise PlanError(f"overlap {o} names unknown or identical buffers")
+    clashes = validate(
+        fixed, {b.id: b.offset for b in fixed if b.offset is not None}, overlaps=overlaps
+    )
     if clashes:
         raise PlanError("fixed buffers collide: " + "; ".join(clashes))
-    offsets = PLANNERS[planner](buffers, time_limit, alignment, progress)
-    problems = validate(buffers, offsets)
+    offsets = PLANNERS[planner](buffers, time_limit, alignment, progress, overlaps)
+    problems = validate(buffers, offsets, overlaps=overlaps)
     if problems:  # a bug, never expected: refuse to hand out a corrupt plan
         raise PlanError(f"planner {planner!r} produced an invalid plan: " + "; ".join(problems[:5]))
     return offsets

@@ -23,6 +23,30 @@ class Buffer:
     offset: int | None = None  # pre-placed (fixed) offset, or None = to be planned
 
 
+@dataclass(frozen=True)
+class Overlap:
+    """Buffers `input` and `output` (ids) may share bytes when
+    offset(input) - offset(output) >= min_delta: a kernel's proven overlap rule
+    (host.planning.overlap). They are live together at one operator only."""
+
+    input: int
+    output: int
+    min_delta: int
+
+
+def overlap_rise(o: Overlap, alignment: int) -> int:
+    """How far above the output's offset the input may start in the planners' plans: the
+    rule's delta rounded up to the alignment, never negative (inputs go at or above their
+    output, which keeps plans in the search's canonical order)."""
+    return max(0, -(-o.min_delta // alignment) * alignment)
+
+
+def overlap_saving(o: Overlap, sizes: Mapping[int, int], alignment: int) -> int:
+    """The most bytes an allowed overlap can save at its operator."""
+    rise = overlap_rise(o, alignment)
+    return max(0, min(sizes[o.input], sizes[o.output] - rise))
+
+
 class PlanError(ValueError):
     """A problem or plan that cannot be handled; the message names the buffers involved."""
 
@@ -56,13 +80,25 @@ def arena_size(buffers: Sequence[Buffer], offsets: Mapping[int, int]) -> int:
     return max((offsets[b.id] + b.size for b in buffers), default=0)
 
 
-def lower_bound(buffers: Sequence[Buffer]) -> int:
-    """Max over time of the total size of live buffers: no plan can use less."""
+def lower_bound(
+    buffers: Sequence[Buffer], overlaps: Sequence[Overlap] = (), alignment: int = 16
+) -> int:
+    """Max over time of the total size of live buffers: no plan can use less. With overlaps,
+    the bytes each allowed overlap can save are taken off while both its buffers are live."""
     events: list[tuple[int, int]] = []
     for b in buffers:
         if b.end > b.start and b.size > 0:
             events.append((b.start, b.size))
             events.append((b.end, -b.size))
+    by_id = {b.id: b for b in buffers}
+    sizes = {b.id: b.size for b in buffers}
+    for o in overlaps:
+        a, b = by_id[o.input], by_id[o.output]
+        start, end = max(a.start, b.start), min(a.end, b.end)
+        saving = overlap_saving(o, sizes, alignment)
+        if start < end and saving:
+            events.append((start, -saving))
+            events.append((end, saving))
     # At equal times the ends (negative) sort first: half-open lifetimes may share a time step.
     events.sort()
     live = best = 0
@@ -77,11 +113,13 @@ def validate(
     offsets: Mapping[int, int],
     capacity: int | None = None,
     alignment: int = 1,
+    overlaps: Sequence[Overlap] = (),
 ) -> list[str]:
     """Problems with a plan, one message each; [] when the plan is valid.
 
     Checks: every buffer has an offset, fixed buffers kept theirs, no negative or misaligned
-    offsets, nothing beyond `capacity`, and no two buffers live at the same time share bytes.
+    offsets, nothing beyond `capacity`, and no two buffers live at the same time share bytes
+    unless an overlap allows it at their offsets.
     """
     problems: list[str] = []
     placed: list[Buffer] = []
@@ -101,17 +139,40 @@ def validate(
             problems.append(
                 f"{_describe(b)} at [{off}, {off + b.size}) exceeds capacity {capacity}"
             )
+    for a, b in collisions(placed, offsets, overlaps):
+        oa, ob = offsets[a.id], offsets[b.id]
+        problems.append(
+            f"{_describe(a)} at [{oa}, {oa + a.size}) overlaps {_describe(b)} at "
+            f"[{ob}, {ob + b.size})"
+        )
+    return problems
+
+
+def collisions(
+    buffers: Sequence[Buffer], offsets: Mapping[int, int], overlaps: Sequence[Overlap] = ()
+) -> list[tuple[Buffer, Buffer]]:
+    """Pairs live at the same time that share bytes where no overlap allows it (earlier
+    starting buffer first)."""
+    allowed = {(o.input, o.output): o.min_delta for o in overlaps}
+    found = []
     # Sweep in start order, keeping the buffers still live: O(n * live), no pair list.
-    order = sorted((b for b in placed if b.end > b.start and b.size), key=lambda b: b.start)
+    order = sorted((b for b in buffers if b.end > b.start and b.size), key=lambda b: b.start)
     active: list[tuple[int, int, int, Buffer]] = []  # (end time, offset, top, buffer)
     for b in order:
         ob = offsets[b.id]
         top = ob + b.size
         active = [x for x in active if x[0] > b.start]
         for _, oa, ta, a in active:
-            if oa < top and ob < ta:
-                problems.append(
-                    f"{_describe(a)} at [{oa}, {ta}) overlaps {_describe(b)} at [{ob}, {top})"
-                )
+            if oa < top and ob < ta and not _allowed(allowed, a.id, oa, b.id, ob):
+                found.append((a, b))
         active.append((b.end, ob, top, b))
-    return problems
+    return found
+
+
+def _allowed(allowed: Mapping[tuple[int, int], int], a: int, oa: int, b: int, ob: int) -> bool:
+    """Does an overlap rule let buffers a and b share bytes at offsets oa and ob?"""
+    if (a, b) in allowed:
+        return oa - ob >= allowed[(a, b)]
+    if (b, a) in allowed:
+        return ob - oa >= allowed[(b, a)]
+    return False

@@ -10,6 +10,9 @@ pushed down into such a form, so searching the placement order is enough. Prunin
   plus the unplaced bytes of the section must fit in the capacity.
 Buffers that never share time with each other fall into independent partitions, solved apart.
 Fixed (pre-placed) buffers are obstacles: a buffer's floor skips past any it would collide with.
+Allowed overlaps (an operator's input over its output, problem.Overlap) lower the floor of the
+input once its output is placed: it may start `overlap_rise` above the output's offset. Every
+bound then subtracts the bytes the overlaps of a section can save, so pruning stays sound.
 The work is bounded by a count of work units (nodes, candidates, inference steps), so results
 do not depend on the machine; a wall-clock deadline is only a safety cap.
 """
@@ -22,7 +25,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from .problem import Buffer
+from .problem import Buffer, Overlap, overlap_rise, overlap_saving
 
 JITTER = 0.5  # relative noise on the main preorder key in restarts
 
@@ -56,7 +59,7 @@ class Partition:
     members: list[int]
     sections: list[list[int]]  # maximal sets of members live at one time
     section_fixed: list[list[tuple[int, int]]]  # fixed [offset, end) ranges live in each section
-    lower: int = 0  # max over sections of their total size
+    lower: int = 0  # max over sections of their total size, less what overlaps can save
     best: dict[int, int] = field(default_factory=dict)  # best placement found: index -> offset
     best_height: int | None = None
     proven: int = 0  # capacities below this were searched completely without a fit
@@ -74,6 +77,8 @@ class _Local:
     values: dict[str, list[int]]  # preorder keys
     by_size: list[list[int]]  # overlaps, largest first
     secs_per_buffer: int  # mean number of sections a member is in (for work accounting)
+    rise: list[dict[int, int]]  # rise[k][j]: j may start this far above k's offset (overlap)
+    slack: list[int]  # per section: the bytes its overlaps can save
 
 
 # Preorders tried in turn (MiniMalloc's heuristics): keys sorted descending.
@@ -83,9 +88,22 @@ PREORDERS = ("WAT", "TAW", "TWA")
 class Solver:
     """Decision search: fit the planned buffers below a capacity, within a work budget."""
 
-    def __init__(self, buffers: Sequence[Buffer], alignment: int) -> None:
+    def __init__(
+        self, buffers: Sequence[Buffer], alignment: int, overlaps: Sequence[Overlap] = ()
+    ) -> None:
         self.alignment = alignment
         self.buffers = list(buffers)
+        index = {b.id: i for i, b in enumerate(buffers)}
+        sizes = {b.id: b.size for b in buffers}
+        # (output index, input index) -> rise, and what each such overlap can save.
+        self.rise: dict[tuple[int, int], int] = {}
+        self.saving: dict[tuple[int, int], int] = {}
+        for o in overlaps:
+            saving = overlap_saving(o, sizes, alignment)
+            if saving > 0:
+                key = (index[o.output], index[o.input])
+                self.rise[key] = overlap_rise(o, alignment)
+                self.saving[key] = saving
         planned = [
             i for i, b in enumerate(buffers) if b.offset is None and b.size > 0 and b.end > b.start
         ]
@@ -142,10 +160,17 @@ class Solver:
                 started = False
             active.discard(i)
             if not active:
-                lower = max(sum(self.size[j] for j in s) for s in sections)
+                lower = max(sum(self.size[j] for j in s) - self._slack(s) for s in sections)
                 parts.append(Partition(members, sections, sec_fixed, lower))
                 members, sections, sec_fixed = [], [], []
         return parts
+
+    def _slack(self, section: list[int]) -> int:
+        """Bytes the overlaps among a section's buffers can save (0 without overlaps)."""
+        if not self.saving:
+            return 0
+        members = set(section)
+        return sum(v for (a, b), v in self.saving.items() if a in members and b in members)
 
     def _preorder_values(self, part: Partition) -> dict[str, list[int]]:
         """Per member (local index): W = sections spanned, A = area, T = largest section total."""
@@ -257,6 +282,11 @@ class Solver:
             values=self._preorder_values(part),
             by_size=[sorted(ov, key=lambda j: -self.size[members[j]]) for ov in overlaps],
             secs_per_buffer=sum(map(len, secs_of)) // max(1, len(members)),
+            rise=[
+                {local[j]: r for (i, j), r in self.rise.items() if i == g and j in local}
+                for g in members
+            ],
+            slack=[self._slack(sec) for sec in part.sections],
         )
         self._local[id(part)] = loc
         return loc
@@ -275,7 +305,8 @@ class Solver:
             return None
         nsec = len(sections)
         floor = [0] * nsec
-        rem = [sum(size[k] for k in sec) for sec in sections]
+        rem = [sum(size[k] for k in sec) - loc.slack[s] for s, sec in enumerate(sections)]
+        rise = loc.rise
         sec_fixed = part.section_fixed
         fixed_secs = [s for s in range(nsec) if sec_fixed[s]]
         placed = [False] * len(members)
@@ -285,14 +316,17 @@ class Solver:
         fixed_of = [self.fixed_of.get(g) for g in members]
         fit = self._fit
 
-        def too_high(i: int, h: int) -> bool:
-            """Would a buffer live with i no longer fit below the capacity above height h?"""
+        def too_high(i: int, o: int, h: int) -> bool:
+            """Would a buffer live with i no longer fit below the capacity above height h
+            (above o + rise for an input allowed to overlap i)?"""
+            rises = rise[i]
             for j in by_size[i]:
                 if placed[j]:
                     continue
                 if h + size[j] <= capacity:
                     return False  # nor will any smaller one
-                if min_off[j] < h:  # j must go above i, and does not fit there
+                hj = o + rises[j] if j in rises else h
+                if min_off[j] < hj and hj + size[j] > capacity:  # j must go above, no room
                     return True
             return False
 
@@ -348,7 +382,7 @@ class Solver:
             max_rem = max(rem)
             for o, p, i in cands:
                 h = o + size[i]
-                if too_high(i, h):
+                if too_high(i, o, h):
                     continue
                 secs_i = secs_of[i]
                 for s in secs_i:
@@ -365,10 +399,12 @@ class Solver:
                 for s in secs_i:
                     floor[s] = h
                 off_changes = []
+                rises = rise[i]
                 for j in overlaps[i]:
-                    if not placed[j] and min_off[j] < h:
+                    hj = o + rises[j] if j in rises else h
+                    if not placed[j] and min_off[j] < hj:
                         off_changes.append((j, min_off[j]))
-                        min_off[j] = fit(members[j], h) if fixed_of[j] else -(-h // align) * align
+                        min_off[j] = fit(members[j], hj) if fixed_of[j] else -(-hj // align) * align
                 if not infeasible(o, h, secs_i, off_changes) and dfs(o, p):
                     return True
                 for s, f in zip(secs_i, old_floors, strict=True):
@@ -398,6 +434,7 @@ def search_plan(
     work_budget: int,
     deadline: float,
     progress: Callable[[str], None] | None = None,
+    overlaps: Sequence[Overlap] = (),
 ) -> dict[int, int]:
     """Lower the arena of the given plan towards `lower`; returns the best plan found.
 
@@ -406,7 +443,7 @@ def search_plan(
     Each partition keeps its best placement, so only partitions above the target capacity are
     searched again.
     """
-    solver = Solver(buffers, alignment)
+    solver = Solver(buffers, alignment, overlaps)
     fixed = {b.id: upper_offsets[b.id] for b in buffers if b.offset is not None}
     # No plan goes below a fixed buffer's top or a planned buffer without lifetime (at 0).
     lower = max([lower] + [upper_offsets[b.id] + b.size for b in buffers if b.offset is not None])

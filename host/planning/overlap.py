@@ -1,0 +1,278 @@
+"""Where an operator's output may overlap its inputs, exact to the byte (TFLM reference kernels).
+
+A kernel reads its inputs and writes its output in a fixed loop order. With the output at arena
+offset o and an input at offset i, the input bytes are intact when read iff no byte is written
+before its last read. For the kernels below that holds for every i - o >= d, with d computed
+here in closed form from the operator's shapes and options ("the rule"). Each rule is derived
+from the loop nest of TFLM's reference kernel, checked against a byte-level simulation of that
+loop nest (host.overlap_sim) and, in the tests, against the real TFLM at d and 16 bytes below.
+
+Derivation: elements are written in increasing output index P; when element P is computed,
+elements 0..P-1 are written. A read of input element q while output bytes up to P * out_bytes
+- 1 are written is safe iff i + q * in_bytes > o + P * out_bytes - 1, so
+d = max over (P >= 1, q read for P) of P * out_bytes - q * in_bytes, and only the smallest q
+read for each P matters. No read after a write: every offset is safe (d = None).
+
+Operators not listed never overlap. RESHAPE copies with memcpy unless input and output share
+one address, so its only overlap is the exact same offset (SAME_OFFSET).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from host.planning import scratch as scratch_model
+from host.planning.lifetimes import Walk
+from host.tflite.model import Model, Operator, Subgraph, Tensor
+from host.tflite.schema import TYPE_SIZES
+
+KERNEL_SET = "TFLM reference kernels"
+
+CONV_OPTIONS, DEPTHWISE_OPTIONS, POOL_OPTIONS = 1, 2, 5
+SAME = 0
+UNARY = ("RELU", "RELU6", "LOGISTIC", "TANH", "QUANTIZE", "DEQUANTIZE")
+BINARY = ("ADD", "MUL")
+SAME_OFFSET = "same offset"  # rule of ops that alias input and output or copy with memcpy
+
+
+@dataclass(frozen=True)
+class Rule:
+    """Input `slot` of an operator may share bytes with its output when
+    input_offset - output_offset >= min_delta (None: at any offset)."""
+
+    slot: int
+    min_delta: int | None
+
+
+# ------------------------------------------------------------------ closed-form rules
+
+
+def _worst(p: np.ndarray, q: np.ndarray, in_bytes: int, out_bytes: int) -> int | None:
+    """max of P * out_bytes - q * in_bytes over the elements with P >= 1 (None if none)."""
+    keep = p >= 1
+    if not keep.any():
+        return None
+    return int((p[keep] * out_bytes - q[keep] * in_bytes).max())
+
+
+def _first_valid(out_size: int, in_size: int, k: int, stride: int, dil: int, pad: int):
+    """Per output coordinate: the lowest input coordinate of its window inside the image
+    (-1 where the window misses the image)."""
+    o = np.arange(out_size, dtype=np.int64)[:, None]
+    taps = o * stride - pad + np.arange(k, dtype=np.int64)[None, :] * dil
+    inside = (taps >= 0) & (taps < in_size)
+    first = np.where(inside, taps, np.iinfo(np.int64).max).min(axis=1)
+    return np.where(inside.any(axis=1), first, -1)
+
+
+def _pixels(in_shape, out_shape, kernel, stride, dilation, pad):
+    """(output pixel index, lowest input pixel index read for it) of every output pixel whose
+    window reads anything, as flat arrays in output order."""
+    b, oh, ow = out_shape[:3]
+    ih, iw = in_shape[1:3]
+    fy = _first_valid(oh, ih, kernel[0], stride[0], dilation[0], pad[0])
+    fx = _first_valid(ow, iw, kernel[1], stride[1], dilation[1], pad[1])
+    bb, yy, xx = np.meshgrid(np.arange(b), np.arange(oh), np.arange(ow), indexing="ij")
+    out_pix = ((bb * oh + yy) * ow + xx).ravel()
+    iy, ix = fy[yy].ravel(), fx[xx].ravel()
+    reads = (iy >= 0) & (ix >= 0)
+    in_pix = (bb.ravel() * ih + iy) * iw + ix
+    return out_pix[reads], in_pix[reads]
+
+
+def conv_rule(in_shape, out_shape, kernel, stride, dilation, pad, in_bytes, out_bytes):
+    """CONV_2D: each output channel of a pixel re-reads the whole window (all input channels),
+    so the last channel's write position against the window's first byte decides."""
+    out_pix, in_pix = _pixels(in_shape, out_shape, kernel, stride, dilation, pad)
+    oc, ic = out_shape[3], in_shape[3]
+    return _worst(out_pix * oc + oc - 1, in_pix * ic, in_bytes, out_bytes)
+
+
+def depthwise_rule(in_shape, out_shape, kernel, stride, dilation, pad, in_bytes, out_bytes):
+    """DEPTHWISE_CONV_2D (and pooling, multiplier 1): output channel c * m + k reads input
+    channel c of the window only."""
+    out_pix, in_pix = _pixels(in_shape, out_shape, kernel, stride, dilation, pad)
+    ic = in_shape[3]
+    mult = out_shape[3] // ic
+    c = np.arange(ic, dtype=np.int64)[None, :]
+    p = out_pix[:, None] * out_shape[3] + c * mult + mult - 1
+    q = in_pix[:, None] * ic + c
+    return _worst(p.ravel(), q.ravel(), in_bytes, out_bytes)
+
+
+def fully_connected_rule(batches, depth, out_depth, in_bytes, out_bytes):
+    """FULLY_CONNECTED: every output unit of a batch re-reads the batch's whole input row."""
+    b = np.arange(batches, dtype=np.int64)
+    return _worst(b * out_depth + out_depth - 1, b * depth, in_bytes, out_bytes)
+
+
+def broadcast_index(out_shape: Sequence[int], in_shape: Sequence[int]) -> np.ndarray:
+    """The input element each output element reads (row-major, numpy broadcasting)."""
+    rank = len(out_shape)
+    full = [1] * (rank - len(in_shape)) + list(in_shape)
+    idx = np.arange(int(np.prod(full)), dtype=np.int64).reshape(full)
+    return np.broadcast_to(idx, tuple(out_shape)).ravel()
+
+
+def elementwise_rule(out_shape, in_shape, in_bytes, out_bytes):
+    """Unary and binary elementwise ops (with broadcast): output element P reads input element
+    broadcast_index(P) of each input, then is written."""
+    q = broadcast_index(out_shape, in_shape)
+    return _worst(np.arange(q.size, dtype=np.int64), q, in_bytes, out_bytes)
+
+
+# ------------------------------------------------------------------ operators of a model
+
+
+def _padding(padding: int, in_size: int, out_size: int, k: int, stride: int, dil: int) -> int:
+    """TFLM's ComputePaddingWithOffset: the padding before the first row/column."""
+    if padding != SAME:
+        return 0
+    total = (out_size - 1) * stride + (k - 1) * dil + 1 - in_size
+    return max(total, 0) // 2
+
+
+def _window(opts, in_shape, out_shape, kernel, slots):
+    """(stride, dilation, pad) for (y, x) from options: slots of stride w/h, dilation w/h."""
+    sw, sh, dw, dh = (
+        opts.scalar(s, "i", 1) if opts is not None and s is not None else 1 for s in slots
+    )
+    padding = opts.scalar(0, "B", 0) if opts is not None else 0
+    pad = (
+        _padding(padding, in_shape[1], out_shape[1], kernel[0], sh, dh),
+        _padding(padding, in_shape[2], out_shape[2], kernel[1], sw, dw),
+    )
+    return (sh, sw), (dh, dw), pad
+
+
+def _bytes(t: Tensor) -> int | None:
+    return None if t.type == 17 else TYPE_SIZES.get(t.type)  # int4 is packed: no rule
+
+
+def op_rules(model: Model, sg: Subgraph, op: Operator) -> list[Rule] | None:
+    """The overlap rules of an operator's activation inputs; None if it has no proven rule."""
+    name = op.name
+    if len(op.outputs) != 1 or op.outputs[0] < 0 or op.intermediates:
+        return None
+    out = sg.tensors[op.outputs[0]]
+    ins = [sg.tensors[i] if i >= 0 else None for i in op.inputs]
+    if not ins or ins[0] is None:
+        return None
+    x = ins[0]
+    ib, ob = _bytes(x), _bytes(out)
+    if ib is None or ob is None:
+        return None
+    opts_of = lambda kind: scratch_model.builtin_options(model, sg.index, op.index, kind)  # noqa: E731
+    if name in ("CONV_2D", "DEPTHWISE_CONV_2D", "AVERAGE_POOL_2D", "MAX_POOL_2D"):
+        if len(x.shape) != 4 or len(out.shape) != 4 or x.shape[0] != out.shape[0]:
+            return None
+        if name == "CONV_2D":
+            w = ins[1]
+            if w is None or len(w.shape) != 4 or w.shape[3] != x.shape[3]:
+                return None  # grouped convolutions are not covered
+            kernel = (w.shape[1], w.shape[2])
+            stride, dil, pad = _window(opts_of(CONV_OPTIONS), x.shape, out.shape, kernel,
+                                       (1, 2, 4, 5))  # fmt: skip
+            return [Rule(0, conv_rule(x.shape, out.shape, kernel, stride, dil, pad, ib, ob))]
+        if name == "DEPTHWISE_CONV_2D":
+            w = ins[1]
+            if w is None or len(w.shape) != 4 or out.shape[3] % x.shape[3]:
+                return None
+            kernel = (w.shape[1], w.shape[2])
+            stride, dil, pad = _window(opts_of(DEPTHWISE_OPTIONS), x.shape, out.shape, kernel,
+                                       (1, 2, 5, 6))  # fmt: skip
+        else:
+            opts = opts_of(POOL_OPTIONS)
+            if opts is None or out.shape[3] != x.shape[3]:
+                return None
+            kernel = (opts.scalar(4, "i", 1), opts.scalar(3, "i", 1))
+            stride, dil, pad = _window(opts, x.shape, out.shape, kernel, (1, 2, None, None))
+        return [Rule(0, depthwise_rule(x.shape, out.shape, kernel, stride, dil, pad, ib, ob))]
+    if name == "FULLY_CONNECTED":
+        w = ins[1] if len(ins) > 1 else None
+        if w is None or len(w.shape) != 2 or not out.shape:
+            return None
+        out_depth, depth = w.shape
+        n_out = int(np.prod(out.shape))
+        if out.shape[-1] != out_depth or n_out % out_depth:
+            return None
+        batches = n_out // out_depth
+        if batches * depth > int(np.prod(x.shape)):
+            return None
+        return [Rule(0, fully_connected_rule(batches, depth, out_depth, ib, ob))]
+    if name in UNARY or name in BINARY:
+        count = 2 if name in BINARY else 1
+        if len(ins) < count or any(t is None for t in ins[:count]):
+            return None
+        rules = []
+        for slot, t in enumerate(ins[:count]):
+            if t.is_const or not _broadcasts(t.shape, out.shape) or _bytes(t) != ib:
+                continue
+            rules.append(Rule(slot, elementwise_rule(out.shape, t.shape, ib, ob)))
+        return rules
+    return None
+
+
+def _broadcasts(shape: Sequence[int], out_shape: Sequence[int]) -> bool:
+    if len(shape) > len(out_shape):
+        return False
+    tail = out_shape[len(out_shape) - len(shape) :]
+    return all(a == b or a == 1 for a, b in zip(shape, tail, strict=True))
+
+
+@dataclass(frozen=True)
+class Pair:
+    """Tensor `input` (global index) may share bytes with `output` at offsets with
+    input - output >= min_delta: both are used only together, by operator `op`."""
+
+    input: int
+    output: int
+    min_delta: int
+    subgraph: int
+    op: int
+    op_name: str
+
+
+def overlap_pairs(model: Model, w: Walk) -> list[Pair]:
+    """Every (input, output) pair the rules allow to overlap in this model.
+
+    An input qualifies only if this operator is its last use and the output is created by it,
+    so no other operator ever sees the overwritten bytes; neither may be an input or output of
+    a called subgraph. min_delta is never below -(input
+    size): beyond that the two do not overlap at all.
+    """
+    life = {lt.tensor.global_index: lt for lt in w.lifetimes}
+    scope = {(s.subgraph, s.op): s for s in w.op_scopes}
+    pairs = []
+    for sg in model.subgraphs:
+        for op in sg.operators:
+            span = scope.get((sg.index, op.index))
+            if span is None or span.first != span.last:
+                continue  # not walked, or calls subgraphs
+            rules = op_rules(model, sg, op)
+            # Control-flow operators copy a called subgraph's inputs and outputs (possibly one
+            # onto the other): those tensors never overlap.
+            boundary = set(sg.inputs + sg.outputs) if sg.index else set()
+            if not rules:
+                continue
+            out = life.get(sg.tensors[op.outputs[0]].global_index)
+            if out is None or out.first != span.first or op.outputs[0] in boundary:
+                continue
+            by_tensor: dict[int, int] = {}
+            for r in rules:
+                t = life.get(sg.tensors[op.inputs[r.slot]].global_index)
+                if t is None or t.last != span.first or t is out or op.inputs[r.slot] in boundary:
+                    continue
+                d = -t.size if r.min_delta is None else max(r.min_delta, -t.size)
+                gi = t.tensor.global_index
+                by_tensor[gi] = max(by_tensor.get(gi, d), d)
+            ruled = {r.slot for r in rules}
+            for slot, ti in enumerate(op.inputs):  # also read where no rule covers it
+                if ti >= 0 and slot not in ruled:
+                    by_tensor.pop(sg.tensors[ti].global_index, None)
+            for gi, d in by_tensor.items():
+                pairs.append(Pair(gi, out.tensor.global_index, d, sg.index, op.index, op.name))
+    return pairs

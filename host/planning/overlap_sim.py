@@ -1,0 +1,160 @@
+"""Byte-level simulation of a kernel's memory accesses, to prove overlap rules (host.overlap).
+
+Each `*_trace` function replays the loop nest of one of TFLM's reference kernels and yields its
+accesses to the arena in program order: ("r", input slot, element index) for a read of an
+activation input and ("w", 0, element index) for a write of the output. Weights and biases
+live in the model, never in the arena, so they are left out.
+
+An output at arena offset 0 and an input at offset `delta` (bytes) may share bytes safely iff
+no read of the input touches a byte the kernel has already written. `corrupted_read` checks
+exactly that with a byte map; `min_safe_delta` computes the smallest safe delta directly.
+Both are deliberately simple and independent of the closed-form rules they check.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Sequence
+
+import numpy as np
+
+Access = tuple[str, int, int]  # ("r" | "w", input slot, element index)
+
+
+def _index(shape: Sequence[int], b: int, y: int, x: int, c: int) -> int:
+    return ((b * shape[1] + y) * shape[2] + x) * shape[3] + c
+
+
+def conv_trace(
+    in_shape: Sequence[int],
+    out_shape: Sequence[int],
+    kernel: tuple[int, int],
+    stride: tuple[int, int],
+    dilation: tuple[int, int],
+    pad: tuple[int, int],
+) -> Iterator[Access]:
+    """reference(_integer_ops)::Conv(PerChannel): batch, out y, out x, out channel, then the
+    filter window (y, x, in channel) is read and the output element written."""
+    batches, out_h, out_w, out_c = out_shape
+    in_h, in_w, in_c = in_shape[1:]
+    for b in range(batches):
+        for oy in range(out_h):
+            for ox in range(out_w):
+                for oc in range(out_c):
+                    for fy in range(kernel[0]):
+                        iy = oy * stride[0] - pad[0] + fy * dilation[0]
+                        for fx in range(kernel[1]):
+                            ix = ox * stride[1] - pad[1] + fx * dilation[1]
+                            if 0 <= iy < in_h and 0 <= ix < in_w:
+                                for ic in range(in_c):
+                                    yield ("r", 0, _index(in_shape, b, iy, ix, ic))
+                    yield ("w", 0, _index(out_shape, b, oy, ox, oc))
+
+
+def depthwise_trace(
+    in_shape: Sequence[int],
+    out_shape: Sequence[int],
+    kernel: tuple[int, int],
+    stride: tuple[int, int],
+    dilation: tuple[int, int],
+    pad: tuple[int, int],
+) -> Iterator[Access]:
+    """reference(_integer_ops)::DepthwiseConv(PerChannel): batch, out y, out x, in channel,
+    depth multiplier m; output channel ic * multiplier + m."""
+    batches, out_h, out_w, out_c = out_shape
+    in_h, in_w, in_c = in_shape[1:]
+    mult = out_c // in_c
+    for b in range(batches):
+        for oy in range(out_h):
+            for ox in range(out_w):
+                for ic in range(in_c):
+                    for m in range(mult):
+                        for fy in range(kernel[0]):
+                            iy = oy * stride[0] - pad[0] + fy * dilation[0]
+                            for fx in range(kernel[1]):
+                                ix = ox * stride[1] - pad[1] + fx * dilation[1]
+                                if 0 <= iy < in_h and 0 <= ix < in_w:
+                                    yield ("r", 0, _index(in_shape, b, iy, ix, ic))
+                        yield ("w", 0, _index(out_shape, b, oy, ox, ic * mult + m))
+
+
+def pool_trace(
+    in_shape: Sequence[int],
+    out_shape: Sequence[int],
+    kernel: tuple[int, int],
+    stride: tuple[int, int],
+    pad: tuple[int, int],
+) -> Iterator[Access]:
+    """reference(_integer_ops)::AveragePool / MaxPool: batch, out y, out x, channel, then the
+    window clipped to the image."""
+    batches, out_h, out_w, depth = out_shape
+    in_h, in_w = in_shape[1:3]
+    for b in range(batches):
+        for oy in range(out_h):
+            for ox in range(out_w):
+                for c in range(depth):
+                    y0, x0 = oy * stride[0] - pad[0], ox * stride[1] - pad[1]
+                    for fy in range(max(0, -y0), min(kernel[0], in_h - y0)):
+                        for fx in range(max(0, -x0), min(kernel[1], in_w - x0)):
+                            yield ("r", 0, _index(in_shape, b, y0 + fy, x0 + fx, c))
+                    yield ("w", 0, _index(out_shape, b, oy, ox, c))
+
+
+def fully_connected_trace(batches: int, depth: int, out_depth: int) -> Iterator[Access]:
+    """reference(_integer_ops)::FullyConnected: batch, output unit, then the whole input row."""
+    for b in range(batches):
+        for oc in range(out_depth):
+            for d in range(depth):
+                yield ("r", 0, b * depth + d)
+            yield ("w", 0, b * out_depth + oc)
+
+
+def elementwise_trace(
+    out_shape: Sequence[int], in_shapes: Sequence[Sequence[int]]
+) -> Iterator[Access]:
+    """Unary ops, and binary ops with or without broadcast (BroadcastAdd/Mul4DSlow): output
+    elements in row-major order, each input read at its broadcast index, then the write."""
+    rank = len(out_shape)
+    maps = []
+    for shape in in_shapes:
+        full = [1] * (rank - len(shape)) + list(shape)
+        strides = np.zeros(rank, dtype=np.int64)
+        step = 1
+        for axis in range(rank - 1, -1, -1):
+            strides[axis] = 0 if full[axis] == 1 else step
+            step *= full[axis]
+        maps.append(strides)
+    for p, pos in enumerate(np.ndindex(*out_shape) if rank else [()]):
+        for slot, strides in enumerate(maps):
+            yield ("r", slot, int(np.dot(pos, strides)) if rank else 0)
+        yield ("w", 0, p)
+
+
+def min_safe_delta(trace: Iterable[Access], slot: int, in_bytes: int, out_bytes: int) -> int | None:
+    """Smallest input-minus-output offset (bytes) at which input `slot` is never read after
+    the kernel overwrote it; None if no read follows any write (every offset is safe)."""
+    top_written = -1  # highest output element written so far
+    worst: int | None = None
+    for kind, s, index in trace:
+        if kind == "w":
+            top_written = max(top_written, index)
+        elif s == slot and top_written >= 0:
+            # The highest written byte minus the lowest byte of this read, plus one.
+            need = (top_written + 1) * out_bytes - index * in_bytes
+            worst = need if worst is None else max(worst, need)
+    return worst
+
+
+def corrupted_read(
+    trace: Iterable[Access], slot: int, delta: int, in_bytes: int, out_bytes: int
+) -> tuple[int, int] | None:
+    """With the output at byte 0 and input `slot` at byte `delta`: the first read (event number,
+    input element) of a byte already overwritten, or None if every read sees original data."""
+    written: set[int] = set()
+    for n, (kind, s, index) in enumerate(trace):
+        if kind == "w":
+            written.update(range(index * out_bytes, (index + 1) * out_bytes))
+        elif s == slot:
+            start = delta + index * in_bytes
+            if any(a in written for a in range(start, start + in_bytes)):
+                return n, index
+    return None
