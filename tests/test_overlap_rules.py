@@ -8,10 +8,12 @@ one does (the rule is exact to the byte).
 from __future__ import annotations
 
 import random
+from pathlib import Path
 
 import pytest
 
 from host.planning import overlap, overlap_sim
+from host.tflite.model import Model
 
 SIZES = [(1, 1), (1, 4), (4, 1), (4, 4), (1, 2), (2, 1)]  # (input bytes, output bytes)
 
@@ -101,3 +103,30 @@ def test_elementwise_rule_matches_simulation(seed: int) -> None:
 def test_elementwise_same_size_is_in_place() -> None:
     assert overlap.elementwise_rule((3, 5), (3, 5), 1, 1) == 0
     assert overlap.elementwise_rule((3, 5), (3, 5), 4, 4) == 0
+
+
+SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "models"
+
+
+@pytest.mark.parametrize(
+    "name", ["tflm_person_detect_int8", "tiny_kws_dscnn_int8", "tiny_sww_int8"]
+)
+def test_rules_of_shared_model_operators_match_simulation(name: str) -> None:
+    """The rule of every operator of real models equals the simulation of its loops."""
+    path = SHARED / f"{name}.tflite"
+    if not path.exists():
+        pytest.skip(f"shared model {path} is absent (tests read ../shared/models)")
+    m = Model.load(path)
+    checked = 0
+    for sg in m.subgraphs:
+        for op in sg.operators:
+            k = overlap.describe(m, sg, op)
+            if k is None:
+                continue
+            for slot in k.slots:
+                sim = overlap_sim.min_safe_delta(
+                    overlap_sim.trace(k), slot, k.in_bytes, k.out_bytes
+                )
+                assert overlap.rule(k, slot) == sim, (op.index, op.name, slot)
+                checked += 1
+    assert checked >= 5

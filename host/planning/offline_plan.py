@@ -11,7 +11,6 @@ import struct
 from dataclasses import dataclass
 
 from host.planning.lifetimes import ALIGNMENT, Walk, walk
-from host.planning.overlap import KERNEL_SET, Pair, overlap_pairs
 from host.planning.packing.problem import Buffer, collisions
 from host.tflite.model import OFFLINE_PLAN_NAME, Model, ModelError
 
@@ -92,6 +91,10 @@ def check(model: Model) -> list[str]:
             problems.append(f"{names[t.global_index]} has offset {off} (only -1 may be negative)")
         elif off >= 0 and t.global_index in planned and off % ALIGNMENT:
             problems.append(f"{names[t.global_index]} offset {off} is not {ALIGNMENT}-aligned")
+    from host.planning.overlap import (
+        KERNEL_SET,
+    )  # overlap reads options via scratch, which imports us
+
     offsets = plan.offsets
     for a, b, rule in _shared_bytes(model, w, offsets):
         if rule is not None and offsets[rule.input] - offsets[rule.output] >= rule.min_delta:
@@ -112,7 +115,7 @@ def check(model: Model) -> list[str]:
     return problems
 
 
-def allowed_overlaps(model: Model) -> list[Pair]:
+def allowed_overlaps(model: Model) -> list:
     """The overlaps in a model's embedded plan that kernel rules allow (after check())."""
     plan = read(model)
     if plan is None or len(plan.offsets) != len(model.tensors):
@@ -128,6 +131,8 @@ def allowed_overlaps(model: Model) -> list[Pair]:
 def _shared_bytes(model: Model, w: Walk, offsets: list[int]):
     """(earlier buffer, later buffer, the overlap rule of the pair or None) for every two
     planned tensors that are live together and share bytes in the plan."""
+    from host.planning.overlap import overlap_pairs
+
     fixed = [b for b in tensor_buffers(w) if offsets[b.id] >= 0]
     rules = {(p.input, p.output): p for p in overlap_pairs(model, w)}
     for a, b in collisions(fixed, {b.id: offsets[b.id] for b in fixed}):

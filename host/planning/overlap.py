@@ -152,8 +152,41 @@ def _bytes(t: Tensor) -> int | None:
     return None if t.type == 17 else TYPE_SIZES.get(t.type)  # int4 is packed: no rule
 
 
+@dataclass(frozen=True)
+class Kernel:
+    """What an operator's reference kernel reads and writes: enough to state its rules and to
+    replay its loops (host.planning.overlap_sim.trace)."""
+
+    loop: str  # "conv", "depthwise", "pool", "fully_connected" or "elementwise"
+    in_shapes: tuple[tuple[int, ...], ...]  # activation inputs by slot
+    out_shape: tuple[int, ...]
+    in_bytes: int
+    out_bytes: int
+    slots: tuple[int, ...]  # the input slots with a rule
+    window: tuple[tuple[int, int], ...] = ()  # kernel, stride, dilation, pad as (y, x)
+    fc: tuple[int, int, int] = (0, 0, 0)  # batches, depth, units
+
+
+def rule(k: Kernel, slot: int) -> int | None:
+    """The smallest safe input-minus-output offset of input `slot` (None: any offset)."""
+    args = (k.in_bytes, k.out_bytes)
+    if k.loop == "conv":
+        return conv_rule(k.in_shapes[0], k.out_shape, *k.window, *args)
+    if k.loop in ("depthwise", "pool"):
+        return depthwise_rule(k.in_shapes[0], k.out_shape, *k.window, *args)
+    if k.loop == "fully_connected":
+        return fully_connected_rule(*k.fc, *args)
+    return elementwise_rule(k.out_shape, k.in_shapes[slot], *args)
+
+
 def op_rules(model: Model, sg: Subgraph, op: Operator) -> list[Rule] | None:
     """The overlap rules of an operator's activation inputs; None if it has no proven rule."""
+    k = describe(model, sg, op)
+    return None if k is None else [Rule(s, rule(k, s)) for s in k.slots]
+
+
+def describe(model: Model, sg: Subgraph, op: Operator) -> Kernel | None:
+    """The kernel of an operator with proven rules, or None."""
     name = op.name
     if len(op.outputs) != 1 or op.outputs[0] < 0 or op.intermediates:
         return None
@@ -165,54 +198,55 @@ def op_rules(model: Model, sg: Subgraph, op: Operator) -> list[Rule] | None:
     ib, ob = _bytes(x), _bytes(out)
     if ib is None or ob is None:
         return None
-    opts_of = lambda kind: scratch_model.builtin_options(model, sg.index, op.index, kind)  # noqa: E731
+    base = {"in_bytes": ib, "out_bytes": ob, "out_shape": out.shape, "in_shapes": (x.shape,)}
+
+    def opts_of(kind: int):
+        return scratch_model.builtin_options(model, sg.index, op.index, kind)
+
     if name in ("CONV_2D", "DEPTHWISE_CONV_2D", "AVERAGE_POOL_2D", "MAX_POOL_2D"):
         if len(x.shape) != 4 or len(out.shape) != 4 or x.shape[0] != out.shape[0]:
             return None
+        w = ins[1] if len(ins) > 1 else None
         if name == "CONV_2D":
-            w = ins[1]
             if w is None or len(w.shape) != 4 or w.shape[3] != x.shape[3]:
                 return None  # grouped convolutions are not covered
             kernel = (w.shape[1], w.shape[2])
-            stride, dil, pad = _window(opts_of(CONV_OPTIONS), x.shape, out.shape, kernel,
-                                       (1, 2, 4, 5))  # fmt: skip
-            return [Rule(0, conv_rule(x.shape, out.shape, kernel, stride, dil, pad, ib, ob))]
+            win = _window(opts_of(CONV_OPTIONS), x.shape, out.shape, kernel, (1, 2, 4, 5))
+            return Kernel("conv", slots=(0,), window=(kernel, *win), **base)
         if name == "DEPTHWISE_CONV_2D":
-            w = ins[1]
             if w is None or len(w.shape) != 4 or out.shape[3] % x.shape[3]:
                 return None
             kernel = (w.shape[1], w.shape[2])
-            stride, dil, pad = _window(opts_of(DEPTHWISE_OPTIONS), x.shape, out.shape, kernel,
-                                       (1, 2, 5, 6))  # fmt: skip
-        else:
-            opts = opts_of(POOL_OPTIONS)
-            if opts is None or out.shape[3] != x.shape[3]:
-                return None
-            kernel = (opts.scalar(4, "i", 1), opts.scalar(3, "i", 1))
-            stride, dil, pad = _window(opts, x.shape, out.shape, kernel, (1, 2, None, None))
-        return [Rule(0, depthwise_rule(x.shape, out.shape, kernel, stride, dil, pad, ib, ob))]
+            win = _window(opts_of(DEPTHWISE_OPTIONS), x.shape, out.shape, kernel, (1, 2, 5, 6))
+            return Kernel("depthwise", slots=(0,), window=(kernel, *win), **base)
+        opts = opts_of(POOL_OPTIONS)
+        if opts is None or out.shape[3] != x.shape[3]:
+            return None
+        kernel = (opts.scalar(4, "i", 1), opts.scalar(3, "i", 1))
+        win = _window(opts, x.shape, out.shape, kernel, (1, 2, None, None))
+        return Kernel("pool", slots=(0,), window=(kernel, *win), **base)
     if name == "FULLY_CONNECTED":
         w = ins[1] if len(ins) > 1 else None
         if w is None or len(w.shape) != 2 or not out.shape:
             return None
-        out_depth, depth = w.shape
+        units, depth = w.shape
         n_out = int(np.prod(out.shape))
-        if out.shape[-1] != out_depth or n_out % out_depth:
+        if out.shape[-1] != units or n_out % units:
             return None
-        batches = n_out // out_depth
+        batches = n_out // units
         if batches * depth > int(np.prod(x.shape)):
             return None
-        return [Rule(0, fully_connected_rule(batches, depth, out_depth, ib, ob))]
+        return Kernel("fully_connected", slots=(0,), fc=(batches, depth, units), **base)
     if name in UNARY or name in BINARY:
         count = 2 if name in BINARY else 1
-        if len(ins) < count or any(t is None for t in ins[:count]):
+        args = ins[:count]
+        if len(args) < count or any(t is None or not _broadcasts(t.shape, out.shape) for t in args):
             return None
-        rules = []
-        for slot, t in enumerate(ins[:count]):
-            if t.is_const or not _broadcasts(t.shape, out.shape) or _bytes(t) != ib:
-                continue
-            rules.append(Rule(slot, elementwise_rule(out.shape, t.shape, ib, ob)))
-        return rules
+        shapes = tuple(t.shape for t in args if t is not None)
+        slots = tuple(
+            s for s, t in enumerate(args) if t is not None and not t.is_const and _bytes(t) == ib
+        )
+        return Kernel("elementwise", **{**base, "in_shapes": shapes}, slots=slots)
     return None
 
 

@@ -17,6 +17,8 @@ from collections.abc import Iterable, Iterator, Sequence
 
 import numpy as np
 
+from host.planning.overlap import Kernel
+
 Access = tuple[str, int, int]  # ("r" | "w", input slot, element index)
 
 
@@ -158,3 +160,17 @@ def corrupted_read(
             if any(a in written for a in range(start, start + in_bytes)):
                 return n, index
     return None
+
+
+def trace(k: Kernel) -> Iterator[Access]:
+    """The access sequence of an operator's kernel as described by host.planning.overlap."""
+    if k.loop == "conv":
+        return conv_trace(k.in_shapes[0], k.out_shape, *k.window)
+    if k.loop == "depthwise":
+        return depthwise_trace(k.in_shapes[0], k.out_shape, *k.window)
+    if k.loop == "pool":
+        kernel, stride, _, pad = k.window
+        return pool_trace(k.in_shapes[0], k.out_shape, kernel, stride, pad)
+    if k.loop == "fully_connected":
+        return fully_connected_trace(*k.fc)
+    return elementwise_trace(k.out_shape, k.in_shapes)
