@@ -360,7 +360,9 @@ class Solver:
                     return True
             return False
 
-        def dfs(last_off: int, last_pre: int) -> bool:
+        no_rise: dict[int, int] = {}
+
+        def dfs(last_off: int, last_pre: int, last_rise: dict[int, int]) -> bool:
             self.work += 1
             if self.work >= work_cap:
                 raise OutOfBudget
@@ -374,7 +376,11 @@ class Solver:
             cands = []
             for k in unplaced:
                 o = min_off[k]
-                if o >= min_height or o < last_off or (o == last_off and pre[k] < last_pre):
+                if o >= min_height or o < last_off:
+                    continue
+                # Equal offsets go in preorder, except an input right on its output (the order
+                # matters there: the output must come first).
+                if o == last_off and pre[k] < last_pre and k not in last_rise:
                     continue
                 cands.append((o, pre[k], k))
             cands.sort()
@@ -405,7 +411,7 @@ class Solver:
                     if not placed[j] and min_off[j] < hj:
                         off_changes.append((j, min_off[j]))
                         min_off[j] = fit(members[j], hj) if fixed_of[j] else -(-hj // align) * align
-                if not infeasible(o, h, secs_i, off_changes) and dfs(o, p):
+                if not infeasible(o, h, secs_i, off_changes) and dfs(o, p, rise[i]):
                     return True
                 for s, f in zip(secs_i, old_floors, strict=True):
                     rem[s] += size[i]
@@ -419,7 +425,7 @@ class Solver:
         limit = sys.getrecursionlimit()
         sys.setrecursionlimit(max(limit, 4 * len(members) + 200))
         try:
-            if not dfs(0, -1):
+            if not dfs(0, -1, no_rise):
                 return None
         finally:
             sys.setrecursionlimit(limit)
