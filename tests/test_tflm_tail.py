@@ -17,6 +17,7 @@ import shutil
 import struct
 import subprocess
 from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
 from tflm_oracle import MODELS, capture_output, oracle, random_inputs, runnable_models, shared_model
@@ -28,6 +29,8 @@ from host.tflite.model import Model
 
 RUNNABLE = runnable_models()
 BIG_ARENA = 16 << 20
+# Converter-made models (tools/make_keras_models.py): MLP, GRU, LSTM, attention + LayerNorm, ...
+CONVERTED = sorted((Path(__file__).parent / "data" / "keras").glob("*.tflite"))
 
 
 @dataclass
@@ -74,10 +77,11 @@ def pip_arena():
     """The real interpreter's report and minimum arena per model, measured once per session."""
     cache: dict[str, PipArena] = {}
 
-    def get(name: str) -> PipArena:
-        if name not in cache:
-            cache[name] = _measure(shared_model(name).read_bytes())
-        return cache[name]
+    def get(path: Path) -> PipArena:
+        key = str(path)
+        if key not in cache:
+            cache[key] = _measure(path.read_bytes())
+        return cache[key]
 
     return get
 
@@ -88,20 +92,36 @@ def _baseline_min_arena(name: str) -> int:
     return int(rows[name]["min_arena_size"])
 
 
+def _check_report(path: Path, pip_arena) -> None:
+    predicted = predict(Model.load(path), X86_64_PIP, BIG_ARENA)
+    assert predicted.exact, f"operators not modelled: {predicted.unknown}"
+    assert predicted.report_lines() == pip_arena(path).report
+
+
 @pytest.mark.skipif(not RUNNABLE, reason="../shared/models/TFLM_BASELINE.tsv is absent")
 @pytest.mark.parametrize("name", RUNNABLE or ["none"])
 def test_report_equals_pip_interpreter(name: str, pip_arena) -> None:
-    predicted = predict(Model.load(shared_model(name)), X86_64_PIP, BIG_ARENA)
-    assert predicted.exact, f"operators not modelled: {predicted.unknown}"
-    assert predicted.report_lines() == pip_arena(name).report
+    _check_report(shared_model(name), pip_arena)
 
 
 @pytest.mark.skipif(not RUNNABLE, reason="../shared/models/TFLM_BASELINE.tsv is absent")
 @pytest.mark.parametrize("name", RUNNABLE or ["none"])
 def test_min_arena_equals_pip_interpreter(name: str, pip_arena) -> None:
     predicted = predict(Model.load(shared_model(name)), X86_64_PIP).min_arena
-    assert predicted == pip_arena(name).min_arena
+    assert predicted == pip_arena(shared_model(name)).min_arena
     assert predicted == _baseline_min_arena(name)
+
+
+@pytest.mark.skipif(not CONVERTED, reason="tests/data/keras has no converter-made models")
+@pytest.mark.parametrize("path", CONVERTED or ["none"], ids=lambda p: Path(p).stem)
+def test_converted_model_report_equals_pip_interpreter(path: Path, pip_arena) -> None:
+    _check_report(path, pip_arena)
+
+
+@pytest.mark.skipif(not CONVERTED, reason="tests/data/keras has no converter-made models")
+@pytest.mark.parametrize("path", CONVERTED or ["none"], ids=lambda p: Path(p).stem)
+def test_converted_model_min_arena_equals_pip_interpreter(path: Path, pip_arena) -> None:
+    assert predict(Model.load(path), X86_64_PIP).min_arena == pip_arena(path).min_arena
 
 
 COMPILERS = {

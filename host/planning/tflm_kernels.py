@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from host.planning.tflm_structs import Abi, layout, sizeof, with_compression
+from host.planning.tflm_structs import EVAL_TENSOR, Abi, layout, sizeof, with_compression
 from host.tflite import schema as S
 from host.tflite.model import Model, Operator, Subgraph, Tensor
 
@@ -101,6 +101,9 @@ ARITHMETIC_PARAMS = (
 )  # fmt: skip  # ArithmeticParams (BroadcastableOpCategory is a uint8_t enum class)
 GATE_PARAMETERS = (FC_PARAMS, FC_PARAMS)
 ACTIVATION_PARAMS = ("int8", "int", "int")  # FusedActivationFunctionType : uint8_t
+# ConvParams: PaddingType (uint8_t), PaddingValues (four int16), four int16 strides/dilations,
+# seven int32, two floats.
+CONV_PARAMS = ("int8", ("int16",) * 4) + ("int16",) * 4 + ("int",) * 7 + ("float", "float")
 
 
 def _op_data(abi: Abi) -> dict[str, tuple]:
@@ -152,6 +155,10 @@ def _op_data(abi: Abi) -> dict[str, tuple]:
         "PAD": (pad,),
         "PADV2": (pad,),
         "LEAKY_RELU": _I * 6,
+        "HARD_SWISH": ("int16",) * 3 + ("int", "int16", "int"),  # HardSwishParams
+        "BATCH_MATMUL": ("ptr", "ptr", "ptr", "bool", "bool", "bool"),
+        "TRANSPOSE_CONV": with_compression(abi, (CONV_PARAMS, "int"), _I * 2)
+        + ("int", "ptr", "ptr"),
         "RELU": (ACTIVATION_PARAMS + _I * 4,),
         "RELU6": ("int8",) * 4,  # Relu6OpData: four int8_t
         "STRIDED_SLICE": (
@@ -177,9 +184,9 @@ def _op_data(abi: Abi) -> dict[str, tuple]:
 # Kernels whose Init allocates nothing (registered with a null init).
 NO_OP_DATA = frozenset({
     "RESHAPE", "TRANSPOSE", "GATHER", "CAST", "READ_VARIABLE", "MAXIMUM", "MINIMUM",
-    "RESIZE_NEAREST_NEIGHBOR", "SPLIT", "SPLIT_V", "PACK", "UNPACK", "SLICE", "EXP", "SQUEEZE",
-    "EXPAND_DIMS", "SHAPE", "FILL", "ZEROS_LIKE", "SignalFftAutoScale",
-    "SignalFilterBankSquareRoot",
+    "RESIZE_NEAREST_NEIGHBOR", "RESIZE_BILINEAR", "SPLIT", "SPLIT_V", "PACK", "UNPACK",
+    "SLICE", "EXP", "SQUEEZE", "EXPAND_DIMS", "SHAPE", "FILL", "ZEROS_LIKE",
+    "SignalFftAutoScale", "SignalFilterBankSquareRoot",
 })  # fmt: skip
 
 
@@ -301,8 +308,34 @@ def _signal_init(abi: Abi) -> dict[str, Callable[[Model, Subgraph, Operator], li
     }
 
 
+def _batch_matmul(abi: Abi) -> Rule:
+    """batch_matmul.cc InitializeTemporaries: quantization data for int8/int16, and a transposed
+    copy (TfLiteEvalTensor, dims, data) of LHS if adj_x and of RHS unless adj_y; then
+    ReshapeOutputTensor copies the output's dims."""
+
+    def rule(model: Model, sg: Subgraph, op: Operator) -> list[int]:
+        from host.planning.scratch import operator_table
+
+        options = operator_table(model, sg.index, op.index).get(S.OP_OPTIONS)
+        adj_x = bool(options.scalar(0, "B", 0)) if options is not None else False
+        adj_y = bool(options.scalar(1, "B", 0)) if options is not None else False
+        lhs, rhs = _tensor(sg, op, 0), _tensor(sg, op, 1)
+        out: list[int] = []
+        if lhs is None or rhs is None:
+            return out
+        if lhs.type in (INT8, INT16):
+            out.append(4 * 7)  # QuantizationOpDataBatchMatmul
+        for t, transposed in ((lhs, adj_x), (rhs, not adj_y)):
+            if transposed:
+                out += [sizeof(EVAL_TENSOR, abi), 4 + 4 * len(t.shape), t.nbytes()]
+        return out + _dims_copy(model, sg, op)
+
+    return rule
+
+
 PREPARE_RULES: dict[str, Rule] = {
     "CONV_2D": _per_channel_conv(0),
+    "TRANSPOSE_CONV": _per_channel_conv(0),
     "DEPTHWISE_CONV_2D": _per_channel_conv(3),
     "FULLY_CONNECTED": _fully_connected,
     "SOFTMAX": _softmax,
@@ -319,7 +352,7 @@ def op_allocations(model: Model, sg: Subgraph, op: Operator, abi: Abi) -> OpAllo
         return OpAllocations(params=None, init=signal[name](model, sg, op))
     if name not in data and name not in NO_OP_DATA:
         return None
-    rule = PREPARE_RULES.get(name)
+    rule = _batch_matmul(abi) if name == "BATCH_MATMUL" else PREPARE_RULES.get(name)
     return OpAllocations(
         params=params_layout(name, abi),
         init=[sizeof(data[name], abi)] if name in data else [],

@@ -45,6 +45,14 @@ CATEGORIES = (
 EVAL, TENSOR, QUANT, BUFFER, VARIABLE, NODES, _OP_DATA = (c for c, _ in CATEGORIES)
 
 
+# What an arena one byte smaller than the minimum runs out of (TflmArena.limited_by).
+ALLOCATOR = "allocator objects"
+INIT = "kernel options and Init"
+PREPARE = "kernel Prepare (temporary tensors above the scratch-request list)"
+PLANNING = "memory planning (the greedy planner's 40 bytes per buffer)"
+IO = "head + tail (input/output tensors allocated last)"
+
+
 class ArenaTooSmall(Exception):
     """An allocation failed: TFLM would report a failure for this arena size."""
 
@@ -122,6 +130,7 @@ class TflmArena:
     tail: int
     categories: dict[str, Recorded] = field(default_factory=dict)
     min_arena: int = 0  # smallest arena_size for which set-up succeeds
+    limited_by: str = ""  # what one byte less runs out of
     unknown: list[str] = field(default_factory=list)  # operators not modelled
 
     @property
@@ -130,7 +139,10 @@ class TflmArena:
 
     @property
     def exact(self) -> bool:
-        return not self.unknown
+        """Every kernel is modelled, and the minimum is not set by kernels' Prepare, whose
+        temporary tensors are modelled as all of a node's inputs and outputs at once (an upper
+        bound: a kernel may hold fewer)."""
+        return not self.unknown and self.limited_by != PREPARE
 
     def report_lines(self) -> list[str]:
         """The lines TFLM's PrintAllocations() prints, in its order."""
@@ -181,11 +193,17 @@ class _Replay:
                 sizeof(T.MICRO_RESOURCE_VARIABLE, abi) * self.resource_variables, ARENA_ALIGNMENT
             )
             a.record(None)
-        self._start_model_allocation(a)
-        self._parse_and_init(a)
-        self._prepare(a)
-        self._finish_model_allocation(a)
-        self._io_tensors(a)
+        for phase, step in (
+            (ALLOCATOR, self._start_model_allocation),
+            (INIT, self._parse_and_init),
+            (PREPARE, self._prepare),
+            (PLANNING, self._finish_model_allocation),
+            (IO, self._io_tensors),
+        ):
+            try:
+                step(a)
+            except ArenaTooSmall as e:
+                raise ArenaTooSmall(f"{phase}: {e}") from None
         return a
 
     def _start_model_allocation(self, a: Arena) -> None:
@@ -377,6 +395,10 @@ def predict(model: Model, abi: Abi = T.X86_64_PIP, arena_size: int = 16 << 20) -
         unknown=unknown_ops(model, abi),
     )
     result.min_arena = _min_arena(replay, result.total)
+    try:
+        replay.run(result.min_arena - 1)
+    except ArenaTooSmall as e:
+        result.limited_by = str(e).split(":")[0]
     return result
 
 
