@@ -46,6 +46,7 @@ def plot_plan(r: PlanResult, path: str) -> None:
                 linewidth=0.6,
             )
         )
+    _draw_shared(ax, r, Rectangle)
     end = max([t.last for t in r.tensors] + [s.last for s in r.scratch] + [1])
     ax.set_xlim(-1, end + 1)
     ax.set_ylim(0, max(r.head, r.tflm_head, 1) * 1.05)
@@ -55,9 +56,32 @@ def plot_plan(r: PlanResult, path: str) -> None:
     ax.set_ylabel("arena offset (bytes)")
     ax.set_title(
         f"{Path(r.model).name}: head {r.head} B (dashed), TFLM greedy {r.tflm_head} B (dotted), "
-        f"scratch hatched",
+        f"scratch hatched"
+        + (", bytes an output writes over its input in black" if r.shared else ""),
         fontsize=9,
     )
     fig.tight_layout()
     fig.savefig(path)
     plt.close(fig)
+
+
+def _draw_shared(ax, r: PlanResult, Rectangle) -> None:
+    """Where an operator's output overlaps its input (--overlap): the shared bytes, at the
+    operator's time step, in black with a label, so the reuse is visible."""
+    by_index = {t.global_index: t for t in r.tensors}
+    for s in r.shared:
+        x, y = by_index[s.input], by_index[s.output]
+        lo, hi = max(x.offset, y.offset), min(x.offset + x.size, y.offset + y.size)
+        ax.add_patch(
+            Rectangle(
+                (y.first - 0.45, lo),
+                0.9,
+                hi - lo,
+                facecolor="black",
+                alpha=0.55,
+                edgecolor="black",
+                linewidth=0.6,
+            )  # fmt: skip
+        )
+        ax.text(y.first, hi, f"op {s.op}: {s.bytes} B shared", fontsize=6, rotation=90,
+                va="bottom", ha="center")  # fmt: skip
