@@ -10,6 +10,7 @@ plans, hence the cut models.
 
 from __future__ import annotations
 
+import json
 import struct
 
 import numpy as np
@@ -104,3 +105,25 @@ def test_check_names_an_overlap_no_rule_allows() -> None:
         and ">= 18439" in p
         for p in problems
     ), problems
+
+
+def test_cli_overlap_report_json_and_check(tmp_path, capsys) -> None:
+    from host.planning.cli import main
+
+    p = tmp_path / "m.tflite"
+    p.write_bytes(shared_model(PERSON).read_bytes())
+    assert main([str(p), "--overlap", "-q"]) == 0
+    out = capsys.readouterr().out
+    for words in ("overlap bound", "TFLM reference kernels only", "bytes shared", "CONV_2D"):
+        assert words in out
+    assert main([str(p), "--overlap", "--embed", "--json"]) == 0
+    r = json.loads(capsys.readouterr().out)
+    assert r["head"] <= PERSON_TARGET < r["lower_bound"] == r["tflm_greedy_head"]
+    assert r["overlap_bound"] <= r["head"] and r["overlaps"]
+    assert r["kernel_set"] == "TFLM reference kernels"
+    assert main(["--check", str(p)]) == 0
+    assert "write over their input" in capsys.readouterr().out
+    assert main([str(p), "--json"]) == 0  # without --overlap: no overlap fields
+    assert "overlap_bound" not in json.loads(capsys.readouterr().out)
+    assert main([str(p), "--overlap", "--runtime", "microarena"]) == 2
+    assert "refuses overlapping plans" in capsys.readouterr().err

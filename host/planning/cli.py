@@ -87,6 +87,11 @@ def _progress(quiet: bool):
 
 
 def cmd_plan(args: argparse.Namespace) -> int:
+    if args.overlap and args.runtime != "tflm":
+        raise PlanError(
+            "--overlap is proven for TFLM's reference kernels only; this project's runtime "
+            "has no overlap rules yet and refuses overlapping plans"
+        )
     model = Model.load(args.model)
     limit = args.time_limit or MODEL_TIME_LIMIT
     result = plan_model(
