@@ -293,8 +293,8 @@ def test_plan_comparison(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> 
         assert "differs from the prediction" in err
 
 
-def test_plan_differences_exact_and_bounds() -> None:
-    """Head and offsets must match; with an upper-bound prediction the rest may be smaller."""
+def test_plan_differences_are_exact() -> None:
+    """Head, tail, total, temporary and offsets must all equal the (exact) prediction."""
     r = report(head=32, tail=600, total=632, temp_hwm=200)
     r.tensors = [
         wire.TensorPlacement(0, 0, 16, 16, "head"),
@@ -302,19 +302,16 @@ def test_plan_differences_exact_and_bounds() -> None:
     ]
     exact = {"head": 32, "tail": 600, "total": 632, "temporary": 200, "kernel_sizes": "exact"}
     assert record.plan_differences(r, exact) == []
-    bound = exact | {"tail": 664, "total": 696, "temporary": 217}
     assert record.plan_differences(r, exact | {"tail": 664}) == [
         "tail: recorded 600, predicted 664"
     ]
-    bound["kernel_sizes"] = "host sizes (exact or upper bound)"
-    assert record.plan_differences(r, bound) == []
-    assert record.plan_differences(r, bound | {"tail": 500}) == [
-        "tail: recorded 600, predicted at most 500"
+    assert record.plan_differences(r, exact | {"temporary": 199}) == [
+        "temporary: recorded 200, predicted 199"
     ]
-    assert record.plan_differences(r, bound | {"head": 48}) == ["head: recorded 32, predicted 48"]
+    assert record.plan_differences(r, exact | {"head": 48}) == ["head: recorded 32, predicted 48"]
     # Tensor 1 of subgraph 1 is the planner's tensor 3 when subgraph 0 has 2 tensors.
-    assert record.plan_differences(r, bound | {"tensor_offsets": {0: 16, 3: 0}}, [2, 2]) == []
-    (why,) = record.plan_differences(r, bound | {"tensor_offsets": {0: 16, 3: 32}}, [2, 2])
+    assert record.plan_differences(r, exact | {"tensor_offsets": {0: 16, 3: 0}}, [2, 2]) == []
+    (why,) = record.plan_differences(r, exact | {"tensor_offsets": {0: 16, 3: 32}}, [2, 2])
     assert why == "tensor offsets: 1 differ (first: tensor 3 recorded 0, predicted 32)"
     assert record.plan_differences(r, {"abi": "x"}) == ["the prediction has no head, tail or total"]
 

@@ -19,23 +19,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from host.device.firmware import read_build_mk
 from host.runtime import arena as arena_layout
 from host.runtime.binding import Interpreter, MicroarenaError
 
 REPO = Path(__file__).resolve().parents[1]
 MODELS = REPO.parent / "shared" / "models"
 CC = "arm-none-eabi-gcc"
-CFLAGS = [
-    "-mcpu=cortex-m4",
-    "-mthumb",
-    "-mfloat-abi=hard",
-    "-mfpu=fpv4-sp-d16",
-    "-Os",
-    "-std=c11",
-    "-Wall",
-    "-Wextra",
-    "-Werror",
-]
+_MK = read_build_mk()
+CFLAGS = [*_MK["MA_ARM_M4F"], *_MK["MA_ARM_FLAGS"], *_MK["MA_WARN"], "-Werror"]  # as `make arm`
 LINKER_SCRIPT = """
 MEMORY { FLASH (rx) : ORIGIN = 0x00000000, LENGTH = 4M
          RAM (rwx) : ORIGIN = 0x20000000, LENGTH = 4M }

@@ -49,6 +49,10 @@ typedef struct {
   int32_t index;       /* tensor index within its subgraph */
 } ma_tensor;
 
+/* Tensor helpers. */
+int32_t ma_num_elements(const ma_tensor *t);
+size_t ma_type_size(uint8_t type); /* bytes per element, 0 for a type without a fixed size */
+
 #ifdef __cplusplus
 }
 #endif

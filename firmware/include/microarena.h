@@ -34,6 +34,10 @@ typedef enum {
   MA_REC_COUNT
 } ma_rec_category;
 
+/* TFLM's name of a category ("TfLiteEvalTensor data", ...) and the unit of its count. */
+const char *ma_rec_category_name(ma_rec_category c);
+const char *ma_rec_category_unit(ma_rec_category c);
+
 typedef struct {
   size_t requested; /* bytes asked for */
   size_t used;      /* bytes consumed including alignment padding */

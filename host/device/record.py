@@ -219,27 +219,19 @@ def load_prediction(model: str) -> dict:
         raise RecordError(f"the planner failed on {model}: {e}") from e
 
 
-def is_upper_bound(predicted: dict) -> bool:
-    """The planner sizes kernels' data with host (8-byte pointer) sizes for a 32-bit target:
-    tail, total and temporary are then exact or an upper bound, the head is exact."""
-    return "upper bound" in str(predicted.get("kernel_sizes", ""))
-
-
 def plan_differences(
     report: wire.WireReport | TextReport, predicted: dict, subgraph_sizes: list[int] | None = None
 ) -> list[str]:
     """Where the recorded arena departs from the prediction (empty: as predicted)."""
-    bound = is_upper_bound(predicted)
-    checks = [("head", "head", False), ("tail", "tail", bound), ("total", "total", bound)]
-    checks.append(("temp_hwm", "temporary", bound))
+    checks = [("head", "head"), ("tail", "tail"), ("total", "total"), ("temp_hwm", "temporary")]
     diffs, compared = [], 0
-    for mine, theirs, upper in checks:
+    for mine, theirs in checks:
         got, want = getattr(report, mine, None), predicted.get(theirs)
         if got is None or want is None:
             continue
         compared += 1
-        if (got > want) if upper else (got != want):
-            diffs.append(f"{theirs}: recorded {got}, predicted {'at most ' if upper else ''}{want}")
+        if got != want:
+            diffs.append(f"{theirs}: recorded {got}, predicted {want}")
     if not compared:
         return ["the prediction has no head, tail or total"]
     offsets = predicted.get("tensor_offsets")
@@ -317,8 +309,6 @@ def format_table(rec: Recording, predicted: dict | None) -> str:
             p = pred.get(name) if name != "arena size" else None
             extra = f"{'' if p is None else p:>12}" if predicted else ""
             out.append(f"  {name:22}{value:>10}{extra}")
-        if predicted and is_upper_bound(predicted):
-            out.append("  (predicted head is exact; tail, total and temporary are upper bounds)")
         cats = src.categories
         if cats:
             out.append(f"{'category':44}{'used':>8}{'requested':>11}  count")

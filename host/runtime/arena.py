@@ -20,13 +20,17 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from host.planning import offline_plan
+from host.planning.packing import Buffer, plan_greedy
 from host.runtime.binding import CATEGORIES
 from host.tflite.model import Model
+from host.tflite.ops import BUILTIN_CODES
 
 ALIGN = 16  # MA_ALIGN
 MAX_NESTING = 8  # MA_MAX_NESTING
 PLANNER_BUF = 28  # planner.c `buf`: 7 int32
-OP_IF, OP_WHILE, OP_CALL_ONCE, OP_VAR_HANDLE = 118, 119, 129, 142
+OP_IF, OP_WHILE, OP_CALL_ONCE, OP_VAR_HANDLE = (
+    BUILTIN_CODES[n] for n in ("IF", "WHILE", "CALL_ONCE", "VAR_HANDLE")
+)
 LOG_PERSISTENT, LOG_SCRATCH, LOG_RESOURCE = 0, 1, 2
 EVAL, TENSOR, _QUANT, PERSISTENT, VARIABLE, NODES, _OPDATA = range(7)
 
@@ -90,34 +94,13 @@ class _Arena:
 
 
 def _greedy(bufs: list[dict]) -> int:
-    """planner.c greedy(): TFLM's GreedyMemoryPlanner, offsets written into bufs."""
-    offline = [i for i, b in enumerate(bufs) if b["offline"] >= 0]
-    online = [i for i, b in enumerate(bufs) if b["offline"] < 0][::-1]
-    online.sort(key=lambda i: -bufs[i]["size"])  # stable, like TFLM's bubble sort
-    order = offline + online
-    placed: list[int] = []  # ids ordered by offset (ties: insertion order)
-    for n, i in enumerate(order):
-        want = bufs[i]
-        if want["offline"] >= 0 or n == 0:
-            cand = max(want["offline"], 0)
-        else:
-            cand = 0
-            live = [
-                j
-                for j in placed
-                if not (bufs[j]["first"] > want["last"] or want["first"] > bufs[j]["last"])
-            ]
-            for j in live:
-                if bufs[j]["offset"] - cand >= want["size"]:
-                    break
-                cand = max(cand, bufs[j]["offset"] + bufs[j]["size"])
-        want["offset"] = cand
-        pos = len(placed)
-        for k, j in enumerate(placed):
-            if bufs[j]["offset"] > cand:
-                pos = k
-                break
-        placed.insert(pos, i)
+    """planner.c greedy() is TFLM's GreedyMemoryPlanner: offsets written into bufs."""
+    problem = [
+        Buffer(i, b["first"], b["last"] + 1, b["size"], b["offline"] if b["offline"] >= 0 else None)
+        for i, b in enumerate(bufs)
+    ]
+    for i, offset in plan_greedy(problem, ALIGN).items():
+        bufs[i]["offset"] = offset
     return max((b["offset"] + b["size"] for b in bufs), default=0)
 
 

@@ -15,8 +15,10 @@ from pathlib import Path
 
 from host.tflite import schema as S
 from host.tflite.flatbuf import FlatBufferError, Table, decode, encode, new_table, set_child
+from host.tflite.ops import BUILTIN_CODES, BUILTIN_NAMES
 
 OFFLINE_PLAN_NAME = b"OfflineMemoryAllocation"
+CUSTOM = BUILTIN_CODES["CUSTOM"]
 MAX_MODEL_BYTES = 2**31 - 1  # flatbuffers' 2 GB limit; larger models use external buffers
 
 
@@ -73,7 +75,7 @@ class Operator:
 
     @property
     def name(self) -> str:
-        return self.custom_code if self.opcode == 32 else builtin_name(self.opcode)
+        return self.custom_code if self.opcode == CUSTOM else builtin_name(self.opcode)
 
 
 @dataclass
@@ -87,8 +89,6 @@ class Subgraph:
 
 
 def builtin_name(code: int) -> str:
-    from host.tflite.ops import BUILTIN_NAMES
-
     return BUILTIN_NAMES.get(code, f"BUILTIN_{code}")
 
 

@@ -1,5 +1,4 @@
 #include "ma_deterministic_input.h"
-#include "ma_kernel.h"
 
 void ma_fill_deterministic_input(ma_tensor *t) {
   if (t == NULL || t->data == NULL) return;

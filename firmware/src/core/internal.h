@@ -6,18 +6,8 @@
 
 #include "fb.h"
 #include "ma_kernel.h"
+#include "ma_ops.h" /* the core itself runs IF, WHILE, CALL_ONCE and the resource operators */
 #include "microarena.h"
-
-/* Builtin codes the core runs itself because they invoke subgraphs or own resources. */
-enum {
-  MA_OP_IF = 118,
-  MA_OP_WHILE = 119,
-  MA_OP_CALL_ONCE = 129,
-  MA_OP_VAR_HANDLE = 142,
-  MA_OP_READ_VARIABLE = 143,
-  MA_OP_ASSIGN_VARIABLE = 144,
-  MA_OP_CUSTOM = 32
-};
 
 #define MA_ALIGN 16 /* tensor buffers, scratch and kernel persistent data (as TFLM) */
 

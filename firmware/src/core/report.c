@@ -18,6 +18,14 @@ static const char *const kUnit[MA_REC_COUNT] = {
     "allocations", "NodeAndRegistration structs", "OpData structs",
 };
 
+const char *ma_rec_category_name(ma_rec_category c) {
+  return (unsigned)c < MA_REC_COUNT ? kCategory[c] : "";
+}
+
+const char *ma_rec_category_unit(ma_rec_category c) {
+  return (unsigned)c < MA_REC_COUNT ? kUnit[c] : "";
+}
+
 void ma_report(const ma_interp *it, ma_emit_fn emit, void *ctx) {
   char line[192];
   ma_arena_stats s;

@@ -62,10 +62,6 @@ float ma_opt_f32(const ma_options *o, int slot, float dflt);
 int32_t ma_opt_vec_len(const ma_options *o, int slot);            /* vector of int32 */
 int32_t ma_opt_vec_i32(const ma_options *o, int slot, int32_t i); /* element i */
 
-/* Tensor helpers. */
-int32_t ma_num_elements(const ma_tensor *t);
-size_t ma_type_size(uint8_t type);
-
 /* Registration: the kernel for a builtin operator code, or NULL (firmware/src/kernels/). */
 const ma_kernel *ma_find_kernel(int32_t builtin_code);
 

@@ -3,16 +3,6 @@
 
 #include <string.h>
 
-/* TFLM's RecordingMicroAllocator names, in ma_rec_category order. */
-static const char *const category_name[MA_REC_COUNT] = {
-    "TfLiteEvalTensor data",      "Persistent TfLiteTensor data",
-    "Persistent TfLiteTensor quantization data", "Persistent buffer data",
-    "TfLiteTensor variable buffer data",         "NodeAndRegistration struct",
-    "Operator runtime data"};
-static const char *const category_unit[MA_REC_COUNT] = {
-    "allocations", "tensors", "allocations", "allocations", "allocations",
-    "NodeAndRegistration structs", "OpData structs"};
-
 typedef struct {
   ma_interp *it;
   size_t head; /* offsets below this are in the head, the rest in the tail */
@@ -67,8 +57,8 @@ void ma_wire_emit_interp(ma_interp *it, const ma_wire_run *run, ma_wire_put_fn p
   for (int c = 0; c < MA_REC_COUNT; c++) {
     if (st.rec[c].count == 0) continue; /* as TFLM: empty categories are not printed */
     ma_wire_category *k = &cats[n_cats++];
-    k->name = category_name[c];
-    k->unit = category_unit[c];
+    k->name = ma_rec_category_name((ma_rec_category)c);
+    k->unit = ma_rec_category_unit((ma_rec_category)c);
     k->used = (uint32_t)st.rec[c].used;
     k->requested = (uint32_t)st.rec[c].requested;
     k->count = (uint32_t)st.rec[c].count;
