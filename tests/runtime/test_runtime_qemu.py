@@ -23,7 +23,7 @@ from host.device.firmware import read_build_mk
 from host.runtime import arena as arena_layout
 from host.runtime.binding import Interpreter, MicroarenaError
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 MODELS = REPO.parent / "shared" / "models"
 CC = "arm-none-eabi-gcc"
 _MK = read_build_mk()
@@ -106,7 +106,7 @@ def test_model_on_qemu_cortex_m4(name: str, arm_library: Path, tmp_path: Path) -
             *CFLAGS,
             *inc,
             f"-DARENA_BYTES={predicted['required']}",
-            str(REPO / "tests" / "test_runtime_qemu_main.c"),
+            str(Path(__file__).with_name("test_runtime_qemu_main.c")),
             str(tmp_path / "model.S"),
             str(arm_library),
             "-nostartfiles",

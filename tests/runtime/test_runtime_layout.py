@@ -21,7 +21,7 @@ from host.runtime import arena as arena_layout
 from host.runtime.binding import MA_ERR_UNSUPPORTED, Interpreter, MicroarenaError
 from host.tflite.model import Model
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 MODELS = REPO.parent / "shared" / "models"
 PROBE = """#include "internal.h"
 const char ctx[sizeof(struct ma_context)];

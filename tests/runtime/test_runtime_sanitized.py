@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
 from host.runtime.binding import MA_ERR_UNSUPPORTED, Interpreter, MicroarenaError  # noqa: E402
@@ -31,7 +31,7 @@ class _Details:
 
 
 def _child(out: str) -> int:
-    from tflm_oracle import MODELS, random_inputs
+    from support.tflm_oracle import MODELS, random_inputs
 
     results: dict[str, np.ndarray] = {}
     for path in sorted(MODELS.glob("*.tflite")):
@@ -53,11 +53,11 @@ def _child(out: str) -> int:
 
 def test_models_under_sanitizers_match_tflm(tmp_path: Path) -> None:
     import pytest
-    from tflm_oracle import MODELS, run_tflm
+    from support.tflm_oracle import MODELS, run_tflm
 
     if not MODELS.exists():
         pytest.skip(f"{MODELS} is absent (tests read ../shared/models)")
-    from sanitize import sanitized_env
+    from support.sanitize import sanitized_env
 
     env = sanitized_env()
     if env is None:

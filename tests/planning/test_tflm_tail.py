@@ -20,7 +20,15 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from tflm_oracle import MODELS, capture_output, oracle, random_inputs, runnable_models, shared_model
+from support.tflm_oracle import (
+    CONVERTER_MODELS,
+    MODELS,
+    capture_output,
+    oracle,
+    random_inputs,
+    runnable_models,
+    shared_model,
+)
 
 from host.planning.tflm_kernels import known_structs
 from host.planning.tflm_structs import CORTEX_M, X86_64_PIP, c_declaration, layout
@@ -30,7 +38,7 @@ from host.tflite.model import Model
 RUNNABLE = runnable_models()
 BIG_ARENA = 16 << 20
 # Converter-made models (tools/make_keras_models.py): MLP, GRU, LSTM, attention + LayerNorm, ...
-CONVERTED = sorted((Path(__file__).parent / "data" / "keras").glob("*.tflite"))
+CONVERTED = sorted(CONVERTER_MODELS.glob("*.tflite"))
 
 
 @dataclass

@@ -15,7 +15,7 @@ import re
 
 import numpy as np
 import pytest
-from tflm_oracle import MODELS, oracle, random_inputs, run_tflm, shared_model
+from support.tflm_oracle import MODELS, oracle, random_inputs, run_tflm, shared_model
 
 from host.planning import offline_plan
 from host.planning.scratch import scratch_requests, unknown_scratch_ops

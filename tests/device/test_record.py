@@ -21,7 +21,7 @@ import pytest
 
 from host.device import record, wire
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 CATS = [
     wire.Category("TfLiteEvalTensor data", 240, 240, 10, "allocations"),

@@ -17,7 +17,7 @@ import pytest
 from host.device import wire
 from host.device.tflm_text import parse_text_report
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SRC = ROOT / "firmware" / "src" / "wire" / "report_wire.c"
 INC = ROOT / "firmware" / "include"
 WARN = ["-std=c11", "-Wall", "-Wextra", "-Wpedantic", "-Werror"]
@@ -28,7 +28,14 @@ def driver(tmp_path_factory: pytest.TempPathFactory) -> Path:
     if shutil.which("gcc") is None:
         pytest.skip("host gcc is not installed (bash .ci/setup installs it)")
     exe = tmp_path_factory.mktemp("wire") / "wire_driver"
-    cmd = ["gcc", *WARN, "-O1", f"-I{INC}", str(SRC), str(ROOT / "tests/test_wire_driver.c")]
+    cmd = [
+        "gcc",
+        *WARN,
+        "-O1",
+        f"-I{INC}",
+        str(SRC),
+        str(Path(__file__).with_name("test_wire_driver.c")),
+    ]
     subprocess.run([*cmd, "-o", str(exe)], check=True, capture_output=True, text=True)
     return exe
 

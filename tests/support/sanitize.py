@@ -11,7 +11,7 @@ from pathlib import Path
 
 from host.runtime.binding import build
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 
 def sanitized_env() -> dict[str, str] | None:

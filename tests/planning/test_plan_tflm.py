@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from tflm_oracle import run_tflm, runnable_models, shared_model
+from support.tflm_oracle import run_tflm, runnable_models, shared_model
 
 from host.planning import offline_plan
 from host.planning.plan import plan_model

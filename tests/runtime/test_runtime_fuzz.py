@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 MODELS = REPO.parent / "shared" / "models"
 SEED_MAX_BYTES = 32 << 10
 

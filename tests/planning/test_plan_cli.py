@@ -8,14 +8,14 @@ import sys
 from pathlib import Path
 
 import pytest
-from tflm_oracle import shared_model
+from support.tflm_oracle import shared_model
 
 from host.planning import offline_plan
 from host.planning.cli import main
 from host.planning.lifetimes import walk
 from host.tflite.model import OFFLINE_PLAN_NAME, Model
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 
 def _copy(tmp_path: Path, name: str) -> Path:

@@ -13,7 +13,7 @@ import struct
 from pathlib import Path
 
 import pytest
-from tflm_oracle import MODELS, run_tflm, runnable_models, shared_model
+from support.tflm_oracle import MODELS, run_tflm, runnable_models, shared_model
 
 from host.planning import offline_plan
 from host.planning.lifetimes import walk

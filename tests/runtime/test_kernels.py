@@ -27,7 +27,7 @@ import pytest
 
 from host.runtime.binding import MaTensor  # the ma_tensor mirror, shared with the binding
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 KERNELS = REPO / "firmware" / "src" / "kernels"
 MODELS = (REPO / ".." / "shared" / "models").resolve()
 
@@ -643,7 +643,7 @@ _PERSISTENT = re.compile(r"'Persistent buffer data' used (\d+) bytes")
 
 def tflm_persistent_buffers(path: Path) -> int:
     """Bytes TFLM's kernels (and its graph bookkeeping) take as persistent buffers."""
-    from tflm_oracle import run_tflm
+    from support.tflm_oracle import run_tflm
 
     m = _PERSISTENT.search(run_tflm(path.read_bytes()).report)
     assert m, "TFLM's allocation report has no persistent-buffer line"
@@ -1043,7 +1043,7 @@ def core() -> Any:
 def test_core_with_these_kernels_matches_tflm(core: Any, name: str) -> None:
     """The full runtime (core + kernels) gives TFLM's outputs over three invocations (state
     carried in variable tensors), with an arena tail no larger than TFLM's."""
-    from tflm_oracle import random_inputs, run_tflm
+    from support.tflm_oracle import random_inputs, run_tflm
 
     data = shared_model(name).read_bytes()
     oracle = pytest.importorskip("tflite_micro.python.tflite_micro.runtime")

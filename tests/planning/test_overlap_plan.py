@@ -15,7 +15,7 @@ import struct
 
 import numpy as np
 import pytest
-from tflm_oracle import run_tflm, runnable_models, shared_model
+from support.tflm_oracle import run_tflm, runnable_models, shared_model
 
 from host.planning import offline_plan
 from host.planning.lifetimes import walk

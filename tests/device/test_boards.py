@@ -14,7 +14,7 @@ import pytest
 
 from host.device.boards import all_boards, pio_executable
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "tools"))
 import pio_setup  # noqa: E402
 

@@ -15,6 +15,7 @@ from collections.abc import Callable
 
 import numpy as np
 import pytest
+from support.tflm_oracle import run_tflm
 
 from host.planning import offline_plan, overlap_sim
 from host.planning.lifetimes import align_up
@@ -22,7 +23,6 @@ from host.planning.overlap import describe, op_rules
 from host.tflite.flatbuf import new_table, set_child
 from host.tflite.model import Model
 from host.tflite.modelgen import Graph, _bias, _quantize_weights, assemble, scalar_options
-from tests.tflm_oracle import run_tflm
 
 FLOAT32, INT8, INT32 = 0, 9, 2
 SAME, VALID = 0, 1

@@ -23,7 +23,7 @@ import pytest
 
 from host.device import record, upload, wire
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 MODEL = ROOT.parent / "shared" / "models" / "tflm_hello_world_int8.tflite"
 
 # A fault hook gets (line index in its direction, line) and returns what to pass on.
@@ -42,7 +42,7 @@ def driver(tmp_path_factory: pytest.TempPathFactory) -> Path:
     srcs = ["firmware/src/wire/report_wire.c", "firmware/apps/probe/upload_rx.c"]
     cmd = ["gcc", "-std=c11", "-Wall", "-Wextra", "-Werror", "-O1"]
     cmd += ["-Ifirmware/include", "-Ifirmware/apps/probe", *srcs]
-    cmd += ["tests/test_record_upload_driver.c", "-o", str(exe)]
+    cmd += ["tests/device/test_record_upload_driver.c", "-o", str(exe)]
     subprocess.run(cmd, cwd=ROOT, check=True, capture_output=True)
     return exe
 
@@ -284,7 +284,13 @@ def test_board_side_survives_hostile_lines(tmp_path: Path) -> None:
     san = ["-fsanitize=address,undefined", "-fno-sanitize-recover=all", "-g", "-O1"]
     srcs = ["firmware/src/wire/report_wire.c", "firmware/apps/probe/upload_rx.c"]
     cmd = ["gcc", "-std=c11", "-Wall", "-Wextra", "-Werror", *san, "-Ifirmware/include"]
-    cmd += ["-Ifirmware/apps/probe", *srcs, "tests/test_record_upload_driver.c", "-o", str(exe)]
+    cmd += [
+        "-Ifirmware/apps/probe",
+        *srcs,
+        "tests/device/test_record_upload_driver.c",
+        "-o",
+        str(exe),
+    ]
     subprocess.run(cmd, cwd=ROOT, check=True, capture_output=True)
 
     rng = random.Random(3)

@@ -17,11 +17,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from tflm_oracle import run_tflm
+from support.tflm_oracle import run_tflm
 
 from host.device import record, upload
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 MODELS = ROOT.parent / "shared" / "models"
 BOARD = "mps2-an386"
 PROBE_MODELS = [

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from tflm_oracle import MODELS, run_tflm
+from support.tflm_oracle import MODELS, run_tflm
 
 from host.device import emulate
 from host.device.boards import BuildError, build_image, get_board
@@ -223,7 +223,7 @@ def test_arena_too_big_for_the_ram_fails_before_writing(tmp_path: Path, capsys) 
 
     from host.runtime import arena as layout
 
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "firmware" / "apps" / "model"))
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "firmware" / "apps" / "model"))
     import embed_model
 
     model = MODELS / "tiny_kws_dscnn_int8.tflite"

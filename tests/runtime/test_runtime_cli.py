@@ -12,7 +12,7 @@ import pytest
 
 from host.runtime.binding import Interpreter
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 MODEL = REPO.parent / "shared" / "models" / "tflm_hello_world_float.tflite"
 
 

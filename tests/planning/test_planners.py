@@ -23,8 +23,8 @@ from host.planning.packing import (
 )
 from host.planning.packing.greedy import plan_greedy
 
-DSA = Path(__file__).resolve().parents[1].parent / "shared" / "benchmarks" / "dsa_challenging"
-MODELS = Path(__file__).resolve().parents[1].parent / "shared" / "models"
+DSA = Path(__file__).resolve().parents[2].parent / "shared" / "benchmarks" / "dsa_challenging"
+MODELS = Path(__file__).resolve().parents[2].parent / "shared" / "models"
 
 
 def dsa_problems() -> list[Path]:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from tflm_oracle import MODELS, run_tflm, shared_model
+from support.tflm_oracle import MODELS, run_tflm, shared_model
 
 from host.planning import offline_plan
 from host.planning.cli import main as plan_main

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
-from tflm_oracle import run_tflm
+from support.tflm_oracle import run_tflm
 
 from host.planning import offline_plan
 from host.planning.plan import plan_model

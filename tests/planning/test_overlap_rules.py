@@ -105,7 +105,7 @@ def test_elementwise_same_size_is_in_place() -> None:
     assert overlap.elementwise_rule((3, 5), (3, 5), 4, 4) == 0
 
 
-SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "models"
+SHARED = Path(__file__).resolve().parents[2].parent / "shared" / "models"
 
 
 @pytest.mark.parametrize(

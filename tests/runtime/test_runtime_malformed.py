@@ -30,7 +30,7 @@ from host.runtime.binding import (
     MicroarenaError,
 )
 
-MODELS = Path(__file__).resolve().parents[1].parent / "shared" / "models"
+MODELS = Path(__file__).resolve().parents[2].parent / "shared" / "models"
 CORPUS_MODELS = ("tflm_hello_world_int8", "litert_while_multi_subgraphs", "tflm_micro_speech_int8")
 ARENA = 1 << 20
 
@@ -223,7 +223,7 @@ def test_endless_while_is_stopped() -> None:
 
 
 def test_corpus_under_address_and_undefined_sanitizers() -> None:
-    from sanitize import sanitized_env
+    from support.sanitize import sanitized_env
 
     env = sanitized_env()
     if env is None:

@@ -19,7 +19,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-MODELS = Path(__file__).resolve().parents[1].parent / "shared" / "models"
+MODELS = Path(__file__).resolve().parents[2].parent / "shared" / "models"
+# Converter-made models committed as test data (tools/make_keras_models.py writes them).
+CONVERTER_MODELS = Path(__file__).resolve().parents[1] / "data" / "keras"
 BIG_ARENA = 16 << 20
 
 _LINE = re.compile(r"\[RecordingMicroAllocator\] Arena allocation (total|head|tail) (\d+) bytes")

@@ -21,7 +21,7 @@ pytestmark = pytest.mark.skipif(
     reason="needs qemu-system-arm and arm-none-eabi-gcc (bash .ci/setup installs them)",
 )
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 QEMU_BOARDS = ["mps2-an386", "mps2-an385", "mps2-an500", "mps2-an505", "lm3s6965evb"]
 CFSR_UNDEFINSTR = 1 << 16
 CFSR_DIVBYZERO = 1 << 25

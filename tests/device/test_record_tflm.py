@@ -19,7 +19,7 @@ import pytest
 from host.device import record
 from host.device.tflm_text import parse_text_report
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 MODELS = ROOT.parent / "shared" / "models"
 NAMES = [
     "tflm_hello_world_int8",
