@@ -26,6 +26,7 @@ from host.planning.packing import (
 )
 from host.planning.plan import PlanResult, plan_model
 from host.planning.report import plan_json, plan_text
+from host.planning.tflm_targets import DEFAULT_TARGET, TARGETS, target_arena
 from host.runtime import arena as arena_layout
 from host.tflite.model import Model, ModelError
 
@@ -59,8 +60,15 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--runtime",
         choices=["tflm", "microarena"],
-        default="tflm",
-        help="whose kernels' scratch buffers to plan around (default: tflm)",
+        default=None,
+        help="whose kernels' scratch buffers to plan around (default: the target's)",
+    )
+    p.add_argument(
+        "--target",
+        choices=TARGETS,
+        default=DEFAULT_TARGET,
+        help="whose arena to report: head, tail by category and the minimum arena to "
+        f"configure (default: {DEFAULT_TARGET})",
     )
     p.add_argument(
         "--time-limit",
@@ -94,16 +102,17 @@ def cmd_plan(args: argparse.Namespace) -> int:
         )
     model = Model.load(args.model)
     limit = args.time_limit or MODEL_TIME_LIMIT
+    runtime = args.runtime or args.target.split("-")[0]
     result = plan_model(
         model,
         args.planner,
         limit,
-        args.runtime,
+        runtime,
         _progress(args.quiet or args.json),
         overlap=args.overlap,
     )
     offline_plan.embed(model, result.tensor_offsets())  # in memory; saved only with --embed
-    _add_arena(result, model)
+    _add_target(result, model, args.target)
     if args.embed:
         out = Path(args.output or args.model)
         model.save(out)
@@ -123,14 +132,12 @@ def cmd_plan(args: argparse.Namespace) -> int:
     return 0
 
 
-def _add_arena(result: PlanResult, model: Model) -> None:
-    """This project's runtime arena, when its exact predictor is available."""
+def _add_target(result: PlanResult, model: Model, target: str) -> None:
+    """The target's head, tail and minimum arena for the model with its plan embedded."""
     try:
-        predicted = arena_layout.predict(model.to_bytes())
-        keys = ("head", "tail", "total", "temporary", "required")
-        result.arena = {k: int(predicted[k]) for k in keys}  # type: ignore[call-overload]
-    except Exception as e:  # the prediction is extra information; the plan stands without it
-        result.warnings.append(f"microarena arena prediction unavailable: {e}")
+        result.target = target_arena(model, target)
+    except Exception as e:  # the figures are extra information; the plan stands without them
+        result.warnings.append(f"arena prediction for {target} unavailable: {e}")
 
 
 def predict_model(path: str) -> dict:

@@ -16,7 +16,7 @@ from host.planning import overlap as overlap_rules
 from host.planning import scratch as scratch_model
 from host.planning.offline_plan import tensor_buffers
 from host.planning.packing import Buffer, Overlap, arena_size, lower_bound, plan
-from host.planning.tflm_tail import estimate_tflm_tail
+from host.planning.tflm_targets import TargetArena
 from host.tflite.model import Model
 
 Progress = Callable[[str], None]
@@ -72,8 +72,7 @@ class PlanResult:
     offline: bool  # False if no plan beat TFLM's own: nothing to embed
     seconds: float
     warnings: list[str] = field(default_factory=list)
-    arena: dict[str, int] = field(default_factory=dict)  # runtime arena prediction
-    tflm_tail_estimate: int = 0
+    target: TargetArena | None = None  # head, tail and minimum arena on the chosen target
     overlap_bound: int | None = None  # lower bound with the allowed overlaps (--overlap)
     shared: list[SharedBytes] = field(default_factory=list)  # overlaps the plan uses
     kernel_set: str = ""  # the kernels an overlapping plan is proven for
@@ -197,7 +196,6 @@ def plan_model(
         offline=bool(best_fixed),
         seconds=time.monotonic() - t0,
         warnings=warnings,
-        tflm_tail_estimate=estimate_tflm_tail(model),
         overlap_bound=lower_bound(everything, overlaps) if overlap else None,
         shared=_shared(pairs, final, {b.id: b.size for b in tbufs}) if best_fixed else [],
         kernel_set=overlap_rules.KERNEL_SET if overlap else "",

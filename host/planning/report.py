@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from host.planning.plan import PlanResult
+from host.planning.tflm_targets import TargetArena
 
 
 def _scope(first: int, last: int) -> str:
@@ -36,22 +37,37 @@ def plan_text(r: PlanResult) -> str:
         f"TFLM greedy      {r.tflm_head} bytes without a plan; saving {r.saving} bytes "
         f"({pct:.1f}%)",
     ]
-    lines.append(
-        f"TFLM arena       about {r.head + r.tflm_tail_estimate} bytes = head {r.head} + tail "
-        f"{r.tflm_tail_estimate} (the tail is an ESTIMATE; measure it once on the target)"
-    )
     if r.overlap_bound is not None:
         lines += _overlap_lines(r)
     if not r.offline:
         lines.append("no plan beats TFLM's own: the model is left to TFLM's online planner")
-    if r.arena:
-        a = r.arena
-        lines.append(
-            f"microarena arena {a.get('required')} bytes to configure on Cortex-M (exact: head "
-            f"{a.get('head')}, tail {a.get('tail')}, set-up peak {a.get('temporary')})"
-        )
+    if r.target:
+        lines += target_lines(r.target)
     lines += [f"warning: {w}" for w in r.warnings]
     return "\n".join(lines)
+
+
+def _exact(flag: bool) -> str:
+    return "exact" if flag else "NOT exact"
+
+
+def target_lines(t: TargetArena) -> list[str]:
+    """The arena to configure on the target, its head and its tail by category."""
+    lines = [
+        f"target           {t.target}",
+        f"arena to set     {t.min_arena} bytes ({_exact(t.exact['min_arena'])}): the smallest "
+        "arena that works on this target",
+        f"  head           {t.head:>9} bytes ({_exact(t.exact['head'])})",
+        f"  tail           {t.tail:>9} bytes ({_exact(t.exact['tail'])}), of which:",
+    ]
+    for c in t.categories:
+        lines.append(
+            f"    {c.name:<42} {c.used:>7} bytes ({c.requested} requested, {c.count} {c.unit})"
+        )
+    other = t.tail - sum(c.used for c in t.categories)
+    lines.append(f"    {'other (in no category)':<42} {other:>7} bytes")
+    lines += [f"  note: {n}" for n in t.notes]
+    return lines
 
 
 def _overlap_lines(r: PlanResult) -> list[str]:
@@ -84,17 +100,19 @@ def plan_json(r: PlanResult, embedded_in: str | None) -> dict[str, Any]:
         "model": r.model,
         "planner": r.planner,
         "runtime": r.runtime,
-        "head": r.head,
+        "head": r.target.head if r.target else r.head,
+        "tail": r.target.tail if r.target else None,
+        "min_arena": r.target.min_arena if r.target else None,
+        "target": r.target.to_json() if r.target else None,
+        "planned_head": r.head,
         "tflm_greedy_head": r.tflm_head,
         "lower_bound": r.lower_bound,
         "saving": r.saving,
-        "tflm_tail_estimate": r.tflm_tail_estimate,
         "offline_plan": r.offline,
         "embedded_in": embedded_in,
         "seconds": round(r.seconds, 4),
         "tensors": [vars(t) for t in r.tensors],
         "scratch": [vars(s) for s in r.scratch],
-        "microarena_arena": r.arena or None,
         "warnings": r.warnings,
         **extra,
     }

@@ -10,7 +10,6 @@ from support.tflm_oracle import run_tflm, runnable_models, shared_model
 
 from host.planning import offline_plan
 from host.planning.plan import plan_model
-from host.planning.tflm_tail import estimate_tflm_tail
 from host.tflite.model import Model
 
 RUNNABLE = runnable_models()
@@ -54,12 +53,3 @@ def test_audio_preprocessor_reaches_bound_with_scratch() -> None:
     after = run_tflm(planned).head
     assert after == result.lower_bound <= run_tflm(original).head
     assert sum(s.size for s in result.scratch) > 0
-
-
-@pytest.mark.skipif(not RUNNABLE, reason="../shared/models/TFLM_BASELINE.tsv is absent")
-@pytest.mark.parametrize("name", RUNNABLE or ["none"])
-def test_tflm_tail_estimate_within_20_percent(name: str) -> None:
-    data = shared_model(name).read_bytes()
-    actual = run_tflm(data).tail
-    estimate = estimate_tflm_tail(Model(data))
-    assert abs(estimate - actual) <= 0.2 * actual, f"estimate {estimate}, TFLM {actual}"

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import csv
 import faulthandler
+import json
 import os
 import shutil
 import struct
@@ -33,6 +34,7 @@ from support.tflm_oracle import (
 from host.planning.tflm_kernels import known_structs
 from host.planning.tflm_structs import CORTEX_M, X86_64_PIP, c_declaration, layout
 from host.planning.tflm_tail import predict, smallest_arena
+from host.planning.tflm_targets import TARGETS, target_arena
 from host.tflite.model import Model
 
 RUNNABLE = runnable_models()
@@ -130,6 +132,45 @@ def test_converted_model_report_equals_pip_interpreter(path: Path, pip_arena) ->
 @pytest.mark.parametrize("path", CONVERTED or ["none"], ids=lambda p: Path(p).stem)
 def test_converted_model_min_arena_equals_pip_interpreter(path: Path, pip_arena) -> None:
     assert predict(Model.load(path), X86_64_PIP).min_arena == pip_arena(path).min_arena
+
+
+@pytest.mark.skipif(not RUNNABLE, reason="../shared/models/TFLM_BASELINE.tsv is absent")
+@pytest.mark.parametrize("name", ["tiny_vww_mobilenet_int8", "tflm_audio_preprocessor_int8"])
+def test_plan_cli_target_pip_with_embedded_plan(name: str, tmp_path: Path, capsys) -> None:
+    """`host.plan --embed --json --target tflm-x86_64`: head, tail and min_arena are what the
+    real interpreter reports and needs for the planned model (whose plan moves the head)."""
+    from host.planning.cli import main
+
+    out = tmp_path / f"{name}.tflite"
+    args = [str(shared_model(name)), "--embed", "-o", str(out), "--json", "-q"]
+    assert main([*args, "--target", "tflm-x86_64"]) == 0
+    r = json.loads(capsys.readouterr().out)
+    real = _measure(out.read_bytes())
+    lines = {ln.split(" allocation ")[1].split()[0]: int(ln.split()[-2]) for ln in real.report[:3]}
+    assert (r["head"], r["tail"], r["min_arena"]) == (lines["head"], lines["tail"], real.min_arena)
+    assert r["target"]["exact"] == {"head": True, "tail": True, "min_arena": True}
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_plan_cli_reports_each_target(target: str, tmp_path: Path, capsys) -> None:
+    """Every target prints the arena to set, head and tail, and gives them as JSON integers
+    equal to the target's own predictor on the planned model."""
+    from host.planning.cli import main
+
+    path = shared_model("tiny_kws_dscnn_int8")  # every runtime runs it
+    assert main([str(path), "-q", "--target", target]) == 0
+    text = capsys.readouterr().out
+    assert f"target           {target}" in text and "arena to set" in text
+    out = tmp_path / "planned.tflite"
+    assert main([str(path), "-q", "--json", "--target", target, "--embed", "-o", str(out)]) == 0
+    r = json.loads(capsys.readouterr().out)
+    expected = target_arena(Model.load(out), target)
+    assert (r["head"], r["tail"], r["min_arena"]) == (
+        expected.head,
+        expected.tail,
+        expected.min_arena,
+    )
+    assert all(isinstance(r[k], int) for k in ("head", "tail", "min_arena"))
 
 
 COMPILERS = {
