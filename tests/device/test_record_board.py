@@ -115,10 +115,10 @@ def test_model_app_agrees_with_probe(capsys: pytest.CaptureFixture[str], tmp_pat
 
 def test_board_failures_are_reported(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     needs_emulator()
-    unsupported = model_path("tflm_audio_preprocessor_int8")  # TFLM signal-library custom ops
+    unsupported = model_path("tiny_kws_dscnn_float")  # hybrid: float activations, int8 weights
     bad = tmp_path / "bad.tflite"
     bad.write_bytes(b"this is not a flatbuffer, just text" * 4)
-    for path, status, words in [(unsupported, "unsupported", "CUSTOM:Signal"), (bad, "model", "")]:
+    for path, status, words in [(unsupported, "unsupported", "hybrid"), (bad, "model", "")]:
         code = record.main(["--board", BOARD, "--upload", str(path), "--json", "--timeout", "60"])
         out = capsys.readouterr()
         doc = json.loads(out.out)

@@ -10,8 +10,9 @@ static ma_status at_operator(ma_interp *it, ma_status st, int32_t sg, int32_t k,
   char inner[160];
   snprintf(inner, sizeof inner, "%s", it->msg[0] != 0 ? it->msg : "no message");
   int32_t code = it->subgraphs[sg].nodes[k].code;
+  const char *custom = ma_custom_op_name(code);
   snprintf(it->msg, it->msg_size, "%s %s (subgraph %d, operator %d) failed: %s",
-           ma_op_name(code), what, (int)sg, (int)k, inner);
+           custom != NULL ? custom : ma_op_name(code), what, (int)sg, (int)k, inner);
   return st;
 }
 

@@ -139,6 +139,7 @@ static ma_status resolve_code(ma_interp *it, uint32_t opcode_index, int32_t sg, 
   if (code < 0 || code > 100000) return bad(it, "operator code out of range", sg, k);
   n->code = (int32_t)code;
   if (ma_is_core_op(n->code)) return MA_OK;
+  if (code == MA_OP_CUSTOM && (n->code = ma_find_custom_code(name, name_len)) >= 0) return MA_OK;
   if (code == MA_OP_CUSTOM) {
     int shown = name != NULL ? (int)(name_len > 64 ? 64 : name_len) : 0;
     return ma_fail(it, MA_ERR_UNSUPPORTED,

@@ -13,5 +13,10 @@ extern const ma_kernel mak_relu, mak_logistic, mak_leaky_relu;
 extern const ma_kernel mak_quantize, mak_dequantize;
 extern const ma_kernel mak_reshape, mak_concatenation, mak_pad, mak_transpose, mak_gather;
 extern const ma_kernel mak_resize_nearest_neighbor;
+extern const ma_kernel mak_signal_window, mak_signal_fft_auto_scale, mak_signal_rfft;
+extern const ma_kernel mak_signal_energy, mak_signal_filter_bank;
+extern const ma_kernel mak_signal_filter_bank_square_root;
+extern const ma_kernel mak_signal_filter_bank_spectral_subtraction;
+extern const ma_kernel mak_signal_pcan, mak_signal_filter_bank_log;
 
 #endif

@@ -65,6 +65,12 @@ int32_t ma_opt_vec_i32(const ma_options *o, int slot, int32_t i); /* element i *
 /* Registration: the kernel for a builtin operator code, or NULL (firmware/src/kernels/). */
 const ma_kernel *ma_find_kernel(int32_t builtin_code);
 
+/* Custom operators (CUSTOM with a name, e.g. TFLM's Signal* ops) are found by name and get an
+ * operator code from MA_CUSTOM_CODE_BASE up, which ma_find_kernel maps like a builtin code. */
+#define MA_CUSTOM_CODE_BASE 0x100000
+int32_t ma_find_custom_code(const char *name, size_t len); /* -1 when not registered */
+const char *ma_custom_op_name(int32_t code);               /* NULL for builtin codes */
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,8 +1,11 @@
-/* Maps TFLite BuiltinOperator codes to this folder's kernels. */
+/* Maps TFLite BuiltinOperator codes, and custom operator names, to this folder's kernels. */
 #include <stddef.h>
+#include <string.h>
 
 #include "kernels.h"
 #include "ma_ops.h"
+
+static const ma_kernel *custom_kernel(int32_t code);
 
 const ma_kernel *ma_find_kernel(int32_t builtin_code) {
   switch (builtin_code) {
@@ -30,6 +33,41 @@ const ma_kernel *ma_find_kernel(int32_t builtin_code) {
     case MA_OP_RESIZE_NEAREST_NEIGHBOR: return &mak_resize_nearest_neighbor;
     case MA_OP_LEAKY_RELU: return &mak_leaky_relu;
     case MA_OP_QUANTIZE: return &mak_quantize;
-    default: return NULL;
+    default: return custom_kernel(builtin_code);
   }
+}
+
+/* Custom operators by name; entry i has code MA_CUSTOM_CODE_BASE + i. */
+static const struct {
+  const char *name;
+  const ma_kernel *kernel;
+} CUSTOM_OPS[] = {
+    {"SignalWindow", &mak_signal_window},
+    {"SignalFftAutoScale", &mak_signal_fft_auto_scale},
+    {"SignalRfft", &mak_signal_rfft},
+    {"SignalEnergy", &mak_signal_energy},
+    {"SignalFilterBank", &mak_signal_filter_bank},
+    {"SignalFilterBankSquareRoot", &mak_signal_filter_bank_square_root},
+    {"SignalFilterBankSpectralSubtraction", &mak_signal_filter_bank_spectral_subtraction},
+    {"SignalPCAN", &mak_signal_pcan},
+    {"SignalFilterBankLog", &mak_signal_filter_bank_log},
+};
+enum { N_CUSTOM_OPS = sizeof CUSTOM_OPS / sizeof CUSTOM_OPS[0] };
+
+int32_t ma_find_custom_code(const char *name, size_t len) {
+  for (int32_t i = 0; name != NULL && i < N_CUSTOM_OPS; i++) {
+    if (strlen(CUSTOM_OPS[i].name) == len && memcmp(CUSTOM_OPS[i].name, name, len) == 0)
+      return MA_CUSTOM_CODE_BASE + i;
+  }
+  return -1;
+}
+
+const char *ma_custom_op_name(int32_t code) {
+  const int32_t i = code - MA_CUSTOM_CODE_BASE;
+  return code >= MA_CUSTOM_CODE_BASE && i < N_CUSTOM_OPS ? CUSTOM_OPS[i].name : NULL;
+}
+
+static const ma_kernel *custom_kernel(int32_t code) {
+  const int32_t i = code - MA_CUSTOM_CODE_BASE;
+  return code >= MA_CUSTOM_CODE_BASE && i < N_CUSTOM_OPS ? CUSTOM_OPS[i].kernel : NULL;
 }
