@@ -19,7 +19,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from host.device import upload, wire
-from host.device.tflm_text import TextReport, TextReportCollector
+from host.device.tflm_text import (
+    TextReport,
+    TextReportCollector,
+    category_differences,
+    tflm_prediction,
+)
 
 EXIT_OK, EXIT_MISMATCH, EXIT_USAGE, EXIT_NO_REPORT, EXIT_INTERRUPT = 0, 1, 2, 3, 130
 
@@ -208,10 +213,15 @@ def text_differences(report: wire.WireReport, text: TextReport) -> list[str]:
     return diffs
 
 
-def load_prediction(model: str) -> dict:
+TARGETS = ("microarena", "tflm-cortex-m", "tflm-x86_64")
+
+
+def load_prediction(model: str, target: str = "microarena") -> dict:
     from host.planning.cli import predict_model
 
     try:
+        if target.startswith("tflm"):
+            return tflm_prediction(model, target)
         return dict(predict_model(model))
     except (OSError, ValueError) as e:
         raise UsageError(f"cannot predict {model}: {e}") from e
@@ -234,6 +244,8 @@ def plan_differences(
             diffs.append(f"{theirs}: recorded {got}, predicted {want}")
     if not compared:
         return ["the prediction has no head, tail or total"]
+    if isinstance(predicted.get("categories"), list):  # a TFLM prediction: every report line
+        diffs += category_differences(report.categories, predicted["categories"])
     offsets = predicted.get("tensor_offsets")
     if isinstance(report, wire.WireReport) and report.tensors and offsets and subgraph_sizes:
         diffs += _offset_differences(report, offsets, subgraph_sizes)
@@ -311,8 +323,13 @@ def format_table(rec: Recording, predicted: dict | None) -> str:
             out.append(f"  {name:22}{value:>10}{extra}")
         cats = src.categories
         if cats:
-            out.append(f"{'category':44}{'used':>8}{'requested':>11}  count")
-            out += [f"  {c.name:42}{c.used:>8}{c.requested:>11}  {c.count} {c.unit}" for c in cats]
+            lines = pred.get("categories")
+            want = {c["name"]: c["used"] for c in lines} if isinstance(lines, list) else {}
+            extra = f"{'predicted':>11}" if want else ""
+            out.append(f"{'category':44}{'used':>8}{extra}{'requested':>11}  count")
+            for c in cats:
+                p = f"{want.get(c.name, '-'):>11}" if want else ""
+                out.append(f"  {c.name:42}{c.used:>8}{p}{c.requested:>11}  {c.count} {c.unit}")
     if r is not None:
         if r.cycles is not None:
             ms = (
@@ -421,6 +438,14 @@ def build_parser() -> argparse.ArgumentParser:
         "--model or --upload model)",
     )
     ap.add_argument(
+        "--target",
+        choices=TARGETS,
+        default="microarena",
+        help="what the board runs, for --plan: this project's runtime (default), or stock TFLM "
+        "with reference kernels on Cortex-M or the pip interpreter (then every category line "
+        "of its RecordingMicroAllocator report is compared)",
+    )
+    ap.add_argument(
         "--save", metavar="FILE", help="write the raw log to FILE, the report to FILE.json"
     )
     ap.add_argument("--json", action="store_true", help="print JSON instead of a table")
@@ -522,7 +547,7 @@ def run(argv: list[str] | None = None) -> int:
         args.plan = args.upload or args.model
         if not args.plan:
             raise UsageError("--plan needs a model here (--plan MODEL)")
-    predicted = load_prediction(args.plan) if args.plan else None
+    predicted = load_prediction(args.plan, args.target) if args.plan else None
     try:
         rec = _acquire(args)
     except RecordError as e:

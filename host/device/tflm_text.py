@@ -102,3 +102,35 @@ def parse_text_report(lines: Iterable[str]) -> TextReport:
         detail = f" ({col.errors[0]})" if col.errors else ""
         raise ReportTextError(f"no complete RecordingMicroAllocator report found{detail}")
     return last_complete
+
+
+# ---------------------------------------------------------------- prediction
+
+
+def tflm_prediction(model_path: str, target: str) -> dict:
+    """What a TFLM board (target tflm-cortex-m) or the pip interpreter (tflm-x86_64) prints for
+    the model as it is (embedded plan included), for an arena whose end is 16-byte aligned."""
+    from host.planning.tflm_targets import target_arena
+    from host.tflite.model import Model
+
+    t = target_arena(Model.load(model_path), target)
+    doc = t.to_json()
+    doc["total"] = t.head + t.tail
+    doc["categories"] = [vars(c) for c in t.categories]
+    return doc
+
+
+def category_differences(recorded: list[Category], predicted: list[dict]) -> list[str]:
+    """Report lines that differ, by category name: used, requested and count must all agree."""
+    got = {c.name: (c.used, c.requested, c.count) for c in recorded}
+    want = {c["name"]: (c["used"], c["requested"], c["count"]) for c in predicted}
+    diffs = []
+    for name in [c["name"] for c in predicted] + [n for n in got if n not in want]:
+        g, w = got.get(name), want.get(name)
+        if g != w:
+            diffs.append(f"'{name}': recorded {_describe(g)}, predicted {_describe(w)}")
+    return diffs
+
+
+def _describe(v: tuple[int, int, int] | None) -> str:
+    return "no line" if v is None else f"used {v[0]} (requested {v[1]} in {v[2]})"

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import csv
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -85,3 +86,28 @@ def test_parse_real_tflm_report(name: str, tmp_path: Path) -> None:
     assert code == 0
     doc = json.loads((tmp_path / "s.json").read_text())
     assert doc["text_report"] == rep.to_dict() and doc["report"] is None
+
+
+@pytest.mark.parametrize("name", ["tflm_keyword_scrambled_int8", "litert_call_once_mul"])
+def test_plan_compares_every_tflm_report_line(
+    name: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`--plan MODEL --target tflm-x86_64` on the real interpreter's text: every line agrees;
+    a board whose one category line departs makes the recorder fail, naming the category."""
+    model = MODELS / f"{name}.tflite"
+    if not model.exists():
+        pytest.skip(f"{model} is absent")
+    text = tflm_report(model)
+    log = tmp_path / "tflm.log"
+    args = ["--log", str(log), "--text-only", "--plan", str(model), "--target", "tflm-x86_64"]
+    log.write_text(text)
+    assert record.main([*args, "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["prediction_differences"] == []
+
+    def more(m: re.Match[str]) -> str:
+        return f"{m.group(1)}{int(m.group(2)) + 16}"
+
+    log.write_text(re.sub(r"('Persistent buffer data' used )(\d+)", more, text))
+    assert record.main(args) == record.EXIT_MISMATCH
+    err = capsys.readouterr().err
+    assert "'Persistent buffer data': recorded used" in err and "predicted used" in err
