@@ -1,6 +1,7 @@
 /* What every board gives the firmware application: a UART to print on, a tick counter to time
- * with, and a way to finish. One implementation per board lives in boards/<board>/board.c; the
- * Cortex-M start-up and fault reporting shared by all boards live in boards/common/.
+ * with, and a way to finish. A board's UART lives in boards/<board>/board.c, or in
+ * boards/common/board_uart_<kind>.c for a UART kind several boards share (board.json "uart");
+ * the Cortex-M start-up and fault reporting shared by all boards live in boards/common/.
  */
 #ifndef BOARD_H
 #define BOARD_H
@@ -13,7 +14,8 @@
 #define BOARD_EXIT_FAIL 1    /* the application reported an error */
 #define BOARD_EXIT_FAULT 70  /* a CPU fault (HardFault, MemManage, BusFault, UsageFault) */
 
-/* Board specific (boards/<board>/board.c). */
+/* Board specific: UART (boards/<board>/board.c or common/board_uart_<kind>.c); name and
+ * clock from board.json (common/board_facts.c). */
 void board_uart_init(void);
 void board_uart_putc(char c);
 const char *board_name(void);

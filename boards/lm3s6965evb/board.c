@@ -18,5 +18,3 @@ void board_uart_init(void) {
 }
 
 void board_uart_putc(char c) { pl011_putc(UART0_BASE, c); }
-const char *board_name(void) { return "lm3s6965evb"; }
-uint32_t board_tick_hz(void) { return SYSCLK_HZ; }

@@ -36,6 +36,3 @@ void board_uart_putc(char c) {
   while (UART0_TXDRDY == 0u) {
   }
 }
-
-const char *board_name(void) { return "nrf52840_dk"; }
-uint32_t board_tick_hz(void) { return HFINT_HZ; }

@@ -32,6 +32,3 @@ void board_uart_putc(char c) {
   }
   USART3_TDR = (uint32_t)(unsigned char)c;
 }
-
-const char *board_name(void) { return "nucleo_f746zg"; }
-uint32_t board_tick_hz(void) { return HSI_HZ; }

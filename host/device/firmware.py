@@ -10,7 +10,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from host.paths import FIRMWARE
+from host.paths import BOARDS, FIRMWARE
 
 BUILD_MK = FIRMWARE / "build.mk"
 _ASSIGN = re.compile(r"^([A-Z0-9_]+)\s*:=\s*(.*)$")
@@ -64,3 +64,14 @@ def board_defines(board_id: str, build: dict) -> list[tuple[str, str]]:
         ("BOARD_UART_BASE", f"{int(build['uart_base'], 0):#x}u"),
         ("MA_BOARD_NAME", f'"{board_id}"'),
     ]
+
+
+def board_sources(board_id: str, build: dict, emulated: bool) -> list[Path]:
+    """The board support an image links: start-up, printing, board facts, the UART (the board's
+    own board.c, or the shared driver its board.json "uart" names) and the exit path."""
+    common = BOARDS / "common"
+    shared = ["startup.c", "print.c", "no_heap.c", "board_facts.c"]
+    shared.append("semihost.c" if emulated else "nosemihost.c")
+    if build.get("uart"):
+        shared.append(f"board_uart_{build['uart']}.c")
+    return [common / name for name in shared] + sorted((BOARDS / board_id).glob("*.c"))

@@ -12,7 +12,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from host.device.firmware import board_defines, machine_flags, runtime_build
+from host.device.firmware import board_defines, board_sources, machine_flags, runtime_build
 from host.paths import BOARDS, BUILD, FIRMWARE
 
 PROBE_BUILD = BUILD / "probe"
@@ -26,16 +26,9 @@ class ProbeBuildError(RuntimeError):
     pass
 
 
-def _sources(board: str) -> list[Path]:
-    common = BOARDS / "common"
-    return [
-        common / "startup.c",
-        common / "print.c",
-        common / "semihost.c",
-        BOARDS / board / "board.c",
-        *runtime_build().sources,
-        *sorted((FIRMWARE / "apps" / "probe").glob("*.c")),
-    ]
+def _sources(board: str, spec: dict) -> list[Path]:
+    apps = sorted((FIRMWARE / "apps" / "probe").glob("*.c"))
+    return [*board_sources(board, spec, emulated=True), *runtime_build().sources, *apps]
 
 
 def build_probe(board: str, out_dir: Path = PROBE_BUILD) -> Path:
@@ -45,7 +38,7 @@ def build_probe(board: str, out_dir: Path = PROBE_BUILD) -> Path:
     if shutil.which("arm-none-eabi-gcc") is None:
         raise ProbeBuildError("arm-none-eabi-gcc is not on PATH (Debian gcc-arm-none-eabi)")
     spec = json.loads((BOARDS / board / "board.json").read_text())["build"]
-    srcs = _sources(board)
+    srcs = _sources(board, spec)
     headers = [*FIRMWARE.glob("**/*.h"), *(BOARDS / "common").glob("*.h"), FIRMWARE / "build.mk"]
     elf = out_dir / board / "probe.elf"
     newest = max(p.stat().st_mtime for p in [*srcs, *headers])

@@ -18,6 +18,7 @@ import time
 from pathlib import Path
 
 import pytest
+from support.serial_server import LoopbackPort
 
 from host.device import record, wire
 
@@ -74,40 +75,29 @@ class FakeBoard:
 
     def __init__(self, script: list[bytes | float], close: bool = True) -> None:
         self.script, self.close = script, close
-        self.server = socket.create_server(("127.0.0.1", 0))
-        self.url = f"socket://127.0.0.1:{self.server.getsockname()[1]}"
-        self.connected = threading.Event()
         self.stop = threading.Event()
-        self.thread = threading.Thread(target=self._serve, daemon=True)
-        self.thread.start()
+        self.port = LoopbackPort(self._serve)
+        self.url, self.connected = self.port.url, self.port.connected
 
-    def _serve(self) -> None:
-        self.server.settimeout(20)
-        try:
-            conn, _ = self.server.accept()
-        except OSError:
-            return
-        self.connected.set()
-        with conn:
-            time.sleep(0.3)
-            for item in self.script:
-                if isinstance(item, float):
-                    time.sleep(item)
-                    continue
-                try:
-                    conn.sendall(item)
-                except OSError:  # the recorder has what it needs and hung up
-                    return
-            if not self.close:
-                self.stop.wait(30)
+    def _serve(self, conn: socket.socket) -> None:
+        for item in self.script:
+            if isinstance(item, float):
+                time.sleep(item)
+                continue
+            try:
+                conn.sendall(item)
+            except OSError:  # the recorder has what it needs and hung up
+                return
+        if not self.close:
+            self.stop.wait(30)
 
     def __enter__(self) -> FakeBoard:
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.stop.set()
-        self.server.close()
-        self.thread.join(5)
+        self.port.close()
+        self.port.thread.join(5)
 
 
 def run_cli(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:

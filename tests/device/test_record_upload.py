@@ -20,6 +20,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from support.serial_server import LoopbackPort
 
 from host.device import record, upload, wire
 
@@ -54,28 +55,20 @@ class Bridge:
         self, cmd: list[str], to_board: Fault = passthrough, to_host: Fault = passthrough
     ) -> None:
         self.cmd, self.to_board, self.to_host = cmd, to_board, to_host
-        self.server = socket.create_server(("127.0.0.1", 0))
-        self.url = f"socket://127.0.0.1:{self.server.getsockname()[1]}"
         self.received: list[bytes] = []  # lines the board got, after damage
         self.proc: subprocess.Popen[bytes] | None = None
-        threading.Thread(target=self._serve, daemon=True).start()
+        self.port = LoopbackPort(self._serve)
+        self.url = self.port.url
 
-    def _serve(self) -> None:
-        self.server.settimeout(20)
-        try:
-            conn, _ = self.server.accept()
-        except OSError:
-            return
-        time.sleep(0.3)  # pyserial's open() discards what is already there
+    def _serve(self, conn: socket.socket) -> None:
         self.proc = subprocess.Popen(self.cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
         threading.Thread(target=self._host_to_board, args=(conn,), daemon=True).start()
-        with conn:
-            assert self.proc.stdout is not None
-            for i, line in enumerate(iter(self.proc.stdout.readline, b"")):
-                try:
-                    conn.sendall(self.to_host(i, line))
-                except OSError:
-                    break
+        assert self.proc.stdout is not None
+        for i, line in enumerate(iter(self.proc.stdout.readline, b"")):
+            try:
+                conn.sendall(self.to_host(i, line))
+            except OSError:
+                break
 
     def _host_to_board(self, conn: socket.socket) -> None:
         assert self.proc is not None and self.proc.stdin is not None
@@ -100,7 +93,7 @@ class Bridge:
                     return
 
     def close(self) -> None:
-        self.server.close()
+        self.port.close()
         if self.proc is not None:
             self.proc.kill()
             self.proc.wait()

@@ -59,19 +59,8 @@ def _open(name: str) -> Interpreter:
     return _cache[name]
 
 
-class _Details:
-    """random_inputs() reads dtype/shape through TFLM's get_input_details(); same for ours."""
-
-    def __init__(self, it: Interpreter) -> None:
-        self.it = it
-
-    def get_input_details(self, i: int) -> dict:
-        d = self.it.input_details(i)
-        return {"dtype": d.dtype, "shape": d.shape}
-
-
 def _run_ours(it: Interpreter, seed: int = 0) -> list[np.ndarray]:
-    for i, x in enumerate(random_inputs(_Details(it), it.num_inputs(), seed)):
+    for i, x in enumerate(random_inputs(it, it.num_inputs(), seed)):
         it.set_input(i, x)
     it.invoke()
     return [it.get_output(i) for i in range(it.num_outputs())]
@@ -232,7 +221,7 @@ def test_offline_planned_variables_go_to_the_head() -> None:
     for g in variables:
         assert ours.tensors()[g].offset == offsets[g]
     ref = oracle().Interpreter.from_bytes(data, arena_size=1 << 22)
-    inputs = random_inputs(_Details(ours), ours.num_inputs(), seed=4)
+    inputs = random_inputs(ours, ours.num_inputs(), seed=4)
     for _ in range(3):  # state carries over between invocations
         for i, x in enumerate(inputs):
             ours.set_input(i, x)

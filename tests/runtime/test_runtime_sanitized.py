@@ -19,17 +19,6 @@ sys.path.insert(0, str(REPO))
 from host.runtime.binding import MA_ERR_UNSUPPORTED, Interpreter, MicroarenaError  # noqa: E402
 
 
-class _Details:
-    """random_inputs() asks TFLM-style get_input_details(); answer it for our interpreter."""
-
-    def __init__(self, it: Interpreter) -> None:
-        self.it = it
-
-    def get_input_details(self, i: int) -> dict:
-        d = self.it.input_details(i)
-        return {"dtype": d.dtype, "shape": d.shape}
-
-
 def _child(out: str) -> int:
     from support.tflm_oracle import MODELS, random_inputs
 
@@ -41,7 +30,7 @@ def _child(out: str) -> int:
             if e.status == MA_ERR_UNSUPPORTED:
                 continue
             raise
-        for i, x in enumerate(random_inputs(_Details(it), it.num_inputs(), 0)):
+        for i, x in enumerate(random_inputs(it, it.num_inputs(), 0)):
             it.set_input(i, x)
         it.invoke()
         for i in range(it.num_outputs()):

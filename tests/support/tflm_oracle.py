@@ -82,12 +82,21 @@ def capture_output(fn) -> str:
         return tmp.read().decode("utf-8", "replace")
 
 
+def _input_spec(interp, i: int) -> tuple[np.dtype, tuple[int, ...]]:
+    """dtype and shape of input i, from TFLM's interpreter or this project's."""
+    if hasattr(interp, "get_input_details"):
+        d = interp.get_input_details(i)
+        return d["dtype"], tuple(d["shape"])
+    d = interp.input_details(i)
+    return d.dtype, tuple(d.shape)
+
+
 def random_inputs(interp, count: int, seed: int = 0) -> list[np.ndarray]:
+    """The same seeded inputs for the real TFLM and for this project's Interpreter."""
     rng = np.random.default_rng(seed)
     arrays = []
     for i in range(count):
-        d = interp.get_input_details(i)
-        dtype, shape = d["dtype"], tuple(d["shape"])
+        dtype, shape = _input_spec(interp, i)
         if np.issubdtype(dtype, np.floating):
             arrays.append(rng.standard_normal(shape).astype(dtype))
         elif dtype == np.bool_:

@@ -24,7 +24,12 @@ board_dir = os.path.join(boards_root, board_id)
 common_dir = os.path.join(boards_root, "common")
 firmware_dir = os.path.join(project_dir, "firmware")
 sys.path.insert(0, project_dir)
-from host.device.firmware import board_defines, machine_flags, runtime_build  # noqa: E402
+from host.device.firmware import (  # noqa: E402
+    board_defines,
+    board_sources,
+    machine_flags,
+    runtime_build,
+)
 
 runtime = runtime_build()
 
@@ -46,8 +51,8 @@ if not os.path.isdir(board_dir):
     fail(f"board '{board_id}' has no folder {board_dir}")
 
 emulated = bool(board.get("build.semihosting", False))
-board_build = {k: board.get("build." + k, "") for k in ("cpu", "fpu", "float_abi", "f_cpu")}
-board_build["uart_base"] = board.get("build.uart_base")
+facts = ("cpu", "fpu", "float_abi", "f_cpu", "uart_base", "uart")
+board_build = {k: board.get("build." + k, "") for k in facts}
 cpu_flags = machine_flags({k: v for k, v in board_build.items() if v})
 
 env.Replace(
@@ -88,14 +93,14 @@ env.Append(
 if emulated:
     env.Append(CPPDEFINES=["BOARD_EMULATED"])
 
-# Board support: start-up and printing for all, semihosting only where an emulator runs.
-exit_src = "semihost.c" if emulated else "nosemihost.c"
+# Board support (host/device/firmware.py): start-up, printing, the UART, semihosting only
+# where an emulator runs.
+support = board_sources(board_id, board_build, emulated)
 env.BuildSources(
-    os.path.join("$BUILD_DIR", "boards_common"),
-    common_dir,
-    ["-<*>", "+<startup.c>", "+<print.c>", "+<no_heap.c>", f"+<{exit_src}>"],
+    os.path.join("$BUILD_DIR", "boards"),
+    boards_root,
+    ["-<*>"] + [f"+<{os.path.relpath(p, boards_root)}>" for p in support],
 )
-env.BuildSources(os.path.join("$BUILD_DIR", "board"), board_dir, ["+<*.c>"])
 
 app = option("app", "model")
 
