@@ -160,7 +160,9 @@ def _op_data(abi: Abi) -> dict[str, tuple]:
         "TRANSPOSE_CONV": with_compression(abi, (CONV_PARAMS, "int"), _I * 2)
         + ("int", "ptr", "ptr"),
         "RELU": (ACTIVATION_PARAMS + _I * 4,),
-        "RELU6": ("int8",) * 4,  # Relu6OpData: four int8_t
+        "RELU6": _I * 2,  # Relu6OpData: six, zero
+        "ELU": (("array", "int8", 256),),  # OpData: a 256-entry int8 table
+        "PRELU": _I * 7,  # PreluParams
         "STRIDED_SLICE": (
             "int8",
             ("array", "int", 5),
@@ -186,7 +188,8 @@ NO_OP_DATA = frozenset({
     "RESHAPE", "TRANSPOSE", "GATHER", "CAST", "READ_VARIABLE", "MAXIMUM", "MINIMUM",
     "RESIZE_NEAREST_NEIGHBOR", "RESIZE_BILINEAR", "SPLIT", "SPLIT_V", "PACK", "UNPACK",
     "SLICE", "EXP", "SQUEEZE", "EXPAND_DIMS", "SHAPE", "FILL", "ZEROS_LIKE",
-    "SignalFftAutoScale", "SignalFilterBankSquareRoot",
+    "SignalFftAutoScale", "SignalFilterBankSquareRoot", "LOG", "SQRT", "SQUARE", "NEG", "SIN",
+    "COS", "FLOOR", "CEIL", "ROUND", "FLOOR_DIV", "FLOOR_MOD", "LOGICAL_NOT", "LOG_SOFTMAX",
 })  # fmt: skip
 
 
@@ -254,6 +257,17 @@ def _dims_copy(model: Model, sg: Subgraph, op: Operator) -> list[int]:
     """CreateWritableTensorDimsWithCopy of the output: a TfLiteIntArray of its rank."""
     out = _tensor(sg, op, 0, outputs=True)
     return [4 + 4 * len(out.shape)] if out is not None else []
+
+
+def _log_softmax(abi: Abi) -> Rule:
+    """log_softmax.cc Prepare allocates its LogSoftmaxOpData for int8 only (no Init)."""
+    op_data = _I * 5 + ("size_t", "size_t")
+
+    def rule(model: Model, sg: Subgraph, op: Operator) -> list[int]:
+        inp = _tensor(sg, op, 0)
+        return [sizeof(op_data, abi)] if inp is not None and inp.type == INT8 else []
+
+    return rule
 
 
 def _reshape(model: Model, sg: Subgraph, op: Operator) -> list[int]:
@@ -352,7 +366,9 @@ def op_allocations(model: Model, sg: Subgraph, op: Operator, abi: Abi) -> OpAllo
         return OpAllocations(params=None, init=signal[name](model, sg, op))
     if name not in data and name not in NO_OP_DATA:
         return None
-    rule = _batch_matmul(abi) if name == "BATCH_MATMUL" else PREPARE_RULES.get(name)
+    rule = {"BATCH_MATMUL": _batch_matmul(abi), "LOG_SOFTMAX": _log_softmax(abi)}.get(
+        name, PREPARE_RULES.get(name)
+    )
     return OpAllocations(
         params=params_layout(name, abi),
         init=[sizeof(data[name], abi)] if name in data else [],

@@ -204,3 +204,52 @@ def test_struct_layout_matches_compiler(target: str, tmp_path) -> None:
     values = struct.unpack(f"<{2 * len(names)}I", raw[: 8 * len(names)])
     compiled = {n: (values[2 * k], values[2 * k + 1]) for k, n in enumerate(names)}
     assert compiled == {n: layout(structs[n], abi) for n in names}
+
+
+UNARY = "ABS EXP LOG RSQRT SQRT SQUARE NEG SIN COS TANH LOGISTIC RELU RELU6 ELU HARD_SWISH".split()
+UNARY += "FLOOR CEIL ROUND LOG_SOFTMAX ZEROS_LIKE LEAKY_RELU SOFTMAX".split()
+BINARY = "ADD SUB MUL DIV MAXIMUM MINIMUM SQUARED_DIFFERENCE FLOOR_DIV FLOOR_MOD PRELU".split()
+
+
+def _single_operator_model(name: str) -> bytes:
+    """A float32 model of one operator on 1x4x4x3 tensors (default options)."""
+    from host.tflite.modelgen import Graph, assemble, scalar_options
+    from host.tflite.ops import BUILTIN_CODES
+
+    g = Graph()
+    shape = (1, 4, 4, 3)
+    inputs = [g.tensor(f"in{i}", shape, 0, [], []) for i in range(2 if name in BINARY else 1)]
+    out = g.tensor("out", shape, 0, [], [])
+    g.op(BUILTIN_CODES[name], inputs, [out], 0, scalar_options({}, 1))
+    return assemble(g, inputs, [out])
+
+
+@pytest.mark.parametrize("name", UNARY + BINARY)
+def test_single_operator_report_equals_pip_interpreter(name: str) -> None:
+    """Kernels the model corpus lacks, one at a time: every report line as the real TFLM's."""
+    data = _single_operator_model(name)
+    interp = oracle().Interpreter.from_bytes(data, arena_size=1 << 20)
+    text = capture_output(interp.print_allocations)
+    real = [ln.strip() for ln in text.splitlines() if "[RecordingMicroAllocator]" in ln]
+    predicted = predict(Model(data), X86_64_PIP, 1 << 20)
+    assert predicted.exact, f"operators not modelled: {predicted.unknown}"
+    assert predicted.report_lines() == real
+
+
+def test_unmodelled_kernel_is_named_and_not_exact(capsys, tmp_path: Path) -> None:
+    """An operator whose kernel the model does not know: the report says which, and marks the
+    tail and the arena to set NOT exact rather than print a short figure as exact."""
+    from host.planning.cli import main
+    from host.tflite.modelgen import Graph, assemble, scalar_options
+    from host.tflite.ops import BUILTIN_CODES
+
+    g = Graph()
+    x = g.tensor("x", (1, 8), 0, [], [])
+    y = g.tensor("y", (1, 8), 0, [], [])
+    g.op(BUILTIN_CODES["L2_NORMALIZATION"], [x], [y], 0, scalar_options({}, 1))
+    path = tmp_path / "l2norm.tflite"
+    path.write_bytes(assemble(g, [x], [y]))
+    assert main([str(path), "-q", "--target", "tflm-x86_64"]) == 0
+    text = capsys.readouterr().out
+    assert "kernels not modelled (their allocations are missing): L2_NORMALIZATION" in text
+    assert "(NOT exact): the smallest arena" in text and "bytes (NOT exact), of which" in text
