@@ -206,9 +206,15 @@ def test_struct_layout_matches_compiler(target: str, tmp_path) -> None:
     assert compiled == {n: layout(structs[n], abi) for n in names}
 
 
-UNARY = "ABS EXP LOG RSQRT SQRT SQUARE NEG SIN COS TANH LOGISTIC RELU RELU6 ELU HARD_SWISH".split()
-UNARY += "FLOOR CEIL ROUND LOG_SOFTMAX ZEROS_LIKE LEAKY_RELU SOFTMAX".split()
-BINARY = "ADD SUB MUL DIV MAXIMUM MINIMUM SQUARED_DIFFERENCE FLOOR_DIV FLOOR_MOD PRELU".split()
+UNARY = [
+    "ABS", "EXP", "LOG", "RSQRT", "SQRT", "SQUARE", "NEG", "SIN", "COS", "TANH", "LOGISTIC",
+    "RELU", "RELU6", "ELU", "HARD_SWISH", "FLOOR", "CEIL", "ROUND", "LOG_SOFTMAX", "ZEROS_LIKE",
+    "LEAKY_RELU", "SOFTMAX",
+]  # fmt: skip
+BINARY = [
+    "ADD", "SUB", "MUL", "DIV", "MAXIMUM", "MINIMUM", "SQUARED_DIFFERENCE", "FLOOR_DIV",
+    "FLOOR_MOD", "PRELU",
+]  # fmt: skip
 
 
 def _single_operator_model(name: str) -> bytes:
