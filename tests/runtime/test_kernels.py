@@ -37,7 +37,7 @@ MAX_DIMS = 6
 SLOTS = 32
 NP_TYPES: dict[int, Any] = {
     0: np.float32, 2: np.int32, 3: np.uint8, 4: np.int64, 6: np.bool_, 7: np.int16,
-    9: np.int8, 10: np.float64,
+    9: np.int8, 10: np.float64, 15: np.uint32,
 }  # fmt: skip
 ERR_NAMES = ["OK", "MODEL", "UNSUPPORTED", "ARENA", "PLAN", "ARG", "KERNEL"]
 # Operators run by the core itself, not by kernels.
@@ -398,6 +398,10 @@ KERNEL_OPS = {
     "FULLY_CONNECTED", "LOGISTIC", "MAX_POOL_2D", "MUL", "RELU", "RESHAPE", "SOFTMAX", "PAD",
     "PADV2", "GATHER", "TRANSPOSE", "SVDF", "LESS", "EQUAL", "RESIZE_NEAREST_NEIGHBOR",
     "LEAKY_RELU", "QUANTIZE", "UNIDIRECTIONAL_SEQUENCE_LSTM",
+    "SUB", "SQUARED_DIFFERENCE", "MAXIMUM", "MINIMUM", "DIV", "LESS_EQUAL", "GREATER",
+    "GREATER_EQUAL", "NOT_EQUAL", "RELU6", "TANH", "HARD_SWISH", "ELU", "MEAN", "SUM",
+    "REDUCE_MAX", "REDUCE_MIN", "ABS", "RSQRT", "NEG", "SQRT", "EXP", "LOG", "SIN", "COS",
+    "SQUARE", "FLOOR", "CEIL", "ROUND", "LOGICAL_NOT", "CAST",
 }  # fmt: skip
 
 

@@ -1,10 +1,17 @@
-/* Binary element-wise operators with broadcasting: ADD, MUL (float32, int8, int32) and the
- * comparisons LESS, EQUAL (float32, int32, int64, int8, uint8; EQUAL also bool).
+/* Binary arithmetic with broadcasting (up to 6-D): ADD, SUB, MUL, SQUARED_DIFFERENCE,
+ * MAXIMUM, MINIMUM, DIV (float32, int32).
  *
- * int8 ADD rescales both inputs to a common scale with 20 bits of headroom (TFLM's
- * left_shift = 20) before summing; int8 MUL multiplies the zero-point-corrected values and
- * requantizes once; int8 comparisons rescale both sides (left_shift = 8) and compare, all
- * as in TFLM's reference kernels.
+ * prepare picks one typed loop (`path`); eval switches once per call, and the loop calls an
+ * inlined element function, with a flat loop when both inputs have the output's shape.
+ *
+ * Quantized arithmetic as TFLM's reference kernels:
+ * - ADD/SUB int8 (SUB also int16): both inputs rescaled to twice the larger input scale with
+ *   20 (int16: 15) bits of headroom, summed, requantized. ADD forms the scale ratios in double,
+ *   SUB in float (TFLM's sub computes 2 * max scale and the ratios in float).
+ * - MUL int8: zero-point-corrected product requantized once (in * in / out, in double).
+ * - SQUARED_DIFFERENCE int8/int16: inputs rescaled like ADD with 7 (int16: 0) bits of headroom,
+ *   the difference squared and requantized by (2 max scale)^2 / (2^(2 shift) out scale).
+ * - MAXIMUM/MINIMUM compare raw values (no rescaling, as TFLM).
  */
 #include <string.h>
 
@@ -12,178 +19,333 @@
 #include "kernels.h"
 
 typedef struct {
-  int32_t in1_offset, in2_offset, out_offset, left_shift;
+  int32_t in1_offset, in2_offset, out_offset;
   int32_t m1, m2, mo;
-  int8_t s1, s2, so;
   int32_t act_min, act_max;
   float f_min, f_max;
+  int8_t s1, s2, so, left_shift;
+  uint8_t path, same_shape;
 } arith_data;
 
-enum { OP_ADD, OP_MUL, OP_LESS, OP_EQUAL };
-static const char *const NAMES[] = {"ADD", "MUL", "LESS", "EQUAL"};
+enum {
+  ADD_F, ADD_I32, ADD_Q8, SUB_F, SUB_I32, SUB_Q8, SUB_Q16, MUL_F, MUL_I32, MUL_Q8,
+  SQD_F, SQD_I32, SQD_Q8, SQD_Q16, DIV_F, DIV_I32,
+  MAX_F, MAX_Q8, MAX_Q16, MAX_I32, MAX_I64, MIN_F, MIN_Q8, MIN_Q16, MIN_I32, MIN_I64
+};
 
-static ma_status quant_mult(double m, int32_t *mult, int8_t *shift) {
+static void quant_mult(double m, int32_t *mult, int8_t *shift) {
   int s;
   mak_quantize_multiplier(m, mult, &s);
   *shift = (int8_t)s;
-  return MA_OK;
 }
 
-static ma_status arith_prepare(struct ma_context *ctx, ma_node *node, int kind) {
-  const char *op = NAMES[kind];
+static bool same_shape(const ma_tensor *a, const ma_tensor *b) {
+  if (a->ndims != b->ndims) return false;
+  for (int32_t i = 0; i < a->ndims; ++i)
+    if (a->dims[i] != b->dims[i]) return false;
+  return true;
+}
+
+/* Checks two inputs of one type broadcasting to the output (of `out_type`, or the inputs'
+ * type when out_type < 0), and that the type is in `types` (bit per ma_type). */
+static ma_status binary_begin(struct ma_context *ctx, ma_node *node, const char *op,
+                              uint32_t types, arith_data **out_d) {
   ma_status st = mak_check_node(ctx, node, op, 2, 2, 2, 1);
   if (st != MA_OK) return st;
   const ma_tensor *a = node->inputs[0], *b = node->inputs[1], *out = node->outputs[0];
   mak_bcast bc;
   if ((st = mak_bcast_init(ctx, op, a, b, out, &bc)) != MA_OK) return st;
+  if (a->type >= 32 || !(types & (1u << a->type)))
+    return ma_fail(ctx, MA_ERR_UNSUPPORTED, "%s: input type %s is not supported", op,
+                   mak_type_name(a->type));
   if ((st = mak_check_type(ctx, op, "second input", b, a->type)) != MA_OK) return st;
-  const bool compare = kind == OP_LESS || kind == OP_EQUAL;
-  if ((st = mak_check_type(ctx, op, "output", out, compare ? MA_BOOL : a->type)) != MA_OK)
-    return st;
-  bool type_ok = a->type == MA_FLOAT32 || a->type == MA_INT32 || a->type == MA_INT8;
-  if (compare) type_ok = type_ok || a->type == MA_INT64 || a->type == MA_UINT8;
-  if (kind == OP_EQUAL) type_ok = type_ok || a->type == MA_BOOL;
-  if (!type_ok)
-    return ma_fail(ctx, MA_ERR_UNSUPPORTED, "%s: input type %s", op, mak_type_name(a->type));
+  if ((st = mak_check_type(ctx, op, "output", out, a->type)) != MA_OK) return st;
+  if ((a->type == MA_INT8 || a->type == MA_INT16) &&
+      (!(mak_scale(a, 0) > 0.0f) || !(mak_scale(b, 0) > 0.0f) || !(mak_scale(out, 0) > 0.0f)))
+    return ma_fail(ctx, MA_ERR_MODEL, "%s: %s tensors need quantization scales", op,
+                   mak_type_name(a->type));
   arith_data *d = ma_persistent(ctx, sizeof *d);
   if (d == NULL) return MA_ERR_ARENA;
   memset(d, 0, sizeof *d);
   node->user_data = d;
-  const int32_t act = compare ? MAK_ACT_NONE : ma_opt_i32(&node->options, 0, 0);
-  if (a->type == MA_FLOAT32) return mak_act_range_f(ctx, op, act, &d->f_min, &d->f_max);
-  if (a->type == MA_INT32 && !compare) {
+  d->same_shape = same_shape(a, out) && same_shape(b, out);
+  d->in1_offset = -mak_zero_point(a, 0);
+  d->in2_offset = -mak_zero_point(b, 0);
+  d->out_offset = mak_zero_point(out, 0);
+  *out_d = d;
+  return MA_OK;
+}
+
+#define T_BIT(t) (1u << (t))
+
+/* Fused activation range for float, int32 and quantized outputs. */
+static ma_status fused_range(struct ma_context *ctx, const char *op, ma_node *node,
+                             arith_data *d) {
+  const int32_t act = ma_opt_i32(&node->options, 0, 0);
+  const ma_tensor *out = node->outputs[0];
+  if (out->type == MA_FLOAT32) return mak_act_range_f(ctx, op, act, &d->f_min, &d->f_max);
+  if (out->type == MA_INT32) {
     float lo, hi;
-    if ((st = mak_act_range_f(ctx, op, act, &lo, &hi)) != MA_OK) return st;
+    ma_status st = mak_act_range_f(ctx, op, act, &lo, &hi);
+    if (st != MA_OK) return st;
     d->act_min = act == MAK_ACT_NONE ? INT32_MIN : (int32_t)lo;
     d->act_max = hi > 2147483520.0f ? INT32_MAX : (int32_t)hi;
     return MA_OK;
   }
-  if (a->type != MA_INT8 && a->type != MA_UINT8) return MA_OK;
-
-  const float sa = mak_scale(a, 0), sb = mak_scale(b, 0);
-  if (!(sa > 0.0f) || !(sb > 0.0f) || (!compare && !(mak_scale(out, 0) > 0.0f)))
-    return ma_fail(ctx, MA_ERR_MODEL, "%s: int8 tensors need quantization scales", op);
-  d->in1_offset = -mak_zero_point(a, 0);
-  d->in2_offset = -mak_zero_point(b, 0);
-  if (compare) {
-    d->left_shift = 8;
-    quant_mult((double)sa, &d->m1, &d->s1);
-    return quant_mult((double)sb, &d->m2, &d->s2);
-  }
-  const float so = mak_scale(out, 0);
-  d->out_offset = mak_zero_point(out, 0);
-  if (kind == OP_ADD) {
-    d->left_shift = 20;
-    const double twice_max = 2.0 * (double)(sa > sb ? sa : sb);
-    quant_mult((double)sa / twice_max, &d->m1, &d->s1);
-    quant_mult((double)sb / twice_max, &d->m2, &d->s2);
-    quant_mult(twice_max / ((double)(1 << d->left_shift) * (double)so), &d->mo, &d->so);
-  } else {
-    quant_mult((double)sa * (double)sb / (double)so, &d->mo, &d->so);
-  }
   return mak_act_range_q(ctx, op, act, out, &d->act_min, &d->act_max);
 }
 
-/* One element of int8 ADD/MUL. */
-static int32_t arith_q(const arith_data *d, int kind, int32_t x, int32_t y) {
-  const int32_t xv = x + d->in1_offset, yv = y + d->in2_offset;
-  int32_t r;
-  if (kind == OP_ADD) {
-    const int32_t xs = mak_mbqm(mak_shl_wrap(xv, d->left_shift), d->m1, d->s1);
-    const int32_t ys = mak_mbqm(mak_shl_wrap(yv, d->left_shift), d->m2, d->s2);
-    r = mak_add_sat(mak_mbqm(mak_add_sat(xs, ys), d->mo, d->so), d->out_offset);
+/* ADD/SUB int8/int16 rescaling: twice the larger input scale, `left_shift` bits headroom. */
+static void add_sub_scales(arith_data *d, const ma_node *node, int left_shift, bool in_float) {
+  const float sa = mak_scale(node->inputs[0], 0), sb = mak_scale(node->inputs[1], 0);
+  const float so = mak_scale(node->outputs[0], 0);
+  d->left_shift = (int8_t)left_shift;
+  if (in_float) {
+    const float twice_max = 2.0f * (sa > sb ? sa : sb);
+    quant_mult((double)(sa / twice_max), &d->m1, &d->s1);
+    quant_mult((double)(sb / twice_max), &d->m2, &d->s2);
+    quant_mult((double)(twice_max / ((float)(1 << left_shift) * so)), &d->mo, &d->so);
   } else {
-    r = mak_add_sat(mak_mbqm(xv * yv, d->mo, d->so), d->out_offset);
+    const double twice_max = 2.0 * (double)(sa > sb ? sa : sb);
+    quant_mult((double)sa / twice_max, &d->m1, &d->s1);
+    quant_mult((double)sb / twice_max, &d->m2, &d->s2);
+    quant_mult(twice_max / ((double)(1 << left_shift) * (double)so), &d->mo, &d->so);
   }
-  return mak_clamp(r, d->act_min, d->act_max);
 }
 
-/* One int8/uint8 comparison on rescaled values; returns -1, 0 or 1 like a comparator. */
-static int cmp_q(const arith_data *d, int32_t x, int32_t y) {
-  const int32_t xs = mak_mbqm(mak_shl_wrap(x + d->in1_offset, d->left_shift), d->m1, d->s1);
-  const int32_t ys = mak_mbqm(mak_shl_wrap(y + d->in2_offset, d->left_shift), d->m2, d->s2);
-  return (xs > ys) - (xs < ys);
-}
-
-static ma_status arith_eval(struct ma_context *ctx, ma_node *node, int kind) {
-  const arith_data *d = node->user_data;
-  const ma_tensor *a = node->inputs[0], *b = node->inputs[1], *out = node->outputs[0];
-  mak_bcast bc;
-  ma_status st = mak_bcast_init(ctx, NAMES[kind], a, b, out, &bc);
+static ma_status add_prepare(struct ma_context *ctx, ma_node *node) {
+  static const char op[] = "ADD";
+  arith_data *d;
+  ma_status st =
+      binary_begin(ctx, node, op, T_BIT(MA_FLOAT32) | T_BIT(MA_INT32) | T_BIT(MA_INT8), &d);
   if (st != MA_OK) return st;
-  const int32_t n = ma_num_elements(out);
-  mak_bcast_iter it;
-  mak_bcast_start(&it);
-  for (int32_t i = 0; i < n; ++i, mak_bcast_next(&bc, &it)) {
-    const int32_t ia = it.off_a, ib = it.off_b;
-    int c = 0; /* comparison result for LESS/EQUAL */
-    switch (a->type) {
-      case MA_FLOAT32: {
-        const float x = ((const float *)a->data)[ia], y = ((const float *)b->data)[ib];
-        if (kind == OP_ADD || kind == OP_MUL)
-          ((float *)out->data)[i] = mak_clampf(kind == OP_ADD ? x + y : x * y, d->f_min, d->f_max);
-        else
-          c = (x > y) - (x < y);
-        break;
-      }
-      case MA_INT32: {
-        const int32_t x = ((const int32_t *)a->data)[ia], y = ((const int32_t *)b->data)[ib];
-        if (kind == OP_ADD || kind == OP_MUL) {
-          const uint32_t r = kind == OP_ADD ? (uint32_t)x + (uint32_t)y : (uint32_t)x * (uint32_t)y;
-          ((int32_t *)out->data)[i] = mak_clamp((int32_t)r, d->act_min, d->act_max);
-        } else {
-          c = (x > y) - (x < y);
-        }
-        break;
-      }
-      case MA_INT64: {
-        const int64_t x = ((const int64_t *)a->data)[ia], y = ((const int64_t *)b->data)[ib];
-        c = (x > y) - (x < y);
-        break;
-      }
-      case MA_BOOL: {
-        const int x = ((const uint8_t *)a->data)[ia] != 0, y = ((const uint8_t *)b->data)[ib] != 0;
-        c = x != y;
-        break;
-      }
-      case MA_UINT8:
-        c = cmp_q(d, ((const uint8_t *)a->data)[ia], ((const uint8_t *)b->data)[ib]);
-        break;
-      default: { /* MA_INT8 */
-        const int32_t x = ((const int8_t *)a->data)[ia], y = ((const int8_t *)b->data)[ib];
-        if (kind == OP_ADD || kind == OP_MUL)
-          ((int8_t *)out->data)[i] = (int8_t)arith_q(d, kind, x, y);
-        else
-          c = cmp_q(d, x, y);
-        break;
-      }
-    }
-    if (kind == OP_LESS) ((uint8_t *)out->data)[i] = c < 0;
-    else if (kind == OP_EQUAL) ((uint8_t *)out->data)[i] = c == 0;
+  const uint8_t type = node->inputs[0]->type;
+  d->path = type == MA_FLOAT32 ? ADD_F : (type == MA_INT32 ? ADD_I32 : ADD_Q8);
+  if (type == MA_INT8) add_sub_scales(d, node, 20, false);
+  return fused_range(ctx, op, node, d);
+}
+
+static ma_status sub_prepare(struct ma_context *ctx, ma_node *node) {
+  static const char op[] = "SUB";
+  arith_data *d;
+  ma_status st = binary_begin(
+      ctx, node, op, T_BIT(MA_FLOAT32) | T_BIT(MA_INT32) | T_BIT(MA_INT8) | T_BIT(MA_INT16), &d);
+  if (st != MA_OK) return st;
+  const uint8_t type = node->inputs[0]->type;
+  d->path = type == MA_FLOAT32 ? SUB_F
+            : type == MA_INT32 ? SUB_I32
+            : type == MA_INT8  ? SUB_Q8
+                               : SUB_Q16;
+  if (type == MA_INT8 || type == MA_INT16) add_sub_scales(d, node, type == MA_INT8 ? 20 : 15, true);
+  return fused_range(ctx, op, node, d);
+}
+
+static ma_status mul_prepare(struct ma_context *ctx, ma_node *node) {
+  static const char op[] = "MUL";
+  arith_data *d;
+  ma_status st =
+      binary_begin(ctx, node, op, T_BIT(MA_FLOAT32) | T_BIT(MA_INT32) | T_BIT(MA_INT8), &d);
+  if (st != MA_OK) return st;
+  const uint8_t type = node->inputs[0]->type;
+  d->path = type == MA_FLOAT32 ? MUL_F : (type == MA_INT32 ? MUL_I32 : MUL_Q8);
+  if (type == MA_INT8) {
+    const double sa = mak_scale(node->inputs[0], 0), sb = mak_scale(node->inputs[1], 0);
+    quant_mult(sa * sb / (double)mak_scale(node->outputs[0], 0), &d->mo, &d->so);
+  }
+  return fused_range(ctx, op, node, d);
+}
+
+static ma_status sqd_prepare(struct ma_context *ctx, ma_node *node) {
+  static const char op[] = "SQUARED_DIFFERENCE";
+  arith_data *d;
+  ma_status st = binary_begin(
+      ctx, node, op, T_BIT(MA_FLOAT32) | T_BIT(MA_INT32) | T_BIT(MA_INT8) | T_BIT(MA_INT16), &d);
+  if (st != MA_OK) return st;
+  const uint8_t type = node->inputs[0]->type;
+  d->path = type == MA_FLOAT32 ? SQD_F
+            : type == MA_INT32 ? SQD_I32
+            : type == MA_INT8  ? SQD_Q8
+                               : SQD_Q16;
+  d->act_min = type == MA_INT8 ? INT8_MIN : INT16_MIN;
+  d->act_max = type == MA_INT8 ? INT8_MAX : INT16_MAX;
+  if (type != MA_INT8 && type != MA_INT16) return MA_OK;
+  if (type == MA_INT16 && (d->in1_offset != 0 || d->in2_offset != 0 || d->out_offset != 0))
+    return ma_fail(ctx, MA_ERR_UNSUPPORTED, "%s: int16 needs zero points 0", op);
+  const int left_shift = type == MA_INT8 ? 7 : 0;
+  const double sa = mak_scale(node->inputs[0], 0), sb = mak_scale(node->inputs[1], 0);
+  const double twice_max = 2.0 * (sa > sb ? sa : sb);
+  d->left_shift = (int8_t)left_shift;
+  quant_mult(sa / twice_max, &d->m1, &d->s1);
+  quant_mult(sb / twice_max, &d->m2, &d->s2);
+  quant_mult(twice_max * twice_max /
+                 (double)((float)(1 << (2 * left_shift)) * mak_scale(node->outputs[0], 0)),
+             &d->mo, &d->so);
+  return MA_OK;
+}
+
+static ma_status minmax_prepare(struct ma_context *ctx, ma_node *node, bool is_max) {
+  const char *op = is_max ? "MAXIMUM" : "MINIMUM";
+  arith_data *d;
+  ma_status st = binary_begin(ctx, node, op,
+                              T_BIT(MA_FLOAT32) | T_BIT(MA_INT8) | T_BIT(MA_INT16) |
+                                  T_BIT(MA_INT32) | T_BIT(MA_INT64),
+                              &d);
+  if (st != MA_OK) return st;
+  switch (node->inputs[0]->type) {
+    case MA_FLOAT32: d->path = is_max ? MAX_F : MIN_F; break;
+    case MA_INT8: d->path = is_max ? MAX_Q8 : MIN_Q8; break;
+    case MA_INT16: d->path = is_max ? MAX_Q16 : MIN_Q16; break;
+    case MA_INT32: d->path = is_max ? MAX_I32 : MIN_I32; break;
+    default: d->path = is_max ? MAX_I64 : MIN_I64; break;
   }
   return MA_OK;
 }
 
-static ma_status add_prepare(struct ma_context *c, ma_node *n) {
-  return arith_prepare(c, n, OP_ADD);
+static ma_status maximum_prepare(struct ma_context *c, ma_node *n) {
+  return minmax_prepare(c, n, true);
 }
-static ma_status add_eval(struct ma_context *c, ma_node *n) { return arith_eval(c, n, OP_ADD); }
-static ma_status mul_prepare(struct ma_context *c, ma_node *n) {
-  return arith_prepare(c, n, OP_MUL);
-}
-static ma_status mul_eval(struct ma_context *c, ma_node *n) { return arith_eval(c, n, OP_MUL); }
-static ma_status less_prepare(struct ma_context *c, ma_node *n) {
-  return arith_prepare(c, n, OP_LESS);
-}
-static ma_status less_eval(struct ma_context *c, ma_node *n) { return arith_eval(c, n, OP_LESS); }
-static ma_status equal_prepare(struct ma_context *c, ma_node *n) {
-  return arith_prepare(c, n, OP_EQUAL);
-}
-static ma_status equal_eval(struct ma_context *c, ma_node *n) {
-  return arith_eval(c, n, OP_EQUAL);
+static ma_status minimum_prepare(struct ma_context *c, ma_node *n) {
+  return minmax_prepare(c, n, false);
 }
 
-const ma_kernel mak_add = {add_prepare, add_eval, 0};
-const ma_kernel mak_mul = {mul_prepare, mul_eval, 0};
-const ma_kernel mak_less = {less_prepare, less_eval, 0};
-const ma_kernel mak_equal = {equal_prepare, equal_eval, 0};
+static ma_status div_prepare(struct ma_context *ctx, ma_node *node) {
+  static const char op[] = "DIV";
+  arith_data *d;
+  ma_status st = binary_begin(ctx, node, op, T_BIT(MA_FLOAT32) | T_BIT(MA_INT32), &d);
+  if (st != MA_OK) return st;
+  d->path = node->inputs[0]->type == MA_FLOAT32 ? DIV_F : DIV_I32;
+  return fused_range(ctx, op, node, d);
+}
+
+/* ---------------------------------------------------------------- element functions */
+
+/* Input rescaled for ADD/SUB/SQUARED_DIFFERENCE. */
+static inline int32_t rescale1(const arith_data *d, int32_t x) {
+  return mak_mbqm(mak_shl_wrap(x + d->in1_offset, d->left_shift), d->m1, d->s1);
+}
+static inline int32_t rescale2(const arith_data *d, int32_t y) {
+  return mak_mbqm(mak_shl_wrap(y + d->in2_offset, d->left_shift), d->m2, d->s2);
+}
+static inline int32_t requant(const arith_data *d, int32_t raw) {
+  return mak_clamp(mak_add_sat(mak_mbqm(raw, d->mo, d->so), d->out_offset), d->act_min,
+                   d->act_max);
+}
+
+static inline float add_f(const arith_data *d, float x, float y) {
+  return mak_clampf(x + y, d->f_min, d->f_max);
+}
+static inline float sub_f(const arith_data *d, float x, float y) {
+  return mak_clampf(x - y, d->f_min, d->f_max);
+}
+static inline float mul_f(const arith_data *d, float x, float y) {
+  return mak_clampf(x * y, d->f_min, d->f_max);
+}
+static inline float div_f(const arith_data *d, float x, float y) {
+  return mak_clampf(x / y, d->f_min, d->f_max);
+}
+static inline int32_t div_i32(const arith_data *d, int32_t x, int32_t y) {
+  /* Truncating, as C++; the divisor was checked non-zero; INT32_MIN / -1 wraps. */
+  const int32_t q = (x == INT32_MIN && y == -1) ? INT32_MIN : x / y;
+  return mak_clamp(q, d->act_min, d->act_max);
+}
+static inline float sqd_f(const arith_data *d, float x, float y) {
+  (void)d;
+  return (x - y) * (x - y);
+}
+static inline int32_t add_i32(const arith_data *d, int32_t x, int32_t y) {
+  return mak_clamp(mak_wrap_add(x, y), d->act_min, d->act_max);
+}
+static inline int32_t sub_i32(const arith_data *d, int32_t x, int32_t y) {
+  return mak_clamp(mak_wrap_sub(x, y), d->act_min, d->act_max);
+}
+static inline int32_t mul_i32(const arith_data *d, int32_t x, int32_t y) {
+  return mak_clamp(mak_wrap_mul(x, y), d->act_min, d->act_max);
+}
+static inline int32_t sqd_i32(const arith_data *d, int32_t x, int32_t y) {
+  (void)d;
+  return mak_wrap_mul(mak_wrap_sub(x, y), mak_wrap_sub(x, y));
+}
+static inline int32_t add_q(const arith_data *d, int32_t x, int32_t y) {
+  return requant(d, mak_add_sat(rescale1(d, x), rescale2(d, y)));
+}
+static inline int32_t sub_q(const arith_data *d, int32_t x, int32_t y) {
+  return requant(d, mak_wrap_sub(rescale1(d, x), rescale2(d, y)));
+}
+static inline int32_t mul_q(const arith_data *d, int32_t x, int32_t y) {
+  return requant(d, (x + d->in1_offset) * (y + d->in2_offset));
+}
+static inline int32_t sqd_q(const arith_data *d, int32_t x, int32_t y) {
+  const int32_t diff = mak_wrap_sub(rescale1(d, x), rescale2(d, y));
+  return requant(d, mak_wrap_mul(diff, diff));
+}
+#define MAX_OF(d, x, y) ((void)(d), (x) > (y) ? (x) : (y))
+#define MIN_OF(d, x, y) ((void)(d), (x) < (y) ? (x) : (y))
+
+/* out[i] = F(d, a[.], b[.]) over the output, flat or broadcast. */
+#define BINARY(T, TOUT, F)                                                      \
+  do {                                                                          \
+    const T *x = a->data, *y = b->data;                                         \
+    TOUT *z = out->data;                                                        \
+    if (d->same_shape) {                                                        \
+      for (int32_t i = 0; i < n; ++i) z[i] = (TOUT)F(d, x[i], y[i]);            \
+    } else {                                                                    \
+      mak_bcast_iter it;                                                        \
+      mak_bcast_start(&it);                                                     \
+      for (int32_t i = 0; i < n; ++i, mak_bcast_next(&bc, &it))                 \
+        z[i] = (TOUT)F(d, x[it.off_a], y[it.off_b]);                            \
+    }                                                                           \
+  } while (0)
+
+static ma_status binary_eval(struct ma_context *ctx, ma_node *node) {
+  const arith_data *d = node->user_data;
+  const ma_tensor *a = node->inputs[0], *b = node->inputs[1], *out = node->outputs[0];
+  mak_bcast bc;
+  if (!d->same_shape) {
+    ma_status st = mak_bcast_init(ctx, "binary operator", a, b, out, &bc);
+    if (st != MA_OK) return st;
+  }
+  const int32_t n = ma_num_elements(out);
+  switch (d->path) {
+    case ADD_F: BINARY(float, float, add_f); break;
+    case ADD_I32: BINARY(int32_t, int32_t, add_i32); break;
+    case ADD_Q8: BINARY(int8_t, int8_t, add_q); break;
+    case SUB_F: BINARY(float, float, sub_f); break;
+    case SUB_I32: BINARY(int32_t, int32_t, sub_i32); break;
+    case SUB_Q8: BINARY(int8_t, int8_t, sub_q); break;
+    case SUB_Q16: BINARY(int16_t, int16_t, sub_q); break;
+    case MUL_F: BINARY(float, float, mul_f); break;
+    case MUL_I32: BINARY(int32_t, int32_t, mul_i32); break;
+    case MUL_Q8: BINARY(int8_t, int8_t, mul_q); break;
+    case SQD_F: BINARY(float, float, sqd_f); break;
+    case SQD_I32: BINARY(int32_t, int32_t, sqd_i32); break;
+    case SQD_Q8: BINARY(int8_t, int8_t, sqd_q); break;
+    case SQD_Q16: BINARY(int16_t, int16_t, sqd_q); break;
+    case DIV_F: BINARY(float, float, div_f); break;
+    case DIV_I32: {
+      const int32_t *y = b->data;
+      for (int32_t i = 0, nb = ma_num_elements(b); i < nb; ++i)
+        if (y[i] == 0) return ma_fail(ctx, MA_ERR_KERNEL, "DIV: int32 division by zero");
+      BINARY(int32_t, int32_t, div_i32);
+      break;
+    }
+    case MAX_F: BINARY(float, float, MAX_OF); break;
+    case MAX_Q8: BINARY(int8_t, int8_t, MAX_OF); break;
+    case MAX_Q16: BINARY(int16_t, int16_t, MAX_OF); break;
+    case MAX_I32: BINARY(int32_t, int32_t, MAX_OF); break;
+    case MAX_I64: BINARY(int64_t, int64_t, MAX_OF); break;
+    case MIN_F: BINARY(float, float, MIN_OF); break;
+    case MIN_Q8: BINARY(int8_t, int8_t, MIN_OF); break;
+    case MIN_Q16: BINARY(int16_t, int16_t, MIN_OF); break;
+    case MIN_I32: BINARY(int32_t, int32_t, MIN_OF); break;
+    default: BINARY(int64_t, int64_t, MIN_OF); break;
+  }
+  return MA_OK;
+}
+
+const ma_kernel mak_add = {add_prepare, binary_eval, 0};
+const ma_kernel mak_sub = {sub_prepare, binary_eval, 0};
+const ma_kernel mak_mul = {mul_prepare, binary_eval, 0};
+const ma_kernel mak_squared_difference = {sqd_prepare, binary_eval, 0};
+const ma_kernel mak_maximum = {maximum_prepare, binary_eval, 0};
+const ma_kernel mak_minimum = {minimum_prepare, binary_eval, 0};
+const ma_kernel mak_div = {div_prepare, binary_eval, 0};

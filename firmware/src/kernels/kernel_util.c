@@ -75,7 +75,7 @@ int32_t mak_input_radius(int integer_bits, int left_shift) {
 /* ---------------------------------------------------------------- gemmlowp fixed point */
 
 /* SaturatingRoundingMultiplyByPOT with a positive exponent: a saturating left shift. */
-static int32_t sat_shl(int32_t x, int e) {
+int32_t mak_sat_shl(int32_t x, int e) {
   const int32_t threshold = (int32_t)((INT64_C(1) << (31 - e)) - 1);
   if (x > threshold) return INT32_MAX;
   if (x < -threshold) return INT32_MIN;
@@ -104,7 +104,7 @@ int32_t mak_exp_on_negative_values(int32_t a, int integer_bits) {
   const int32_t one_quarter = INT32_C(1) << (frac_bits - 2);
   const int32_t mask = one_quarter - 1;
   const int32_t a_mod_quarter_minus_quarter = sub_wrap(a & mask, one_quarter);
-  const int32_t rescaled = integer_bits > 0 ? sat_shl(a_mod_quarter_minus_quarter, integer_bits)
+  const int32_t rescaled = integer_bits > 0 ? mak_sat_shl(a_mod_quarter_minus_quarter, integer_bits)
                                             : a_mod_quarter_minus_quarter;
   int32_t result = exp_quarter_interval(rescaled);
   const int32_t remainder = sub_wrap(a_mod_quarter_minus_quarter, a);
@@ -125,8 +125,8 @@ int32_t mak_exp_on_negative_values(int32_t a, int integer_bits) {
   return result;
 }
 
-int32_t mak_one_over_one_plus_x(int32_t a) {
-  /* Newton-Raphson on half the denominator, in Q2.29. */
+/* Newton-Raphson for 1 / (1 + a) on half the denominator; the result x is in Q2.29. */
+static int32_t reciprocal_one_plus_x_q2(int32_t a) {
   const int64_t sum = (int64_t)a + INT32_MAX;
   const int32_t half_den = (int32_t)((sum + (sum >= 0 ? 1 : -1)) / 2);
   const int32_t c48_over_17 = 1515870810;
@@ -136,9 +136,28 @@ int32_t mak_one_over_one_plus_x(int32_t a) {
   for (int i = 0; i < 3; ++i) {
     const int32_t hdx = mak_srdhm(half_den, x);
     const int32_t one_minus = sub_wrap(one_q2, hdx);
-    x = add_wrap(x, sat_shl(mak_srdhm(x, one_minus), 2));
+    x = add_wrap(x, mak_sat_shl(mak_srdhm(x, one_minus), 2));
   }
-  return sat_shl(x, 1);
+  return x;
+}
+
+int32_t mak_one_over_one_plus_x(int32_t a) {
+  return mak_sat_shl(reciprocal_one_plus_x_q2(a), 1);
+}
+
+int32_t mak_one_minus_x_over_one_plus_x(int32_t a) {
+  /* (1 - a) / (1 + a) = 2 / (1 + a) - 1, from Q2.29 back to Q0.31. */
+  return mak_sat_shl(sub_wrap(reciprocal_one_plus_x_q2(a), INT32_C(1) << 29), 2);
+}
+
+int32_t mak_tanh_fp(int32_t a, int integer_bits) {
+  if (a == 0) return 0;
+  /* tanh(|a|) = (1 - exp(-2|a|)) / (1 + exp(-2|a|)); -2|a| is the same raw value read with
+   * one more integer bit (gemmlowp's ExactMulByPot<1>). */
+  const int32_t neg_abs = a < 0 ? a : sub_wrap(0, a);
+  const int32_t t = mak_one_minus_x_over_one_plus_x(
+      mak_exp_on_negative_values(neg_abs, integer_bits + 1));
+  return a < 0 ? sub_wrap(0, t) : t;
 }
 
 static int32_t logistic_positive(int32_t a, int integer_bits) {

@@ -30,6 +30,9 @@ int32_t mak_input_radius(int integer_bits, int left_shift);  /* CalculateInputRa
 int32_t mak_exp_on_negative_values(int32_t a, int integer_bits); /* result has 0 integer bits */
 int32_t mak_one_over_one_plus_x(int32_t a);                      /* a, result: 0 integer bits */
 int32_t mak_logistic_fp(int32_t a, int integer_bits);            /* result: 0 integer bits */
+int32_t mak_tanh_fp(int32_t a, int integer_bits);                /* result: 0 integer bits */
+int32_t mak_one_minus_x_over_one_plus_x(int32_t a);              /* a, result: 0 integer bits */
+int32_t mak_sat_shl(int32_t x, int e); /* SaturatingRoundingMultiplyByPOT, e > 0 */
 
 /* sigmoid(i / 24) in Q0.16, the table TFLM's int16 sigmoid/tanh interpolate (measured from
  * TFLM by tools/measure_sigmoid_table.py into sigmoid_table.c). */
@@ -90,9 +93,28 @@ static inline int32_t mak_add_sat(int32_t a, int32_t b) {
   const int64_t s = (int64_t)a + b;
   return s > INT32_MAX ? INT32_MAX : (s < INT32_MIN ? INT32_MIN : (int32_t)s);
 }
+/* int32 arithmetic that wraps (as TFLM's int32 kernels do in practice) instead of UB. */
+static inline int32_t mak_wrap_add(int32_t a, int32_t b) {
+  return (int32_t)((uint32_t)a + (uint32_t)b);
+}
+static inline int32_t mak_wrap_sub(int32_t a, int32_t b) {
+  return (int32_t)((uint32_t)a - (uint32_t)b);
+}
+static inline int32_t mak_wrap_mul(int32_t a, int32_t b) {
+  return (int32_t)((uint32_t)a * (uint32_t)b);
+}
 static inline float mak_clampf(float v, float lo, float hi) {
   return v < lo ? lo : (v > hi ? hi : v);
 }
+
+/* y[i] = EXPR for i < n, with x = IN's data as TIN and y = OUT's data as TOUT: one typed loop
+ * with the element expression inlined (no per-element dispatch). */
+#define MAK_MAP(TIN, TOUT, IN, OUT, N, EXPR)        \
+  do {                                              \
+    const TIN *x = (IN)->data;                      \
+    TOUT *y = (OUT)->data;                          \
+    for (int32_t i = 0; i < (N); ++i) y[i] = EXPR;  \
+  } while (0)
 
 /* Product of dims [from, to). */
 int32_t mak_dims_product(const ma_tensor *t, int32_t from, int32_t to);

@@ -33,6 +33,37 @@ const ma_kernel *ma_find_kernel(int32_t builtin_code) {
     case MA_OP_RESIZE_NEAREST_NEIGHBOR: return &mak_resize_nearest_neighbor;
     case MA_OP_LEAKY_RELU: return &mak_leaky_relu;
     case MA_OP_QUANTIZE: return &mak_quantize;
+    case MA_OP_FLOOR: return &mak_floor;
+    case MA_OP_RELU6: return &mak_relu6;
+    case MA_OP_TANH: return &mak_tanh;
+    case MA_OP_MEAN: return &mak_mean;
+    case MA_OP_SUB: return &mak_sub;
+    case MA_OP_DIV: return &mak_div;
+    case MA_OP_EXP: return &mak_exp;
+    case MA_OP_MAXIMUM: return &mak_maximum;
+    case MA_OP_MINIMUM: return &mak_minimum;
+    case MA_OP_NEG: return &mak_neg;
+    case MA_OP_GREATER: return &mak_greater;
+    case MA_OP_GREATER_EQUAL: return &mak_greater_equal;
+    case MA_OP_LESS_EQUAL: return &mak_less_equal;
+    case MA_OP_SIN: return &mak_sin;
+    case MA_OP_NOT_EQUAL: return &mak_not_equal;
+    case MA_OP_LOG: return &mak_log;
+    case MA_OP_SUM: return &mak_sum;
+    case MA_OP_SQRT: return &mak_sqrt;
+    case MA_OP_RSQRT: return &mak_rsqrt;
+    case MA_OP_REDUCE_MAX: return &mak_reduce_max;
+    case MA_OP_LOGICAL_NOT: return &mak_logical_not;
+    case MA_OP_REDUCE_MIN: return &mak_reduce_min;
+    case MA_OP_SQUARE: return &mak_square;
+    case MA_OP_SQUARED_DIFFERENCE: return &mak_squared_difference;
+    case MA_OP_ABS: return &mak_abs;
+    case MA_OP_CEIL: return &mak_ceil;
+    case MA_OP_COS: return &mak_cos;
+    case MA_OP_ELU: return &mak_elu;
+    case MA_OP_ROUND: return &mak_round;
+    case MA_OP_HARD_SWISH: return &mak_hard_swish;
+    case MA_OP_CAST: return &mak_cast;
     default: return custom_kernel(builtin_code);
   }
 }

@@ -1,0 +1,302 @@
+"""Operator conformance: one-operator models run on the real TFLM and on the C runtime.
+
+A `Case` describes one operator with its tensors (types, shapes, quantization, constant data)
+and options. `single_op_model` writes it as a .tflite with the project's model writer
+(host.modelgen). `run_cases` runs every case of a test module on the runtime's
+AddressSanitizer + UBSan build in ONE child process (libasan must be preloaded before Python)
+and on the real TFLM in this process, with the same seeded inputs, and returns both sides per
+case. `check` then asserts: integers bit-exact, floats within 1e-5, or, for a case that
+expects a refusal, that ma_open failed with that status and a message naming operator, type
+and reason.
+
+Usage in a test module:
+
+    CASES = [Case("MEAN int8 keep_dims", "MEAN", [q8(...), i32c([1, 2])], [q8(...)],
+                  "ReducerOptions", {0: ("B", 1)}), ...]
+
+    @pytest.fixture(scope="module")
+    def results(tmp_path_factory): return run_cases(CASES, tmp_path_factory.mktemp("c"))
+
+    @pytest.mark.parametrize("case", CASES, ids=str)
+    def test_matches_tflm(results, case): check(case, results[case.name])
+"""
+
+from __future__ import annotations
+
+import json
+import struct
+import subprocess
+import sys
+import zlib
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+for _p in (REPO, REPO / "tests", REPO / "tests" / "support"):  # the oracle and sanitizer helpers
+    if str(_p) not in sys.path:
+        sys.path.insert(0, str(_p))
+
+from host.tflite import modelgen  # noqa: E402
+from host.tflite.flatbuf import set_child  # noqa: E402
+
+# TFLite TensorType values.
+F32, I32, U8, I64, BOOL, I16, I8, U32 = 0, 2, 3, 4, 6, 7, 9, 15
+NP_TYPES: dict[int, Any] = {
+    F32: np.float32, I32: np.int32, U8: np.uint8, I64: np.int64, BOOL: np.bool_,
+    I16: np.int16, I8: np.int8, U32: np.uint32,
+}  # fmt: skip
+FLOAT_RTOL = 1e-5
+CHILD_TIMEOUT = 900
+
+
+@dataclass
+class T:
+    """One tensor: constant when `data` is given. `low`/`high` bound generated float inputs
+    (e.g. positive for RSQRT); integer inputs span the whole type, ends included."""
+
+    shape: tuple[int, ...]
+    dtype: int
+    scale: list[float] = field(default_factory=list)
+    zp: list[int] = field(default_factory=list)
+    data: Any = None
+    qdim: int = 0
+    low: float | None = None
+    high: float | None = None
+
+    def __post_init__(self) -> None:
+        if self.scale and not self.zp:
+            self.zp = [0] * len(self.scale)
+        if self.data is not None:
+            self.data = np.asarray(self.data, NP_TYPES[self.dtype]).reshape(self.shape)
+
+
+def q8(shape: tuple[int, ...], scale: float, zp: int, **kw: Any) -> T:
+    return T(shape, I8, [scale], [zp], **kw)
+
+
+def q16(shape: tuple[int, ...], scale: float, zp: int = 0, **kw: Any) -> T:
+    return T(shape, I16, [scale], [zp], **kw)
+
+
+def f32(shape: tuple[int, ...], **kw: Any) -> T:
+    return T(shape, F32, **kw)
+
+
+def const_i32(values: Sequence[int] | int, shape: tuple[int, ...] | None = None) -> T:
+    """A constant int32 tensor (axes, shapes, indices); a bare int is a scalar."""
+    arr = np.asarray(values, np.int32)
+    return T(arr.shape if shape is None else shape, I32, data=arr)
+
+
+@dataclass
+class Case:
+    """One operator and its tensors. `refuse` = (status name, words the message must hold):
+    the runtime must refuse the model at open (e.g. an unsupported type)."""
+
+    name: str
+    op: str
+    inputs: list[T | None]
+    outputs: list[T]
+    options: str | None = None
+    slots: dict[int, tuple[str, Any]] = field(default_factory=dict)
+    nslots: int = 8
+    vectors: dict[int, list[int]] = field(default_factory=dict)
+    refuse: tuple[str, list[str]] | None = None
+    seed: int | None = None  # None: from the name
+    make_inputs: Callable[[np.random.Generator, list[T]], list[np.ndarray]] | None = None
+
+    def __str__(self) -> str:
+        return self.name
+
+
+def _tflite_enums() -> tuple[dict[str, int], dict[str, int]]:
+    tflite = pytest.importorskip("tflite", reason="the `tflite` schema package is not installed")
+    ops = {k: v for k, v in vars(tflite.BuiltinOperator).items() if not k.startswith("_")}
+    opts = {k: v for k, v in vars(tflite.BuiltinOptions).items() if not k.startswith("_")}
+    return ops, opts
+
+
+def single_op_model(case: Case) -> bytes:
+    """The case as a one-operator .tflite; non-constant inputs are the graph's inputs."""
+    op_codes, opt_types = _tflite_enums()
+    g = modelgen.Graph()
+    ids = []
+    for i, t in enumerate(case.inputs + case.outputs):
+        if t is None:  # an omitted optional input
+            ids.append(-1)
+            continue
+        data = None if t.data is None else t.data.tobytes()
+        ids.append(g.tensor(f"t{i}", t.shape, t.dtype, t.scale, t.zp, data, t.qdim))
+    options = modelgen.scalar_options(case.slots, case.nslots)
+    for slot, values in case.vectors.items():
+        set_child(options, slot, struct.pack(f"<{len(values)}i", *values))
+    n_in = len(case.inputs)
+    opt_type = opt_types[case.options] if case.options else 0
+    g.op(op_codes[case.op], ids[:n_in], ids[n_in:], opt_type, options)
+    return modelgen.assemble(g, graph_inputs(case, ids[:n_in]), ids[n_in:])
+
+
+def graph_inputs(case: Case, ids: list[int]) -> list[int]:
+    return [ids[i] for i, t in enumerate(case.inputs) if t is not None and t.data is None]
+
+
+def random_tensor(rng: np.random.Generator, t: T) -> np.ndarray:
+    """Seeded data for a non-constant input: the type's whole range for integers."""
+    dtype = NP_TYPES[t.dtype]
+    if t.dtype == F32:
+        lo = -3.0 if t.low is None else t.low
+        hi = 3.0 if t.high is None else t.high
+        return rng.uniform(lo, hi, t.shape).astype(dtype)
+    if t.dtype == BOOL:
+        return rng.integers(0, 2, t.shape).astype(dtype)
+    info = np.iinfo(dtype)
+    lo = info.min if t.low is None else int(t.low)
+    hi = info.max if t.high is None else int(t.high)
+    arr = rng.integers(lo, hi, t.shape, endpoint=True).astype(dtype)
+    flat = arr.reshape(-1)
+    if flat.size >= 2:  # always include both ends of the range
+        flat[0], flat[-1] = lo, hi
+    return arr
+
+
+def case_inputs(case: Case) -> list[np.ndarray]:
+    rng = np.random.default_rng(zlib.crc32(case.name.encode()) if case.seed is None else case.seed)
+    fed = [t for t in case.inputs if t is not None and t.data is None]
+    if case.make_inputs is not None:
+        return case.make_inputs(rng, fed)
+    return [random_tensor(rng, t) for t in fed]
+
+
+# ----------------------------------------------------------------------------- the two sides
+
+
+@dataclass
+class Result:
+    """Both sides of one case."""
+
+    tflm: list[np.ndarray] | None
+    tflm_error: str | None
+    ours: list[np.ndarray] | None
+    status: str | None  # the runtime's error status name, None when it ran
+    message: str
+
+
+def run_tflm(
+    model: bytes, inputs: list[np.ndarray], n_out: int
+) -> tuple[list[np.ndarray] | None, str | None]:
+    """TFLM's outputs, or None and its error where it refuses the model."""
+    from tflm_oracle import oracle
+
+    runtime = oracle()
+    try:
+        it = runtime.Interpreter.from_bytes(model, arena_size=1 << 20)
+        for i, x in enumerate(inputs):
+            it.set_input(x, i)
+        it.invoke()
+    except RuntimeError as e:
+        return None, str(e)
+    return [np.array(it.get_output(i)) for i in range(n_out)], None
+
+
+def run_cases(cases: Sequence[Case], workdir: Path) -> dict[str, Result]:
+    """Every case on the sanitized runtime (one child process) and on the real TFLM."""
+    from sanitize import sanitized_env
+
+    env = sanitized_env()
+    if env is None:
+        pytest.skip("gcc has no libasan.so (install the gcc ASan runtime)")
+    names = [c.name for c in cases]
+    assert len(set(names)) == len(names), "case names must be unique"
+    inputs = {}
+    for k, case in enumerate(cases):
+        model = single_op_model(case)
+        (workdir / f"{k}.tflite").write_bytes(model)
+        inputs[k] = case_inputs(case)
+        np.savez(workdir / f"{k}.in.npz", *inputs[k])
+    proc = subprocess.run(
+        [sys.executable, __file__, "--child", str(workdir), str(len(cases))],
+        env=env, capture_output=True, text=True, timeout=CHILD_TIMEOUT,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-6000:]
+    results = {}
+    for k, case in enumerate(cases):
+        meta = json.loads((workdir / f"{k}.out.json").read_text())
+        ours = None
+        if meta["status"] is None:
+            with np.load(workdir / f"{k}.out.npz") as z:
+                ours = [z[f"arr_{i}"] for i in range(len(z.files))]
+        model = (workdir / f"{k}.tflite").read_bytes()
+        tflm, tflm_error = run_tflm(model, inputs[k], len(case.outputs))
+        results[case.name] = Result(tflm, tflm_error, ours, meta["status"], meta["message"])
+    return results
+
+
+def _child(workdir: Path, count: int) -> int:
+    """Runs in the sanitized child: each model on the runtime, outputs or error to files."""
+    from host.runtime.binding import STATUS_NAMES, Interpreter, MicroarenaError
+
+    for k in range(count):
+        model = (workdir / f"{k}.tflite").read_bytes()
+        with np.load(workdir / f"{k}.in.npz") as z:
+            inputs = [z[f"arr_{i}"] for i in range(len(z.files))]
+        meta: dict[str, Any] = {"status": None, "message": ""}
+        try:
+            it = Interpreter(model)
+            for i, x in enumerate(inputs):
+                it.set_input(i, x)
+            it.invoke()
+            np.savez(workdir / f"{k}.out.npz", *[it.get_output(i) for i in range(it.num_outputs())])
+        except MicroarenaError as e:
+            meta = {"status": STATUS_NAMES.get(e.status, str(e.status)), "message": e.message}
+        (workdir / f"{k}.out.json").write_text(json.dumps(meta))
+    return 0
+
+
+# ----------------------------------------------------------------------------- verdict
+
+
+def check(case: Case, r: Result) -> None:
+    """The runtime agrees with TFLM (or refuses as the case expects)."""
+    if case.refuse is not None:
+        status, words = case.refuse
+        assert r.status == status, f"{case}: expected {status}, got {r.status} {r.message!r}"
+        missing = [w for w in words if w not in r.message]
+        assert not missing, f"{case}: message {r.message!r} lacks {missing}"
+        return
+    assert r.tflm is not None, f"{case}: TFLM cannot run the model: {r.tflm_error}"
+    assert r.status is None, f"{case}: runtime refused: {r.status} {r.message}"
+    assert r.ours is not None and len(r.ours) == len(r.tflm), f"{case}: output count"
+    for i, (got, want) in enumerate(zip(r.ours, r.tflm, strict=True)):
+        # A constant output (e.g. everything saturated) would hide arithmetic errors.
+        assert want.size < 4 or np.unique(want).size > 1, (
+            f"{case}: degenerate, TFLM's output {i} is constant"
+        )
+        assert_same(got, want, f"{case} output {i}")
+
+
+def assert_same(got: np.ndarray, want: np.ndarray, what: str) -> None:
+    """Integers and bools bit for bit; floats within 1e-5 relative to the output's scale."""
+    assert got.dtype == want.dtype, f"{what}: dtype {got.dtype} vs TFLM {want.dtype}"
+    assert got.shape == want.shape, f"{what}: shape {got.shape} vs TFLM {want.shape}"
+    if np.issubdtype(want.dtype, np.floating):
+        finite = want[np.isfinite(want)]
+        scale = float(np.max(np.abs(finite))) if finite.size else 0.0
+        np.testing.assert_allclose(
+            got, want, rtol=FLOAT_RTOL, atol=FLOAT_RTOL * max(scale, 1e-3), err_msg=what
+        )
+        return
+    diff = np.flatnonzero(got.reshape(-1) != want.reshape(-1))
+    assert diff.size == 0, (
+        f"{what}: {diff.size}/{want.size} values differ, first at {diff[0]}: "
+        f"got {got.reshape(-1)[diff[0]]}, TFLM {want.reshape(-1)[diff[0]]}"
+    )
+
+
+if __name__ == "__main__" and "--child" in sys.argv:
+    at = sys.argv.index("--child")
+    sys.exit(_child(Path(sys.argv[at + 1]), int(sys.argv[at + 2])))
