@@ -36,6 +36,7 @@ FILE_MARKERS: dict[str, tuple[str, ...]] = {
     "planning/test_plan_tflm.py": ("oracle",),
     "planning/test_scratch.py": ("oracle",),
     "planning/test_tflm_tail.py": ("oracle",),
+    "runtime/test_conformance_math.py": ("oracle",),
     "runtime/test_kernels.py": ("oracle",),
     "runtime/test_runtime_fuzz.py": ("slow",),
     "runtime/test_runtime_models.py": ("oracle",),

@@ -7,15 +7,9 @@ keep_dims, fused activations, scales and zero points at the ends of the range.
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import numpy as np
 import pytest
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "support"))
-
-from conformance import (  # noqa: E402
+from support.conformance import (
     BOOL,
     F32,
     I8,

@@ -36,13 +36,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-REPO = Path(__file__).resolve().parents[2]
-for _p in (REPO, REPO / "tests", REPO / "tests" / "support"):  # the oracle and sanitizer helpers
-    if str(_p) not in sys.path:
-        sys.path.insert(0, str(_p))
-
-from host.tflite import modelgen  # noqa: E402
-from host.tflite.flatbuf import set_child  # noqa: E402
+from host.tflite import modelgen
+from host.tflite.flatbuf import set_child
 
 # TFLite TensorType values.
 F32, I32, U8, I64, BOOL, I16, I8, U32 = 0, 2, 3, 4, 6, 7, 9, 15
@@ -190,7 +185,7 @@ def run_tflm(
     model: bytes, inputs: list[np.ndarray], n_out: int
 ) -> tuple[list[np.ndarray] | None, str | None]:
     """TFLM's outputs, or None and its error where it refuses the model."""
-    from tflm_oracle import oracle
+    from support.tflm_oracle import oracle
 
     runtime = oracle()
     try:
@@ -205,7 +200,7 @@ def run_tflm(
 
 def run_cases(cases: Sequence[Case], workdir: Path) -> dict[str, Result]:
     """Every case on the sanitized runtime (one child process) and on the real TFLM."""
-    from sanitize import sanitized_env
+    from support.sanitize import sanitized_env
 
     env = sanitized_env()
     if env is None:
