@@ -408,3 +408,21 @@ def known_structs(abi: Abi) -> dict[str, tuple]:
     structs.update({f"OpData_{k}": v for k, v in _op_data(abi).items()})
     structs.update({f"Params_{k}": v for k, v in BUILTIN_PARAMS.items()})
     return structs
+
+
+HYBRID_CHECKED = ("CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "TRANSPOSE_CONV")
+
+
+def refused_ops(model: Model) -> list[str]:
+    """Operators TFLM's reference kernels refuse in Prepare: float activations with int8
+    weights ("Hybrid models are not supported on TFLite Micro")."""
+    out = []
+    for sg in model.subgraphs:
+        for op in sg.operators:
+            if op.name not in HYBRID_CHECKED:
+                continue
+            data = _tensor(sg, op, 2 if op.name == "TRANSPOSE_CONV" else 0)
+            weights = _tensor(sg, op, 1)
+            if data and weights and data.type == FLOAT32 and weights.type in (INT8, INT4):
+                out.append(f"subgraph {sg.index} op {op.index} {op.name} (hybrid)")
+    return out

@@ -17,6 +17,7 @@ from typing import Any
 
 from host.device.wire import Category
 from host.planning import tflm_structs
+from host.planning.tflm_kernels import refused_ops
 from host.planning.tflm_tail import CATEGORIES, predict
 from host.tflite.model import Model
 
@@ -61,7 +62,8 @@ def target_arena(model: Model, target: str) -> TargetArena:
 def _tflm(model: Model, target: str) -> TargetArena:
     abi = TFLM_ABIS[target]
     p = predict(model, abi)
-    known = not p.unknown
+    refused = refused_ops(model)
+    known = not p.unknown and not refused
     head_exact = known and not (abi.pointer != 8 and _has(model, "ADD_N"))
     notes = [
         "TFLM reference kernels; optimised kernel libraries (CMSIS-NN, ...) allocate "
@@ -69,6 +71,8 @@ def _tflm(model: Model, target: str) -> TargetArena:
         f"minimum arena: one byte less runs out during {p.limited_by}",
         "for a 16-byte aligned arena (alignas(16)); an unaligned one needs up to 15 bytes more",
     ]
+    if refused:
+        notes.append(f"TFLM refuses this model in Prepare: {', '.join(refused)}")
     if p.unknown:
         missing = ", ".join(p.unknown)
         notes.append(f"kernels not modelled (their allocations are missing): {missing}")

@@ -31,7 +31,7 @@ from support.tflm_oracle import (
     shared_model,
 )
 
-from host.planning.tflm_kernels import known_structs
+from host.planning.tflm_kernels import known_structs, refused_ops
 from host.planning.tflm_structs import CORTEX_M, X86_64_PIP, c_declaration, layout
 from host.planning.tflm_tail import predict, smallest_arena
 from host.planning.tflm_targets import TARGETS, target_arena
@@ -259,3 +259,11 @@ def test_unmodelled_kernel_is_named_and_not_exact(capsys, tmp_path: Path) -> Non
     text = capsys.readouterr().out
     assert "kernels not modelled (their allocations are missing): L2_NORMALIZATION" in text
     assert "(NOT exact): the smallest arena" in text and "bytes (NOT exact), of which" in text
+
+
+@pytest.mark.skipif(not RUNNABLE, reason="../shared/models/TFLM_BASELINE.tsv is absent")
+@pytest.mark.parametrize("path", sorted(MODELS.glob("*.tflite")), ids=lambda p: p.stem)
+def test_refused_models_are_the_ones_tflm_refuses(path: Path) -> None:
+    """Hybrid operators (float activations, int8 weights) are what the real TFLM refuses."""
+    refused = refused_ops(Model.load(path))
+    assert bool(refused) == (not _runs(path.read_bytes(), BIG_ARENA)), refused
