@@ -37,11 +37,13 @@ FILE_MARKERS: dict[str, tuple[str, ...]] = {
     "planning/test_scratch.py": ("oracle",),
     "planning/test_tflm_tail.py": ("oracle",),
     "runtime/test_conformance_math.py": ("oracle",),
+    "runtime/test_converter_models.py": ("oracle",),
     "runtime/test_kernels.py": ("oracle",),
     "runtime/test_runtime_fuzz.py": ("slow",),
     "runtime/test_runtime_models.py": ("oracle",),
     "runtime/test_runtime_qemu.py": ("qemu", "slow"),
     "runtime/test_runtime_sanitized.py": ("oracle", "slow"),
+    "runtime/test_signal_kernels.py": ("oracle",),
     "tflite/test_model_io.py": ("oracle",),
     "tflite/test_modelgen.py": ("oracle",),
 }

@@ -283,9 +283,11 @@ static int8_t unit_q(const lstm_data *d, const ma_node *node, const int8_t *x, c
   int32_t cj = sat16(kept + added);
   if (d->qclip > 0) cj = mak_clamp(cj, -d->qclip, d->qclip);
   c[j] = (int16_t)cj;
-  /* tanh wants Q3.12: scale the cell value by 2^tanh_shift (a right shift when negative). */
-  const int32_t t = d->tanh_shift < 0 ? tanh_q15(cj >> -d->tanh_shift, 3)
-                                      : tanh_q15(cj, 3 << d->tanh_shift);
+  /* tanh wants Q3.12: scale the cell value by 2^tanh_shift; a right shift (cell scale below
+   * 2^-12) multiplies by 3 first and rounds, as TFLM's Tanh with input_multiplier 3. */
+  const int32_t s = -d->tanh_shift;
+  const int32_t t = s > 0 ? tanh_q15((cj * 3 + (1 << (s - 1))) >> s, 1)
+                          : tanh_q15(cj, 3 << d->tanh_shift);
   const int32_t v = mak_add_sat(mak_mbqm(t * og, d->out_mult, d->out_shift), d->h_zp);
   return (int8_t)mak_clamp(v, INT8_MIN, INT8_MAX);
 }
