@@ -10,7 +10,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
-import os
 import socket
 import sys
 import time
@@ -25,6 +24,7 @@ from host.device.tflm_text import (
     category_differences,
     tflm_prediction,
 )
+from host.fileio import write_atomic
 
 EXIT_OK, EXIT_MISMATCH, EXIT_USAGE, EXIT_NO_REPORT, EXIT_INTERRUPT = 0, 1, 2, 3, 130
 
@@ -345,18 +345,12 @@ def format_table(rec: Recording, predicted: dict | None) -> str:
     return "\n".join(out)
 
 
-def _write_atomic(path: Path, data: bytes) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_bytes(data)
-    os.replace(tmp, path)
-
-
 def save(path: str, rec: Recording, doc: dict) -> list[str]:
     """The raw log to PATH, the parsed report to PATH.json; returns the files written."""
     p = Path(path)
-    _write_atomic(p, rec.raw)
+    write_atomic(p, rec.raw)
     js = p.with_name(p.name + ".json")
-    _write_atomic(js, (json.dumps(doc, indent=2) + "\n").encode())
+    write_atomic(js, (json.dumps(doc, indent=2) + "\n").encode())
     return [str(p), str(js)]
 
 

@@ -13,15 +13,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from host.planning.packing.problem import align_up
 from host.tflite.model import Model, ModelError, Tensor
 
-ALIGNMENT = 16  # TFLM's MicroArenaBufferAlignment()
 RESOURCE = 13
 MAX_CALL_DEPTH = 32
-
-
-def align_up(n: int, a: int = ALIGNMENT) -> int:
-    return (n + a - 1) // a * a
 
 
 @dataclass
@@ -31,7 +27,7 @@ class Lifetime:
     tensor: Tensor
     first: int
     last: int
-    size: int  # bytes rounded up to ALIGNMENT
+    size: int  # bytes rounded up to TFLM_ALIGNMENT
 
 
 @dataclass

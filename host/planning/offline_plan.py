@@ -10,7 +10,8 @@ from __future__ import annotations
 import struct
 from dataclasses import dataclass
 
-from host.planning.lifetimes import ALIGNMENT, Walk, walk
+from host.planning.lifetimes import Walk, walk
+from host.planning.packing.problem import TFLM_ALIGNMENT as ALIGNMENT
 from host.planning.packing.problem import Buffer, collisions
 from host.tflite.model import OFFLINE_PLAN_NAME, Model, ModelError
 

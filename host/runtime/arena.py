@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 from host.planning import offline_plan
 from host.planning.packing import Buffer, plan_greedy
+from host.planning.packing.problem import align_up
 from host.runtime.binding import CATEGORIES
 from host.tflite.model import Model
 from host.tflite.ops import BUILTIN_CODES
@@ -57,10 +58,6 @@ ABIS = {
         ctx=216, subgraph=44, inode=16, tensor=60, resource=24, scratch_req=12, ptr=4, align_ptr=4
     ),
 }
-
-
-def align_up(n: int, a: int) -> int:
-    return (n + a - 1) // a * a
 
 
 class _Arena:

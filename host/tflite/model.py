@@ -6,13 +6,12 @@ tensors and operators from it, and writes the OfflineMemoryAllocation metadata b
 
 from __future__ import annotations
 
-import contextlib
 import os
 import struct
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from host.fileio import write_atomic
 from host.tflite import schema as S
 from host.tflite.flatbuf import FlatBufferError, Table, decode, encode, new_table, set_child
 from host.tflite.ops import BUILTIN_CODES, BUILTIN_NAMES
@@ -295,18 +294,3 @@ def _with_buffer(meta: Table, index: int) -> Table:
     out = new_table("Metadata", {S.METADATA_BUFFER: ("I", index)}, 2)
     set_child(out, S.METADATA_NAME, meta.get(S.METADATA_NAME, b""))
     return out
-
-
-def write_atomic(path: Path, data: bytes) -> None:
-    """Write to a temporary file beside the target, then rename: never a half-written model."""
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent or ".")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise

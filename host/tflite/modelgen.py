@@ -17,8 +17,9 @@ from pathlib import Path
 
 import numpy as np
 
+from host.fileio import write_atomic
 from host.tflite.flatbuf import Table, encode, new_table, set_child
-from host.tflite.model import Model, write_atomic
+from host.tflite.model import Model
 from host.tflite.schema import SCHEMA
 
 INT8, INT32 = 9, 2

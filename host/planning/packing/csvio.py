@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import csv
+import io
 import os
 from collections.abc import Mapping, Sequence
+
+from host.fileio import write_atomic
 
 from .problem import Buffer, PlanError, check_buffers
 
@@ -74,16 +77,12 @@ def write_csv(
     missing = [b.id for b in buffers if b.id not in offsets]
     if missing:
         raise PlanError(f"no offset for buffers {missing[:10]}")
-    tmp = f"{os.fspath(path)}.tmp"
+    text = io.StringIO()
+    w = csv.writer(text, lineterminator="\n")
+    w.writerow(REQUIRED + OPTIONAL)
+    for b in buffers:
+        w.writerow([b.id, b.start, b.end, b.size, offsets[b.id]])
     try:
-        with open(tmp, "w", newline="", encoding="utf-8") as f:
-            w = csv.writer(f, lineterminator="\n")
-            w.writerow(REQUIRED + OPTIONAL)
-            for b in buffers:
-                w.writerow([b.id, b.start, b.end, b.size, offsets[b.id]])
-        # Replace atomically so a failure never leaves a half-written plan behind.
-        os.replace(tmp, path)
+        write_atomic(path, text.getvalue().encode("utf-8"))
     except OSError as e:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
         raise PlanError(f"{path}: cannot write: {e}") from None

@@ -17,11 +17,7 @@ from __future__ import annotations
 from bisect import bisect_right
 from collections.abc import Sequence
 
-from .problem import Buffer
-
-
-def _round_up(value: int, alignment: int) -> int:
-    return -(-value // alignment) * alignment
+from .problem import Buffer, align_up
 
 
 def tflm_order(buffers: Sequence[Buffer], alignment: int = 16) -> list[int]:
@@ -30,7 +26,7 @@ def tflm_order(buffers: Sequence[Buffer], alignment: int = 16) -> list[int]:
     online = [i for i, b in enumerate(buffers) if b.offset is None]
     # sorted() is stable; reversing first reproduces TFLM's tail-filled bubble sort. TFLM sorts
     # the sizes its allocator has already rounded up.
-    return fixed + sorted(reversed(online), key=lambda i: -_round_up(buffers[i].size, alignment))
+    return fixed + sorted(reversed(online), key=lambda i: -align_up(buffers[i].size, alignment))
 
 
 def plan_greedy(buffers: Sequence[Buffer], alignment: int = 16) -> dict[int, int]:
@@ -40,7 +36,7 @@ def plan_greedy(buffers: Sequence[Buffer], alignment: int = 16) -> dict[int, int
 
 def first_fit(buffers: Sequence[Buffer], order: Sequence[int], alignment: int) -> dict[int, int]:
     """Place buffers in `order` with TFLM's first-fit rule; fixed ones stay where they are."""
-    sizes = [_round_up(b.size, alignment) for b in buffers]
+    sizes = [align_up(b.size, alignment) for b in buffers]
     starts = [b.start for b in buffers]
     ends = [b.end for b in buffers]
     by_offset: list[int] = []  # offsets of placed buffers, ascending
@@ -60,7 +56,7 @@ def first_fit(buffers: Sequence[Buffer], order: Sequence[int], alignment: int) -
                 top = o + sizes[j]
                 if top > cand:
                     # Tops are aligned unless a fixed offset is not: only then round.
-                    cand = top if top % alignment == 0 else _round_up(top, alignment)
+                    cand = top if top % alignment == 0 else align_up(top, alignment)
         at = bisect_right(by_offset, cand)
         by_offset.insert(at, cand)
         placed.insert(at, i)

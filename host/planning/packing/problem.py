@@ -6,6 +6,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from numbers import Integral
 
+TFLM_ALIGNMENT = 16  # MicroArenaBufferAlignment(): every TFLM arena buffer starts on it
+
+
+def align_up(value: int, alignment: int = TFLM_ALIGNMENT) -> int:
+    """The smallest multiple of `alignment` not below `value`."""
+    return -(-value // alignment) * alignment
+
 
 @dataclass(frozen=True)
 class Buffer:

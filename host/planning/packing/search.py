@@ -25,7 +25,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from .problem import Buffer, Overlap, overlap_rise, overlap_saving
+from .problem import Buffer, Overlap, align_up, overlap_rise, overlap_saving
 
 JITTER = 0.5  # relative noise on the main preorder key in restarts
 
@@ -46,10 +46,6 @@ def _luby(i: int) -> int:
 
 class OutOfBudget(Exception):
     """The work budget or the wall-clock deadline ran out."""
-
-
-def _round_up(value: int, alignment: int) -> int:
-    return -(-value // alignment) * alignment
 
 
 @dataclass
@@ -208,11 +204,11 @@ class Solver:
 
     def _fit(self, i: int, base: int) -> int:
         """Lowest aligned offset >= base where buffer i avoids every fixed buffer it meets."""
-        base = _round_up(base, self.alignment)
+        base = align_up(base, self.alignment)
         size = self.size[i]
         for fo, fe in self.fixed_of.get(i, ()):
             if base < fe and fo < base + size:
-                base = _round_up(fe, self.alignment)
+                base = align_up(fe, self.alignment)
         return base
 
     def solve_partition(
