@@ -65,7 +65,7 @@ def run_model(elf: Path, path: Path) -> dict:
     row["status"] = r.status_name
     row["record_bytes"] = sum(len(line) for line in rec.raw.splitlines() if b"@MA1 " in line)
     if r.ok:
-        row.update(head=r.head, tail=r.tail, total=r.total, temp_hwm=r.temp_hwm)
+        row.update(head=r.head, tail=r.tail, total=r.total, temp_peak=r.temp_peak)
         row["instructions"] = (r.cycles or 0) * 1_000_000_000 // (r.clock_hz or 1)
         expected = tflm_crc(path)
         row["out_eq_tflm"] = None if expected is None else expected == r.output_crc
@@ -100,7 +100,7 @@ def main() -> int:
         "tail",
         "tflm_tail",
         "total",
-        "temp_hwm",
+        "temp_peak",
         "record_bytes",
         "instructions",
         "out_eq_tflm",

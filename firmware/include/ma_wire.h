@@ -47,7 +47,7 @@ typedef struct {
   int has_arena;           /* the five sizes below are valid */
   uint32_t arena_size;     /* arena given to the runtime */
   uint32_t head, tail, total;
-  uint32_t temp_hwm;       /* high-water mark of temporary allocations */
+  uint32_t temp_peak;       /* high-water mark of temporary allocations */
 
   int has_cycles;
   uint64_t cycles;         /* cycles (or emulated ticks) for one invoke */

@@ -233,15 +233,14 @@ def plan_differences(
     report: wire.WireReport | TextReport, predicted: dict, subgraph_sizes: list[int] | None = None
 ) -> list[str]:
     """Where the recorded arena departs from the prediction (empty: as predicted)."""
-    checks = [("head", "head"), ("tail", "tail"), ("total", "total"), ("temp_hwm", "temporary")]
     diffs, compared = [], 0
-    for mine, theirs in checks:
-        got, want = getattr(report, mine, None), predicted.get(theirs)
+    for name in ("head", "tail", "total", "temp_peak"):
+        got, want = getattr(report, name, None), predicted.get(name)
         if got is None or want is None:
             continue
         compared += 1
         if got != want:
-            diffs.append(f"{theirs}: recorded {got}, predicted {want}")
+            diffs.append(f"{name}: recorded {got}, predicted {want}")
     if not compared:
         return ["the prediction has no head, tail or total"]
     if isinstance(predicted.get("categories"), list):  # a TFLM prediction: every report line
@@ -310,11 +309,11 @@ def format_table(rec: Recording, predicted: dict | None) -> str:
     if src is not None and src.total is not None:
         rows = [("head", src.head), ("tail", src.tail), ("total", src.total)]
         if r is not None:
-            rows.insert(1, ("temporary (high water)", r.temp_hwm))
+            rows.insert(1, ("temporary (high water)", r.temp_peak))
             rows.append(("arena size", r.arena_size))
         pred = dict(predicted or {})
-        if r is not None and "temporary" in pred:
-            pred["temporary (high water)"] = pred["temporary"]
+        if r is not None and "temp_peak" in pred:
+            pred["temporary (high water)"] = pred["temp_peak"]
         head = f"{'':24}{'bytes':>10}" + (f"{'predicted':>12}" if predicted else "")
         out.append(head)
         for name, value in rows:

@@ -76,7 +76,7 @@ class WireReport:
     head: int | None = None
     tail: int | None = None
     total: int | None = None
-    temp_hwm: int | None = None
+    temp_peak: int | None = None
     cycles: int | None = None
     clock_hz: int | None = None
     output_crc: int | None = None
@@ -113,7 +113,7 @@ def encode_payload(r: WireReport) -> bytes:
     out = [bytes([VERSION])]
     msg = r.message.encode("utf-8")[:0xFFF0]
     out.append(_tlv(TAG_STATUS, struct.pack("<iI", r.status, r.bytes_needed) + msg))
-    arena = (r.arena_size, r.head, r.tail, r.total, r.temp_hwm)
+    arena = (r.arena_size, r.head, r.tail, r.total, r.temp_peak)
     if any(v is not None for v in arena):
         out.append(_tlv(TAG_ARENA, struct.pack("<5I", *[v or 0 for v in arena])))
     for c in r.categories:
@@ -189,7 +189,7 @@ def decode_payload(payload: bytes) -> WireReport:
 def _apply_field(r: WireReport, tag: int, value: bytes) -> None:
     if tag == TAG_ARENA:
         _need(value, 20, "arena")
-        r.arena_size, r.head, r.tail, r.total, r.temp_hwm = struct.unpack_from("<5I", value)
+        r.arena_size, r.head, r.tail, r.total, r.temp_peak = struct.unpack_from("<5I", value)
     elif tag == TAG_CATEGORY:
         _need(value, 13, "category")
         used, requested, count, name_len = struct.unpack_from("<3IB", value)

@@ -242,7 +242,7 @@ def predict(
         "head": head,
         "tail": ar.tail,
         "total": head + ar.tail,
-        "temporary": ar.temp_peak,
+        "temp_peak": ar.temp_peak,
         "required": required,
         "tensor_offsets": {b["owner"]: b["offset"] for b in bufs if b["owner"] >= 0},
         "categories": {

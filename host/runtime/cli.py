@@ -74,7 +74,7 @@ def run(args: argparse.Namespace) -> dict:
         "head": s.head,
         "tail": s.tail,
         "total": s.total,
-        "temporary": s.temp_peak,
+        "temp_peak": s.temp_peak,
         "required": s.required,
         "report": it.report(),
         "outputs": [

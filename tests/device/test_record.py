@@ -37,7 +37,7 @@ def report(**kw: object) -> wire.WireReport:
         head=32,
         tail=1472,
         total=1504,
-        temp_hwm=96,
+        temp_peak=96,
         cycles=123456,
         clock_hz=25_000_000,
         output_crc=0xDEADBEEF,
@@ -269,7 +269,7 @@ def test_plan_comparison(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> 
         wire.TensorPlacement(0, int(k), int(v), 16, "head")
         for k, v in pred["tensor_offsets"].items()
     ]
-    fields = {k: pred[k] for k in ("head", "tail", "total")} | {"temp_hwm": pred["temporary"]}
+    fields = {k: pred[k] for k in ("head", "tail", "total")} | {"temp_peak": pred["temp_peak"]}
     log.write_bytes(board_output(report(**fields, tensors=placed)))
     code, doc, _ = run_json(capsys, "--log", str(log), "--plan", str(model))
     assert code == 0 and doc["prediction_differences"] == []
@@ -285,18 +285,18 @@ def test_plan_comparison(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> 
 
 def test_plan_differences_are_exact() -> None:
     """Head, tail, total, temporary and offsets must all equal the (exact) prediction."""
-    r = report(head=32, tail=600, total=632, temp_hwm=200)
+    r = report(head=32, tail=600, total=632, temp_peak=200)
     r.tensors = [
         wire.TensorPlacement(0, 0, 16, 16, "head"),
         wire.TensorPlacement(1, 1, 0, 8, "head"),
     ]
-    exact = {"head": 32, "tail": 600, "total": 632, "temporary": 200, "kernel_sizes": "exact"}
+    exact = {"head": 32, "tail": 600, "total": 632, "temp_peak": 200, "kernel_sizes": "exact"}
     assert record.plan_differences(r, exact) == []
     assert record.plan_differences(r, exact | {"tail": 664}) == [
         "tail: recorded 600, predicted 664"
     ]
-    assert record.plan_differences(r, exact | {"temporary": 199}) == [
-        "temporary: recorded 200, predicted 199"
+    assert record.plan_differences(r, exact | {"temp_peak": 199}) == [
+        "temp_peak: recorded 200, predicted 199"
     ]
     assert record.plan_differences(r, exact | {"head": 48}) == ["head: recorded 32, predicted 48"]
     # Tensor 1 of subgraph 1 is the planner's tensor 3 when subgraph 0 has 2 tensors.

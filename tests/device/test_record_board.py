@@ -86,7 +86,7 @@ def check_report(doc: dict, path: Path) -> None:
     pred = prediction(path)
     if pred is not None:  # the planner's exact model of the runtime (host/runtime/arena.py)
         assert doc["prediction_differences"] == []
-        assert r["head"] == pred["head"] and r["temp_hwm"] == pred["temporary"]
+        assert r["head"] == pred["head"] and r["temp_peak"] == pred["temp_peak"]
         assert r["tail"] == pred["tail"] and r["total"] == pred["total"]
         assert len(head) == len(pred["tensor_offsets"])
 

@@ -55,7 +55,7 @@ def random_report(rng: random.Random) -> wire.WireReport:
         bytes_needed=0 if ok else rng.randrange(1 << 32),
     )
     if ok or rng.random() < 0.5:
-        r.arena_size, r.head, r.tail, r.total, r.temp_hwm = (
+        r.arena_size, r.head, r.tail, r.total, r.temp_peak = (
             rng.randrange(1 << 32) for _ in range(5)
         )
     for name in rng.sample(names, rng.randrange(len(names) + 1)):
@@ -92,7 +92,7 @@ def spec_of(r: wire.WireReport, mode: str = "both") -> str:
     if r.message:
         lines.append(f"message {r.message}")
     if r.total is not None:
-        lines.append(f"arena {r.arena_size} {r.head} {r.tail} {r.total} {r.temp_hwm}")
+        lines.append(f"arena {r.arena_size} {r.head} {r.tail} {r.total} {r.temp_peak}")
     regions = {v: k for k, v in wire.REGION_NAMES.items()}
     lines += [f"cat {c.used} {c.requested} {c.count} {c.name}|{c.unit}" for c in r.categories]
     lines += [

@@ -3,7 +3,7 @@
  * Reads a report description from stdin, one item per line, and writes what the firmware
  * would send to stdout:
  *   status <code> <bytes_needed>      message <text>        info <text>
- *   arena <size> <head> <tail> <total> <temp_hwm>
+ *   arena <size> <head> <tail> <total> <temp_peak>
  *   cycles <n> <hz>                   output <crc> <bytes>
  *   cat <used> <requested> <count> <name>|<unit>
  *   tensor <subgraph> <region> <index> <offset> <bytes>
@@ -82,7 +82,7 @@ int main(void) {
     } else if (strncmp(line, "arena ", 6) == 0) {
       if (sscanf(arg, "%u %u %u %u %u", &a[0], &a[1], &a[2], &a[3], &a[4]) != 5) return 2;
       r.has_arena = 1;
-      r.arena_size = a[0], r.head = a[1], r.tail = a[2], r.total = a[3], r.temp_hwm = a[4];
+      r.arena_size = a[0], r.head = a[1], r.tail = a[2], r.total = a[3], r.temp_peak = a[4];
     } else if (strncmp(line, "cycles ", 7) == 0) {
       if (sscanf(arg, "%llu %u", &c, &a[0]) != 2) return 2;
       r.has_cycles = 1, r.cycles = c, r.clock_hz = a[0];

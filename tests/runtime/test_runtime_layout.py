@@ -84,7 +84,7 @@ def _check(data: bytes) -> Interpreter:
         raise
     s = it.stats()
     p = arena_layout.predict(data, abi="host")
-    assert (p["head"], p["tail"], p["total"], p["temporary"], p["required"]) == (
+    assert (p["head"], p["tail"], p["total"], p["temp_peak"], p["required"]) == (
         s.head,
         s.tail,
         s.total,

@@ -212,7 +212,7 @@ static void sink_payload(sink *s, const ma_wire_report *r) {
     sink_le(s, r->head, 4);
     sink_le(s, r->tail, 4);
     sink_le(s, r->total, 4);
-    sink_le(s, r->temp_hwm, 4);
+    sink_le(s, r->temp_peak, 4);
   }
   sink_categories(s, r);
   sink_tensors(s, r);

@@ -74,7 +74,7 @@ void ma_wire_emit_interp(ma_interp *it, const ma_wire_run *run, ma_wire_put_fn p
   r.head = (uint32_t)st.head;
   r.tail = (uint32_t)st.tail;
   r.total = (uint32_t)st.total;
-  r.temp_hwm = (uint32_t)st.temp_peak;
+  r.temp_peak = (uint32_t)st.temp_peak;
   r.has_cycles = run->has_cycles;
   r.cycles = run->cycles;
   r.clock_hz = run->clock_hz;
