@@ -11,6 +11,7 @@ sys.path for every test); test files mirror the packages: tflite/, planning/, ru
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 
 import pytest
@@ -22,33 +23,21 @@ MARKERS = {
     "slow": "takes more than a few seconds per test",
 }
 
-# Test file (relative to tests/) -> its markers.
+# Test file (relative to tests/) -> its markers. `oracle` needs no entry: a test file that uses
+# the TFLM interpreter (directly or through support.tflm_oracle / support.conformance) gets it.
 FILE_MARKERS: dict[str, tuple[str, ...]] = {
     "device/test_boards.py": ("pio", "qemu", "slow"),
-    "device/test_boards_models.py": ("pio", "qemu", "oracle", "slow"),
+    "device/test_boards_models.py": ("pio", "qemu", "slow"),
     "device/test_demo.py": ("pio", "qemu", "slow"),
     "device/test_emulate.py": ("pio", "qemu", "slow"),
-    "device/test_record_board.py": ("qemu", "oracle", "slow"),
-    "device/test_record_tflm.py": ("oracle",),
-    "planning/test_overlap_plan.py": ("oracle",),
-    "planning/test_overlap_tflm.py": ("oracle",),
-    "planning/test_plan_cli.py": ("oracle",),
-    "planning/test_plan_tflm.py": ("oracle",),
-    "planning/test_scratch.py": ("oracle",),
-    "planning/test_tflm_tail.py": ("oracle",),
-    "runtime/test_conformance_math.py": ("oracle",),
-    "runtime/test_converter_models.py": ("oracle",),
-    "runtime/test_kernels.py": ("oracle",),
+    "device/test_record_board.py": ("qemu", "slow"),
     "runtime/test_runtime_fuzz.py": ("slow",),
-    "runtime/test_runtime_models.py": ("oracle",),
     "runtime/test_runtime_qemu.py": ("qemu", "slow"),
-    "runtime/test_runtime_sanitized.py": ("oracle", "slow"),
-    "runtime/test_signal_kernels.py": ("oracle",),
-    "tflite/test_model_io.py": ("oracle",),
-    "tflite/test_modelgen.py": ("oracle",),
+    "runtime/test_runtime_sanitized.py": ("slow",),
 }
 # Single tests that are slow in files that are otherwise quick.
 SLOW_TESTS = {"test_corpus_under_address_and_undefined_sanitizers"}
+ORACLE_USES = ("tflite_micro", "support.tflm_oracle", "support.conformance")
 
 HERE = Path(__file__).resolve().parent
 
@@ -58,11 +47,18 @@ def pytest_configure(config: pytest.Config) -> None:
         config.addinivalue_line("markers", f"{name}: {text}")
 
 
+@functools.cache
+def _file_markers(path: Path) -> tuple[str, ...]:
+    rel = path.relative_to(HERE).as_posix() if path.is_relative_to(HERE) else path.name
+    marks = FILE_MARKERS.get(rel, ())
+    if any(use in path.read_text(encoding="utf-8") for use in ORACLE_USES):
+        marks += ("oracle",)
+    return marks
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
-        path = Path(str(item.fspath)).resolve()
-        rel = path.relative_to(HERE).as_posix() if path.is_relative_to(HERE) else path.name
-        for name in FILE_MARKERS.get(rel, ()):
+        for name in _file_markers(Path(str(item.fspath)).resolve()):
             item.add_marker(name)
         if item.originalname in SLOW_TESTS:
             item.add_marker("slow")
