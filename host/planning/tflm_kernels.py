@@ -426,3 +426,25 @@ def refused_ops(model: Model) -> list[str]:
             if data and weights and data.type == FLOAT32 and weights.type in (INT8, INT4):
                 out.append(f"subgraph {sg.index} op {op.index} {op.name} (hybrid)")
     return out
+
+
+# Kernels whose Prepare was traced (gdb, pip wheel) borrowing each of its node's tensors at most
+# once; every other kernel is counted as borrowing each twice (CONV_2D, DEPTHWISE_CONV_2D,
+# TRANSPOSE_CONV, CONCATENATION, MEAN and TANH were seen borrowing some twice). The minimum
+# arena uses this as an upper bound and is marked not exact if Prepare ever decides it.
+BORROW_ONCE = frozenset({
+    "ADD", "ASSIGN_VARIABLE", "AVERAGE_POOL_2D", "BATCH_MATMUL", "CALL_ONCE", "CAST",
+    "DEQUANTIZE", "DIV", "EQUAL", "FULLY_CONNECTED", "GATHER", "HARD_SWISH", "LEAKY_RELU", "LESS",
+    "LOGISTIC", "MAXIMUM", "MAX_POOL_2D", "MINIMUM", "MUL", "PAD", "QUANTIZE", "READ_VARIABLE",
+    "RELU", "RESHAPE", "RESIZE_BILINEAR", "RESIZE_NEAREST_NEIGHBOR", "RSQRT", "SOFTMAX", "SPLIT",
+    "SPLIT_V", "SQUARED_DIFFERENCE", "STRIDED_SLICE", "SUB", "SVDF", "TRANSPOSE",
+    "UNIDIRECTIONAL_SEQUENCE_LSTM", "UNPACK", "VAR_HANDLE", "WHILE", "SignalEnergy",
+    "SignalFftAutoScale", "SignalFilterBank", "SignalFilterBankLog",
+    "SignalFilterBankSpectralSubtraction", "SignalFilterBankSquareRoot", "SignalPCAN",
+    "SignalRfft", "SignalWindow",
+})  # fmt: skip
+
+
+def borrows(name: str) -> int:
+    """How many times, at most, the kernel's Prepare borrows each tensor of its node."""
+    return 1 if name in BORROW_ONCE else 2

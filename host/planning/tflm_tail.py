@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from host.planning import tflm_structs as T
 from host.planning.lifetimes import walk
 from host.planning.scratch import predict_tflm_head, scratch_requests
-from host.planning.tflm_kernels import op_allocations, scale_count, unknown_ops
+from host.planning.tflm_kernels import borrows, op_allocations, scale_count, unknown_ops
 from host.planning.tflm_structs import ARENA_ALIGNMENT, Abi, layout, sizeof
 from host.tflite.model import Model, ModelError, Subgraph, Tensor
 
@@ -240,11 +240,12 @@ class _Replay:
         requests = 0
         resources = _ResourceIds(self.model)
         for sg, op, alloc in self.ops:
-            self._borrow_temporaries(a, sg, op.inputs + op.outputs)
             a.record(BUFFER)
             for n in (alloc.prepare if alloc else []) + resources.prepare(sg, op):
                 a.persistent(n, ARENA_ALIGNMENT)
             a.record(None)
+            # Checked against the tail after the node's own persistent buffers: an upper bound.
+            self._borrow_temporaries(a, sg, (op.inputs + op.outputs) * borrows(op.name))
             requests += sum(1 for r in self.requests if (r.subgraph, r.op) == (sg.index, op.index))
             a.reset_temporary()  # FinishPrepareNodeAllocations
             size, align = layout(T.SCRATCH_BUFFER_REQUEST, abi)
@@ -252,7 +253,8 @@ class _Replay:
         self.request_count = requests
 
     def _borrow_temporaries(self, a: Arena, sg: Subgraph, indices: list[int]) -> None:
-        """The TfLiteTensors (and quantization) a kernel's Prepare holds at its peak."""
+        """TfLiteTensors (and their quantization) a kernel's Prepare borrows; the temporary
+        section only grows until the node is done, released or not."""
         size, align = layout(T.TFLITE_TENSOR, self.abi)
         for i in indices:
             if i < 0:
