@@ -6,10 +6,10 @@ order, each live for its operator's allocation scopes. To predict TFLM's head, o
 room for the scratch in an offline plan, the planner needs the same list of requests.
 
 Two runtimes are modelled:
-- "tflm": the reference kernels of the pip `tflite-micro` package (formulas taken from reading
-  TFLM's kernel sources, checked against the real interpreter by tests/test_scratch.py);
-- "microarena": this project's C kernels, whose requests are declared as formulas in
-  firmware/scratch_requests.json (see docs/scratch.md for the format).
+- "tflm": the reference kernels of the pip `tflite-micro` package (sizes taken from reading
+  TFLM's kernel sources, checked against the real interpreter by tests/planning/test_scratch.py);
+- "microarena": this project's C kernels (MICROARENA_KERNELS, checked against the runtime's own
+  request log).
 
 Operators whose scratch behaviour is not modelled are named by `unknown_scratch_ops`, so a
 caller can warn that a prediction may be short.
@@ -18,15 +18,11 @@ caller can warn that a prediction may be short.
 from __future__ import annotations
 
 import argparse
-import ast
 import json
-import operator
 import struct
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from pathlib import Path
-from typing import Any
 
 from host.planning import offline_plan
 from host.planning.lifetimes import Walk, align_up, walk
@@ -37,7 +33,6 @@ from host.tflite.flatbuf import Table
 from host.tflite.model import Model, ModelError, Operator, Subgraph, Tensor
 
 RUNTIMES = ("tflm", "microarena")
-DEFAULT_FORMULAS = Path(__file__).resolve().parents[1] / "firmware" / "scratch_requests.json"
 
 # sizeof(void*) in the pip tflite-micro interpreter (Linux x86_64): ADD_N's scratch holds
 # pointers, so its size is the host's, not a Cortex-M's 4.
@@ -93,7 +88,7 @@ TFLM_NO_SCRATCH_CUSTOM = frozenset(
 
 
 class ScratchError(ValueError):
-    """The scratch formulas cannot be read or evaluated; the message says which and why."""
+    """The scratch requests cannot be modelled (unknown runtime); the message says why."""
 
 
 @dataclass(frozen=True)
@@ -162,7 +157,7 @@ _FBT_MAP, _FBT_BOOL = 9, 26
 def flexbuffer_map(data: bytes) -> dict[str, int | float]:
     """The numeric entries of a flexbuffer whose root is a map (TFLM custom options).
 
-    Only scalars are decoded (what the scratch formulas need); other values are skipped.
+    Only scalars are decoded (what the scratch sizes need); other values are skipped.
     Raises ValueError when the bytes are not such a flexbuffer.
     """
     if len(data) < 3:
@@ -349,18 +344,15 @@ def _tflm_requests(model: Model, sg: Subgraph, op: Operator) -> list[int] | None
 # --------------------------------------------------------------------------- entry points
 
 
-def scratch_requests(
-    model: Model, runtime: str = "tflm", formulas: str | Path | None = None
-) -> list[ScratchRequest]:
+def scratch_requests(model: Model, runtime: str = "tflm") -> list[ScratchRequest]:
     """Every scratch request the runtime's kernels make, in TFLM's request order.
 
     TFLM prepares subgraph 0's operators in order, then subgraph 1's, and so on; a kernel's
     requests keep the order it makes them in. That order is the order of scratch handles and
     so decides ties in the greedy planner's sort. Operators whose behaviour is not modelled
-    contribute nothing (see `unknown_scratch_ops`). `formulas` overrides the path of the
-    microarena formula file.
+    contribute nothing (see `unknown_scratch_ops`).
     """
-    per_op = _per_op(model, runtime, formulas)
+    per_op = _per_op(model, runtime)
     out = []
     for sg in model.subgraphs:
         for op in sg.operators:
@@ -374,11 +366,9 @@ def scratch_requests(
     return out
 
 
-def unknown_scratch_ops(
-    model: Model, runtime: str = "tflm", formulas: str | Path | None = None
-) -> list[str]:
+def unknown_scratch_ops(model: Model, runtime: str = "tflm") -> list[str]:
     """Operators (as 'subgraph S op I NAME') whose scratch requests are not modelled."""
-    per_op = _per_op(model, runtime, formulas)
+    per_op = _per_op(model, runtime)
     return [
         f"subgraph {sg.index} op {op.index} {op.name}"
         for sg in model.subgraphs
@@ -387,195 +377,26 @@ def unknown_scratch_ops(
     ]
 
 
-def _per_op(
-    model: Model, runtime: str, formulas: str | Path | None
-) -> Callable[[Subgraph, Operator], list[int] | None]:
+def _per_op(model: Model, runtime: str) -> Callable[[Subgraph, Operator], list[int] | None]:
     if runtime == "tflm":
         return lambda sg, op: _tflm_requests(model, sg, op)
     if runtime == "microarena":
-        table = load_formulas(formulas)
-        return lambda sg, op: microarena_requests(table, sg, op)
+        return lambda sg, op: _microarena_requests(model, sg, op)
     raise ScratchError(f"unknown runtime {runtime!r}; choose from {', '.join(RUNTIMES)}")
 
 
 # --------------------------------------------------------------------------- microarena
 
-
-def load_formulas(path: str | Path | None = None) -> dict[str, list[str]]:
-    """The microarena kernels' scratch formulas: op name -> byte formulas in request order.
-
-    A missing file means no kernel requests scratch. Accepted entry forms: a formula string, a
-    list of them, or an object with a "requests" list (other keys, e.g. "doc", are ignored).
-    """
-    p = Path(path) if path is not None else DEFAULT_FORMULAS
-    if not p.exists():
-        return {}
-    try:
-        raw = json.loads(p.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
-        raise ScratchError(f"{p}: cannot read scratch formulas: {e}") from None
-    if not isinstance(raw, dict):
-        raise ScratchError(f"{p}: expected a JSON object of op name -> formulas")
-    table: dict[str, list[str]] = {}
-    for name, entry in raw.items():
-        if isinstance(entry, dict):
-            entry = entry.get("requests", [])
-        if isinstance(entry, str):
-            entry = [entry]
-        if not isinstance(entry, list) or not all(isinstance(f, str) for f in entry):
-            raise ScratchError(
-                f"{p}: entry {name!r} must be a formula string, a list of them, or an object "
-                'with a "requests" list'
-            )
-        for f in entry:
-            _parse_formula(f, f"{p}: {name}")
-        table[name] = entry
-    return table
+# This project's kernels (firmware/src/kernels/) that call ma_request_scratch, by operator name,
+# as functions like TFLM_KERNELS'. None does today: the runtime's request log proves it on every
+# model the tests run (tests/runtime/test_kernels.py); a kernel that starts requesting scratch
+# adds its function here, and that test then checks it.
+MICROARENA_KERNELS: dict[str, Callable[[Model, Subgraph, Operator], list[int]]] = {}
 
 
-def microarena_requests(
-    table: dict[str, list[str]], sg: Subgraph, op: Operator
-) -> list[int] | None:
-    """Requests of one operator under this project's kernels (formulas from `table`)."""
-    formulas = table.get(op.name)
-    if formulas is None:
-        return []  # the kernels declare every op that requests scratch
-    env = _formula_env(sg, op)
-    out = []
-    for f in formulas:
-        value = _evaluate(_parse_formula(f, op.name), env, f"{op.name}: {f!r}")
-        if value is None:
-            continue  # the kernel skips this request for these tensors
-        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-            raise ScratchError(f"{op.name}: formula {f!r} gave {value!r}, not a byte count >= 0")
-        out.append(value)
-    return out
-
-
-@dataclass(frozen=True)
-class TensorFacts:
-    """What a scratch formula may ask of a tensor."""
-
-    shape: tuple[int, ...]
-    elements: int
-    bytes: int
-    type_size: int
-    type: str  # TensorType name, e.g. "INT8"
-    rank: int
-
-
-def _facts(t: Tensor | None) -> TensorFacts | None:
-    if t is None:
-        return None
-    size = S.TYPE_SIZES.get(t.type) or 0
-    n = _elements(t.shape)
-    return TensorFacts(t.shape, n, n * size, size, t.type_name, len(t.shape))
-
-
-def _formula_env(sg: Subgraph, op: Operator) -> dict[str, Any]:
-    inputs = [_facts(_input(sg, op, i)) for i in range(len(op.inputs))]
-    outputs = [_facts(_output(sg, op, i)) for i in range(len(op.outputs))]
-    env: dict[str, Any] = {"inputs": inputs, "outputs": outputs}
-    env.update({f"input{i}": f for i, f in enumerate(inputs)})
-    env.update({f"output{i}": f for i, f in enumerate(outputs)})
-    return env
-
-
-_BINOPS: dict[type, Callable[[Any, Any], Any]] = {
-    ast.Add: operator.add,
-    ast.Sub: operator.sub,
-    ast.Mult: operator.mul,
-    ast.FloorDiv: operator.floordiv,
-    ast.Mod: operator.mod,
-}
-_CMPOPS: dict[type, Callable[[Any, Any], Any]] = {
-    ast.Eq: operator.eq,
-    ast.NotEq: operator.ne,
-    ast.Lt: operator.lt,
-    ast.LtE: operator.le,
-    ast.Gt: operator.gt,
-    ast.GtE: operator.ge,
-    ast.Is: operator.is_,
-    ast.IsNot: operator.is_not,
-}
-
-
-def _prod(values: Any) -> int:
-    n = 1
-    for v in values:
-        n *= v
-    return n
-
-
-_FUNCS: dict[str, Callable[..., Any]] = {
-    "max": max,
-    "min": min,
-    "len": len,
-    "prod": _prod,
-    "ceil_div": lambda a, b: -(-a // b),
-    "align": lambda a, b: -(-a // b) * b,
-}
-_FIELDS = frozenset(TensorFacts.__dataclass_fields__)
-
-
-def _parse_formula(text: str, where: str) -> ast.expr:
-    try:
-        return ast.parse(text, mode="eval").body
-    except SyntaxError as e:
-        raise ScratchError(f"{where}: formula {text!r} is not an expression: {e.msg}") from None
-
-
-def _evaluate(node: ast.expr, env: dict[str, Any], where: str) -> Any:
-    """Evaluate a formula with only arithmetic, comparisons and tensor facts (no Python)."""
-
-    def ev(n: ast.expr) -> Any:
-        if isinstance(n, ast.Constant) and isinstance(n.value, int | str | type(None)):
-            return n.value
-        if isinstance(n, ast.Name):
-            if n.id in env:
-                return env[n.id]
-            raise ScratchError(f"{where}: unknown name {n.id!r}")
-        if isinstance(n, ast.BinOp) and type(n.op) in _BINOPS:
-            return _BINOPS[type(n.op)](ev(n.left), ev(n.right))
-        if isinstance(n, ast.UnaryOp) and isinstance(n.op, ast.USub):
-            return -ev(n.operand)
-        if isinstance(n, ast.UnaryOp) and isinstance(n.op, ast.Not):
-            return not ev(n.operand)
-        if isinstance(n, ast.BoolOp):
-            values = [ev(v) for v in n.values]
-            return all(values) if isinstance(n.op, ast.And) else any(values)
-        if isinstance(n, ast.Compare) and all(type(o) in _CMPOPS for o in n.ops):
-            left = ev(n.left)
-            for o, right_node in zip(n.ops, n.comparators, strict=True):
-                right = ev(right_node)
-                if not _CMPOPS[type(o)](left, right):
-                    return False
-                left = right
-            return True
-        if isinstance(n, ast.IfExp):
-            return ev(n.body) if ev(n.test) else ev(n.orelse)
-        if isinstance(n, ast.Subscript):
-            return ev(n.value)[ev(n.slice)]
-        if isinstance(n, ast.Attribute) and n.attr in _FIELDS:
-            value = ev(n.value)
-            if not isinstance(value, TensorFacts):
-                raise ScratchError(f"{where}: .{n.attr} of {value!r}, which is not a tensor")
-            return getattr(value, n.attr)
-        if (
-            isinstance(n, ast.Call)
-            and isinstance(n.func, ast.Name)
-            and n.func.id in _FUNCS
-            and not n.keywords
-        ):
-            return _FUNCS[n.func.id](*[ev(a) for a in n.args])
-        raise ScratchError(f"{where}: unsupported syntax {ast.unparse(n)!r}")
-
-    try:
-        return ev(node)
-    except ScratchError:
-        raise
-    except (TypeError, IndexError, ZeroDivisionError, ValueError) as e:
-        raise ScratchError(f"{where}: cannot evaluate: {e}") from None
+def _microarena_requests(model: Model, sg: Subgraph, op: Operator) -> list[int]:
+    kernel = MICROARENA_KERNELS.get(op.name)
+    return [] if kernel is None else kernel(model, sg, op)
 
 
 # --------------------------------------------------------------------------- planning problem
@@ -641,14 +462,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("model", help="the .tflite model")
     ap.add_argument("--runtime", choices=RUNTIMES, default="tflm",
                     help="whose kernels: the pip tflite-micro reference kernels (default) or "
-                    "this project's (formulas in firmware/scratch_requests.json)")  # fmt: skip
-    ap.add_argument("--formulas", help="another microarena formula file")
+                    "this project's kernels")  # fmt: skip
     ap.add_argument("--json", action="store_true", help="machine-readable output")
     args = ap.parse_args(argv)
     try:
         model = Model.load(args.model)
-        requests = scratch_requests(model, args.runtime, args.formulas)
-        unknown = unknown_scratch_ops(model, args.runtime, args.formulas)
+        requests = scratch_requests(model, args.runtime)
+        unknown = unknown_scratch_ops(model, args.runtime)
         head = predict_tflm_head(model) if args.runtime == "tflm" else None
     except (ModelError, ScratchError) as e:
         print(f"error: {e}", file=sys.stderr)

@@ -13,7 +13,7 @@ import struct
 from pathlib import Path
 
 import pytest
-from support.tflm_oracle import MODELS, run_tflm, runnable_models, shared_model
+from support.tflm_oracle import run_tflm, runnable_models, shared_model
 
 from host.planning import offline_plan
 from host.planning.lifetimes import walk
@@ -23,7 +23,6 @@ from host.planning.scratch import (
     ScratchError,
     ScratchRequest,
     flexbuffer_map,
-    load_formulas,
     predict_tflm_head,
     scratch_buffers,
     scratch_requests,
@@ -109,87 +108,12 @@ def test_flexbuffer_garbage_is_an_error_not_a_crash() -> None:
 # --------------------------------------------------------------------------- microarena
 
 
-def _write(tmp_path: Path, content: object) -> Path:
-    p = tmp_path / "scratch_requests.json"
-    p.write_text(content if isinstance(content, str) else json.dumps(content))
-    return p
-
-
 @needs_models
-def test_microarena_formulas(tmp_path: Path) -> None:
-    model = Model(shared_model("tiny_kws_dscnn_int8").read_bytes())
-    sg = model.subgraphs[0]
-    path = _write(
-        tmp_path,
-        {
-            "CONV_2D": [
-                "output0.elements * 4",
-                "4 * input1.shape[0] if input0.type == 'INT8' else None",
-            ],  # fmt: skip
-            "DEPTHWISE_CONV_2D": {"requests": ["align(input0.bytes, 64)"], "doc": "why"},
-            "SOFTMAX": "max(inputs[0].rank, 3) * ceil_div(output0.bytes, 3)",
-        },
-    )
-    got = scratch_requests(model, "microarena", path)
-    expected = []
-    for op in sg.operators:
-        ins = [sg.tensors[i] for i in op.inputs]
-        out = sg.tensors[op.outputs[0]]
-        if op.name == "CONV_2D":
-            n = 1
-            for d in out.shape:
-                n *= d
-            expected += [(op.index, n * 4), (op.index, 4 * ins[1].shape[0])]
-        elif op.name == "DEPTHWISE_CONV_2D":
-            expected.append((op.index, -(-ins[0].nbytes() // 64) * 64))
-        elif op.name == "SOFTMAX":
-            expected.append((op.index, max(len(ins[0].shape), 3) * -(-out.nbytes() // 3)))
-    assert [(r.op, r.bytes) for r in got] == expected
-    assert all(r.subgraph == 0 for r in got)
-    assert unknown_scratch_ops(model, "microarena", path) == []
-
-
-@needs_models
-def test_microarena_without_formulas_has_no_scratch(tmp_path: Path) -> None:
+def test_microarena_kernels_request_no_scratch() -> None:
     model = Model(shared_model("tflm_keyword_scrambled_int8").read_bytes())
-    assert scratch_requests(model, "microarena", tmp_path / "absent.json") == []
-    assert scratch_requests(model, "microarena", _write(tmp_path, {})) == []
+    assert scratch_requests(model, "microarena") == []
+    assert unknown_scratch_ops(model, "microarena") == []
     assert scratch_requests(model, "tflm")  # while TFLM's SVDF does request scratch
-
-
-@pytest.mark.parametrize(
-    "content, message",
-    [
-        ("{not json", "cannot read"),
-        ("[1, 2]", "expected a JSON object"),
-        ({"CONV_2D": 4}, "must be a formula string"),
-        ({"CONV_2D": ["4 +"]}, "not an expression"),
-    ],
-)
-def test_bad_formula_files_are_clear_errors(tmp_path: Path, content: object, message: str) -> None:
-    with pytest.raises(ScratchError, match=message):
-        load_formulas(_write(tmp_path, content))
-
-
-@needs_models
-@pytest.mark.parametrize(
-    "formula, message",
-    [
-        ("output0.elements - 1000000000", "not a byte count"),
-        ("__import__('os').getcwd()", "unsupported syntax"),
-        ("output0.__class__", "unsupported syntax"),
-        ("weights.bytes", "unknown name 'weights'"),
-        ("input9.bytes", "unknown name 'input9'"),
-        ("output0.bytes // 0", "cannot evaluate"),
-        ("output0.shape[7]", "cannot evaluate"),
-        ("'INT8'", "not a byte count"),
-    ],
-)
-def test_bad_formulas_are_clear_errors(tmp_path: Path, formula: str, message: str) -> None:
-    model = Model(shared_model("tiny_kws_dscnn_int8").read_bytes())
-    path = _write(tmp_path, {"SOFTMAX": [formula]})
-    with pytest.raises(ScratchError, match=message):
-        scratch_requests(model, "microarena", path)
 
 
 def test_unknown_runtime() -> None:
@@ -534,11 +458,6 @@ def test_cli_bad_input_is_a_clear_error(tmp_path: Path, capsys: pytest.CaptureFi
         assert main(argv) == 2
         err = capsys.readouterr().err
         assert err.startswith("error: ") and "Traceback" not in err
-    demo = tmp_path / "demo.tflite"
-    demo.write_bytes(build_demo_model())
-    bad = _write(tmp_path, {"CONV_2D": ["nonsense_name * 2"]})
-    assert main([str(demo), "--runtime", "microarena", "--formulas", str(bad)]) == 2
-    assert "unknown name 'nonsense_name'" in capsys.readouterr().err
 
 
 def _twice_called_subgraph_model() -> tuple[bytes, dict[str, int]]:
@@ -601,21 +520,3 @@ def test_scratch_of_a_subgraph_called_twice() -> None:
     assert real == at + scratch, "the scratch overlaps y: it lives from the first call on"
     assert predict_tflm_head(Model(planned.to_bytes())) == real
     assert predict_tflm_head(model) == run_tflm(data).head
-
-
-def test_shipped_formula_file_evaluates_on_every_model() -> None:
-    """firmware/scratch_requests.json (the kernels' declarations) reads and evaluates cleanly
-    on every shared model and on the project's own demo model."""
-    from host.planning.scratch import DEFAULT_FORMULAS
-    from host.tflite.modelgen import build_demo_model
-
-    table = load_formulas()
-    if DEFAULT_FORMULAS.exists():
-        raw = json.loads(DEFAULT_FORMULAS.read_text())
-        assert set(table) == set(raw)
-    models = [Model(build_demo_model(), "demo")]
-    models += [Model(p.read_bytes(), p.name) for p in sorted(MODELS.glob("*.tflite"))]
-    for model in models:
-        reqs = scratch_requests(model, "microarena")
-        assert all(r.bytes >= 0 for r in reqs)
-        assert unknown_scratch_ops(model, "microarena") == []

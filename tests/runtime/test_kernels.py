@@ -708,7 +708,7 @@ def test_whole_model_matches_tflm(lib: ctypes.CDLL, name: str) -> None:
     tflm = tflm_persistent_buffers(path)
     print(f"{name}: kernel op data {op_data} B, TFLM persistent buffers {tflm} B")
     assert op_data <= tflm
-    # The scratch the kernels really request is what scratch_requests.json declares.
+    # The scratch the kernels really request is what the planner models (MICROARENA_KERNELS).
     from host.planning.scratch import scratch_requests
     from host.tflite.model import Model
 
