@@ -416,10 +416,13 @@ def _min_arena(replay: _Replay, total: int) -> int:
     return smallest_arena(lambda size: _works(replay, size), total + 4096)
 
 
-def smallest_arena(works: Callable[[int], bool], start: int = 1 << 12) -> int:
+def smallest_arena(works: Callable[[int], bool], start: int = 1 << 12, near: int = 0) -> int:
     """The smallest arena size for which works(size) holds, searched as one does on a device
-    (and as TFLM_BASELINE.tsv's min_arena_size was measured): doubling, then bisection."""
+    (and as TFLM_BASELINE.tsv's min_arena_size was measured): doubling, then bisection. With
+    `near`, bisection starts from [near - 64, near + 64] when that brackets the answer."""
     lo, hi = 0, start
+    if near > 64 and not works(near - 64) and works(near + 64):
+        lo, hi = near - 64, near + 64
     while not works(hi):
         lo, hi = hi, hi * 2
     while hi - lo > 1:
@@ -429,7 +432,3 @@ def smallest_arena(works: Callable[[int], bool], start: int = 1 << 12) -> int:
         else:
             lo = mid
     return hi
-
-
-def estimate_tflm_tail(model: Model) -> int:
-    return predict(model).tail

@@ -75,11 +75,14 @@ def _runs(data: bytes, arena_size: int) -> bool:
 
 
 def _measure(data: bytes) -> PipArena:
+    """The real interpreter's report, and its minimum arena by bisection (started around the
+    prediction to save probes; the answer is bracketed by probes, not assumed)."""
     runtime = oracle()
     interp = runtime.Interpreter.from_bytes(data, arena_size=BIG_ARENA)
     text = capture_output(interp.print_allocations)
     lines = [ln.strip() for ln in text.splitlines() if "[RecordingMicroAllocator]" in ln]
-    return PipArena(lines, smallest_arena(lambda size: _runs(data, size)))
+    near = predict(Model(data), X86_64_PIP).min_arena
+    return PipArena(lines, smallest_arena(lambda size: _runs(data, size), near=near))
 
 
 @pytest.fixture(scope="session")
