@@ -1,0 +1,253 @@
+"""Generate docs/operators.md: which operators and types the C runtime supports, and why not.
+
+Everything comes from the code or from running it:
+- the runtime's operators: the kernel registry (firmware/src/kernels/registry.c: builtin
+  cases and the custom-operator name table) plus the core's control-flow operators;
+- types: every one-operator case of the tests (conformance suites, test_kernels.py's single
+  operators), the demo model and every converter-made model (tests/data/keras) is opened on
+  the host build: an (operator, type) that opens is listed as supported (the tests check
+  those against the real TFLM), a refusal is listed with the runtime's message;
+- TFLM's operators: every builtin code (and the custom operator names below) is tried on the
+  pip tflite-micro interpreter, which says "Didn't find op" for what it does not register.
+  The list is stored in the document, so `--check` needs no TFLM.
+
+    python tools/gen_operators_doc.py           # probe TFLM, write docs/operators.md
+    python tools/gen_operators_doc.py --check   # exit 1 if the document is out of date
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path[:0] = [str(REPO), str(REPO / "tests")]
+
+from host.runtime.binding import Interpreter, MicroarenaError  # noqa: E402
+from host.tflite import schema as S  # noqa: E402
+from host.tflite.flatbuf import set_child  # noqa: E402
+from host.tflite.model import Model  # noqa: E402
+from host.tflite.ops import BUILTIN_NAMES  # noqa: E402
+
+DOC = REPO / "docs" / "operators.md"
+REGISTRY = REPO / "firmware" / "src" / "kernels" / "registry.c"
+KERAS = REPO / "tests" / "data" / "keras"
+CORE_OPS = ["IF", "WHILE", "CALL_ONCE", "VAR_HANDLE", "READ_VARIABLE", "ASSIGN_VARIABLE"]
+# Custom operator names tried on TFLM (its signal library and detection post-processing).
+CUSTOM_CANDIDATES = [
+    "SignalDelay", "SignalEnergy", "SignalFftAutoScale", "SignalFilterBank",
+    "SignalFilterBankLog", "SignalFilterBankSpectralSubtraction",
+    "SignalFilterBankSquareRoot", "SignalFramer", "SignalIrfft", "SignalOverlapAdd",
+    "SignalPCAN", "SignalRfft", "SignalStacker", "SignalWindow",
+    "TFLite_Detection_PostProcess",
+]  # fmt: skip
+WHERE = re.compile(r" ?\(?(code \d+, )?subgraph \d+, operator \d+\)?")  # model position
+TFLM_LINE = re.compile(r"^<!-- TFLM (\S+) operators: (.*) -->$", re.M)
+
+
+def runtime_operators() -> list[str]:
+    src = REGISTRY.read_text()
+    builtin = re.findall(r"case MA_OP_(\w+):\s*return", src)
+    custom = re.findall(r'\{"(\w+)", &mak_\w+\}', src)
+    return sorted(set(builtin) | set(custom) | set(CORE_OPS))
+
+
+def _probe_model(code: int, custom: str | None) -> bytes:
+    from host.tflite import modelgen
+
+    g = modelgen.Graph()
+    a = g.tensor("a", (1,), 0, [], [])
+    b = g.tensor("b", (1,), 0, [], [])
+    g.op(code, [a], [b], 0, modelgen.scalar_options({}, 1))
+    data = modelgen.assemble(g, [a], [b])
+    if custom is None:
+        return data
+    m = Model(data)
+    set_child(m.root.get(S.MODEL_OPCODES)[0], S.OPCODE_CUSTOM, custom.encode())
+    return m.to_bytes()
+
+
+def _candidates() -> list[tuple[str, int, str | None]]:
+    builtin = [(n, c, None) for c, n in sorted(BUILTIN_NAMES.items()) if c != 32]
+    return builtin + [(n, 32, n) for n in CUSTOM_CANDIDATES]
+
+
+def _probe_child(start: int) -> int:
+    """Prints `index name yes|no` per candidate from `start`; a crash ends the process."""
+    from support.tflm_oracle import capture_output
+    from tflite_micro.python.tflite_micro import runtime
+
+    for i, (name, code, custom) in enumerate(_candidates()):
+        if i < start:
+            continue
+        data = _probe_model(code, custom)
+        said: list[str] = []
+
+        def run(data: bytes = data, said: list[str] = said) -> None:
+            try:
+                runtime.Interpreter.from_bytes(data, arena_size=1 << 16)
+            except Exception as e:  # noqa: BLE001 - any failure after lookup means "registered"
+                said.append(str(e))
+
+        said.append(capture_output(run))
+        print(i, name, "no" if "Didn't find op" in "".join(said) else "yes", flush=True)
+    return 0
+
+
+def tflm_operators() -> tuple[str, list[str]]:
+    """(tflite-micro version, the operators its Python interpreter registers). Each probe
+    model has one operator with one float input and output; some TFLM kernels crash in
+    Prepare on that (after the lookup succeeded: registered), so probing runs in child
+    processes restarted after the operator that crashed."""
+    from tflite_micro.python.tflite_micro import _version
+
+    found: dict[int, bool] = {}
+    total = len(_candidates())
+    while len(found) < total:
+        start = len(found)
+        proc = subprocess.run(
+            [sys.executable, __file__, "--probe-child", str(start)],
+            capture_output=True, text=True, timeout=600,
+        )  # fmt: skip
+        for line in proc.stdout.splitlines():
+            index, _, verdict = line.split()
+            found[int(index)] = verdict == "yes"
+        if len(found) == start or (proc.returncode != 0 and len(found) < total):
+            found[len(found)] = True  # crashed after finding the kernel
+    names = [name for i, (name, _, _) in enumerate(_candidates()) if found[i]]
+    return _version.__version__, sorted(names)
+
+
+def _type(model: Model, sg_index: int, op_index: int) -> str:
+    sg = model.subgraphs[sg_index]
+    op = sg.operators[op_index]
+    ins = [sg.tensors[i] for i in op.inputs if i >= 0]
+    first = next((t for t in ins if not t.is_const), ins[0] if ins else None)
+    out = sg.tensors[op.outputs[0]] if op.outputs else None
+    t_in = first.type_name if first else "-"
+    t_out = out.type_name if out else "-"
+    return t_in if t_out in (t_in, "BOOL") else f"{t_in}->{t_out}"
+
+
+def _test_module(path: Path):  # noqa: ANN202 - a test module, loaded for its case tables
+    spec = importlib.util.spec_from_file_location(path.stem, path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _single_op_models() -> list[tuple[str, bytes]]:
+    """The conformance cases, the kernel tests' single-operator cases and the demo model."""
+    from support.conformance import single_op_model
+
+    from host.tflite.modelgen import build_demo_model
+
+    out = [("demo model", build_demo_model())]
+    for path in sorted((REPO / "tests" / "runtime").glob("test_conformance_*.py")):
+        out += [(f"{path.name}: {c.name}", single_op_model(c)) for c in _test_module(path).CASES]
+    kernels = _test_module(REPO / "tests" / "runtime" / "test_kernels.py")
+    for name, case in kernels.SINGLE_OPS.items():
+        out.append((f"test_kernels.py: {name}", kernels.single_op_model(*case)))
+    return out
+
+
+def evidence() -> tuple[dict[str, set[str]], dict[str, dict[str, str]]]:
+    """Per operator: the types that open, and type -> refusal message."""
+    runs: dict[str, set[str]] = {}
+    refused: dict[str, dict[str, str]] = {}
+    models = _single_op_models()
+    models += [(p.name, p.read_bytes()) for p in sorted(KERAS.glob("*.tflite"))]
+    for _, data in models:
+        model = Model(data)
+        pairs = [
+            (op.name, _type(model, s, op.index), s, op.index)
+            for s, sg in enumerate(model.subgraphs)
+            for op in sg.operators
+        ]
+        try:
+            Interpreter(data)
+        except MicroarenaError as e:
+            where = re.search(r"subgraph (\d+), operator (\d+)", e.message)
+            for name, t, s, k in pairs:
+                if where and (s, k) == (int(where[1]), int(where[2])):
+                    message = WHERE.sub("", e.message)
+                    refused.setdefault(name, {}).setdefault(t, message)
+            continue
+        for name, t, _, _ in pairs:
+            runs.setdefault(name, set()).add(t)
+    return runs, refused
+
+
+def render(version: str, tflm: list[str]) -> str:
+    ours = runtime_operators()
+    runs, refused = evidence()
+    both = sorted(set(tflm) & set(ours))
+    lines = [
+        "# Operators",
+        "",
+        "Generated by `tools/gen_operators_doc.py` from the kernel registry and from opening "
+        "the tests' one-operator cases, the demo model and the converter-made models on the "
+        "host build; do not edit "
+        "(`tests/runtime/test_operators_doc.py` regenerates it and compares).",
+        "",
+        f"**Coverage: the runtime implements {len(both)} of the {len(tflm)} operators the pip "
+        f"TFLM (tflite-micro {version}) registers ({100 * len(both) / len(tflm):.0f}%)**"
+        + (f", plus {', '.join(sorted(set(ours) - set(tflm)))}." if set(ours) - set(tflm) else "."),
+        "",
+        "Types: *runs* lists the input types (->output where it differs) with which the "
+        "operator opens in those models (the tests compare each with the real TFLM); "
+        "*refused* gives the runtime's own message. An operator with no kernel is refused at "
+        "open as `unsupported operator NAME`. The Signal* operators are checked on TFLM's "
+        "audio preprocessor (`tests/runtime/test_signal_kernels.py`), which is not part of "
+        "this repository: int16 samples, uint32/uint64 spectra, int16 log output.",
+        "",
+        "| operator | TFLM | microarena | runs | refused |",
+        "|---|---|---|---|---|",
+    ]
+    for name in sorted(set(tflm) | set(ours)):
+        why = "; ".join(f"{t}: {m}" for t, m in sorted(refused.get(name, {}).items()))
+        if name not in ours:
+            why = "no kernel"
+        lines.append(
+            f"| {name} | {'yes' if name in tflm else 'no'} | {'yes' if name in ours else 'no'} "
+            f"| {', '.join(sorted(runs.get(name, set())))} | {why} |"
+        )
+    lines += ["", f"<!-- TFLM {version} operators: {' '.join(tflm)} -->", ""]
+    return "\n".join(lines)
+
+
+def stored_tflm(text: str) -> tuple[str, list[str]]:
+    m = TFLM_LINE.search(text)
+    if m is None:
+        raise SystemExit(f"{DOC} has no stored TFLM operator list; regenerate without --check")
+    return m[1], m[2].split()
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--check", action="store_true", help="compare, using the stored TFLM list")
+    ap.add_argument("--probe-child", type=int, help=argparse.SUPPRESS)
+    args = ap.parse_args(argv)
+    if args.probe_child is not None:
+        return _probe_child(args.probe_child)
+    if args.check:
+        current = DOC.read_text()
+        if render(*stored_tflm(current)) != current:
+            print(f"{DOC} is out of date: run python tools/gen_operators_doc.py", file=sys.stderr)
+            return 1
+        return 0
+    text = render(*tflm_operators())
+    tmp = DOC.with_suffix(".tmp")
+    tmp.write_text(text)
+    tmp.replace(DOC)
+    print(text.splitlines()[4])
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
