@@ -31,6 +31,8 @@ FILE_MARKERS: dict[str, tuple[str, ...]] = {
     "device/test_demo.py": ("pio", "qemu", "slow"),
     "device/test_emulate.py": ("pio", "qemu", "slow"),
     "device/test_record_board.py": ("qemu", "slow"),
+    "planning/test_overlap_plan.py": ("slow",),
+    "runtime/test_overlap_runtime.py": ("slow",),
     "runtime/test_runtime_fuzz.py": ("slow",),
     "runtime/test_runtime_qemu.py": ("qemu", "slow"),
     "runtime/test_runtime_sanitized.py": ("slow",),

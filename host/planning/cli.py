@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 from host.planning import offline_plan
-from host.planning.overlap import KERNEL_SET
+from host.planning.overlap import KERNEL_SETS
 from host.planning.packing import (
     PLANNERS,
     PlanError,
@@ -61,7 +61,8 @@ def _parser() -> argparse.ArgumentParser:
         "--runtime",
         choices=["tflm", "microarena"],
         default=None,
-        help="whose kernels' scratch buffers to plan around (default: the target's)",
+        help="whose kernels' scratch buffers (and with --overlap, overlap rules) to plan "
+        "around; with --check, whose overlap rules apply (default: the target's)",
     )
     p.add_argument(
         "--target",
@@ -79,8 +80,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--overlap",
         action="store_true",
-        help="let an operator's output overlap its inputs where TFLM's reference kernels "
-        "provably allow it (not for CMSIS-NN or other optimised kernels)",
+        help="let an operator's output overlap its inputs where the kernels of --runtime "
+        "provably allow it (TFLM: reference kernels only, not CMSIS-NN or other optimised ones)",
     )
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.add_argument("--plot", metavar="FILE", help="draw the layout over time (.png or .svg)")
@@ -95,11 +96,6 @@ def _progress(quiet: bool):
 
 
 def cmd_plan(args: argparse.Namespace) -> int:
-    if args.overlap and args.runtime != "tflm":
-        raise PlanError(
-            "--overlap is proven for TFLM's reference kernels only; this project's runtime "
-            "has no overlap rules yet and refuses overlapping plans"
-        )
     model = Model.load(args.model)
     limit = args.time_limit or MODEL_TIME_LIMIT
     runtime = args.runtime or args.target.split("-")[0]
@@ -116,7 +112,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
     if args.embed:
         out = Path(args.output or args.model)
         model.save(out)
-        problems = offline_plan.check(Model.load(out))
+        problems = offline_plan.check(Model.load(out), runtime)
         if problems:  # a bug of ours: say so rather than leave a bad model unnoticed
             raise PlanError(f"written plan failed its own check: {problems[0]}")
     if args.plot:
@@ -151,8 +147,9 @@ def predict_model(path: str) -> dict:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
+    runtime = args.runtime or args.target.split("-")[0]
     model = Model.load(args.check)
-    problems = offline_plan.check(model)
+    problems = offline_plan.check(model, runtime)
     if args.json:
         print(json.dumps({"model": args.check, "valid": not problems, "problems": problems}))
     elif problems:
@@ -161,9 +158,9 @@ def cmd_check(args: argparse.Namespace) -> int:
             print(f"  - {msg}")
     else:
         n = len(offline_plan.read(model).offsets)  # type: ignore[union-attr]
-        shared = offline_plan.allowed_overlaps(model)
+        shared = offline_plan.allowed_overlaps(model, runtime)
         extra = (
-            f"; {len(shared)} operators write over their input, as the {KERNEL_SET} allow"
+            f"; {len(shared)} operators write over their input, as the {KERNEL_SETS[runtime]} allow"
             if shared
             else ""
         )

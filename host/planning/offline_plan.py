@@ -67,8 +67,9 @@ def tensor_buffers(w: Walk) -> list[Buffer]:
     ]
 
 
-def check(model: Model) -> list[str]:
-    """Problems with the plan embedded in a model ([] if it is valid; ModelError if none)."""
+def check(model: Model, runtime: str = "tflm") -> list[str]:
+    """Problems with the plan embedded in a model ([] if it is valid; ModelError if none).
+    Overlaps are accepted where the overlap rules of `runtime`'s kernels allow them."""
     plan = read(model)
     if plan is None:
         raise ModelError(f"{model.source}: no OfflineMemoryAllocation metadata to check")
@@ -92,12 +93,11 @@ def check(model: Model) -> list[str]:
             problems.append(f"{names[t.global_index]} has offset {off} (only -1 may be negative)")
         elif off >= 0 and t.global_index in planned and off % ALIGNMENT:
             problems.append(f"{names[t.global_index]} offset {off} is not {ALIGNMENT}-aligned")
-    from host.planning.overlap import (
-        KERNEL_SET,
-    )  # overlap reads options via scratch, which imports us
+    # Imported here: overlap reads options through scratch, which imports this module.
+    from host.planning.overlap import KERNEL_SETS
 
     offsets = plan.offsets
-    for a, b, rule in _shared_bytes(model, w, offsets):
+    for a, b, rule in _shared_bytes(model, w, offsets, runtime):
         if rule is not None and offsets[rule.input] - offsets[rule.output] >= rule.min_delta:
             continue  # the kernel's rule allows it
         oa, ob = offsets[a.id], offsets[b.id]
@@ -108,15 +108,16 @@ def check(model: Model) -> list[str]:
         if rule is None:
             msg += ": no kernel rule allows these two to share bytes"
         else:
+            delta = offsets[rule.input] - offsets[rule.output]
             msg += (
-                f": {rule.op_name}'s rule ({KERNEL_SET}) needs input offset - output offset "
-                f">= {rule.min_delta}, the plan has {offsets[rule.input] - offsets[rule.output]}"
+                f": {rule.op_name}'s rule ({KERNEL_SETS[runtime]}) needs input offset - "
+                f"output offset >= {rule.min_delta}, the plan has {delta}"
             )
         problems.append(msg)
     return problems
 
 
-def allowed_overlaps(model: Model) -> list:
+def allowed_overlaps(model: Model, runtime: str = "tflm") -> list:
     """The overlaps in a model's embedded plan that kernel rules allow (after check())."""
     plan = read(model)
     if plan is None or len(plan.offsets) != len(model.tensors):
@@ -124,18 +125,18 @@ def allowed_overlaps(model: Model) -> list:
     offsets = plan.offsets
     return [
         rule
-        for _, _, rule in _shared_bytes(model, walk(model), offsets)
+        for _, _, rule in _shared_bytes(model, walk(model), offsets, runtime)
         if rule is not None and offsets[rule.input] - offsets[rule.output] >= rule.min_delta
     ]
 
 
-def _shared_bytes(model: Model, w: Walk, offsets: list[int]):
+def _shared_bytes(model: Model, w: Walk, offsets: list[int], runtime: str):
     """(earlier buffer, later buffer, the overlap rule of the pair or None) for every two
     planned tensors that are live together and share bytes in the plan."""
     from host.planning.overlap import overlap_pairs
 
     fixed = [b for b in tensor_buffers(w) if offsets[b.id] >= 0]
-    rules = {(p.input, p.output): p for p in overlap_pairs(model, w)}
+    rules = {(p.input, p.output): p for p in overlap_pairs(model, w, runtime)}
     for a, b in collisions(fixed, {b.id: offsets[b.id] for b in fixed}):
         yield a, b, rules.get((a.id, b.id)) or rules.get((b.id, a.id))
 

@@ -29,11 +29,14 @@ from host.planning.lifetimes import Walk
 from host.tflite.model import Model, Operator, Subgraph, Tensor
 from host.tflite.schema import TYPE_SIZES
 
-KERNEL_SET = "TFLM reference kernels"
+KERNEL_SETS = {"tflm": "TFLM reference kernels", "microarena": "microarena kernels"}
+KERNEL_SET = KERNEL_SETS["tflm"]
+MICROARENA_DW_BLOCK = 32  # output channels per block in firmware/src/kernels/conv.c
 
 CONV_OPTIONS, DEPTHWISE_OPTIONS, POOL_OPTIONS = 1, 2, 5
 SAME = 0
 UNARY = ("RELU", "RELU6", "LOGISTIC", "TANH", "QUANTIZE", "DEQUANTIZE")
+MICROARENA_UNARY = ("RELU", "LEAKY_RELU", "LOGISTIC", "QUANTIZE", "DEQUANTIZE")  # overlap.c
 BINARY = ("ADD", "MUL")
 SAME_OFFSET = "same offset"  # rule of ops that alias input and output or copy with memcpy
 
@@ -91,15 +94,19 @@ def conv_rule(in_shape, out_shape, kernel, stride, dilation, pad, in_bytes, out_
     return _worst(out_pix * oc + oc - 1, in_pix * ic, in_bytes, out_bytes)
 
 
-def depthwise_rule(in_shape, out_shape, kernel, stride, dilation, pad, in_bytes, out_bytes):
-    """DEPTHWISE_CONV_2D (and pooling, multiplier 1): output channel c * m + k reads input
-    channel c of the window only."""
+def depthwise_rule(
+    in_shape, out_shape, kernel, stride, dilation, pad, in_bytes, out_bytes, block=1
+):
+    """DEPTHWISE_CONV_2D (and pooling, multiplier 1): output channel oc reads input channel
+    oc // multiplier of the window only. block > 1 (this project's kernel): a block of output
+    channels is read for first, then written, so the block's first channel decides."""
     out_pix, in_pix = _pixels(in_shape, out_shape, kernel, stride, dilation, pad)
-    ic = in_shape[3]
-    mult = out_shape[3] // ic
-    c = np.arange(ic, dtype=np.int64)[None, :]
-    p = out_pix[:, None] * out_shape[3] + c * mult + mult - 1
-    q = in_pix[:, None] * ic + c
+    ic, oc = in_shape[3], out_shape[3]
+    mult = oc // ic
+    c0 = np.arange(0, oc, block, dtype=np.int64)[None, :]
+    # With block 1 this is TFLM's per-element order: channel c0 computed after c0 - 1 written.
+    p = out_pix[:, None] * oc + c0
+    q = in_pix[:, None] * ic + c0 // mult
     return _worst(p.ravel(), q.ravel(), in_bytes, out_bytes)
 
 
@@ -165,6 +172,7 @@ class Kernel:
     slots: tuple[int, ...]  # the input slots with a rule
     window: tuple[tuple[int, int], ...] = ()  # kernel, stride, dilation, pad as (y, x)
     fc: tuple[int, int, int] = (0, 0, 0)  # batches, depth, units
+    block: int = 1  # depthwise: output channels read for together, then written
 
 
 def rule(k: Kernel, slot: int) -> int | None:
@@ -173,20 +181,23 @@ def rule(k: Kernel, slot: int) -> int | None:
     if k.loop == "conv":
         return conv_rule(k.in_shapes[0], k.out_shape, *k.window, *args)
     if k.loop in ("depthwise", "pool"):
-        return depthwise_rule(k.in_shapes[0], k.out_shape, *k.window, *args)
+        return depthwise_rule(k.in_shapes[0], k.out_shape, *k.window, *args, k.block)
     if k.loop == "fully_connected":
         return fully_connected_rule(*k.fc, *args)
     return elementwise_rule(k.out_shape, k.in_shapes[slot], *args)
 
 
-def op_rules(model: Model, sg: Subgraph, op: Operator) -> list[Rule] | None:
+def op_rules(model: Model, sg: Subgraph, op: Operator, runtime: str = "tflm") -> list[Rule] | None:
     """The overlap rules of an operator's activation inputs; None if it has no proven rule."""
-    k = describe(model, sg, op)
+    k = describe(model, sg, op, runtime)
     return None if k is None else [Rule(s, rule(k, s)) for s in k.slots]
 
 
-def describe(model: Model, sg: Subgraph, op: Operator) -> Kernel | None:
-    """The kernel of an operator with proven rules, or None."""
+def describe(model: Model, sg: Subgraph, op: Operator, runtime: str = "tflm") -> Kernel | None:
+    """The kernel of an operator with proven rules, or None. runtime "microarena": this
+    project's kernels (firmware/src/kernels/overlap.c states the same rules in C), which loop
+    as TFLM's but for the blocked depthwise convolution; they have rules for same-shape
+    elementwise operators and 1- or 4-byte elements only."""
     name = op.name
     if len(op.outputs) != 1 or op.outputs[0] < 0 or op.intermediates:
         return None
@@ -198,6 +209,8 @@ def describe(model: Model, sg: Subgraph, op: Operator) -> Kernel | None:
     ib, ob = _bytes(x), _bytes(out)
     if ib is None or ob is None:
         return None
+    if runtime == "microarena" and (ib not in (1, 4) or ob not in (1, 4)):
+        return None  # C may assume int16 and float never alias: only byte and 4-byte data
     base = {"in_bytes": ib, "out_bytes": ob, "out_shape": out.shape, "in_shapes": (x.shape,)}
 
     def opts_of(kind: int):
@@ -218,7 +231,8 @@ def describe(model: Model, sg: Subgraph, op: Operator) -> Kernel | None:
                 return None
             kernel = (w.shape[1], w.shape[2])
             win = _window(opts_of(DEPTHWISE_OPTIONS), x.shape, out.shape, kernel, (1, 2, 5, 6))
-            return Kernel("depthwise", slots=(0,), window=(kernel, *win), **base)
+            block = MICROARENA_DW_BLOCK if runtime == "microarena" else 1
+            return Kernel("depthwise", slots=(0,), window=(kernel, *win), block=block, **base)
         opts = opts_of(POOL_OPTIONS)
         if opts is None or out.shape[3] != x.shape[3]:
             return None
@@ -237,10 +251,12 @@ def describe(model: Model, sg: Subgraph, op: Operator) -> Kernel | None:
         if batches * depth > int(np.prod(x.shape)):
             return None
         return Kernel("fully_connected", slots=(0,), fc=(batches, depth, units), **base)
-    if name in UNARY or name in BINARY:
+    if name in (MICROARENA_UNARY if runtime == "microarena" else UNARY) or name in BINARY:
         count = 2 if name in BINARY else 1
         args = ins[:count]
         if len(args) < count or any(t is None or not _broadcasts(t.shape, out.shape) for t in args):
+            return None
+        if runtime == "microarena" and any(t.shape != out.shape for t in args if t is not None):
             return None
         shapes = tuple(t.shape for t in args if t is not None)
         slots = tuple(
@@ -270,7 +286,7 @@ class Pair:
     op_name: str
 
 
-def overlap_pairs(model: Model, w: Walk) -> list[Pair]:
+def overlap_pairs(model: Model, w: Walk, runtime: str = "tflm") -> list[Pair]:
     """Every (input, output) pair the rules allow to overlap in this model.
 
     An input qualifies only if this operator is its last use and the output is created by it,
@@ -286,7 +302,7 @@ def overlap_pairs(model: Model, w: Walk) -> list[Pair]:
             span = scope.get((sg.index, op.index))
             if span is None or span.first != span.last:
                 continue  # not walked, or calls subgraphs
-            rules = op_rules(model, sg, op)
+            rules = op_rules(model, sg, op, runtime)
             # Control-flow operators copy a called subgraph's inputs and outputs (possibly one
             # onto the other): those tensors never overlap.
             boundary = set(sg.inputs + sg.outputs) if sg.index else set()

@@ -59,24 +59,29 @@ def depthwise_trace(
     stride: tuple[int, int],
     dilation: tuple[int, int],
     pad: tuple[int, int],
+    block: int = 1,
 ) -> Iterator[Access]:
     """reference(_integer_ops)::DepthwiseConv(PerChannel): batch, out y, out x, in channel,
-    depth multiplier m; output channel ic * multiplier + m."""
+    depth multiplier m; output channel ic * multiplier + m. block > 1: this project's kernel
+    (firmware/src/kernels/conv.c), which reads the window for a block of output channels,
+    then writes the block."""
     batches, out_h, out_w, out_c = out_shape
     in_h, in_w, in_c = in_shape[1:]
     mult = out_c // in_c
     for b in range(batches):
         for oy in range(out_h):
             for ox in range(out_w):
-                for ic in range(in_c):
-                    for m in range(mult):
-                        for fy in range(kernel[0]):
-                            iy = oy * stride[0] - pad[0] + fy * dilation[0]
-                            for fx in range(kernel[1]):
-                                ix = ox * stride[1] - pad[1] + fx * dilation[1]
-                                if 0 <= iy < in_h and 0 <= ix < in_w:
-                                    yield ("r", 0, _index(in_shape, b, iy, ix, ic))
-                        yield ("w", 0, _index(out_shape, b, oy, ox, ic * mult + m))
+                for c0 in range(0, out_c, block):
+                    chans = range(c0, min(out_c, c0 + block))
+                    for fy in range(kernel[0]):
+                        iy = oy * stride[0] - pad[0] + fy * dilation[0]
+                        for fx in range(kernel[1]):
+                            ix = ox * stride[1] - pad[1] + fx * dilation[1]
+                            if 0 <= iy < in_h and 0 <= ix < in_w:
+                                for oc in chans:
+                                    yield ("r", 0, _index(in_shape, b, iy, ix, oc // mult))
+                    for oc in chans:
+                        yield ("w", 0, _index(out_shape, b, oy, ox, oc))
 
 
 def pool_trace(
@@ -167,7 +172,7 @@ def trace(k: Kernel) -> Iterator[Access]:
     if k.loop == "conv":
         return conv_trace(k.in_shapes[0], k.out_shape, *k.window)
     if k.loop == "depthwise":
-        return depthwise_trace(k.in_shapes[0], k.out_shape, *k.window)
+        return depthwise_trace(k.in_shapes[0], k.out_shape, *k.window, k.block)
     if k.loop == "pool":
         kernel, stride, _, pad = k.window
         return pool_trace(k.in_shapes[0], k.out_shape, kernel, stride, pad)

@@ -143,7 +143,7 @@ def plan_model(
     where the TFLM reference kernel's rule (host.planning.overlap) proves it safe."""
     t0 = time.monotonic()
     w = lifetimes.walk(model)
-    pairs = overlap_rules.overlap_pairs(model, w) if overlap else []
+    pairs = overlap_rules.overlap_pairs(model, w, runtime) if overlap else []
     overlaps = [Overlap(p.input, p.output, p.min_delta) for p in pairs]
     scratch, warnings = _scratch(model, w, runtime)
     tbufs = tensor_buffers(w)
@@ -198,5 +198,5 @@ def plan_model(
         warnings=warnings,
         overlap_bound=lower_bound(everything, overlaps) if overlap else None,
         shared=_shared(pairs, final, {b.id: b.size for b in tbufs}) if best_fixed else [],
-        kernel_set=overlap_rules.KERNEL_SET if overlap else "",
+        kernel_set=overlap_rules.KERNEL_SETS[runtime] if overlap else "",
     )

@@ -8,10 +8,10 @@ one does (the rule is exact to the byte).
 from __future__ import annotations
 
 import random
-from pathlib import Path
 
 import pytest
 
+from host.paths import FIRMWARE, SHARED_MODELS
 from host.planning import overlap, overlap_sim
 from host.tflite.model import Model
 
@@ -62,8 +62,9 @@ def test_depthwise_rule_matches_simulation(seed: int) -> None:
     rng = random.Random(seed)
     ins, outs, k, s, d, pad = _window_case(rng, depthwise=True)
     ib, ob = rng.choice(SIZES)
-    rule = overlap.depthwise_rule(ins, outs, k, s, d, pad, ib, ob)
-    _agree(lambda: overlap_sim.depthwise_trace(ins, outs, k, s, d, pad), rule, 0, ib, ob)
+    block = rng.choice([1, 1, 2, 3, 32])  # 32: this project's kernel
+    rule = overlap.depthwise_rule(ins, outs, k, s, d, pad, ib, ob, block)
+    _agree(lambda: overlap_sim.depthwise_trace(ins, outs, k, s, d, pad, block), rule, 0, ib, ob)
 
 
 @pytest.mark.parametrize("seed", range(40))
@@ -105,22 +106,20 @@ def test_elementwise_same_size_is_in_place() -> None:
     assert overlap.elementwise_rule((3, 5), (3, 5), 4, 4) == 0
 
 
-SHARED = Path(__file__).resolve().parents[2].parent / "shared" / "models"
-
-
 @pytest.mark.parametrize(
     "name", ["tflm_person_detect_int8", "tiny_kws_dscnn_int8", "tiny_sww_int8"]
 )
-def test_rules_of_shared_model_operators_match_simulation(name: str) -> None:
+@pytest.mark.parametrize("runtime", ["tflm", "microarena"])
+def test_rules_of_shared_model_operators_match_simulation(name: str, runtime: str) -> None:
     """The rule of every operator of real models equals the simulation of its loops."""
-    path = SHARED / f"{name}.tflite"
+    path = SHARED_MODELS / f"{name}.tflite"
     if not path.exists():
         pytest.skip(f"shared model {path} is absent (tests read ../shared/models)")
     m = Model.load(path)
     checked = 0
     for sg in m.subgraphs:
         for op in sg.operators:
-            k = overlap.describe(m, sg, op)
+            k = overlap.describe(m, sg, op, runtime)
             if k is None:
                 continue
             for slot in k.slots:
@@ -130,3 +129,12 @@ def test_rules_of_shared_model_operators_match_simulation(name: str) -> None:
                 assert overlap.rule(k, slot) == sim, (op.index, op.name, slot)
                 checked += 1
     assert checked >= 5
+
+
+def test_microarena_depthwise_block_is_the_kernels() -> None:
+    """The planner's rules use the depthwise block size of firmware/src/kernels/."""
+    import re
+
+    header = FIRMWARE / "src/kernels/kernel_util.h"
+    block = re.search(r"MAK_DW_BLOCK = (\d+)", header.read_text())
+    assert block and int(block.group(1)) == overlap.MICROARENA_DW_BLOCK

@@ -138,6 +138,45 @@ static void locate(const ma_interp *it, int32_t global, int32_t *sg, int32_t *id
   *idx = global - it->subgraphs[s].first_global;
 }
 
+/* Why an input may or may not share bytes with its operator's output. */
+typedef struct {
+  int32_t op;   /* the operator of subgraph 0 creating the output where the input dies, or -1 */
+  int has_rule; /* its kernel has an overlap rule for every slot the input is read through */
+  int64_t need; /* the rule's smallest safe input offset minus output offset */
+} overlap_why;
+
+/* May input x share bytes with output y at their offline offsets? Only for an operator of
+ * subgraph 0 that creates y where x is last used, and only where the overlap rule of its
+ * kernel (mak_overlap_rule) holds for every input slot x is read through. */
+static int overlap_allowed(ma_interp *it, const buf *x, const buf *y, overlap_why *why) {
+  const ma_subgraph *s0 = &it->subgraphs[0];
+  if (x->owner < 0 || y->owner < 0 || x->owner >= s0->n_tensors || y->owner >= s0->n_tensors ||
+      x->last != y->first)
+    return 0;
+  for (int32_t k = 0; k < s0->n_nodes; k++) {
+    fb_vec ins, outs;
+    int32_t callee[2];
+    ma_op_io(it, &s0->nodes[k], &ins, &outs);
+    if (outs.len != 1 || fb_vec_i32(&it->rd, outs, 0) != y->owner) continue;
+    ma_op_callees(it, &s0->nodes[k], callee);
+    ma_frame f;
+    if (callee[0] >= 0 || callee[1] >= 0 || ma_build_frame(it, 0, &s0->nodes[k], &f) != MA_OK)
+      return 0;
+    why->op = k;
+    why->need = INT64_MIN; /* no slot constrains it yet */
+    for (uint32_t j = 0; j < ins.len; j++) {
+      if (fb_vec_i32(&it->rd, ins, j) != x->owner) continue;
+      int64_t d;
+      int any;
+      if (!mak_overlap_rule(it, &f.node, (int32_t)j, &d, &any)) return 0;
+      if (!any && d > why->need) why->need = d;
+    }
+    why->has_rule = 1;
+    return (int64_t)x->offline - y->offline >= why->need;
+  }
+  return 0;
+}
+
 static ma_status check_offline(ma_interp *it, const buf *b, int32_t n) {
   for (int32_t i = 0; i < n; i++) {
     if (b[i].offline < 0) continue;
@@ -152,7 +191,17 @@ static ma_status check_offline(ma_interp *it, const buf *b, int32_t n) {
       if (b[i].size == 0 || b[j].size == 0) continue;
       if (b[i].offline < b[j].offline + b[j].size && b[j].offline < b[i].offline + b[i].size) {
         int32_t sg2, idx2;
+        overlap_why why = {-1, 0, 0};
+        if (overlap_allowed(it, &b[i], &b[j], &why) || overlap_allowed(it, &b[j], &b[i], &why))
+          continue; /* an input over its operator's output, as the kernel's rule allows */
         locate(it, b[j].owner, &sg2, &idx2);
+        if (why.op >= 0 && why.has_rule)
+          return ma_fail(it, MA_ERR_PLAN, "offline plan: tensor %d of subgraph %d [%d, %d) and "
+                         "tensor %d of subgraph %d [%d, %d) overlap while both are live; "
+                         "operator %d's kernel needs its input %ld or more bytes above its output",
+                         (int)idx, (int)sg, (int)b[i].offline, (int)(b[i].offline + b[i].size),
+                         (int)idx2, (int)sg2, (int)b[j].offline, (int)(b[j].offline + b[j].size),
+                         (int)why.op, (long)why.need);
         return ma_fail(it, MA_ERR_PLAN, "offline plan: tensor %d of subgraph %d [%d, %d) and "
                        "tensor %d of subgraph %d [%d, %d) overlap while both are live",
                        (int)idx, (int)sg, (int)b[i].offline, (int)(b[i].offline + b[i].size),

@@ -201,9 +201,6 @@ static ma_status conv_eval(struct ma_context *ctx, ma_node *node) {
   return MA_OK;
 }
 
-/* Output channels accumulated together on the stack, so that the innermost loop walks
- * filter and input contiguously. */
-enum { DW_BLOCK = 32 };
 
 static ma_status dwconv_eval(struct ma_context *ctx, ma_node *node) {
   (void)ctx;
@@ -213,8 +210,8 @@ static ma_status dwconv_eval(struct ma_context *ctx, ma_node *node) {
   const ma_tensor *bias_t = mak_input(node, 2);
   const int32_t mult = s.cout / s.cin;
   const bool is_f32 = node->inputs[0]->type == MA_FLOAT32;
-  uint32_t acc[DW_BLOCK]; /* wrapping int32 sums */
-  float total[DW_BLOCK];
+  uint32_t acc[MAK_DW_BLOCK]; /* wrapping int32 sums */
+  float total[MAK_DW_BLOCK];
   for (int32_t b = 0; b < s.batches; ++b) {
     for (int32_t oy = 0; oy < s.out_h; ++oy) {
       const int32_t iy0 = oy * d->stride_h - d->pad_h;
@@ -225,8 +222,8 @@ static ma_status dwconv_eval(struct ma_context *ctx, ma_node *node) {
         int32_t fx0, fx1;
         tap_range(ix0, d->dil_w, s.kw, s.in_w, &fx0, &fx1);
         const size_t out_base = (((size_t)b * s.out_h + oy) * s.out_w + ox) * s.cout;
-        for (int32_t oc0 = 0; oc0 < s.cout; oc0 += DW_BLOCK) {
-          const int32_t n = s.cout - oc0 < DW_BLOCK ? s.cout - oc0 : DW_BLOCK;
+        for (int32_t oc0 = 0; oc0 < s.cout; oc0 += MAK_DW_BLOCK) {
+          const int32_t n = s.cout - oc0 < MAK_DW_BLOCK ? s.cout - oc0 : MAK_DW_BLOCK;
           for (int32_t k = 0; k < n; ++k) {
             acc[k] = 0;
             total[k] = 0.0f;

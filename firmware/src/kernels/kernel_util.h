@@ -17,6 +17,10 @@
 /* Schema enums (ActivationFunctionType, Padding). */
 enum { MAK_ACT_NONE = 0, MAK_ACT_RELU = 1, MAK_ACT_RELU_N1_TO_1 = 2, MAK_ACT_RELU6 = 3 };
 enum { MAK_PAD_SAME = 0, MAK_PAD_VALID = 1 };
+/* Depthwise convolution: output channels accumulated together on the stack, so that the
+ * innermost loop walks filter and input contiguously (conv.c); its overlap rule depends on it
+ * (overlap.c, and MICROARENA_DW_BLOCK in host/planning/overlap.py). */
+enum { MAK_DW_BLOCK = 32 };
 
 /* ---- integer rounding (tflite/kernels/internal/common.h semantics) ---- */
 int32_t mak_srdhm(int32_t a, int32_t b);                     /* SaturatingRoundingDoublingHighMul */

@@ -71,6 +71,12 @@ const ma_kernel *ma_find_kernel(int32_t builtin_code);
 int32_t ma_find_custom_code(const char *name, size_t len); /* -1 when not registered */
 const char *ma_custom_op_name(int32_t code);               /* NULL for builtin codes */
 
+/* The overlap rule of input `slot` of an operator's kernel (overlap.c): 1 if it has one, with
+ * *any_offset set when every offset is safe, else *min_delta, the smallest safe offset of the
+ * input minus that of the output in bytes; 0 if the input must never overlap the output. */
+int mak_overlap_rule(struct ma_context *ctx, const ma_node *node, int32_t slot, int64_t *min_delta,
+                     int *any_offset);
+
 #ifdef __cplusplus
 }
 #endif

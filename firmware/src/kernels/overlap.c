@@ -1,0 +1,152 @@
+/* Overlap rules of this folder's kernels: how far above its output an operator's input must
+ * start so that the kernel never reads an input byte it has already overwritten. The core's
+ * planner accepts an offline plan's overlap only where a rule here allows it. The same rules,
+ * their derivation and their proofs (byte-level simulation, runs) are in
+ * host/planning/overlap.py and docs/overlap.md; operators without a rule never overlap.
+ *
+ * Every kernel below writes output elements in increasing index P. Before element P's reads,
+ * elements 0..P-1 are written, so a read of input element q is safe iff
+ *   input_offset - output_offset >= P * out_bytes - q * in_bytes,
+ * and the rule is the largest such value over the kernel's reads. */
+#include "kernel_util.h"
+#include "kernels.h"
+#include "ma_ops.h"
+
+typedef struct {
+  int64_t worst;
+  int any; /* 0: no read follows a write, every offset is safe */
+  int64_t in_bytes, out_bytes;
+} bound;
+
+static void need(bound *b, int64_t p, int64_t q) {
+  if (p < 1) return; /* nothing written yet */
+  const int64_t v = p * b->out_bytes - q * b->in_bytes;
+  if (!b->any || v > b->worst) b->worst = v;
+  b->any = 1;
+}
+
+/* The lowest image coordinate a window reads, or -1 when the window misses the image. */
+static int32_t first_tap(int32_t origin, int32_t dil, int32_t taps, int32_t size) {
+  for (int32_t f = 0; f < taps; ++f) {
+    const int32_t c = origin + dil * f;
+    if (c >= 0 && c < size) return c;
+  }
+  return -1;
+}
+
+enum { CONV, DEPTHWISE, POOL };
+
+/* CONV_2D: each output channel re-reads the window's pixels, all channels, so the last
+ * channel against the window's first byte decides. DEPTHWISE_CONV_2D (conv.c): a block of
+ * MAK_DW_BLOCK output channels reads its input channels of the window, then is written.
+ * Pooling: each channel reads its channel of the window, then is written. */
+static ma_status window_rule(struct ma_context *ctx, const ma_node *node, int kind, bound *b) {
+  const ma_tensor *in = node->inputs[0], *out = node->outputs[0];
+  const ma_options *o = &node->options;
+  const char *op = kind == POOL ? "pool" : "conv";
+  int32_t kh, kw, dil_w = 1, dil_h = 1;
+  if (kind == POOL) {
+    kw = ma_opt_i32(o, 3, 0);
+    kh = ma_opt_i32(o, 4, 0);
+  } else {
+    kh = node->inputs[1]->dims[1];
+    kw = node->inputs[1]->dims[2];
+    dil_w = ma_opt_i32(o, kind == CONV ? 4 : 5, 1);
+    dil_h = ma_opt_i32(o, kind == CONV ? 5 : 6, 1);
+  }
+  const int32_t padding = ma_opt_i32(o, 0, 0);
+  const int32_t stride_w = ma_opt_i32(o, 1, 0), stride_h = ma_opt_i32(o, 2, 0);
+  int16_t pad_h, pad_w;
+  ma_status st = mak_conv_geometry(ctx, op, padding, in->dims[1], kh, stride_h, dil_h,
+                                   out->dims[1], &pad_h);
+  if (st == MA_OK)
+    st = mak_conv_geometry(ctx, op, padding, in->dims[2], kw, stride_w, dil_w, out->dims[2],
+                           &pad_w);
+  if (st != MA_OK) return st;
+  const int64_t ih = in->dims[1], iw = in->dims[2], ic = in->dims[3];
+  const int64_t oh = out->dims[1], ow = out->dims[2], oc = out->dims[3];
+  for (int64_t n = 0; n < out->dims[0]; ++n) {
+    for (int32_t oy = 0; oy < oh; ++oy) {
+      const int32_t iy = first_tap(oy * stride_h - pad_h, dil_h, kh, (int32_t)ih);
+      for (int32_t ox = 0; ox < ow; ++ox) {
+        const int32_t ix = first_tap(ox * stride_w - pad_w, dil_w, kw, (int32_t)iw);
+        if (iy < 0 || ix < 0) continue; /* reads nothing */
+        const int64_t pix = (n * oh + oy) * ow + ox, in_pix = (n * ih + iy) * iw + ix;
+        if (kind == CONV) {
+          need(b, pix * oc + oc - 1, in_pix * ic);
+        } else {
+          const int64_t step = kind == DEPTHWISE ? MAK_DW_BLOCK : 1, mult = oc / ic;
+          for (int64_t c0 = 0; c0 < oc; c0 += step) need(b, pix * oc + c0, in_pix * ic + c0 / mult);
+        }
+      }
+    }
+  }
+  return MA_OK;
+}
+
+static int same_shape(const ma_tensor *a, const ma_tensor *b) {
+  if (a->ndims != b->ndims) return 0;
+  for (int32_t i = 0; i < a->ndims; ++i)
+    if (a->dims[i] != b->dims[i]) return 0;
+  return 1;
+}
+
+int mak_overlap_rule(struct ma_context *ctx, const ma_node *node, int32_t slot, int64_t *min_delta,
+                     int *any_offset) {
+  if (node->n_outputs != 1 || slot < 0 || slot >= node->n_inputs || node->inputs[slot] == NULL)
+    return 0;
+  const ma_tensor *in = node->inputs[slot], *out = node->outputs[0];
+  bound b = {0, 0, (int64_t)ma_type_size(in->type), (int64_t)ma_type_size(out->type)};
+  /* int16 and other types may be assumed not to alias float: only byte and float data. */
+  if ((b.in_bytes != 1 && b.in_bytes != 4) || (b.out_bytes != 1 && b.out_bytes != 4)) return 0;
+  if (in->is_const) return 0;
+  switch (node->builtin_code) {
+    case MA_OP_CONV_2D:
+    case MA_OP_DEPTHWISE_CONV_2D:
+    case MA_OP_AVERAGE_POOL_2D:
+    case MA_OP_MAX_POOL_2D: {
+      if (slot != 0 || in->ndims != 4 || out->ndims != 4 || in->dims[0] != out->dims[0] ||
+          in->dims[3] <= 0)
+        return 0;
+      int kind = POOL;
+      if (node->builtin_code == MA_OP_CONV_2D) {
+        if (node->inputs[1] == NULL || node->inputs[1]->dims[3] != in->dims[3]) return 0;
+        kind = CONV; /* grouped convolutions have no rule */
+      } else if (node->builtin_code == MA_OP_DEPTHWISE_CONV_2D) {
+        if (node->inputs[1] == NULL || out->dims[3] % in->dims[3]) return 0;
+        kind = DEPTHWISE;
+      } else if (out->dims[3] != in->dims[3]) {
+        return 0;
+      }
+      if (window_rule(ctx, node, kind, &b) != MA_OK) return 0;
+      break;
+    }
+    case MA_OP_FULLY_CONNECTED: {
+      const ma_tensor *w = node->inputs[1];
+      if (slot != 0 || w == NULL || w->ndims != 2 || w->dims[0] <= 0 || w->dims[1] <= 0) return 0;
+      const int64_t units = w->dims[0], depth = w->dims[1];
+      const int64_t batches = ma_num_elements(in) / depth;
+      /* Batch n: every unit re-reads the batch's input row. */
+      for (int64_t n = 0; n < batches; ++n) need(&b, n * units + units - 1, n * depth);
+      break;
+    }
+    case MA_OP_ADD:
+    case MA_OP_MUL:
+    case MA_OP_RELU:
+    case MA_OP_LEAKY_RELU:
+    case MA_OP_LOGISTIC:
+    case MA_OP_QUANTIZE:
+    case MA_OP_DEQUANTIZE: {
+      /* Element by element, inputs of the output's shape only (no broadcast). */
+      if (!same_shape(in, out)) return 0;
+      const int64_t n = ma_num_elements(out), p = b.out_bytes > b.in_bytes ? n - 1 : 1;
+      if (n >= 2) need(&b, p, p);
+      break;
+    }
+    default:
+      return 0;
+  }
+  *any_offset = !b.any;
+  *min_delta = b.worst;
+  return 1;
+}
