@@ -16,18 +16,19 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from host.paths import SHARED_MODELS  # noqa: E402
 from host.planning import offline_plan  # noqa: E402
 from host.planning.plan import plan_model  # noqa: E402
 from host.tflite.model import Model, ModelError  # noqa: E402
 
-MODELS = Path(__file__).resolve().parents[2] / "shared" / "models"
+MODELS = SHARED_MODELS
 RUNS = 5
 
 
 def on_tflm(original: bytes, planned: bytes) -> str:
     """'head, identical' measured on the real TFLM over RUNS random inputs."""
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-    from tflm_oracle import run_tflm
+    from support.tflm_oracle import run_tflm
 
     try:
         same, head = True, 0
