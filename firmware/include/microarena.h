@@ -1,5 +1,17 @@
 /* microarena public runtime API: load a .tflite from memory into one caller arena and run it.
  *
+ * Usage (the arena size comes from `python -m host.plan model.tflite --target
+ * microarena-cortex-m`: exact, one byte less fails saying how many bytes are needed):
+ *
+ *   static uint8_t arena[ARENA_BYTES] __attribute__((aligned(16)));
+ *   static char msg[128];
+ *   ma_interp *it;
+ *   if (ma_open(&it, model_data, model_size, arena, sizeof arena, msg, sizeof msg) != MA_OK)
+ *     return fail(msg);                          // says what is wrong, and with what
+ *   memcpy(ma_input(it, 0)->data, features, ma_input(it, 0)->bytes);
+ *   if (ma_invoke(it) != MA_OK) return fail(ma_error(it));
+ *   use(ma_output(it, 0)->data);                 // valid until the next ma_invoke
+ *
  * Arena layout (low to high addresses):
  *   head  - non-persistent tensors and kernel scratch at planned offsets
  *   temp  - scoped set-up allocations (planner working memory), reset before the head is sized
