@@ -26,11 +26,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from host.planning import tflm_structs as T
-from host.planning.lifetimes import walk
-from host.planning.scratch import predict_tflm_head, scratch_requests
+from host.planning.scratch import operator_table, predict_tflm_head, scratch_requests
 from host.planning.tflm_kernels import borrows, op_allocations, scale_count, unknown_ops
 from host.planning.tflm_structs import ARENA_ALIGNMENT, Abi, layout, sizeof
-from host.tflite.model import Model, ModelError, Subgraph, Tensor
+from host.tflite import schema as S
+from host.tflite.model import Model, ModelError, Operator, Subgraph, Tensor
 
 # The report's category lines, in PrintAllocations() order, with their unit words.
 CATEGORIES = (
@@ -175,9 +175,8 @@ class _Replay:
             for op in sg.operators
         ]
         self.requests = scratch_requests(model)
-        self.planned = _planned_buffer_count(model) + len(
-            [r for r in self.requests if (r.subgraph, r.op) in _reached_ops(model)]
-        )
+        # Every scratch request gets an AllocationInfo marked needs_allocating, reached or not.
+        self.planned = _planned_buffer_count(model) + len(self.requests)
 
     def run(self, size: int, log: list[str] | None = None) -> Arena:
         a = Arena(size)
@@ -322,7 +321,7 @@ class _ResourceIds:
         self.handle_of: dict[tuple[int, int], int] = {}  # (subgraph, tensor) -> id
         self.allocated: set[int] = set()
 
-    def prepare(self, sg: Subgraph, op) -> list[int]:  # noqa: ANN001 - an Operator
+    def prepare(self, sg: Subgraph, op: Operator) -> list[int]:
         if op.name == "VAR_HANDLE" and op.outputs:
             name = _shared_name(self.model, sg.index, op.index)
             rid = self.ids.setdefault(name, len(self.ids))
@@ -336,9 +335,6 @@ class _ResourceIds:
 
 
 def _shared_name(model: Model, subgraph: int, op: int) -> str:
-    from host.planning.scratch import operator_table
-    from host.tflite import schema as S
-
     options = operator_table(model, subgraph, op).get(S.OP_OPTIONS)
     if options is None:
         return ""
@@ -356,10 +352,6 @@ def resource_variable_count(model: Model) -> int:
             if op.name == "VAR_HANDLE"
         }
     )
-
-
-def _reached_ops(model: Model) -> set[tuple[int, int]]:
-    return {(s.subgraph, s.op) for s in walk(model).op_scopes}
 
 
 def _planned_buffer_count(model: Model) -> int:
