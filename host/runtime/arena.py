@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from host.planning import offline_plan
 from host.planning.packing import Buffer, plan_greedy
 from host.planning.packing.problem import align_up
-from host.runtime.binding import CATEGORIES
+from host.runtime.binding import REC_COUNT, categories
 from host.tflite.model import Model
 from host.tflite.ops import BUILTIN_CODES
 
@@ -68,9 +68,9 @@ class _Arena:
         self.temp = 0
         self.required = 0
         self.temp_peak = 0
-        self.used = [0] * len(CATEGORIES)
-        self.requested = [0] * len(CATEGORIES)
-        self.count = [0] * len(CATEGORIES)
+        self.used = [0] * REC_COUNT
+        self.requested = [0] * REC_COUNT
+        self.count = [0] * REC_COUNT
 
     def _note(self) -> None:
         self.required = max(self.required, self.temp + self.tail)
@@ -246,8 +246,8 @@ def predict(
         "required": required,
         "tensor_offsets": {b["owner"]: b["offset"] for b in bufs if b["owner"] >= 0},
         "categories": {
-            CATEGORIES[c]: (ar.used[c], ar.requested[c], ar.count[c])
-            for c in range(len(CATEGORIES))
+            name: (ar.used[c], ar.requested[c], ar.count[c])
+            for c, name in enumerate(categories())
             if ar.requested[c]
         },
         "kernel_sizes": "exact",

@@ -51,15 +51,7 @@ DTYPES = {
     15: np.uint32,
     16: np.uint16,
 }
-CATEGORIES = (
-    "TfLiteEvalTensor data",
-    "Persistent TfLiteTensor data",
-    "Persistent TfLiteTensor quantization data",
-    "Persistent buffer data",
-    "TfLiteTensor variable buffer data",
-    "NodeAndRegistration struct",
-    "Operator runtime data",
-)
+REC_COUNT = 7  # MA_REC_COUNT: the recorder categories (names from the library)
 MAX_DIMS = 6
 PROBE_ARENA = 64 << 20  # address space only: pages never touched are never committed
 MSG_SIZE = 512
@@ -112,7 +104,7 @@ class _Stats(ctypes.Structure):
         ("total", ctypes.c_size_t),
         ("temp_peak", ctypes.c_size_t),
         ("required", ctypes.c_size_t),
-        ("rec", _Rec * len(CATEGORIES)),
+        ("rec", _Rec * REC_COUNT),
     ]
 
 
@@ -181,6 +173,14 @@ def _declare(lib: ctypes.CDLL) -> None:
     lib.ma_report.restype = None
     lib.ma_op_name.argtypes = [i32]
     lib.ma_op_name.restype = ctypes.c_char_p
+    lib.ma_rec_category_name.argtypes = [ctypes.c_int]
+    lib.ma_rec_category_name.restype = ctypes.c_char_p
+
+
+def categories() -> tuple[str, ...]:
+    """TFLM's RecordingMicroAllocator category names, in the runtime's order (report.c)."""
+    lib = load_library()
+    return tuple(lib.ma_rec_category_name(c).decode() for c in range(REC_COUNT))
 
 
 def _aligned(nbytes: int, align: int = 16) -> np.ndarray:
@@ -329,7 +329,7 @@ class Interpreter:
         self._lib.ma_arena_stats_get(self._it, ctypes.byref(s))
         cats = {
             name: (int(r.used), int(r.requested), int(r.count))
-            for name, r in zip(CATEGORIES, s.rec, strict=True)
+            for name, r in zip(categories(), s.rec, strict=True)
             if r.requested
         }
         return ArenaStats(
