@@ -28,6 +28,7 @@ MARKERS = {
 FILE_MARKERS: dict[str, tuple[str, ...]] = {
     "device/test_boards.py": ("pio", "qemu", "slow"),
     "device/test_boards_models.py": ("pio", "qemu", "slow"),
+    "device/test_converter_models_board.py": ("pio", "qemu", "slow"),
     "device/test_demo.py": ("pio", "qemu", "slow"),
     "device/test_emulate.py": ("pio", "qemu", "slow"),
     "device/test_record_board.py": ("qemu", "slow"),
