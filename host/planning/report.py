@@ -66,6 +66,7 @@ def target_lines(t: TargetArena) -> list[str]:
         )
     other = t.tail - sum(c.used for c in t.categories)
     lines.append(f"    {'other (in no category)':<42} {other:>7} bytes")
+    lines += [f"      {kind:<40} {n:>7} bytes" for kind, n in t.other.items()]
     lines += [f"  note: {n}" for n in t.notes]
     return lines
 

@@ -43,6 +43,11 @@ CATEGORIES = (
     ("Operator runtime data", "OpData structs"),
 )
 EVAL, TENSOR, QUANT, BUFFER, VARIABLE, NODES, _OP_DATA = (c for c, _ in CATEGORIES)
+# The rest of the tail, which TFLM's report counts in no category.
+ALLOCATORS = "allocator, planner and subgraph objects"
+OPTIONS = "operator options structs"
+HANDLES = "scratch buffer handles"
+UNCATEGORIZED = (ALLOCATORS, OPTIONS, HANDLES)
 
 
 # What an arena one byte smaller than the minimum runs out of (TflmArena.limited_by).
@@ -80,7 +85,7 @@ class Arena:
         self.head = self.temp = 0
         self.tail = size
         self.recorded: dict[str, Recorded] = {}
-        self.category: str | None = None  # where persistent allocations are being recorded
+        self.category = ALLOCATORS  # where persistent allocations are being recorded
         self.log: list[str] | None = None  # "P size align", "T ...", "R ...": for debugging
 
     def persistent(self, size: int, align: int) -> None:
@@ -89,11 +94,10 @@ class Arena:
         at = _down(self.tail - size, align)
         if at < self.head:
             raise ArenaTooSmall(f"tail allocation of {size} bytes")
-        if self.category is not None:
-            r = self.recorded.setdefault(self.category, Recorded())
-            r.requested += size
-            r.used += self.tail - at
-            r.count += 1
+        r = self.recorded.setdefault(self.category, Recorded())
+        r.requested += size
+        r.used += self.tail - at
+        r.count += 1
         self.tail = at
 
     def temporary(self, size: int, align: int) -> int:
@@ -116,7 +120,7 @@ class Arena:
     def reset_temporary(self) -> None:
         self.temp = self.head
 
-    def record(self, category: str | None) -> None:
+    def record(self, category: str) -> None:
         self.category = category
 
 
@@ -191,7 +195,7 @@ class _Replay:
             a.persistent(
                 sizeof(T.MICRO_RESOURCE_VARIABLE, abi) * self.resource_variables, ARENA_ALIGNMENT
             )
-            a.record(None)
+            a.record(ALLOCATORS)
         for phase, step in (
             (ALLOCATOR, self._start_model_allocation),
             (INIT, self._parse_and_init),
@@ -222,7 +226,7 @@ class _Replay:
         for sg in subgraphs:
             a.persistent(size * len(sg.operators), align)
         a.recorded[NODES].count = sum(len(sg.operators) for sg in subgraphs)
-        a.record(None)
+        a.record(OPTIONS)
 
     def _parse_and_init(self, a: Arena) -> None:
         for _, _, alloc in self.ops:  # PrepareNodeAndRegistrationDataFromFlatbuffer
@@ -232,7 +236,6 @@ class _Replay:
         for _, _, alloc in self.ops:  # InitSubgraphs
             for n in alloc.init if alloc else []:
                 a.persistent(n, ARENA_ALIGNMENT)
-        a.record(None)
 
     def _prepare(self, a: Arena) -> None:
         abi = self.abi
@@ -242,7 +245,6 @@ class _Replay:
             a.record(BUFFER)
             for n in (alloc.prepare if alloc else []) + resources.prepare(sg, op):
                 a.persistent(n, ARENA_ALIGNMENT)
-            a.record(None)
             # Checked against the tail after the node's own persistent buffers: an upper bound.
             self._borrow_temporaries(a, sg, (op.inputs + op.outputs) * borrows(op.name))
             requests += sum(1 for r in self.requests if (r.subgraph, r.op) == (sg.index, op.index))
@@ -277,6 +279,7 @@ class _Replay:
     def _finish_model_allocation(self, a: Arena) -> None:
         abi, model = self.abi, self.model
         if self.request_count:
+            a.record(HANDLES)
             size, align = layout(T.SCRATCH_BUFFER_HANDLE, abi)
             a.persistent(size * self.request_count, align)
         # CommitStaticMemoryPlan: AllocationInfo array in temporary memory.
@@ -287,7 +290,6 @@ class _Replay:
         for t in model.tensors:
             if t.is_variable:
                 a.persistent(t.nbytes(), ARENA_ALIGNMENT)
-        a.record(None)
         # The greedy planner gets all memory left between temporaries and tail.
         available = _down(a.tail, ARENA_ALIGNMENT) - _up(a.temp, ARENA_ALIGNMENT)
         if a.log is not None:
@@ -309,7 +311,6 @@ class _Replay:
                 a.persistent(size, align)
                 a.record(QUANT)
                 self._quantization(a, sg.tensors[i], temporary=False)
-        a.record(None)
 
 
 class _ResourceIds:

@@ -18,7 +18,7 @@ from typing import Any
 from host.device.wire import Category
 from host.planning import tflm_structs
 from host.planning.tflm_kernels import refused_ops
-from host.planning.tflm_tail import CATEGORIES, predict
+from host.planning.tflm_tail import CATEGORIES, UNCATEGORIZED, predict
 from host.tflite.model import Model
 
 TARGETS = ("tflm-cortex-m", "tflm-x86_64", "microarena-cortex-m", "microarena-host")
@@ -35,6 +35,7 @@ class TargetArena:
     tail: int
     min_arena: int  # the arena size to configure
     categories: list[Category] = field(default_factory=list)
+    other: dict[str, int] = field(default_factory=dict)  # the rest of the tail, bytes by kind
     exact: dict[str, bool] = field(default_factory=dict)  # per figure: head, tail, min_arena
     notes: list[str] = field(default_factory=list)
 
@@ -45,6 +46,7 @@ class TargetArena:
             "tail": self.tail,
             "min_arena": self.min_arena,
             "categories": [vars(c) for c in self.categories],
+            "other": self.other,
             "exact": self.exact,
             "notes": self.notes,
         }
@@ -99,6 +101,7 @@ def _tflm(model: Model, target: str) -> TargetArena:
             for name, unit in CATEGORIES
             if (r := p.categories.get(name)) and (r.used or r.requested)
         ],
+        other={k: p.categories[k].used for k in UNCATEGORIZED if k in p.categories},
         exact={"head": head_exact, "tail": known, "min_arena": head_exact and p.exact},
         notes=notes,
     )

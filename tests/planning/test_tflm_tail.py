@@ -109,6 +109,8 @@ def _check_report(path: Path, pip_arena) -> None:
     predicted = predict(Model.load(path), X86_64_PIP, BIG_ARENA)
     assert predicted.exact, f"operators not modelled: {predicted.unknown}"
     assert predicted.report_lines() == pip_arena(path).report
+    # Each byte of the tail belongs to a report category or to a named uncategorized kind.
+    assert sum(r.used for r in predicted.categories.values()) == predicted.tail
 
 
 @pytest.mark.skipif(not RUNNABLE, reason="../shared/models/TFLM_BASELINE.tsv is absent")
