@@ -27,7 +27,13 @@ from dataclasses import dataclass, field
 
 from host.planning import tflm_structs as T
 from host.planning.scratch import operator_table, predict_tflm_head, scratch_requests
-from host.planning.tflm_kernels import borrows, op_allocations, scale_count, unknown_ops
+from host.planning.tflm_kernels import (
+    OpAllocations,
+    borrows,
+    op_allocations,
+    scale_count,
+    unknown_ops,
+)
 from host.planning.tflm_structs import ARENA_ALIGNMENT, Abi, layout, sizeof
 from host.tflite import schema as S
 from host.tflite.model import Model, ModelError, Operator, Subgraph, Tensor
@@ -136,6 +142,7 @@ class TflmArena:
     min_arena: int = 0  # smallest arena_size for which set-up succeeds
     limited_by: str = ""  # what one byte less runs out of
     unknown: list[str] = field(default_factory=list)  # operators not modelled
+    kernels: list[dict] = field(default_factory=list)  # requested bytes per operator
 
     @property
     def total(self) -> int:
@@ -388,6 +395,7 @@ def predict(model: Model, abi: Abi = T.X86_64_PIP, arena_size: int = 16 << 20) -
         tail=arena_size - a.tail,
         categories=a.recorded,
         unknown=unknown_ops(model, abi),
+        kernels=[_kernel_bytes(sg, op, alloc) for sg, op, alloc in replay.ops],
     )
     result.min_arena = _min_arena(replay, result.total)
     try:
@@ -395,6 +403,18 @@ def predict(model: Model, abi: Abi = T.X86_64_PIP, arena_size: int = 16 << 20) -
     except ArenaTooSmall as e:
         result.limited_by = str(e).split(":")[0]
     return result
+
+
+def _kernel_bytes(sg: Subgraph, op: Operator, alloc: OpAllocations | None) -> dict:
+    """What one operator asks for in the tail (sizes as requested, before alignment)."""
+    return {
+        "subgraph": sg.index,
+        "op": op.index,
+        "name": op.name,
+        "options": alloc.params[0] if alloc and alloc.params else 0,
+        "init": sum(alloc.init) if alloc else None,
+        "prepare": sum(alloc.prepare) if alloc else None,
+    }
 
 
 def _works(replay: _Replay, size: int) -> bool:

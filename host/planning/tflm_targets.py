@@ -36,6 +36,7 @@ class TargetArena:
     min_arena: int  # the arena size to configure
     categories: list[Category] = field(default_factory=list)
     other: dict[str, int] = field(default_factory=dict)  # the rest of the tail, bytes by kind
+    kernels: list[dict] = field(default_factory=list)  # per operator: options, Init, Prepare
     exact: dict[str, bool] = field(default_factory=dict)  # per figure: head, tail, min_arena
     notes: list[str] = field(default_factory=list)
 
@@ -47,6 +48,7 @@ class TargetArena:
             "min_arena": self.min_arena,
             "categories": [vars(c) for c in self.categories],
             "other": self.other,
+            "kernels": self.kernels,
             "exact": self.exact,
             "notes": self.notes,
         }
@@ -102,6 +104,7 @@ def _tflm(model: Model, target: str) -> TargetArena:
             if (r := p.categories.get(name)) and (r.used or r.requested)
         ],
         other={k: p.categories[k].used for k in UNCATEGORIZED if k in p.categories},
+        kernels=p.kernels,
         exact={"head": head_exact, "tail": known, "min_arena": head_exact and p.exact},
         notes=notes,
     )
