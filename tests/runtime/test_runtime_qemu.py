@@ -20,8 +20,11 @@ import numpy as np
 import pytest
 
 from host.device.firmware import read_build_mk
+from host.planning import offline_plan
+from host.planning.plan import plan_model
 from host.runtime import arena as arena_layout
 from host.runtime.binding import Interpreter, MicroarenaError
+from host.tflite.model import Model
 
 REPO = Path(__file__).resolve().parents[2]
 MODELS = REPO.parent / "shared" / "models"
@@ -64,6 +67,7 @@ CASES = [
     "litert_call_once_mul",
     "litert_nested_while",
 ]
+OVERLAP_CASES = ["tflm_person_detect_int8", "tiny_vww_mobilenet_int8", "tiny_kws_dscnn_int8"]
 
 
 def _pattern(shape: tuple[int, ...], dtype: type) -> np.ndarray:
@@ -90,6 +94,36 @@ def test_model_on_qemu_cortex_m4(name: str, arm_library: Path, tmp_path: Path) -
     path = MODELS / f"{name}.tflite"
     if not path.exists():
         pytest.skip(f"shared model {path} is absent (tests read ../shared/models)")
+    _check_on_qemu(path, arm_library, tmp_path)
+
+
+@pytest.mark.parametrize("name", OVERLAP_CASES)
+def test_overlap_plan_on_qemu_cortex_m4(name: str, arm_library: Path, tmp_path: Path) -> None:
+    """A plan whose operators write over their inputs (--overlap --runtime microarena): the
+    board accepts it, reports the predicted head, and its outputs equal the host build's
+    without a plan."""
+    path = MODELS / f"{name}.tflite"
+    if not path.exists():
+        pytest.skip(f"shared model {path} is absent (tests read ../shared/models)")
+    model = Model(path.read_bytes(), name)
+    result = plan_model(model, time_limit=1.5, runtime="microarena", overlap=True)
+    assert result.shared and result.head < result.lower_bound
+    offline_plan.embed(model, result.tensor_offsets())
+    planned = tmp_path / "planned.tflite"
+    planned.write_bytes(model.to_bytes())
+    host = _check_on_qemu(planned, arm_library, tmp_path)
+    plain = Interpreter(path.read_bytes())
+    for i in range(plain.num_inputs()):
+        d = plain.input_details(i)
+        plain.set_input(i, _pattern(d.shape, d.dtype))
+    plain.invoke()
+    for o in range(plain.num_outputs()):
+        np.testing.assert_array_equal(host.get_output(o), plain.get_output(o))
+
+
+def _check_on_qemu(path: Path, arm_library: Path, tmp_path: Path) -> Interpreter:
+    """Run the model at `path` on QEMU in its predicted arena: head as predicted, outputs as
+    the host build's (returned, after its run on the same inputs)."""
     data = path.read_bytes()
     try:
         host = Interpreter(data)
@@ -160,3 +194,4 @@ def test_model_on_qemu_cortex_m4(name: str, arm_library: Path, tmp_path: Path) -
             np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
         else:
             np.testing.assert_array_equal(got, want)
+    return host
