@@ -3,7 +3,7 @@
 Everything comes from the code or from running it:
 - the runtime's operators: the kernel registry (firmware/src/kernels/registry.c: builtin
   cases and the custom-operator name table) plus the core's control-flow operators;
-- types: every one-operator case of the tests (conformance suites, test_kernels.py's single
+- types: every one-operator case of the tests (conformance suites, the kernel tests' single
   operators), the demo model and every converter-made model (tests/data/keras) is opened on
   the host build: an (operator, type) that opens is listed as supported (the tests check
   those against the real TFLM), a refusal is listed with the runtime's message;
@@ -150,9 +150,9 @@ def _single_op_models() -> list[tuple[str, bytes]]:
     out = [("demo model", build_demo_model())]
     for path in sorted((REPO / "tests" / "runtime").glob("test_conformance_*.py")):
         out += [(f"{path.name}: {c.name}", single_op_model(c)) for c in _test_module(path).CASES]
-    kernels = _test_module(REPO / "tests" / "runtime" / "test_kernels.py")
+    kernels = _test_module(REPO / "tests" / "runtime" / "test_kernels_single_ops.py")
     for name, case in kernels.SINGLE_OPS.items():
-        out.append((f"test_kernels.py: {name}", kernels.single_op_model(*case)))
+        out.append((f"test_kernels_single_ops.py: {name}", kernels.single_op_model(*case)))
     return out
 
 

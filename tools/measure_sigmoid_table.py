@@ -24,7 +24,7 @@ REPO = Path(__file__).resolve().parents[1]
 def measure() -> list[int]:
     """The 256 table entries, from the pip tflite-micro interpreter."""
     sys.path[:0] = [str(REPO), str(REPO / "tests")]
-    from test_kernels import I16, T, single_op_model
+    from support.kernel_harness import I16, T, single_op_model
     from tflite_micro.python.tflite_micro import runtime
 
     model = single_op_model("TANH", [T((1, 257), I16, 1 / 6144, 0)],

@@ -1,0 +1,13 @@
+"""The kernel harness library, built once per session for every kernel test file."""
+
+from __future__ import annotations
+
+import ctypes
+
+import pytest
+from support.kernel_harness import build_kernel_library
+
+
+@pytest.fixture(scope="session")
+def lib(tmp_path_factory: pytest.TempPathFactory) -> ctypes.CDLL:
+    return build_kernel_library(tmp_path_factory.mktemp("kernels"))

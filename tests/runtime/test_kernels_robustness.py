@@ -1,0 +1,148 @@
+"""Bad nodes fail with clear messages, hostile values stay defined under UBSan, and every
+kernel compiles warning-free without mutable globals."""
+
+from __future__ import annotations
+
+import ctypes
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+from support.kernel_harness import (
+    F32,
+    I8,
+    I16,
+    I32,
+    KERNELS,
+    REPO,
+    hand,
+    run_hand_node,
+)
+
+Q = {"scale": 0.1, "zp": 0}
+BAD_NODES: dict[str, tuple[str, list, list, dict, int, tuple[str, str, str]]] = {
+    "FC bias size": ("FULLY_CONNECTED", [hand((1, 8), I8, **Q), hand((4, 8), I8, np.ones(32), **Q),
+        hand((3,), I32, np.ones(3))], [hand((1, 4), I8, **Q)], {}, 1 << 16,
+        ("prepare", "MODEL", "FULLY_CONNECTED: bias has 3 values for 4 units")),
+    "FC missing filter": ("FULLY_CONNECTED", [hand((1, 8), I8, **Q), None],
+        [hand((1, 4), I8, **Q)], {}, 1 << 16, ("prepare", "MODEL", "FULLY_CONNECTED: input 1 is")),
+    "FC short tensor": ("FULLY_CONNECTED", [hand((1, 8), I8, nbytes=4, **Q),
+        hand((4, 8), I8, np.ones(32), **Q)], [hand((1, 4), I8, **Q)], {}, 1 << 16,
+        ("prepare", "MODEL", "bytes for its shape")),
+    "CONV output size": ("CONV_2D", [hand((1, 5, 5, 2), F32), hand((3, 3, 3, 2), F32, np.ones(54))],
+        [hand((1, 4, 3, 3), F32)], {0: 1, 1: 1, 2: 1}, 1 << 16,
+        ("prepare", "MODEL", "CONV_2D: output size 4, geometry gives 3")),
+    "CONV zero input channels": ("CONV_2D", [hand((1, 5, 5, 0), F32),
+        hand((3, 3, 3, 2), F32, np.ones(54))], [hand((1, 3, 3, 3), F32)], {0: 1, 1: 1, 2: 1},
+        1 << 16, ("prepare", "MODEL", "CONV_2D: 0 -> 3 channels")),
+    "CONV tanh activation": ("CONV_2D", [hand((1, 5, 5, 2), F32),
+        hand((3, 3, 3, 2), F32, np.ones(54))], [hand((1, 3, 3, 3), F32)],
+        {0: 1, 1: 1, 2: 1, 3: 4}, 1 << 16, ("prepare", "UNSUPPORTED", "fused activation 4")),
+    "CONV zero stride": ("CONV_2D", [hand((1, 5, 5, 2), F32), hand((3, 3, 3, 2), F32, np.ones(54))],
+        [hand((1, 3, 3, 3), F32)], {0: 1, 1: 0, 2: 1}, 1 << 16, ("prepare", "MODEL", "bad stride")),
+    "ADD int16": ("ADD", [hand((4,), I16), hand((4,), I16)], [hand((4,), I16)], {}, 1 << 16,
+        ("prepare", "UNSUPPORTED", "ADD: input type INT16")),
+    "ADD no broadcast": ("ADD", [hand((3, 4), F32), hand((3,), F32)], [hand((3, 4), F32)], {},
+        1 << 16, ("prepare", "MODEL", "ADD: shapes do not broadcast")),
+    "SOFTMAX int8 output zero point": ("SOFTMAX", [hand((1, 5), I8, **Q)],
+        [hand((1, 5), I8, scale=1 / 256, zp=0)], {0: 1.0}, 1 << 16,
+        ("prepare", "UNSUPPORTED", "SOFTMAX: output must have zero point -128")),
+    "LOGISTIC int8 output scale": ("LOGISTIC", [hand((5,), I8, **Q)], [hand((5,), I8, **Q)], {},
+        1 << 16, ("prepare", "UNSUPPORTED", "LOGISTIC: int8 output must")),
+    "CONCATENATION axis": ("CONCATENATION", [hand((2, 3), F32), hand((2, 3), F32)],
+        [hand((2, 6), F32)], {0: 2}, 1 << 16, ("prepare", "MODEL", "axis 2 outside rank 2")),
+    "TRANSPOSE repeated axis": ("TRANSPOSE", [hand((2, 3), F32), hand((2,), I32, [0, 0])],
+        [hand((2, 2), F32)], {}, 1 << 16, ("prepare", "MODEL", "TRANSPOSE: bad permutation")),
+    "RESHAPE size": ("RESHAPE", [hand((2, 3), F32)], [hand((7,), F32)], {}, 1 << 16,
+        ("prepare", "MODEL", "RESHAPE: 6 elements in, 7 out")),
+    "GATHER index out of range": ("GATHER", [hand((4, 2), F32), hand((2,), I32, [1, 4])],
+        [hand((2, 2), F32)], {}, 1 << 16, ("eval", "KERNEL", "GATHER: index 4 outside [0, 4)")),
+    "PAD negative": ("PAD", [hand((2, 2), F32), hand((2, 2), I32, [[0, 0], [-1, 3]])],
+        [hand((2, 4), F32)], {}, 1 << 16, ("prepare", "MODEL", "PAD: paddings do not give")),
+    "int8 zero point out of range": ("FULLY_CONNECTED", [hand((1, 8), I8, scale=0.1, zp=1 << 30),
+        hand((4, 8), I8, np.ones(32), **Q)], [hand((1, 4), I8, **Q)], {}, 1 << 16,
+        ("prepare", "MODEL", "has a zero point outside INT8")),
+    "tail exhausted": ("CONV_2D", [hand((1, 5, 5, 2), I8, **Q), hand((3, 3, 3, 2), I8,
+        np.ones(54), **Q)], [hand((1, 3, 3, 3), I8, **Q)], {0: 1, 1: 1, 2: 1}, 32,
+        ("prepare", "ARENA", "tail needs")),
+    "no kernel": ("BATCH_MATMUL", [hand((1, 4), F32)], [hand((1, 4), F32)], {},
+        1 << 16, ("prepare", "UNSUPPORTED", "no kernel for builtin 126")),
+    "LSTM peephole": ("UNIDIRECTIONAL_SEQUENCE_LSTM", [hand((1, 2, 4), F32)] + [None] * 8
+        + [hand((4,), F32)] + [None] * 14, [hand((1, 2, 4), F32)], {}, 1 << 16,
+        ("prepare", "UNSUPPORTED", "peephole connections")),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("case", BAD_NODES)
+def test_bad_node_fails_with_a_clear_message(lib: ctypes.CDLL, case: str) -> None:
+    code, ins, outs, slots, tail, (phase, status, text) = BAD_NODES[case]
+    got = run_hand_node(lib, code, ins, outs, slots, tail)
+    assert got[:2] == (phase, status), got
+    assert text in got[2], got
+
+
+# ----------------------------------------------------------------------------- build rules
+
+ARM_FLAGS = ["-mcpu=cortex-m4", "-mthumb", "-mfloat-abi=hard", "-mfpu=fpv4-sp-d16"]
+
+
+@pytest.mark.parametrize(
+    "compiler,flags",
+    [("gcc", []), ("clang", []), ("arm-none-eabi-gcc", ARM_FLAGS),
+     ("arm-none-eabi-gcc", ["-mcpu=cortex-m3", "-mthumb"])],
+)  # fmt: skip
+def test_kernels_compile_warning_free_without_mutable_globals(
+    tmp_path: Path, compiler: str, flags: list[str]
+) -> None:
+    """C11, -Wall -Wextra -Werror, and no writable data (.data/.bss) in any kernel object."""
+    if shutil.which(compiler) is None:
+        pytest.skip(f"{compiler} is not installed")
+    size = "arm-none-eabi-size" if compiler.startswith("arm") else "size"
+    for src in sorted(KERNELS.glob("*.c")):
+        obj = tmp_path / (src.stem + ".o")
+        cmd = [compiler, "-std=c11", "-Wall", "-Wextra", "-Werror", "-pedantic", "-O2", *flags,
+               f"-I{REPO / 'firmware' / 'include'}", f"-I{KERNELS}",
+               "-c", str(src), "-o", str(obj)]  # fmt: skip
+        res = subprocess.run(cmd, capture_output=True, text=True)
+        assert res.returncode == 0, f"{src.name}: {res.stderr}"
+        sections = subprocess.run([size, "-A", str(obj)], capture_output=True, text=True,
+                                  check=True).stdout.splitlines()  # fmt: skip
+        # Relocated constant tables (.data.rel.ro on PIE hosts) are read-only after loading.
+        writable = [ln for ln in sections if ln.split()[:1] and
+                    re.match(r"\.(data|bss)(?!\.rel\.ro)", ln.split()[0]) and
+                    int(ln.split()[1]) > 0]  # fmt: skip
+        assert not writable, f"{src.name} has mutable globals: {writable}"
+
+
+HOSTILE_NODES: dict[str, tuple[str, list, list, dict]] = {
+    "FC int32 accumulator overflow": ("FULLY_CONNECTED", [hand((1, 70000), I8,
+        np.full(70000, 127), 0.1, -128), hand((2, 70000), I8, np.full(140000, 127), 0.1)],
+        [hand((1, 2), I8, scale=0.1)], {}),
+    "CONV tiny output scale with RELU6": ("CONV_2D", [hand((1, 3, 3, 2), I8, **Q),
+        hand((1, 3, 3, 2), I8, np.ones(18), **Q)], [hand((1, 1, 1, 1), I8, scale=1e-38, zp=5)],
+        {0: 1, 1: 1, 2: 1, 3: 3}),
+    "FC huge multiplier with output offset": ("FULLY_CONNECTED", [hand((1, 4), I8,
+        [-128, 127, -128, 127], 1.0, 0), hand((3, 4), I8, [127, -127] * 6, 1.0)],
+        [hand((1, 3), I8, scale=1e-30, zp=-128)], {}),
+    "DEQUANTIZE huge scale": ("DEQUANTIZE", [hand((3,), I8, [-128, 0, 127], 3e38, 0)],
+        [hand((3,), F32)], {}),
+    "QUANTIZE NaN and infinity": ("QUANTIZE", [hand((3,), F32, [np.nan, np.inf, -np.inf])],
+        [hand((3,), I8, scale=0.1, zp=3)], {}),
+    "SOFTMAX NaN beta": ("SOFTMAX", [hand((1, 5), I8, **Q)],
+        [hand((1, 5), I8, scale=1 / 256, zp=-128)], {0: float("nan")}),
+    "AVERAGE_POOL_2D huge window": ("AVERAGE_POOL_2D", [hand((1, 300, 300, 1), I8,
+        np.full(90000, 127), **Q)], [hand((1, 1, 1, 1), I8, **Q)],
+        {0: 1, 1: 1, 2: 1, 3: 300, 4: 300}),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("case", HOSTILE_NODES)
+def test_hostile_values_stay_defined(lib: ctypes.CDLL, case: str) -> None:
+    """Values a hostile model can carry run without undefined behaviour (the harness is built
+    with -fsanitize=undefined -fno-sanitize-recover, so UB would abort the test)."""
+    code, ins, outs, slots = HOSTILE_NODES[case]
+    phase, status, msg = run_hand_node(lib, code, ins, outs, slots)
+    assert status in ("OK", "UNSUPPORTED", "MODEL"), (phase, status, msg)
