@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import math
 import re
-import struct
 from pathlib import Path
 
 import numpy as np
 import pytest
+from support.audio_segments import ENERGY_BINS, ENERGY_OUT, MODEL, SEGMENTS, cut
 from support.tflm_oracle import oracle, shared_model
 
 from host.runtime.binding import MA_ERR_MODEL, MA_ERR_UNSUPPORTED, Interpreter, MicroarenaError
@@ -25,25 +25,6 @@ from host.tflite.flatbuf import set_child
 from host.tflite.model import Model
 
 REPO = Path(__file__).resolve().parents[2]
-MODEL = "tflm_audio_preprocessor_int8"
-# (segment inputs, tensors computed, operators) of the audio preprocessor.
-SEGMENTS = {
-    "spectrum": ([0], [19, 20, 21, 22, 23, 24], [0, 1, 2, 3, 4]),
-    "filter bank": ([28, 22], [29, 30, 31, 32, 33, 34], [9, 10, 11, 12, 13]),
-}
-ENERGY_OUT = 24  # SignalEnergy writes bins [start_index, end_index) only (as TFLM)
-ENERGY_BINS = slice(5, 241)
-
-
-def cut(data: bytes, inputs: list[int], outputs: list[int], ops: list[int]) -> bytes:
-    """Subgraph 0 reduced to `ops`, with the given inputs and outputs."""
-    m = Model(data)
-    sg = m.root.get(S.MODEL_SUBGRAPHS)[0]
-    every = sg.get(S.SUBGRAPH_OPERATORS)
-    set_child(sg, S.SUBGRAPH_INPUTS, struct.pack(f"<{len(inputs)}i", *inputs))
-    set_child(sg, S.SUBGRAPH_OUTPUTS, struct.pack(f"<{len(outputs)}i", *outputs))
-    set_child(sg, S.SUBGRAPH_OPERATORS, [every[i] for i in ops])
-    return m.to_bytes()
 
 
 def frames(kind: str, count: int) -> list[np.ndarray]:
