@@ -56,8 +56,7 @@ def plot_plan(r: PlanResult, path: str) -> None:
     ax.set_ylabel("arena offset (bytes)")
     ax.set_title(
         f"{Path(r.model).name}: head {r.head} B (dashed), TFLM greedy {r.tflm_head} B (dotted), "
-        f"scratch hatched"
-        + (", bytes an output writes over its input in black" if r.shared else ""),
+        f"scratch hatched" + (", output over input black" if r.shared else ""),
         fontsize=9,
     )
     fig.tight_layout()

@@ -127,3 +127,16 @@ def test_cli_overlap_report_json_and_check(tmp_path, capsys) -> None:
     assert "overlap_bound" not in json.loads(capsys.readouterr().out)
     assert main([str(p), "--overlap", "--runtime", "microarena", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["kernel_set"] == "microarena kernels"
+
+
+def test_plot_draws_the_shared_bytes(tmp_path) -> None:
+    pytest.importorskip("matplotlib", reason="--plot needs matplotlib (the plot extra)")
+    from host.planning.cli import main
+
+    out = tmp_path / "layout.svg"
+    assert main([str(shared_model(PERSON)), "--overlap", "--plot", str(out), "-q"]) == 0
+    _, _, result = _plan(PERSON, overlap=True)
+    svg = out.read_text()
+    assert "output over input" in svg  # the title says what the black regions are
+    for s in result.shared:  # one labelled region per overlapping operator
+        assert f"op {s.op}: {s.bytes} B shared" in svg
