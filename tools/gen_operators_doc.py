@@ -51,8 +51,8 @@ TFLM_LINE = re.compile(r"^<!-- TFLM (\S+) operators: (.*) -->$", re.M)
 
 def runtime_operators() -> list[str]:
     src = REGISTRY.read_text()
-    builtin = re.findall(r"case MA_OP_(\w+):\s*return", src)
-    custom = re.findall(r'\{"(\w+)", &mak_\w+\}', src)
+    builtin = re.findall(r"^\s*KERNEL\((\w+), mak_\w+\);", src, re.M)
+    custom = re.findall(r'\{"(\w+)", MA_KEEP_CUSTOM\(&mak_\w+\)\}', src)
     return sorted(set(builtin) | set(custom) | set(CORE_OPS))
 
 

@@ -120,6 +120,7 @@ def build_image(
     app: str = "model",
     build_root: Path = BUILD_ROOT,
     plan: str = "none",
+    kernels: str = "model",
 ) -> Path:
     """Build (or bring up to date) the firmware for a board with PlatformIO; returns the .elf.
 
@@ -127,6 +128,7 @@ def build_image(
     several models can coexist and rebuilds are incremental. ``model`` may be a list: the image
     then holds all of them and runs the one named by ``emulate.run(..., args=<model stem>)``.
     ``plan="best"`` (or "greedy") embeds host.plan's offline memory plan in the model first.
+    ``kernels="model"`` links only the kernels of the model's operators, "all" every kernel.
     """
     get_board(board)
     variant = app
@@ -146,6 +148,9 @@ def build_image(
         env["MICROARENA_PLAN"] = plan  # none, or the planner (host.plan) whose plan is embedded
         if plan != "none":
             variant += f"-plan_{plan}"
+        env["MICROARENA_KERNELS"] = kernels
+        if kernels != "model":
+            variant += f"-kernels_{kernels}"
     build_dir = Path(build_root) / variant
     env["PLATFORMIO_BUILD_DIR"] = str(build_dir)
     proc = subprocess.run(

@@ -157,7 +157,7 @@ def build_model_sources():
         fail(f"custom_plan must be none, best or greedy, not '{plan}'")
     if plan != "none":
         paths = [plan_model(path, gen_dir, plan) for path in paths]
-    outputs = [os.path.join(gen_dir, "model_data.c"), os.path.join(gen_dir, "model_config.h")]
+    outputs = [os.path.join(gen_dir, f) for f in ("model_data.c", "model_config.h", "model_ops.h")]
     converter = os.path.join(app_dir("model"), "embed_model.py")
     ram_limit = int(board.get("upload.maximum_ram_size", 0))
     limits = f"--flash-limit {flash_limit} --ram-limit {ram_limit} --board {board_id}"
@@ -177,6 +177,8 @@ def build_model_sources():
     # Depend on the generated header from main.c without scanning a file that may not exist yet.
     env.Append(CPPPATH=[gen_dir])
     env.Depends(os.path.join("$BUILD_DIR", "src", "model", "main.o"), outputs[1])
+    registry = os.path.join("$BUILD_DIR", "runtime", "src", "kernels", "registry.o")
+    env.Depends(registry, outputs[2])
     # The generated file does not exist yet when SCons reads this, so name its object directly.
     model_obj = env.Object(os.path.join("$BUILD_DIR", "model_obj", "model_data.o"), outputs[0])
     env.Append(PIOBUILDFILES=model_obj)
@@ -187,8 +189,11 @@ if not testing:
         fail(f"custom_app must be 'model' or 'hello', not '{app}'")
     env.Replace(SRC_FILTER=["-<*>", f"+<{app}/*.c>"])  # src_dir is firmware/apps
     if app == "model":
-        build_runtime()
+        # Only the kernels the model uses (custom_kernels = all keeps every one).
+        if option("kernels", "model") == "model":
+            env.Append(CPPDEFINES=[("MA_SELECTED_OPS_H", '\\"model_ops.h\\"')])
         build_model_sources()
+        build_runtime()
 
 target_elf = env.BuildProgram()
 target_bin = env.Command(

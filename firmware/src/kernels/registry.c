@@ -2,68 +2,74 @@
 #include <stddef.h>
 #include <string.h>
 
+#include "kernel_select.h"
 #include "kernels.h"
 #include "ma_ops.h"
 
 static const ma_kernel *custom_kernel(int32_t code);
 
+/* One line per builtin operator; MA_KEEP drops the kernels an image's model does not use. */
+#define KERNEL(op, kernel) \
+  case MA_OP_##op:         \
+    return MA_KEEP(MA_OP_##op, &kernel)
+
 const ma_kernel *ma_find_kernel(int32_t builtin_code) {
   switch (builtin_code) {
-    case MA_OP_ADD: return &mak_add;
-    case MA_OP_AVERAGE_POOL_2D: return &mak_average_pool_2d;
-    case MA_OP_CONCATENATION: return &mak_concatenation;
-    case MA_OP_CONV_2D: return &mak_conv_2d;
-    case MA_OP_DEPTHWISE_CONV_2D: return &mak_depthwise_conv_2d;
-    case MA_OP_DEQUANTIZE: return &mak_dequantize;
-    case MA_OP_FULLY_CONNECTED: return &mak_fully_connected;
-    case MA_OP_LOGISTIC: return &mak_logistic;
-    case MA_OP_MAX_POOL_2D: return &mak_max_pool_2d;
-    case MA_OP_MUL: return &mak_mul;
-    case MA_OP_RELU: return &mak_relu;
-    case MA_OP_RESHAPE: return &mak_reshape;
-    case MA_OP_SOFTMAX: return &mak_softmax;
-    case MA_OP_SVDF: return &mak_svdf;
-    case MA_OP_UNIDIRECTIONAL_SEQUENCE_LSTM: return &mak_unidirectional_sequence_lstm;
-    case MA_OP_PAD: return &mak_pad;
-    case MA_OP_PADV2: return &mak_pad;
-    case MA_OP_GATHER: return &mak_gather;
-    case MA_OP_TRANSPOSE: return &mak_transpose;
-    case MA_OP_LESS: return &mak_less;
-    case MA_OP_EQUAL: return &mak_equal;
-    case MA_OP_RESIZE_NEAREST_NEIGHBOR: return &mak_resize_nearest_neighbor;
-    case MA_OP_LEAKY_RELU: return &mak_leaky_relu;
-    case MA_OP_QUANTIZE: return &mak_quantize;
-    case MA_OP_FLOOR: return &mak_floor;
-    case MA_OP_RELU6: return &mak_relu6;
-    case MA_OP_TANH: return &mak_tanh;
-    case MA_OP_MEAN: return &mak_mean;
-    case MA_OP_SUB: return &mak_sub;
-    case MA_OP_DIV: return &mak_div;
-    case MA_OP_EXP: return &mak_exp;
-    case MA_OP_MAXIMUM: return &mak_maximum;
-    case MA_OP_MINIMUM: return &mak_minimum;
-    case MA_OP_NEG: return &mak_neg;
-    case MA_OP_GREATER: return &mak_greater;
-    case MA_OP_GREATER_EQUAL: return &mak_greater_equal;
-    case MA_OP_LESS_EQUAL: return &mak_less_equal;
-    case MA_OP_SIN: return &mak_sin;
-    case MA_OP_NOT_EQUAL: return &mak_not_equal;
-    case MA_OP_LOG: return &mak_log;
-    case MA_OP_SUM: return &mak_sum;
-    case MA_OP_SQRT: return &mak_sqrt;
-    case MA_OP_RSQRT: return &mak_rsqrt;
-    case MA_OP_REDUCE_MAX: return &mak_reduce_max;
-    case MA_OP_LOGICAL_NOT: return &mak_logical_not;
-    case MA_OP_REDUCE_MIN: return &mak_reduce_min;
-    case MA_OP_SQUARE: return &mak_square;
-    case MA_OP_SQUARED_DIFFERENCE: return &mak_squared_difference;
-    case MA_OP_ABS: return &mak_abs;
-    case MA_OP_CEIL: return &mak_ceil;
-    case MA_OP_COS: return &mak_cos;
-    case MA_OP_ELU: return &mak_elu;
-    case MA_OP_ROUND: return &mak_round;
-    case MA_OP_HARD_SWISH: return &mak_hard_swish;
-    case MA_OP_CAST: return &mak_cast;
+    KERNEL(ADD, mak_add);
+    KERNEL(AVERAGE_POOL_2D, mak_average_pool_2d);
+    KERNEL(CONCATENATION, mak_concatenation);
+    KERNEL(CONV_2D, mak_conv_2d);
+    KERNEL(DEPTHWISE_CONV_2D, mak_depthwise_conv_2d);
+    KERNEL(DEQUANTIZE, mak_dequantize);
+    KERNEL(FULLY_CONNECTED, mak_fully_connected);
+    KERNEL(LOGISTIC, mak_logistic);
+    KERNEL(MAX_POOL_2D, mak_max_pool_2d);
+    KERNEL(MUL, mak_mul);
+    KERNEL(RELU, mak_relu);
+    KERNEL(RESHAPE, mak_reshape);
+    KERNEL(SOFTMAX, mak_softmax);
+    KERNEL(SVDF, mak_svdf);
+    KERNEL(UNIDIRECTIONAL_SEQUENCE_LSTM, mak_unidirectional_sequence_lstm);
+    KERNEL(PAD, mak_pad);
+    KERNEL(PADV2, mak_pad);
+    KERNEL(GATHER, mak_gather);
+    KERNEL(TRANSPOSE, mak_transpose);
+    KERNEL(LESS, mak_less);
+    KERNEL(EQUAL, mak_equal);
+    KERNEL(RESIZE_NEAREST_NEIGHBOR, mak_resize_nearest_neighbor);
+    KERNEL(LEAKY_RELU, mak_leaky_relu);
+    KERNEL(QUANTIZE, mak_quantize);
+    KERNEL(FLOOR, mak_floor);
+    KERNEL(RELU6, mak_relu6);
+    KERNEL(TANH, mak_tanh);
+    KERNEL(MEAN, mak_mean);
+    KERNEL(SUB, mak_sub);
+    KERNEL(DIV, mak_div);
+    KERNEL(EXP, mak_exp);
+    KERNEL(MAXIMUM, mak_maximum);
+    KERNEL(MINIMUM, mak_minimum);
+    KERNEL(NEG, mak_neg);
+    KERNEL(GREATER, mak_greater);
+    KERNEL(GREATER_EQUAL, mak_greater_equal);
+    KERNEL(LESS_EQUAL, mak_less_equal);
+    KERNEL(SIN, mak_sin);
+    KERNEL(NOT_EQUAL, mak_not_equal);
+    KERNEL(LOG, mak_log);
+    KERNEL(SUM, mak_sum);
+    KERNEL(SQRT, mak_sqrt);
+    KERNEL(RSQRT, mak_rsqrt);
+    KERNEL(REDUCE_MAX, mak_reduce_max);
+    KERNEL(LOGICAL_NOT, mak_logical_not);
+    KERNEL(REDUCE_MIN, mak_reduce_min);
+    KERNEL(SQUARE, mak_square);
+    KERNEL(SQUARED_DIFFERENCE, mak_squared_difference);
+    KERNEL(ABS, mak_abs);
+    KERNEL(CEIL, mak_ceil);
+    KERNEL(COS, mak_cos);
+    KERNEL(ELU, mak_elu);
+    KERNEL(ROUND, mak_round);
+    KERNEL(HARD_SWISH, mak_hard_swish);
+    KERNEL(CAST, mak_cast);
     default: return custom_kernel(builtin_code);
   }
 }
@@ -73,15 +79,15 @@ static const struct {
   const char *name;
   const ma_kernel *kernel;
 } CUSTOM_OPS[] = {
-    {"SignalWindow", &mak_signal_window},
-    {"SignalFftAutoScale", &mak_signal_fft_auto_scale},
-    {"SignalRfft", &mak_signal_rfft},
-    {"SignalEnergy", &mak_signal_energy},
-    {"SignalFilterBank", &mak_signal_filter_bank},
-    {"SignalFilterBankSquareRoot", &mak_signal_filter_bank_square_root},
-    {"SignalFilterBankSpectralSubtraction", &mak_signal_filter_bank_spectral_subtraction},
-    {"SignalPCAN", &mak_signal_pcan},
-    {"SignalFilterBankLog", &mak_signal_filter_bank_log},
+    {"SignalWindow", MA_KEEP_CUSTOM(&mak_signal_window)},
+    {"SignalFftAutoScale", MA_KEEP_CUSTOM(&mak_signal_fft_auto_scale)},
+    {"SignalRfft", MA_KEEP_CUSTOM(&mak_signal_rfft)},
+    {"SignalEnergy", MA_KEEP_CUSTOM(&mak_signal_energy)},
+    {"SignalFilterBank", MA_KEEP_CUSTOM(&mak_signal_filter_bank)},
+    {"SignalFilterBankSquareRoot", MA_KEEP_CUSTOM(&mak_signal_filter_bank_square_root)},
+    {"SignalFilterBankSpectralSubtraction", MA_KEEP_CUSTOM(&mak_signal_filter_bank_spectral_subtraction)},
+    {"SignalPCAN", MA_KEEP_CUSTOM(&mak_signal_pcan)},
+    {"SignalFilterBankLog", MA_KEEP_CUSTOM(&mak_signal_filter_bank_log)},
 };
 enum { N_CUSTOM_OPS = sizeof CUSTOM_OPS / sizeof CUSTOM_OPS[0] };
 
