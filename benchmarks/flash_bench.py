@@ -2,7 +2,7 @@
 keeping only the kernels its model uses (the default; custom_kernels = all keeps every one).
 
     .venv/bin/python benchmarks/flash_bench.py                       # the demo model
-    .venv/bin/python benchmarks/flash_bench.py --models ../shared/models/tflm_micro_speech_int8.tflite
+    .venv/bin/python benchmarks/flash_bench.py --models m1.tflite m2.tflite   # other models
 
 Kernel sizes are those of each kernel source's object built as `make -C firmware arm` builds it
 (build.mk's flags, -ffunction-sections): text + data + rodata, before the linker drops what no
@@ -75,9 +75,8 @@ def main(argv: list[str] | None = None) -> int:
     for model in args.models:
         only = image_size(build_image(args.board, model, kernels="model"))
         every = image_size(build_image(args.board, model, kernels="all"))
-        print(
-            f"| {Path(model).stem} | {only} | {every} | {every - only} ({(every - only) / every:.0%}) |"
-        )
+        saved = f"{every - only} ({(every - only) / every:.0%})"
+        print(f"| {Path(model).stem} | {only} | {every} | {saved} |")
     return 0
 
 
