@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from host.device.boards import all_boards, pio_executable
+from host.device.boards import all_boards, build_image, pio_executable
 
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "tools"))
@@ -214,3 +214,23 @@ def test_bad_app_option_is_a_clear_build_error(tmp_path: Path) -> None:
     proc = pio("run", "-e", "mps2-an386", build_dir=tmp_path, app="nonsense")
     assert proc.returncode != 0
     assert "custom_app must be 'model' or 'hello'" in proc.stdout + proc.stderr
+
+
+def _defined_symbols(elf: Path) -> set[str]:
+    out = subprocess.run(["arm-none-eabi-nm", "--defined-only", str(elf)], capture_output=True,
+                         text=True, check=True).stdout  # fmt: skip
+    return {line.split()[-1] for line in out.splitlines()}
+
+
+def test_image_keeps_only_the_models_kernels() -> None:
+    """The default image links the kernels of the model's operators and no other; custom_kernels
+    = all links every kernel (and is larger). The demo model has no LSTM, SVDF or TANH."""
+    demo = REPO / "build" / "demo_int8.tflite"
+    if not demo.exists():
+        pytest.skip("build/demo_int8.tflite is absent (bash .ci/setup builds it)")
+    only = _defined_symbols(build_image("mps2-an386", demo))
+    every = _defined_symbols(build_image("mps2-an386", demo, kernels="all"))
+    used = {"mak_conv_2d", "mak_depthwise_conv_2d", "mak_fully_connected", "mak_softmax"}
+    unused = {"mak_unidirectional_sequence_lstm", "mak_svdf", "mak_tanh", "mak_signal_rfft"}
+    assert used <= only and not (unused & only)
+    assert used | unused <= every
