@@ -131,6 +131,29 @@ def elementwise_rule(out_shape, in_shape, in_bytes, out_bytes):
     return _worst(np.arange(q.size, dtype=np.int64), q, in_bytes, out_bytes)
 
 
+def transpose_index(in_shape: Sequence[int], perm: Sequence[int]) -> np.ndarray:
+    """The input element each output element of TRANSPOSE reads (output row-major order)."""
+    n = int(np.prod(in_shape))
+    return np.arange(n, dtype=np.int64).reshape(tuple(in_shape)).transpose(tuple(perm)).ravel()
+
+
+def pad_index(in_shape: Sequence[int], paddings: Sequence[tuple[int, int]]) -> np.ndarray:
+    """The input element each output element of PAD reads, -1 for a padding element."""
+    out_shape = tuple(d + a + b for d, (a, b) in zip(in_shape, paddings, strict=True))
+    q = np.full(out_shape, -1, dtype=np.int64)
+    inner = tuple(slice(a, a + d) for d, (a, _) in zip(in_shape, paddings, strict=True))
+    q[inner] = np.arange(int(np.prod(in_shape)), dtype=np.int64).reshape(tuple(in_shape))
+    return q.ravel()
+
+
+def gather_rule(q: np.ndarray, in_bytes: int, out_bytes: int) -> int | None:
+    """Ops that write each output element right after reading one input element q[P] (or none,
+    q = -1), in output order: TRANSPOSE (TransposeImpl), PAD (PadImpl)."""
+    p = np.arange(q.size, dtype=np.int64)
+    reads = q >= 0
+    return _worst(p[reads], q[reads], in_bytes, out_bytes)
+
+
 # ------------------------------------------------------------------ operators of a model
 
 
@@ -171,6 +194,7 @@ class Kernel:
     out_bytes: int
     slots: tuple[int, ...]  # the input slots with a rule
     window: tuple[tuple[int, int], ...] = ()  # kernel, stride, dilation, pad as (y, x)
+    gather: tuple[tuple[int, ...], ...] = ()  # transpose: (perm,); pad: the (before, after)s
     fc: tuple[int, int, int] = (0, 0, 0)  # batches, depth, units
     block: int = 1  # depthwise: output channels read for together, then written
 
@@ -184,6 +208,10 @@ def rule(k: Kernel, slot: int) -> int | None:
         return depthwise_rule(k.in_shapes[0], k.out_shape, *k.window, *args, k.block)
     if k.loop == "fully_connected":
         return fully_connected_rule(*k.fc, *args)
+    if k.loop == "transpose":
+        return gather_rule(transpose_index(k.in_shapes[0], k.gather[0]), *args)
+    if k.loop == "pad":
+        return gather_rule(pad_index(k.in_shapes[0], k.gather), *args)  # type: ignore[arg-type]
     return elementwise_rule(k.out_shape, k.in_shapes[slot], *args)
 
 
@@ -251,6 +279,8 @@ def describe(model: Model, sg: Subgraph, op: Operator, runtime: str = "tflm") ->
         if batches * depth > int(np.prod(x.shape)):
             return None
         return Kernel("fully_connected", slots=(0,), fc=(batches, depth, units), **base)
+    if name in ("TRANSPOSE", "PAD", "PADV2") and runtime == "tflm":
+        return _gather_kernel(model, name, ins, base)
     if name in (MICROARENA_UNARY if runtime == "microarena" else UNARY) or name in BINARY:
         count = 2 if name in BINARY else 1
         args = ins[:count]
@@ -264,6 +294,31 @@ def describe(model: Model, sg: Subgraph, op: Operator, runtime: str = "tflm") ->
         )
         return Kernel("elementwise", **{**base, "in_shapes": shapes}, slots=slots)
     return None
+
+
+def _gather_kernel(model: Model, name: str, ins: list[Tensor | None], base: dict) -> Kernel | None:
+    """TRANSPOSE and PAD with constant permutation / paddings (TFLM's reference kernels; this
+    project's have no rule)."""
+    x, arg = ins[0], ins[1] if len(ins) > 1 else None
+    if x is None or arg is None or not arg.is_const or arg.type != 2:  # int32 only
+        return None
+    values = np.frombuffer(model.buffer_data(arg.buffer), dtype="<i4")
+    rank = len(x.shape)
+    if name == "TRANSPOSE":
+        perm = tuple(int(v) for v in values)
+        if sorted(perm) != list(range(rank)) or rank > 6:
+            return None
+        if tuple(x.shape[i] for i in perm) != tuple(base["out_shape"]):
+            return None
+        return Kernel("transpose", slots=(0,), gather=(perm,), **base)
+    if values.size != 2 * rank or rank > 5 or (values < 0).any():
+        return None
+    pads = tuple((int(values[2 * i]), int(values[2 * i + 1])) for i in range(rank))
+    if tuple(d + a + b for d, (a, b) in zip(x.shape, pads, strict=True)) != tuple(
+        base["out_shape"]
+    ):
+        return None
+    return Kernel("pad", slots=(0,), gather=pads, **base)
 
 
 def _broadcasts(shape: Sequence[int], out_shape: Sequence[int]) -> bool:

@@ -136,6 +136,29 @@ def elementwise_trace(
         yield ("w", 0, p)
 
 
+def transpose_trace(in_shape: Sequence[int], perm: Sequence[int]) -> Iterator[Access]:
+    """reference_ops::TransposeImpl: output elements in order, each copied from the input
+    element at the permuted position."""
+    out_shape = [in_shape[i] for i in perm]
+    strides = [int(np.prod(in_shape[i + 1 :])) for i in range(len(in_shape))]
+    for p, pos in enumerate(np.ndindex(*out_shape)):
+        yield ("r", 0, sum(pos[d] * strides[perm[d]] for d in range(len(perm))))
+        yield ("w", 0, p)
+
+
+def pad_trace(in_shape: Sequence[int], paddings: Sequence[tuple[int, int]]) -> Iterator[Access]:
+    """reference_ops::PadImpl: output elements in order; inside the padding the pad value is
+    written, else the next input element (read in order) is copied."""
+    out_shape = [d + a + b for d, (a, b) in zip(in_shape, paddings, strict=True)]
+    q = 0
+    for p, pos in enumerate(np.ndindex(*out_shape)):
+        inside = all(a <= i < a + d for i, d, (a, _) in zip(pos, in_shape, paddings, strict=True))
+        if inside:
+            yield ("r", 0, q)
+            q += 1
+        yield ("w", 0, p)
+
+
 def min_safe_delta(trace: Iterable[Access], slot: int, in_bytes: int, out_bytes: int) -> int | None:
     """Smallest input-minus-output offset (bytes) at which input `slot` is never read after
     the kernel overwrote it; None if no read follows any write (every offset is safe)."""
@@ -178,4 +201,8 @@ def trace(k: Kernel) -> Iterator[Access]:
         return pool_trace(k.in_shapes[0], k.out_shape, kernel, stride, pad)
     if k.loop == "fully_connected":
         return fully_connected_trace(*k.fc)
+    if k.loop == "transpose":
+        return transpose_trace(k.in_shapes[0], k.gather[0])
+    if k.loop == "pad":
+        return pad_trace(k.in_shapes[0], k.gather)  # type: ignore[arg-type]
     return elementwise_trace(k.out_shape, k.in_shapes)

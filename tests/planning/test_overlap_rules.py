@@ -101,6 +101,20 @@ def test_elementwise_rule_matches_simulation(seed: int) -> None:
         _agree(lambda: overlap_sim.elementwise_trace(out, shapes), rule, slot, ib, ob)
 
 
+@pytest.mark.parametrize("seed", range(30))
+def test_transpose_and_pad_rules_match_simulation(seed: int) -> None:
+    rng = random.Random(seed)
+    shape = tuple(rng.randint(1, 5) for _ in range(rng.randint(1, 4)))
+    ib = ob = rng.choice([1, 2, 4])
+    perm = list(range(len(shape)))
+    rng.shuffle(perm)
+    rule = overlap.gather_rule(overlap.transpose_index(shape, perm), ib, ob)
+    _agree(lambda: overlap_sim.transpose_trace(shape, perm), rule, 0, ib, ob)
+    pads = [(rng.randint(0, 2), rng.randint(0, 2)) for _ in shape]
+    rule = overlap.gather_rule(overlap.pad_index(shape, pads), ib, ob)
+    _agree(lambda: overlap_sim.pad_trace(shape, pads), rule, 0, ib, ob)
+
+
 def test_elementwise_same_size_is_in_place() -> None:
     assert overlap.elementwise_rule((3, 5), (3, 5), 1, 1) == 0
     assert overlap.elementwise_rule((3, 5), (3, 5), 4, 4) == 0

@@ -5,6 +5,7 @@ that put an input a given number of bytes above the output."""
 
 from __future__ import annotations
 
+import struct
 from collections.abc import Callable
 
 import numpy as np
@@ -119,7 +120,24 @@ def _unary(code: int, shape: tuple[int, ...], src: int = INT8, dst: int = INT8,
     return build
 
 
+def _rearrange(code: int, shape: tuple[int, ...], arg: list[int], out: tuple[int, ...],
+               dtype: int = INT8) -> Builder:  # fmt: skip
+    """TRANSPOSE (arg: permutation) or PAD (arg: before/after per dimension), constant arg."""
+
+    def build(rng: np.random.Generator) -> tuple[bytes, int]:
+        g = Graph()
+        x = act(g, "x", shape, dtype)
+        dims = (len(arg),) if code == TRANSPOSE else (len(shape), 2)
+        a = g.tensor("arg", dims, INT32, [], [], struct.pack(f"<{len(arg)}i", *arg))
+        y = act(g, "y", out, dtype)
+        g.op(code, [x, a], [y], 0, scalar_options({}, 1))
+        return assemble(g, [x], [y]), 0
+
+    return build
+
+
 ADD, MUL, RELU, RELU6, LOGISTIC, TANH, QUANTIZE, DEQUANTIZE = 0, 18, 19, 21, 14, 28, 114, 6
+TRANSPOSE, PAD = 39, 34
 AVG, MAX = 1, 17
 
 CASES: dict[str, Builder] = {
@@ -152,6 +170,11 @@ CASES: dict[str, Builder] = {
     "quantize float to int8": _unary(QUANTIZE, (1, 16, 16), FLOAT32, INT8, (1 / 32, 0)),
     "requantize int8": _unary(QUANTIZE, (1, 16, 16), INT8, INT8, (1 / 64, 3)),
     "dequantize int8 to float": _unary(DEQUANTIZE, (1, 16, 16), INT8, FLOAT32),
+    "transpose NHWC to NCHW": _rearrange(TRANSPOSE, (1, 6, 5, 8), [0, 3, 1, 2], (1, 8, 6, 5)),
+    "transpose 2-D float": _rearrange(TRANSPOSE, (12, 10), [1, 0], (10, 12), FLOAT32),
+    "pad image": _rearrange(PAD, (1, 8, 8, 4), [0, 0, 1, 1, 2, 1, 0, 0], (1, 10, 11, 4)),
+    "pad channels float": _rearrange(PAD, (1, 6, 6, 3), [0, 0, 0, 0, 0, 0, 1, 2], (1, 6, 6, 6),
+                                     FLOAT32),
 }  # fmt: skip
 
 
