@@ -283,7 +283,72 @@ def casts() -> list[Case]:
     ]  # fmt: skip
 
 
-CASES = casts() + reductions() + arithmetic() + activations() + elementwise_math() + comparisons()
+def distinct(rng: np.random.Generator, ts: list[T]) -> list[np.ndarray]:
+    """Float inputs without ties (ARG_MAX/ARG_MIN pick the first of equal values)."""
+    return [rng.permutation(np.prod(t.shape)).reshape(t.shape).astype(np.float32) for t in ts]
+
+
+def others() -> list[Case]:
+    b = T((4, 5), BOOL)
+    return [
+        Case("LOGICAL_AND same shape", "LOGICAL_AND", [b, T((4, 5), BOOL)], [T((4, 5), BOOL)],
+             "LogicalAndOptions"),
+        Case("LOGICAL_AND broadcast", "LOGICAL_AND", [T((3, 1), BOOL), T((1, 6), BOOL)],
+             [T((3, 6), BOOL)], "LogicalAndOptions"),
+        Case("LOGICAL_OR broadcast", "LOGICAL_OR", [T((2, 3, 1), BOOL), T((4,), BOOL)],
+             [T((2, 3, 4), BOOL)], "LogicalOrOptions"),
+        Case("SELECT_V2 float same shape", "SELECT_V2", [T((3, 4), BOOL), f32((3, 4)),
+             f32((3, 4))], [f32((3, 4))], "SelectV2Options"),
+        Case("SELECT_V2 int8 broadcast", "SELECT_V2", [T((3, 1), BOOL), q8((1, 5), 0.1, 2),
+             q8((3, 5), 0.1, 2)], [q8((3, 5), 0.1, 2)], "SelectV2Options"),
+        Case("SELECT_V2 int16 scalar condition", "SELECT_V2", [T((1,), BOOL, data=[True]),
+             q16((2, 3), 0.1), q16((2, 3), 0.1)], [q16((2, 3), 0.1)], "SelectV2Options"),
+        Case("ARG_MAX float axis 1", "ARG_MAX", [f32((3, 7, 2)), const_i32([1])],
+             [T((3, 2), I32)], "ArgMaxOptions", {0: ("b", I32)}, make_inputs=distinct),
+        Case("ARG_MAX int8 axis -1", "ARG_MAX", [q8((5, 9), 0.1, 0), const_i32([-1])],
+             [T((5,), I32)], "ArgMaxOptions", {0: ("b", I32)}),
+        Case("ARG_MIN float axis 0", "ARG_MIN", [f32((6, 4)), const_i32([0])], [T((4,), I32)],
+             "ArgMinOptions", {0: ("b", I32)}, make_inputs=distinct),
+        Case("ARG_MIN int8 axis 2", "ARG_MIN", [q8((2, 3, 8), 0.1, 0), const_i32([2])],
+             [T((2, 3), I32)], "ArgMinOptions", {0: ("b", I32)}),
+        Case("CUMSUM float axis 1", "CUMSUM", [f32((3, 6, 2)), const_i32(1)], [f32((3, 6, 2))],
+             "CumsumOptions"),
+        Case("CUMSUM float exclusive reverse", "CUMSUM", [f32((4, 5)), const_i32(-1)],
+             [f32((4, 5))], "CumsumOptions", {0: ("B", 1), 1: ("B", 1)}),
+        Case("CUMSUM int8 axis 0", "CUMSUM", [q8((6, 4), 0.05, 0), const_i32(0)],
+             [q8((6, 4), 0.2, 0)], "CumsumOptions"),
+        Case("CUMSUM int8 zero point reverse", "CUMSUM", [q8((3, 8), 0.02, -60),
+             const_i32(1)], [q8((3, 8), 0.1, 20)], "CumsumOptions", {1: ("B", 1)}),
+        Case("CUMSUM int8 exclusive", "CUMSUM", [q8((3, 8), 0.02, 10), const_i32(1)],
+             [q8((3, 8), 0.1, -5)], "CumsumOptions", {0: ("B", 1)}),
+        Case("L2_NORMALIZATION float", "L2_NORMALIZATION", [f32((3, 10))], [f32((3, 10))],
+             "L2NormOptions"),
+        Case("L2_NORMALIZATION int8", "L2_NORMALIZATION", [q8((2, 3, 16), 0.05, 3)],
+             [q8((2, 3, 16), 1 / 128, 0)], "L2NormOptions"),
+        Case("L2_NORMALIZATION int8 depth 1", "L2_NORMALIZATION", [q8((8, 1), 0.05, -7)],
+             [q8((8, 1), 1 / 128, 0)], "L2NormOptions"),
+        Case("LOG_SOFTMAX float", "LOG_SOFTMAX", [f32((3, 12), low=-10, high=10)],
+             [f32((3, 12))], "LogSoftmaxOptions"),
+        Case("LOG_SOFTMAX int8 refused", "LOG_SOFTMAX", [q8((2, 5), 0.1, 0)],
+             [q8((2, 5), 16 / 256, 127)], "LogSoftmaxOptions",
+             refuse=("MA_ERR_UNSUPPORTED", ["LOG_SOFTMAX", "INT8"])),
+        Case("FLOOR_DIV float broadcast", "FLOOR_DIV", [f32((3, 4), low=-20, high=20),
+             f32((4,), low=0.5, high=3)], [f32((3, 4))], "FloorDivOptions"),
+        Case("FLOOR_MOD float", "FLOOR_MOD", [f32((12,), low=-20, high=20),
+             T((12,), F32, data=[3, -3, 2.5, -2.5] * 3)], [f32((12,))], "FloorModOptions"),
+        Case("PRELU float broadcast", "PRELU", [f32((2, 3, 4)), f32((4,), low=0, high=0.5)],
+             [f32((2, 3, 4))]),
+        Case("PRELU int8 per-channel alpha", "PRELU", [q8((2, 3, 4), 0.05, 3),
+             q8((1, 1, 4), 0.002, -10)], [q8((2, 3, 4), 0.04, -20)]),
+        Case("PRELU int8 same shape", "PRELU", [q8((20,), 0.1, 100), q8((20,), 0.01, 0)],
+             [q8((20,), 0.05, 0)]),
+    ]  # fmt: skip
+
+
+CASES = [
+    *casts(), *reductions(), *others(), *arithmetic(), *activations(), *elementwise_math(),
+    *comparisons(),
+]  # fmt: skip
 
 
 @pytest.fixture(scope="module")

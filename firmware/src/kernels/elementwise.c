@@ -1,5 +1,6 @@
 /* Binary arithmetic with broadcasting (up to 6-D): ADD, SUB, MUL, SQUARED_DIFFERENCE,
- * MAXIMUM, MINIMUM, DIV (float32, int32).
+ * MAXIMUM, MINIMUM, DIV (float32, int32), FLOOR_DIV, FLOOR_MOD (float32), PRELU (float32,
+ * int8).
  *
  * prepare picks one typed loop (`path`); eval switches once per call, and the loop calls an
  * inlined element function, with a flat loop when both inputs have the output's shape.
@@ -12,7 +13,11 @@
  * - SQUARED_DIFFERENCE int8/int16: inputs rescaled like ADD with 7 (int16: 0) bits of headroom,
  *   the difference squared and requantized by (2 max scale)^2 / (2^(2 shift) out scale).
  * - MAXIMUM/MINIMUM compare raw values (no rescaling, as TFLM).
+ * - PRELU int8: x - zp >= 0 requantized by in/out scale, otherwise (x - zp) * (alpha - zp)
+ *   by in * alpha / out scale (both in double).
+ * - FLOOR_DIV divides in double and floors; FLOOR_MOD is fmodf moved to the divisor's sign.
  */
+#include <math.h>
 #include <string.h>
 
 #include "kernel_util.h"
@@ -29,7 +34,7 @@ typedef struct {
 
 enum {
   ADD_F, ADD_I32, ADD_Q8, SUB_F, SUB_I32, SUB_Q8, SUB_Q16, MUL_F, MUL_I32, MUL_Q8,
-  SQD_F, SQD_I32, SQD_Q8, SQD_Q16, DIV_F, DIV_I32,
+  SQD_F, SQD_I32, SQD_Q8, SQD_Q16, DIV_F, DIV_I32, FLOORDIV_F, FLOORMOD_F, PRELU_F, PRELU_Q8,
   MAX_F, MAX_Q8, MAX_Q16, MAX_I32, MAX_I64, MIN_F, MIN_Q8, MIN_Q16, MIN_I32, MIN_I64
 };
 
@@ -46,18 +51,38 @@ static bool same_shape(const ma_tensor *a, const ma_tensor *b) {
   return true;
 }
 
+/* "float32, int8, ..." for the message of an unsupported type. */
+static void type_names(uint32_t types, char *buf, size_t size) {
+  static const struct { uint8_t type; const char *name; } NAMES[] = {
+      {MA_FLOAT32, "float32"}, {MA_INT8, "int8"}, {MA_INT16, "int16"}, {MA_INT32, "int32"},
+      {MA_INT64, "int64"}};
+  size_t at = 0;
+  buf[0] = '\0';
+  for (size_t i = 0; i < sizeof NAMES / sizeof NAMES[0]; ++i) {
+    if (!(types & MAK_TYPE_BIT(NAMES[i].type))) continue;
+    const size_t len = strlen(NAMES[i].name);
+    if (at + len + 3 > size) break;
+    if (at > 0) {
+      memcpy(buf + at, ", ", 2);
+      at += 2;
+    }
+    memcpy(buf + at, NAMES[i].name, len + 1);
+    at += len;
+  }
+}
+
 /* Checks two inputs of one type broadcasting to the output (of `out_type`, or the inputs'
  * type when out_type < 0), and that the type is in `types` (bit per ma_type). */
 static ma_status binary_begin(struct ma_context *ctx, ma_node *node, const char *op,
                               uint32_t types, arith_data **out_d) {
+  char type_list[64];
+  type_names(types, type_list, sizeof type_list);
   ma_status st = mak_check_node(ctx, node, op, 2, 2, 2, 1);
   if (st != MA_OK) return st;
   const ma_tensor *a = node->inputs[0], *b = node->inputs[1], *out = node->outputs[0];
   mak_bcast bc;
   if ((st = mak_bcast_init(ctx, op, a, b, out, &bc)) != MA_OK) return st;
-  if (a->type >= 32 || !(types & (1u << a->type)))
-    return ma_fail(ctx, MA_ERR_UNSUPPORTED, "%s: input type %s is not supported", op,
-                   mak_type_name(a->type));
+  if ((st = mak_check_input_type(ctx, op, a, types, type_list)) != MA_OK) return st;
   if ((st = mak_check_type(ctx, op, "second input", b, a->type)) != MA_OK) return st;
   if ((st = mak_check_type(ctx, op, "output", out, a->type)) != MA_OK) return st;
   if ((a->type == MA_INT8 || a->type == MA_INT16) &&
@@ -76,7 +101,7 @@ static ma_status binary_begin(struct ma_context *ctx, ma_node *node, const char 
   return MA_OK;
 }
 
-#define T_BIT(t) (1u << (t))
+#define T_BIT(t) MAK_TYPE_BIT(t)
 
 /* Fused activation range for float, int32 and quantized outputs. */
 static ma_status fused_range(struct ma_context *ctx, const char *op, ma_node *node,
@@ -217,6 +242,32 @@ static ma_status div_prepare(struct ma_context *ctx, ma_node *node) {
   return fused_range(ctx, op, node, d);
 }
 
+/* FLOOR_DIV, FLOOR_MOD: float32 only; the kernel's variant is the path. */
+static ma_status float_only_prepare(struct ma_context *ctx, ma_node *node) {
+  arith_data *d;
+  const char *op = node->variant == FLOORDIV_F ? "FLOOR_DIV" : "FLOOR_MOD";
+  ma_status st = binary_begin(ctx, node, op, T_BIT(MA_FLOAT32), &d);
+  if (st != MA_OK) return st;
+  d->path = (uint8_t)node->variant;
+  return MA_OK;
+}
+
+static ma_status prelu_prepare(struct ma_context *ctx, ma_node *node) {
+  arith_data *d;
+  ma_status st = binary_begin(ctx, node, "PRELU", T_BIT(MA_FLOAT32) | T_BIT(MA_INT8), &d);
+  if (st != MA_OK) return st;
+  if (node->inputs[0]->type == MA_FLOAT32) {
+    d->path = PRELU_F;
+    return MA_OK;
+  }
+  const double si = mak_scale(node->inputs[0], 0), sa = mak_scale(node->inputs[1], 0);
+  const double so = mak_scale(node->outputs[0], 0);
+  quant_mult(si / so, &d->m1, &d->s1);
+  quant_mult(si * sa / so, &d->mo, &d->so);
+  d->path = PRELU_Q8;
+  return MA_OK;
+}
+
 /* ---------------------------------------------------------------- element functions */
 
 /* Input rescaled for ADD/SUB/SQUARED_DIFFERENCE. */
@@ -247,6 +298,25 @@ static inline int32_t div_i32(const arith_data *d, int32_t x, int32_t y) {
   /* Truncating, as C++; the divisor was checked non-zero; INT32_MIN / -1 wraps. */
   const int32_t q = (x == INT32_MIN && y == -1) ? INT32_MIN : x / y;
   return mak_clamp(q, d->act_min, d->act_max);
+}
+static inline float floor_div_f(const arith_data *d, float x, float y) {
+  (void)d;
+  return (float)floor((double)x / (double)y);
+}
+static inline float floor_mod_f(const arith_data *d, float x, float y) {
+  (void)d;
+  const float m = fmodf(x, y);
+  return (m != 0.0f && ((y < 0.0f) != (m < 0.0f))) ? m + y : m;
+}
+static inline float prelu_f(const arith_data *d, float x, float alpha) {
+  (void)d;
+  return x >= 0.0f ? x : x * alpha;
+}
+static inline int32_t prelu_q(const arith_data *d, int32_t x, int32_t alpha) {
+  const int32_t v = x + d->in1_offset;
+  const int32_t r = v >= 0 ? mak_mbqm(v, d->m1, d->s1)
+                           : mak_mbqm(v * (alpha + d->in2_offset), d->mo, d->so);
+  return mak_clamp(mak_add_sat(r, d->out_offset), INT8_MIN, INT8_MAX);
 }
 static inline float sqd_f(const arith_data *d, float x, float y) {
   (void)d;
@@ -328,6 +398,10 @@ static ma_status binary_eval(struct ma_context *ctx, ma_node *node) {
       BINARY(int32_t, int32_t, div_i32);
       break;
     }
+    case FLOORDIV_F: BINARY(float, float, floor_div_f); break;
+    case FLOORMOD_F: BINARY(float, float, floor_mod_f); break;
+    case PRELU_F: BINARY(float, float, prelu_f); break;
+    case PRELU_Q8: BINARY(int8_t, int8_t, prelu_q); break;
     case MAX_F: BINARY(float, float, MAX_OF); break;
     case MAX_Q8: BINARY(int8_t, int8_t, MAX_OF); break;
     case MAX_Q16: BINARY(int16_t, int16_t, MAX_OF); break;
@@ -349,3 +423,6 @@ const ma_kernel mak_squared_difference = {sqd_prepare, binary_eval, 0};
 const ma_kernel mak_maximum = {maximum_prepare, binary_eval, 0};
 const ma_kernel mak_minimum = {minimum_prepare, binary_eval, 0};
 const ma_kernel mak_div = {div_prepare, binary_eval, 0};
+const ma_kernel mak_floor_div = {float_only_prepare, binary_eval, FLOORDIV_F};
+const ma_kernel mak_floor_mod = {float_only_prepare, binary_eval, FLOORMOD_F};
+const ma_kernel mak_prelu = {prelu_prepare, binary_eval, 0};

@@ -160,6 +160,43 @@ int32_t mak_tanh_fp(int32_t a, int integer_bits) {
   return a < 0 ? sub_wrap(0, t) : t;
 }
 
+/* GetInvSqrtQuantizedMultiplierExp (reverse shift -1): Newton-Raphson in Q3.28 after
+ * normalising x by powers of 4. */
+void mak_inv_sqrt(int32_t x, int32_t *mult, int *shift) {
+  if (x <= 1) {
+    *mult = INT32_MAX;
+    *shift = 0;
+    return;
+  }
+  int s = 11;
+  while (x >= (INT32_C(1) << 29)) {
+    x /= 4;
+    ++s;
+  }
+  int lz = 0;
+  while (!((uint32_t)x & (0x80000000u >> lz))) ++lz;
+  const int pairs = (lz - 1) / 2 - 1;
+  s -= pairs;
+  x <<= 2 * pairs;
+  /* Newton-Raphson for 1/sqrt in Q3.28, five iterations from 1. */
+  const int32_t in_q3 = x >> 1;
+  const int32_t half_in = mak_rdbpot(in_q3, 1);
+  const int32_t three_halves = (INT32_C(1) << 28) + (INT32_C(1) << 27);
+  int32_t r = INT32_C(1) << 28;
+  for (int i = 0; i < 5; ++i) {
+    const int32_t r3 = mak_sat_shl(mak_srdhm(mak_srdhm(r, r), r), 6);
+    r = mak_sat_shl((int32_t)((uint32_t)mak_srdhm(three_halves, r) -
+                              (uint32_t)mak_srdhm(half_in, r3)), 3);
+  }
+  r = mak_srdhm(r, 1518500250); /* times sqrt(2) / 2 */
+  if (s < 0) {
+    r = mak_shl_wrap(r, -s);
+    s = 0;
+  }
+  *mult = r;
+  *shift = -s;
+}
+
 static int32_t logistic_positive(int32_t a, int integer_bits) {
   return mak_one_over_one_plus_x(mak_exp_on_negative_values(sub_wrap(0, a), integer_bits));
 }
@@ -310,6 +347,13 @@ ma_status mak_check_node(struct ma_context *ctx, const ma_node *node, const char
                      (int)t->index, mak_type_name(t->type));
   }
   return MA_OK;
+}
+
+ma_status mak_check_input_type(struct ma_context *ctx, const char *op, const ma_tensor *t,
+                               uint32_t types, const char *list) {
+  if (t->type < 32 && (types & MAK_TYPE_BIT(t->type))) return MA_OK;
+  return ma_fail(ctx, MA_ERR_UNSUPPORTED, "%s: input type %s is not supported (%s)", op,
+                 mak_type_name(t->type), list);
 }
 
 ma_status mak_check_type(struct ma_context *ctx, const char *op, const char *what,

@@ -37,6 +37,8 @@ int32_t mak_logistic_fp(int32_t a, int integer_bits);            /* result: 0 in
 int32_t mak_tanh_fp(int32_t a, int integer_bits);                /* result: 0 integer bits */
 int32_t mak_one_minus_x_over_one_plus_x(int32_t a);              /* a, result: 0 integer bits */
 int32_t mak_sat_shl(int32_t x, int e); /* SaturatingRoundingMultiplyByPOT, e > 0 */
+/* 1 / sqrt(x) for x >= 0 as a Q0.31 multiplier and a left shift (x <= 1 gives INT32_MAX, 0). */
+void mak_inv_sqrt(int32_t x, int32_t *mult, int *shift);
 
 /* sigmoid(i / 24) in Q0.16, the table TFLM's int16 sigmoid/tanh interpolate (measured from
  * TFLM by tools/measure_sigmoid_table.py into sigmoid_table.c). */
@@ -60,6 +62,11 @@ ma_status mak_check_node(struct ma_context *ctx, const ma_node *node, const char
 ma_status mak_check_type(struct ma_context *ctx, const char *op, const char *what,
                          const ma_tensor *t, uint8_t type);
 const char *mak_type_name(uint8_t type);
+/* MA_ERR_UNSUPPORTED ("OP: input type T is not supported (list)") unless t's type is in
+ * `types`, a bit set of ma_type (MAK_TYPE_BIT). */
+#define MAK_TYPE_BIT(t) (UINT32_C(1) << (t))
+ma_status mak_check_input_type(struct ma_context *ctx, const char *op, const ma_tensor *t,
+                               uint32_t types, const char *list);
 /* The i-th input, or NULL when absent or out of range. */
 const ma_tensor *mak_input(const ma_node *node, int32_t i);
 

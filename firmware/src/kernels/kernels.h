@@ -26,5 +26,8 @@ extern const ma_kernel mak_mean, mak_sum, mak_reduce_max, mak_reduce_min;
 extern const ma_kernel mak_abs, mak_rsqrt, mak_neg, mak_sqrt, mak_exp, mak_log, mak_sin, mak_cos;
 extern const ma_kernel mak_square, mak_floor, mak_ceil, mak_round, mak_logical_not;
 extern const ma_kernel mak_cast;
+extern const ma_kernel mak_floor_div, mak_floor_mod, mak_prelu, mak_logical_and, mak_logical_or;
+extern const ma_kernel mak_select_v2, mak_arg_max, mak_arg_min, mak_cumsum;
+extern const ma_kernel mak_l2_normalization, mak_log_softmax;
 
 #endif

@@ -70,6 +70,17 @@ const ma_kernel *ma_find_kernel(int32_t builtin_code) {
     KERNEL(ROUND, mak_round);
     KERNEL(HARD_SWISH, mak_hard_swish);
     KERNEL(CAST, mak_cast);
+    KERNEL(FLOOR_DIV, mak_floor_div);
+    KERNEL(FLOOR_MOD, mak_floor_mod);
+    KERNEL(PRELU, mak_prelu);
+    KERNEL(LOGICAL_AND, mak_logical_and);
+    KERNEL(LOGICAL_OR, mak_logical_or);
+    KERNEL(SELECT_V2, mak_select_v2);
+    KERNEL(ARG_MAX, mak_arg_max);
+    KERNEL(ARG_MIN, mak_arg_min);
+    KERNEL(CUMSUM, mak_cumsum);
+    KERNEL(L2_NORMALIZATION, mak_l2_normalization);
+    KERNEL(LOG_SOFTMAX, mak_log_softmax);
     default: return custom_kernel(builtin_code);
   }
 }

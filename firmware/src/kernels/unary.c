@@ -33,9 +33,7 @@ static ma_status unary_begin(struct ma_context *ctx, ma_node *node, const char *
   const ma_tensor *in = node->inputs[0], *out = node->outputs[0];
   if (ma_num_elements(in) != ma_num_elements(out))
     return ma_fail(ctx, MA_ERR_MODEL, "%s: input and output sizes differ", op);
-  if (in->type >= 32 || !(types & (1u << in->type)))
-    return ma_fail(ctx, MA_ERR_UNSUPPORTED, "%s: input type %s is not supported (%s)", op,
-                   mak_type_name(in->type), type_list);
+  if ((st = mak_check_input_type(ctx, op, in, types, type_list)) != MA_OK) return st;
   if ((st = mak_check_type(ctx, op, "output", out, in->type)) != MA_OK) return st;
   unary_data *d = ma_persistent(ctx, sizeof *d);
   if (d == NULL) return MA_ERR_ARENA;
@@ -54,7 +52,7 @@ static ma_status need_scales(struct ma_context *ctx, const char *op, const ma_no
   return MA_OK;
 }
 
-#define F32_ONLY (1u << MA_FLOAT32)
+#define F32_ONLY MAK_TYPE_BIT(MA_FLOAT32)
 
 /* Float-only operators: the kernel's variant is the path. */
 static const char *float_op_name(int32_t path) {
@@ -74,7 +72,7 @@ static ma_status float_prepare(struct ma_context *ctx, ma_node *node) {
 static ma_status abs_prepare(struct ma_context *ctx, ma_node *node) {
   static const char op[] = "ABS";
   unary_data *d;
-  ma_status st = unary_begin(ctx, node, op, F32_ONLY | (1u << MA_INT8) | (1u << MA_INT16),
+  ma_status st = unary_begin(ctx, node, op, F32_ONLY | MAK_TYPE_BIT(MA_INT8) | MAK_TYPE_BIT(MA_INT16),
                              "float32, int8, int16", &d);
   if (st != MA_OK) return st;
   const ma_tensor *in = node->inputs[0];
@@ -97,7 +95,7 @@ static ma_status abs_prepare(struct ma_context *ctx, ma_node *node) {
 static ma_status rsqrt_prepare(struct ma_context *ctx, ma_node *node) {
   static const char op[] = "RSQRT";
   unary_data *d;
-  ma_status st = unary_begin(ctx, node, op, F32_ONLY | (1u << MA_INT8), "float32, int8", &d);
+  ma_status st = unary_begin(ctx, node, op, F32_ONLY | MAK_TYPE_BIT(MA_INT8), "float32, int8", &d);
   if (st != MA_OK) return st;
   if (node->inputs[0]->type == MA_FLOAT32) {
     d->path = U_RSQRT_F;
@@ -115,7 +113,7 @@ static ma_status rsqrt_prepare(struct ma_context *ctx, ma_node *node) {
 
 static ma_status not_prepare(struct ma_context *ctx, ma_node *node) {
   unary_data *d;
-  ma_status st = unary_begin(ctx, node, "LOGICAL_NOT", 1u << MA_BOOL, "bool", &d);
+  ma_status st = unary_begin(ctx, node, "LOGICAL_NOT", MAK_TYPE_BIT(MA_BOOL), "bool", &d);
   if (st != MA_OK) return st;
   d->path = U_NOT_B;
   return MA_OK;
@@ -132,48 +130,12 @@ static inline int32_t abs_q(const unary_data *d, int32_t x, int32_t lo, int32_t 
   return mak_clamp(r, lo, hi);
 }
 
-/* GetInvSqrtQuantizedMultiplierExp: 1/sqrt(x) as a Q0.31 multiplier and a left shift. */
-static void inv_sqrt(int32_t x, int32_t *mult, int *shift) {
-  if (x <= 1) {
-    *mult = INT32_MAX;
-    *shift = 0;
-    return;
-  }
-  int s = 11;
-  while (x >= (INT32_C(1) << 29)) {
-    x /= 4;
-    ++s;
-  }
-  int lz = 0;
-  while (!((uint32_t)x & (0x80000000u >> lz))) ++lz;
-  const int pairs = (lz - 1) / 2 - 1;
-  s -= pairs;
-  x <<= 2 * pairs;
-  /* Newton-Raphson for 1/sqrt in Q3.28, five iterations from 1. */
-  const int32_t in_q3 = x >> 1;
-  const int32_t half_in = mak_rdbpot(in_q3, 1);
-  const int32_t three_halves = (INT32_C(1) << 28) + (INT32_C(1) << 27);
-  int32_t r = INT32_C(1) << 28;
-  for (int i = 0; i < 5; ++i) {
-    const int32_t r3 = mak_sat_shl(mak_srdhm(mak_srdhm(r, r), r), 6);
-    r = mak_sat_shl((int32_t)((uint32_t)mak_srdhm(three_halves, r) -
-                              (uint32_t)mak_srdhm(half_in, r3)), 3);
-  }
-  r = mak_srdhm(r, 1518500250); /* times sqrt(2) / 2 */
-  if (s < 0) {
-    r = mak_shl_wrap(r, -s);
-    s = 0;
-  }
-  *mult = r;
-  *shift = -s;
-}
-
 static inline int8_t rsqrt_q8(const unary_data *d, int32_t x) {
   const int32_t v = x - d->input_zp;
   if (v == 0) return INT8_MAX;
   int32_t m;
   int s;
-  inv_sqrt(v, &m, &s);
+  mak_inv_sqrt(v, &m, &s);
   const int32_t r = mak_mbqm(mak_mbqm(1, m, s + 20), d->mult, d->shift - 20);
   return (int8_t)mak_clamp(mak_add_sat(r, d->output_zp), INT8_MIN, INT8_MAX);
 }
