@@ -98,6 +98,17 @@ def nonzero_divisors(rng: np.random.Generator, ts: list[T]) -> list[np.ndarray]:
     return [a, b.astype(np.int32)]
 
 
+def nonzero_q8_divisors(rng: np.random.Generator, ts: list[T]) -> list[np.ndarray]:
+    """int8 dividend over the whole range; divisor never at its zero point."""
+    lo = -128 if ts[0].low is None else int(ts[0].low)
+    hi = 127 if ts[0].high is None else int(ts[0].high)
+    a = rng.integers(lo, hi + 1, ts[0].shape).astype(np.int8)
+    zp = ts[1].zp[0]
+    b = rng.integers(-128, 127, ts[1].shape)
+    b = np.where(b >= zp, b + 1, b).astype(np.int8)
+    return [a, b]
+
+
 def arithmetic() -> list[Case]:
     cases = []
     for op in ("ADD", "SUB"):
@@ -150,10 +161,19 @@ def arithmetic() -> list[Case]:
         ]  # fmt: skip
     cases += [
         binary("SUB", T((2, 2), BOOL), T((2, 2), BOOL), T((2, 2), BOOL), "bool refused"),
-        binary("DIV", q8((4,), 0.1, 0), q8((4,), 0.1, 0), q8((4,), 0.1, 0), "int8 refused"),
-    ]
-    cases[-2].refuse = ("MA_ERR_UNSUPPORTED", ["SUB", "BOOL"])
-    cases[-1].refuse = ("MA_ERR_UNSUPPORTED", ["DIV", "INT8"])
+        binary("DIV", T((4,), I16, [0.1]), T((4,), I16, [0.1]), T((4,), I16, [0.1]),
+               "int16 refused"),
+        Case("DIV int8", "DIV", [q8((40,), 0.05, 3), q8((40,), 0.02, -5)], [q8((40,), 0.1, 2)],
+             "DivOptions", make_inputs=nonzero_q8_divisors),
+        Case("DIV int8 small dividends", "DIV", [q8((60,), 0.01, 0, low=-6, high=6),
+             q8((60,), 0.05, 0)], [q8((60,), 0.01, -3)], "DivOptions",
+             make_inputs=nonzero_q8_divisors),
+        Case("DIV int8 broadcast RELU", "DIV", [q8((4, 10), 0.1, -128), q8((10,), 0.05, 0)],
+             [q8((4, 10), 0.3, -128)], "DivOptions", {0: ("b", ACT_RELU)},
+             make_inputs=nonzero_q8_divisors),
+    ]  # fmt: skip
+    cases[-5].refuse = ("MA_ERR_UNSUPPORTED", ["SUB", "BOOL"])
+    cases[-4].refuse = ("MA_ERR_UNSUPPORTED", ["DIV", "INT16"])
     return cases
 
 

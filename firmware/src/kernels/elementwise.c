@@ -1,5 +1,5 @@
 /* Binary arithmetic with broadcasting (up to 6-D): ADD, SUB, MUL, SQUARED_DIFFERENCE,
- * MAXIMUM, MINIMUM, DIV (float32, int32), FLOOR_DIV, FLOOR_MOD (float32), PRELU (float32,
+ * MAXIMUM, MINIMUM, DIV (float32, int32, int8), FLOOR_DIV, FLOOR_MOD (float32), PRELU (float32,
  * int8).
  *
  * prepare picks one typed loop (`path`); eval switches once per call, and the loop calls an
@@ -34,7 +34,7 @@ typedef struct {
 
 enum {
   ADD_F, ADD_I32, ADD_Q8, SUB_F, SUB_I32, SUB_Q8, SUB_Q16, MUL_F, MUL_I32, MUL_Q8,
-  SQD_F, SQD_I32, SQD_Q8, SQD_Q16, DIV_F, DIV_I32, FLOORDIV_F, FLOORMOD_F, PRELU_F, PRELU_Q8,
+  SQD_F, SQD_I32, SQD_Q8, SQD_Q16, DIV_F, DIV_I32, DIV_Q8, FLOORDIV_F, FLOORMOD_F, PRELU_F, PRELU_Q8,
   MAX_F, MAX_Q8, MAX_Q16, MAX_I32, MAX_I64, MIN_F, MIN_Q8, MIN_Q16, MIN_I32, MIN_I64
 };
 
@@ -236,9 +236,15 @@ static ma_status minimum_prepare(struct ma_context *c, ma_node *n) {
 static ma_status div_prepare(struct ma_context *ctx, ma_node *node) {
   static const char op[] = "DIV";
   arith_data *d;
-  ma_status st = binary_begin(ctx, node, op, T_BIT(MA_FLOAT32) | T_BIT(MA_INT32), &d);
+  ma_status st =
+      binary_begin(ctx, node, op, T_BIT(MA_FLOAT32) | T_BIT(MA_INT32) | T_BIT(MA_INT8), &d);
   if (st != MA_OK) return st;
-  d->path = node->inputs[0]->type == MA_FLOAT32 ? DIV_F : DIV_I32;
+  const uint8_t type = node->inputs[0]->type;
+  d->path = type == MA_FLOAT32 ? DIV_F : (type == MA_INT32 ? DIV_I32 : DIV_Q8);
+  if (type == MA_INT8) { /* in1 / (in2 * out), formed in float as TFLM */
+    const float sa = mak_scale(node->inputs[0], 0), sb = mak_scale(node->inputs[1], 0);
+    quant_mult((double)(sa / (sb * mak_scale(node->outputs[0], 0))), &d->mo, &d->so);
+  }
   return fused_range(ctx, op, node, d);
 }
 
@@ -299,6 +305,45 @@ static inline int32_t div_i32(const arith_data *d, int32_t x, int32_t y) {
   const int32_t q = (x == INT32_MIN && y == -1) ? INT32_MIN : x / y;
   return mak_clamp(q, d->act_min, d->act_max);
 }
+/* Leading redundant sign bits (gcc's __builtin_clrsb; 31 for 0 and -1). */
+static inline int clrsb32(int32_t x) {
+  uint32_t u = (uint32_t)(x < 0 ? ~x : x);
+  int n = 0;
+  while (n < 32 && !(u & 0x80000000u)) {
+    u <<= 1;
+    ++n;
+  }
+  return n - 1;
+}
+
+/* gemmlowp's RoundingDivideByPOT, also for the exponents above 31 that TFLM's int8 DIV
+ * reaches with small dividends: there its mask (2^e - 1 formed in 64 bits, truncated to
+ * int32) is all ones and the int32 shift by e is undefined; the reference TFLM runs on
+ * x86-64, which shifts by e mod 32. This reproduces that result. */
+static inline int32_t rdbpot_any(int32_t x, int e) {
+  if (e <= 31) return mak_rdbpot(x, e);
+  return (x >> (e & 31)) + (x >= 0 ? 1 : 0);
+}
+
+/* int8 DIV as TFLM: the divisor's fixed-point reciprocal, the dividend normalised by its
+ * headroom, then one requantization (the divisor was checked non-zero). */
+static inline int32_t div_q(const arith_data *d, int32_t x, int32_t y) {
+  int32_t v1 = x + d->in1_offset, v2 = y + d->in2_offset;
+  if (v2 < 0) {
+    v1 = -v1;
+    v2 = -v2;
+  }
+  const int hpo = clrsb32(v2) + 1; /* leading zeros of a positive value */
+  const int recip_shift = 31 - hpo;
+  const int32_t recip = mak_one_over_one_plus_x(
+      (int32_t)(((uint32_t)v2 << hpo) - ((uint32_t)1 << 31)));
+  const int headroom = clrsb32(v1);
+  const int32_t unscaled = mak_mbqm(v1, recip, headroom);
+  const int total_shift = d->so - recip_shift - headroom;
+  const int32_t r = rdbpot_any(mak_srdhm(unscaled, d->mo), -total_shift);
+  return mak_clamp(mak_add_sat(r, d->out_offset), d->act_min, d->act_max);
+}
+
 static inline float floor_div_f(const arith_data *d, float x, float y) {
   (void)d;
   return (float)floor((double)x / (double)y);
@@ -396,6 +441,14 @@ static ma_status binary_eval(struct ma_context *ctx, ma_node *node) {
       for (int32_t i = 0, nb = ma_num_elements(b); i < nb; ++i)
         if (y[i] == 0) return ma_fail(ctx, MA_ERR_KERNEL, "DIV: int32 division by zero");
       BINARY(int32_t, int32_t, div_i32);
+      break;
+    }
+    case DIV_Q8: {
+      const int8_t *y = b->data;
+      for (int32_t i = 0, nb = ma_num_elements(b); i < nb; ++i)
+        if (y[i] + d->in2_offset == 0)
+          return ma_fail(ctx, MA_ERR_KERNEL, "DIV: int8 divisor equals its zero point");
+      BINARY(int8_t, int8_t, div_q);
       break;
     }
     case FLOORDIV_F: BINARY(float, float, floor_div_f); break;
