@@ -163,7 +163,7 @@ def test_hybrid_model_is_refused_clearly(lib: ctypes.CDLL) -> None:
 
 CORE_MODELS = WHOLE_MODELS + [
     "litert_call_once_mul", "litert_while_multi_subgraphs", "litert_nested_while",
-    "litert_resource_vars_fc",
+    "litert_resource_vars_fc", "tflm_audio_preprocessor_int8",
 ]  # fmt: skip
 
 

@@ -68,8 +68,8 @@ BAD_NODES: dict[str, tuple[str, list, list, dict, int, tuple[str, str, str]]] = 
     "tail exhausted": ("CONV_2D", [hand((1, 5, 5, 2), I8, **Q), hand((3, 3, 3, 2), I8,
         np.ones(54), **Q)], [hand((1, 3, 3, 3), I8, **Q)], {0: 1, 1: 1, 2: 1}, 32,
         ("prepare", "ARENA", "tail needs")),
-    "no kernel": ("BATCH_MATMUL", [hand((1, 4), F32)], [hand((1, 4), F32)], {},
-        1 << 16, ("prepare", "UNSUPPORTED", "no kernel for builtin 126")),
+    "no kernel": ("LSH_PROJECTION", [hand((1, 4), F32)], [hand((1, 4), F32)], {},
+        1 << 16, ("prepare", "UNSUPPORTED", "no kernel for builtin 15")),
     "LSTM peephole": ("UNIDIRECTIONAL_SEQUENCE_LSTM", [hand((1, 2, 4), F32)] + [None] * 8
         + [hand((4,), F32)] + [None] * 14, [hand((1, 2, 4), F32)], {}, 1 << 16,
         ("prepare", "UNSUPPORTED", "peephole connections")),

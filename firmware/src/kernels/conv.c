@@ -9,17 +9,6 @@
 #include "kernel_util.h"
 #include "kernels.h"
 
-typedef struct {
-  int16_t stride_w, stride_h, dil_w, dil_h, pad_w, pad_h;
-  int32_t input_offset, output_offset, act_min, act_max;
-  float f_min, f_max;
-  int32_t n_mult;  /* 1 = per tensor, else one per output channel */
-  int32_t mult[]; /* n_mult multipliers, then n_mult int8 shifts: no pointers, so the
-                     op data has the same size on every ABI (the host predicts it) */
-} conv_data;
-
-static int8_t *shifts(conv_data *d) { return (int8_t *)(d->mult + d->n_mult); }
-
 /* Schema slots: Conv2DOptions and DepthwiseConv2DOptions differ after stride_h. */
 enum { SLOT_PADDING = 0, SLOT_STRIDE_W = 1, SLOT_STRIDE_H = 2 };
 
@@ -74,11 +63,8 @@ static ma_status conv_prepare_common(struct ma_context *ctx, ma_node *node, cons
       (st = mak_check_type(ctx, op, "bias", bias, is_f32 ? MA_FLOAT32 : MA_INT32)) != MA_OK)
     return st;
 
-  const int32_t n_mult = is_f32 ? 0 : (filter->quant.count > 1 ? cout : 1);
-  conv_data *d = ma_persistent(ctx, sizeof(conv_data) + (size_t)n_mult * 5);
+  mak_conv_data *d = mak_conv_data_alloc(ctx, is_f32 ? 0 : (filter->quant.count > 1 ? cout : 1));
   if (d == NULL) return MA_ERR_ARENA;
-  memset(d, 0, sizeof *d);
-  d->n_mult = n_mult;
   if ((st = mak_conv_geometry(ctx, op, padding, in->dims[1], kh, stride_h, dil_h, out->dims[1],
                               &d->pad_h)) != MA_OK ||
       (st = mak_conv_geometry(ctx, op, padding, in->dims[2], kw, stride_w, dil_w, out->dims[2],
@@ -91,22 +77,7 @@ static ma_status conv_prepare_common(struct ma_context *ctx, ma_node *node, cons
   node->user_data = d;
   if (is_f32) return mak_act_range_f(ctx, op, act, &d->f_min, &d->f_max);
 
-  const float in_scale = mak_scale(in, 0), out_scale = mak_scale(out, 0);
-  if (!(in_scale > 0.0f) || !(out_scale > 0.0f) || !mak_is_quantized(filter))
-    return ma_fail(ctx, MA_ERR_MODEL, "%s: int8 tensors need quantization scales", op);
-  if (filter->quant.count != 1 && filter->quant.count != cout)
-    return ma_fail(ctx, MA_ERR_MODEL, "%s: %d filter scales for %d channels", op,
-                   (int)filter->quant.count, (int)cout);
-  d->input_offset = -mak_zero_point(in, 0);
-  d->output_offset = mak_zero_point(out, 0);
-  for (int32_t c = 0; c < n_mult; ++c) {
-    /* TFLM: double(input_scale) * double(filter_scale) / double(output_scale). */
-    const double m = (double)in_scale * (double)mak_scale(filter, c) / (double)out_scale;
-    int shift;
-    mak_quantize_multiplier(m, &d->mult[c], &shift);
-    shifts(d)[c] = (int8_t)shift;
-  }
-  return mak_act_range_q(ctx, op, act, out, &d->act_min, &d->act_max);
+  return mak_conv_quantize(ctx, op, d, in, filter, out, act, cout);
 }
 
 static ma_status conv_prepare(struct ma_context *ctx, ma_node *node) {
@@ -129,21 +100,10 @@ static conv_shape shape_of(const ma_node *node) {
   return s;
 }
 
-/* Filter taps [*first, *end) whose input coordinate origin + dil * k lies in [0, size):
- * clipping once per output pixel keeps bounds checks out of the inner loops. */
-static void tap_range(int32_t origin, int32_t dil, int32_t taps, int32_t size, int32_t *first,
-                      int32_t *end) {
-  int32_t f = 0, e = taps;
-  while (f < e && origin + dil * f < 0) ++f;
-  while (e > f && origin + dil * (e - 1) >= size) --e;
-  *first = f;
-  *end = e;
-}
-
 static ma_status conv_eval(struct ma_context *ctx, ma_node *node) {
   (void)ctx;
-  const conv_data *d = node->user_data;
-  const int8_t *shift = (const int8_t *)(d->mult + d->n_mult);
+  const mak_conv_data *d = node->user_data;
+  const int8_t *shift = mak_conv_shifts(d);
   const conv_shape s = shape_of(node);
   const ma_tensor *bias_t = mak_input(node, 2);
   const int32_t fin = node->inputs[1]->dims[3];
@@ -153,11 +113,11 @@ static ma_status conv_eval(struct ma_context *ctx, ma_node *node) {
     for (int32_t oy = 0; oy < s.out_h; ++oy) {
       const int32_t iy0 = oy * d->stride_h - d->pad_h;
       int32_t fy0, fy1;
-      tap_range(iy0, d->dil_h, s.kh, s.in_h, &fy0, &fy1);
+      mak_tap_range(iy0, d->dil_h, s.kh, s.in_h, &fy0, &fy1);
       for (int32_t ox = 0; ox < s.out_w; ++ox) {
         const int32_t ix0 = ox * d->stride_w - d->pad_w;
         int32_t fx0, fx1;
-        tap_range(ix0, d->dil_w, s.kw, s.in_w, &fx0, &fx1);
+        mak_tap_range(ix0, d->dil_w, s.kw, s.in_w, &fx0, &fx1);
         const size_t out_base = (((size_t)b * s.out_h + oy) * s.out_w + ox) * s.cout;
         for (int32_t oc = 0; oc < s.cout; ++oc) {
           const size_t ic0 = (size_t)(oc / per_group) * fin;
@@ -189,10 +149,8 @@ static ma_status conv_eval(struct ma_context *ctx, ma_node *node) {
             }
             if (bias_t) acc += (uint32_t)((const int32_t *)bias_t->data)[oc];
             const int32_t mi = d->n_mult > 1 ? oc : 0;
-            const int32_t r =
-                mak_add_sat(mak_mbqm((int32_t)acc, d->mult[mi], shift[mi]), d->output_offset);
-            ((int8_t *)node->outputs[0]->data)[out_base + oc] =
-                (int8_t)mak_clamp(r, d->act_min, d->act_max);
+            ((int8_t *)node->outputs[0]->data)[out_base + oc] = (int8_t)mak_requantize(
+                (int32_t)acc, d->mult[mi], shift[mi], d->output_offset, d->act_min, d->act_max);
           }
         }
       }
@@ -204,8 +162,8 @@ static ma_status conv_eval(struct ma_context *ctx, ma_node *node) {
 
 static ma_status dwconv_eval(struct ma_context *ctx, ma_node *node) {
   (void)ctx;
-  const conv_data *d = node->user_data;
-  const int8_t *shift = (const int8_t *)(d->mult + d->n_mult);
+  const mak_conv_data *d = node->user_data;
+  const int8_t *shift = mak_conv_shifts(d);
   const conv_shape s = shape_of(node);
   const ma_tensor *bias_t = mak_input(node, 2);
   const int32_t mult = s.cout / s.cin;
@@ -216,11 +174,11 @@ static ma_status dwconv_eval(struct ma_context *ctx, ma_node *node) {
     for (int32_t oy = 0; oy < s.out_h; ++oy) {
       const int32_t iy0 = oy * d->stride_h - d->pad_h;
       int32_t fy0, fy1;
-      tap_range(iy0, d->dil_h, s.kh, s.in_h, &fy0, &fy1);
+      mak_tap_range(iy0, d->dil_h, s.kh, s.in_h, &fy0, &fy1);
       for (int32_t ox = 0; ox < s.out_w; ++ox) {
         const int32_t ix0 = ox * d->stride_w - d->pad_w;
         int32_t fx0, fx1;
-        tap_range(ix0, d->dil_w, s.kw, s.in_w, &fx0, &fx1);
+        mak_tap_range(ix0, d->dil_w, s.kw, s.in_w, &fx0, &fx1);
         const size_t out_base = (((size_t)b * s.out_h + oy) * s.out_w + ox) * s.cout;
         for (int32_t oc0 = 0; oc0 < s.cout; oc0 += MAK_DW_BLOCK) {
           const int32_t n = s.cout - oc0 < MAK_DW_BLOCK ? s.cout - oc0 : MAK_DW_BLOCK;
@@ -259,11 +217,10 @@ static ma_status dwconv_eval(struct ma_context *ctx, ma_node *node) {
                   mak_clampf(total[k] + bias, d->f_min, d->f_max);
             } else {
               const uint32_t bias = bias_t ? (uint32_t)((const int32_t *)bias_t->data)[oc] : 0u;
-              int32_t v = (int32_t)(acc[k] + bias);
               const int32_t mi = d->n_mult > 1 ? oc : 0;
-              v = mak_add_sat(mak_mbqm(v, d->mult[mi], shift[mi]), d->output_offset);
               ((int8_t *)node->outputs[0]->data)[out_base + oc] =
-                  (int8_t)mak_clamp(v, d->act_min, d->act_max);
+                  (int8_t)mak_requantize((int32_t)(acc[k] + bias), d->mult[mi], shift[mi],
+                                         d->output_offset, d->act_min, d->act_max);
             }
           }
         }

@@ -30,6 +30,19 @@ int32_t mak_shl_wrap(int32_t x, int shift) {
   return (int32_t)((uint32_t)x << shift);
 }
 
+int32_t mak_mbqm64(int64_t x, int32_t multiplier, int shift) {
+  /* TFLite: the multiplier rounded to 16 bits, one rounding shift by 15 - shift. Wrapping
+   * unsigned arithmetic keeps hostile values defined where TFLite's would overflow. */
+  const int32_t reduced = multiplier < 0x7FFF0000 ? (int32_t)(((int64_t)multiplier + (1 << 15)) >> 16)
+                                                  : 0x7FFF;
+  int total_shift = 15 - shift;
+  if (total_shift < 1) total_shift = 1;
+  if (total_shift > 62) total_shift = 62;
+  const uint64_t r = (uint64_t)x * (uint64_t)(int64_t)reduced + (UINT64_C(1) << (total_shift - 1));
+  const int64_t rs = (int64_t)r; /* two's complement on every target */
+  return (int32_t)(uint32_t)(uint64_t)(rs >> total_shift);
+}
+
 int32_t mak_mbqm(int32_t x, int32_t multiplier, int shift) {
   const int left = shift > 0 ? shift : 0;
   const int right = shift > 0 ? 0 : -shift;
@@ -363,9 +376,9 @@ ma_status mak_check_type(struct ma_context *ctx, const char *op, const char *wha
                  mak_type_name(t->type), mak_type_name(type));
 }
 
-ma_status mak_conv_geometry(struct ma_context *ctx, const char *op, int32_t padding,
-                            int32_t in_size, int32_t filter, int32_t stride, int32_t dilation,
-                            int32_t out_expected, int16_t *pad) {
+ma_status mak_padding(struct ma_context *ctx, const char *op, int32_t padding, int32_t in_size,
+                      int32_t filter, int32_t stride, int32_t dilation, int32_t *out_size,
+                      int16_t *pad) {
   if (stride <= 0 || dilation <= 0 || filter <= 0 || in_size <= 0 || stride > 32767 ||
       dilation > 32767 || filter > 32767 || in_size > 32767)
     return ma_fail(ctx, MA_ERR_MODEL, "%s: bad stride %d, dilation %d or filter size %d", op,
@@ -375,13 +388,64 @@ ma_status mak_conv_geometry(struct ma_context *ctx, const char *op, int32_t padd
   if (padding == MAK_PAD_SAME) out = (in_size + stride - 1) / stride;
   else if (padding == MAK_PAD_VALID) out = (in_size + stride - eff) / stride;
   else return ma_fail(ctx, MA_ERR_UNSUPPORTED, "%s: padding type %d", op, (int)padding);
-  if (out != out_expected)
-    return ma_fail(ctx, MA_ERR_MODEL, "%s: output size %d, geometry gives %d", op,
-                   (int)out_expected, (int)out);
   int32_t total = (out - 1) * stride + eff - in_size;
   if (total < 0) total = 0;
   *pad = (int16_t)(total / 2);
+  *out_size = out;
   return MA_OK;
+}
+
+ma_status mak_conv_geometry(struct ma_context *ctx, const char *op, int32_t padding,
+                            int32_t in_size, int32_t filter, int32_t stride, int32_t dilation,
+                            int32_t out_expected, int16_t *pad) {
+  int32_t out;
+  const ma_status st = mak_padding(ctx, op, padding, in_size, filter, stride, dilation, &out, pad);
+  if (st != MA_OK) return st;
+  if (out != out_expected)
+    return ma_fail(ctx, MA_ERR_MODEL, "%s: output size %d, geometry gives %d", op,
+                   (int)out_expected, (int)out);
+  return MA_OK;
+}
+
+void mak_tap_range(int32_t origin, int32_t dil, int32_t taps, int32_t size, int32_t *first,
+                   int32_t *end) {
+  /* first: smallest k with origin + dil * k >= 0; end: one past the largest k with
+   * origin + dil * k < size (dil > 0, checked at prepare). */
+  int32_t f = origin >= 0 ? 0 : (-origin + dil - 1) / dil;
+  int32_t e = origin >= size ? 0 : (size - 1 - origin) / dil + 1;
+  if (f > taps) f = taps;
+  if (e > taps) e = taps;
+  if (e < f) e = f;
+  *first = f;
+  *end = e;
+}
+
+mak_conv_data *mak_conv_data_alloc(struct ma_context *ctx, int32_t n_mult) {
+  mak_conv_data *d = ma_persistent(ctx, sizeof(mak_conv_data) + (size_t)n_mult * 5);
+  if (d != NULL) memset(d, 0, sizeof(mak_conv_data) + (size_t)n_mult * 5);
+  if (d != NULL) d->n_mult = n_mult;
+  return d;
+}
+
+ma_status mak_conv_quantize(struct ma_context *ctx, const char *op, mak_conv_data *d,
+                            const ma_tensor *in, const ma_tensor *filter, const ma_tensor *out,
+                            int32_t act, int32_t channels) {
+  const float in_scale = mak_scale(in, 0), out_scale = mak_scale(out, 0);
+  if (!(in_scale > 0.0f) || !(out_scale > 0.0f) || !mak_is_quantized(filter))
+    return ma_fail(ctx, MA_ERR_MODEL, "%s: quantized tensors need quantization scales", op);
+  if (filter->quant.count != 1 && filter->quant.count != channels)
+    return ma_fail(ctx, MA_ERR_MODEL, "%s: %d filter scales for %d channels", op,
+                   (int)filter->quant.count, (int)channels);
+  d->input_offset = -mak_zero_point(in, 0);
+  d->output_offset = mak_zero_point(out, 0);
+  for (int32_t c = 0; c < d->n_mult; ++c) {
+    /* TFLM: double(input_scale) * double(filter_scale) / double(output_scale). */
+    const double m = (double)in_scale * (double)mak_scale(filter, c) / (double)out_scale;
+    int shift;
+    mak_quantize_multiplier(m, &d->mult[c], &shift);
+    mak_conv_shifts(d)[c] = (int8_t)shift;
+  }
+  return mak_act_range_q(ctx, op, act, out, &d->act_min, &d->act_max);
 }
 
 /* ---------------------------------------------------------------- broadcasting */
@@ -426,4 +490,42 @@ int32_t mak_dims_product(const ma_tensor *t, int32_t from, int32_t to) {
   int32_t p = 1;
   for (int32_t d = from; d < to && d < t->ndims; ++d) p *= t->dims[d];
   return p;
+}
+
+/* ---------------------------------------------------------------- data-movement helpers */
+
+int64_t mak_index_at(const ma_tensor *t, int32_t i) {
+  if (t->type == MA_INT64) return ((const int64_t *)t->data)[i];
+  return ((const int32_t *)t->data)[i];
+}
+
+ma_status mak_check_index_type(struct ma_context *ctx, const char *op, const char *what,
+                               const ma_tensor *t) {
+  if (t->type == MA_INT32 || t->type == MA_INT64) return MA_OK;
+  return ma_fail(ctx, MA_ERR_UNSUPPORTED, "%s: %s must be INT32 or INT64, not %s", op, what,
+                 mak_type_name(t->type));
+}
+
+ma_status mak_check_const(struct ma_context *ctx, const char *op, const char *what,
+                          const ma_tensor *t) {
+  if (t->is_const) return MA_OK;
+  return ma_fail(ctx, MA_ERR_UNSUPPORTED, "%s: a non-constant %s is not supported (as TFLM)",
+                 op, what);
+}
+
+ma_status mak_check_type_in(struct ma_context *ctx, const char *op, const char *what,
+                            const ma_tensor *t, const uint8_t *types, int n) {
+  for (int i = 0; i < n; ++i)
+    if (t->type == types[i]) return MA_OK;
+  return ma_fail(ctx, MA_ERR_UNSUPPORTED, "%s: %s type %s is not supported", op, what,
+                 mak_type_name(t->type));
+}
+
+ma_status mak_check_same_shape(struct ma_context *ctx, const char *op, const ma_tensor *a,
+                               const ma_tensor *b) {
+  bool same = a->ndims == b->ndims;
+  for (int32_t d = 0; same && d < a->ndims; ++d) same = a->dims[d] == b->dims[d];
+  if (same) return MA_OK;
+  return ma_fail(ctx, MA_ERR_MODEL, "%s: tensors %d and %d differ in shape", op, (int)a->index,
+                 (int)b->index);
 }

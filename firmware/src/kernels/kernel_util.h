@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "ma_kernel.h"
 
@@ -27,6 +28,8 @@ int32_t mak_srdhm(int32_t a, int32_t b);                     /* SaturatingRoundi
 int32_t mak_rdbpot(int32_t x, int exponent);                 /* RoundingDivideByPOT */
 int32_t mak_mbqm(int32_t x, int32_t multiplier, int shift);  /* MultiplyByQuantizedMultiplier */
 int32_t mak_shl_wrap(int32_t x, int shift);                  /* x * 2^shift, wrapping */
+/* The int64 MultiplyByQuantizedMultiplier of int16 kernels (multiplier rounded to 16 bits). */
+int32_t mak_mbqm64(int64_t x, int32_t multiplier, int shift);
 void mak_quantize_multiplier(double m, int32_t *multiplier, int *shift);
 int32_t mak_input_radius(int integer_bits, int left_shift);  /* CalculateInputRadius (31 bits) */
 
@@ -70,10 +73,42 @@ ma_status mak_check_input_type(struct ma_context *ctx, const char *op, const ma_
 /* The i-th input, or NULL when absent or out of range. */
 const ma_tensor *mak_input(const ma_node *node, int32_t i);
 
-/* TFLite's ComputePaddingHeightWidth for one dimension: output size and leading padding. */
+/* TFLite's ComputePaddingHeightWidth for one dimension: the output size the padding type
+ * gives and the leading padding. Fails on a bad stride, dilation, size or padding type. */
+ma_status mak_padding(struct ma_context *ctx, const char *op, int32_t padding, int32_t in_size,
+                      int32_t filter, int32_t stride, int32_t dilation, int32_t *out_size,
+                      int16_t *pad);
+/* mak_padding, and the output size must be out_expected. */
 ma_status mak_conv_geometry(struct ma_context *ctx, const char *op, int32_t padding,
                             int32_t in_size, int32_t filter, int32_t stride, int32_t dilation,
                             int32_t out_expected, int16_t *pad);
+
+/* Window taps [*first, *end) of a filter at origin, dilation dil and size taps, whose
+ * coordinate origin + dil * k lies in [0, size): clipping once per output pixel keeps bounds
+ * checks out of the inner loops of convolutions and pools. */
+void mak_tap_range(int32_t origin, int32_t dil, int32_t taps, int32_t size, int32_t *first,
+                   int32_t *end);
+
+/* ---- op data of convolution-like kernels (CONV_2D, DEPTHWISE_CONV_2D, TRANSPOSE_CONV) ---- */
+typedef struct {
+  int16_t stride_w, stride_h, dil_w, dil_h, pad_w, pad_h;
+  int32_t input_offset, output_offset, act_min, act_max;
+  float f_min, f_max;
+  int32_t n_mult;  /* 0 = float, 1 = per tensor, else one per output channel */
+  int32_t mult[]; /* n_mult multipliers, then n_mult int8 shifts: no pointers, so the
+                     op data has the same size on every ABI (the host predicts it) */
+} mak_conv_data;
+
+static inline int8_t *mak_conv_shifts(const mak_conv_data *d) {
+  return (int8_t *)(uintptr_t)(d->mult + d->n_mult);
+}
+/* Zeroed op data with room for n_mult multipliers, from ma_persistent (NULL: arena full). */
+mak_conv_data *mak_conv_data_alloc(struct ma_context *ctx, int32_t n_mult);
+/* The integer part of d: offsets, per-channel multipliers (TFLM's double products of
+ * input, filter and output scales) and the activation range of `act` for out. */
+ma_status mak_conv_quantize(struct ma_context *ctx, const char *op, mak_conv_data *d,
+                            const ma_tensor *in, const ma_tensor *filter, const ma_tensor *out,
+                            int32_t act, int32_t channels);
 
 /* ---- broadcasting over up to MA_MAX_DIMS dimensions ---- */
 typedef struct {
@@ -127,7 +162,39 @@ static inline float mak_clampf(float v, float lo, float hi) {
     for (int32_t i = 0; i < (N); ++i) y[i] = EXPR;  \
   } while (0)
 
+/* The requantization epilogue of convolution-like kernels: acc * multiplier (TFLite's
+ * MultiplyByQuantizedMultiplier), plus the output zero point, clamped to the activation range. */
+static inline int32_t mak_requantize(int32_t acc, int32_t mult, int shift, int32_t out_offset,
+                                     int32_t act_min, int32_t act_max) {
+  return mak_clamp(mak_add_sat(mak_mbqm(acc, mult, shift), out_offset), act_min, act_max);
+}
+
 /* Product of dims [from, to). */
 int32_t mak_dims_product(const ma_tensor *t, int32_t from, int32_t to);
+
+/* ---- index tensors and element copies of data-movement kernels ---- */
+/* Element i of an int32 or int64 tensor. */
+int64_t mak_index_at(const ma_tensor *t, int32_t i);
+/* Fails with MA_ERR_UNSUPPORTED unless t is INT32 or INT64. */
+ma_status mak_check_index_type(struct ma_context *ctx, const char *op, const char *what,
+                               const ma_tensor *t);
+/* Fails with MA_ERR_UNSUPPORTED unless t is constant (TFLM reads it at prepare). */
+ma_status mak_check_const(struct ma_context *ctx, const char *op, const char *what,
+                          const ma_tensor *t);
+/* Fails with MA_ERR_UNSUPPORTED unless type is one of the n listed. */
+ma_status mak_check_type_in(struct ma_context *ctx, const char *op, const char *what,
+                            const ma_tensor *t, const uint8_t *types, int n);
+/* Fails with MA_ERR_MODEL unless a and b have the same shape. */
+ma_status mak_check_same_shape(struct ma_context *ctx, const char *op, const ma_tensor *a,
+                               const ma_tensor *b);
+static inline void mak_copy_elem(uint8_t *dst, const uint8_t *src, size_t esize) {
+  switch (esize) { /* constant sizes let the compiler inline the copy */
+    case 1: *dst = *src; break;
+    case 2: memcpy(dst, src, 2); break;
+    case 4: memcpy(dst, src, 4); break;
+    case 8: memcpy(dst, src, 8); break;
+    default: memcpy(dst, src, esize); break;
+  }
+}
 
 #endif

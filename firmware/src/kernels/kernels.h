@@ -30,4 +30,13 @@ extern const ma_kernel mak_floor_div, mak_floor_mod, mak_prelu, mak_logical_and,
 extern const ma_kernel mak_select_v2, mak_arg_max, mak_arg_min, mak_cumsum;
 extern const ma_kernel mak_l2_normalization, mak_log_softmax;
 
+/* Shape and data-movement family, BATCH_MATMUL, TRANSPOSE_CONV, resizes, L2 pooling. */
+extern const ma_kernel mak_strided_slice, mak_slice, mak_split, mak_split_v, mak_pack, mak_unpack;
+extern const ma_kernel mak_squeeze, mak_expand_dims, mak_shape, mak_fill, mak_zeros_like;
+extern const ma_kernel mak_broadcast_to, mak_batch_matmul, mak_transpose_conv;
+extern const ma_kernel mak_resize_bilinear, mak_space_to_depth, mak_depth_to_space;
+extern const ma_kernel mak_space_to_batch_nd, mak_batch_to_space_nd, mak_mirror_pad, mak_gather_nd;
+extern const ma_kernel mak_reverse_v2, mak_l2_pool_2d, mak_embedding_lookup;
+extern const ma_kernel mak_dynamic_update_slice, mak_broadcast_args;
+
 #endif

@@ -1,9 +1,11 @@
-/* AVERAGE_POOL_2D and MAX_POOL_2D, float32 and int8, NHWC.
+/* AVERAGE_POOL_2D and MAX_POOL_2D (float32, int8) and L2_POOL_2D (float32, as TFLM), NHWC.
  *
  * int8 average pooling rounds the int32 sum half away from zero when dividing by the
  * number of cells inside the image, as TFLM's reference does; padding cells never count.
+ * L2 pooling is sqrt(sum of squares / cells), summed in TFLM's order.
  */
 #include <float.h>
+#include <math.h>
 #include <string.h>
 
 #include "kernel_util.h"
@@ -15,14 +17,23 @@ typedef struct {
   float f_min, f_max;
 } pool_data;
 
-static ma_status pool_prepare_common(struct ma_context *ctx, ma_node *node, const char *op) {
+/* node->variant: which pool. */
+enum { POOL_AVG, POOL_MAX, POOL_L2 };
+
+static const char *pool_name(const ma_node *node) {
+  static const char *const names[] = {"AVERAGE_POOL_2D", "MAX_POOL_2D", "L2_POOL_2D"};
+  return names[node->variant];
+}
+
+static ma_status pool_prepare(struct ma_context *ctx, ma_node *node) {
+  const char *op = pool_name(node);
   ma_status st = mak_check_node(ctx, node, op, 1, 1, 1, 1);
   if (st != MA_OK) return st;
   const ma_tensor *in = node->inputs[0], *out = node->outputs[0];
   if (in->ndims != 4 || out->ndims != 4 || in->dims[0] != out->dims[0] ||
       in->dims[3] != out->dims[3])
     return ma_fail(ctx, MA_ERR_MODEL, "%s: input and output must be 4-D with equal N and C", op);
-  if (in->type != MA_FLOAT32 && in->type != MA_INT8)
+  if (in->type != MA_FLOAT32 && (in->type != MA_INT8 || node->variant == POOL_L2))
     return ma_fail(ctx, MA_ERR_UNSUPPORTED, "%s: input type %s", op, mak_type_name(in->type));
   if ((st = mak_check_type(ctx, op, "output", out, in->type)) != MA_OK) return st;
   const ma_options *o = &node->options;
@@ -46,15 +57,8 @@ static ma_status pool_prepare_common(struct ma_context *ctx, ma_node *node, cons
   return mak_act_range_q(ctx, op, act, out, &d->act_min, &d->act_max);
 }
 
-static ma_status avg_prepare(struct ma_context *ctx, ma_node *node) {
-  return pool_prepare_common(ctx, node, "AVERAGE_POOL_2D");
-}
-
-static ma_status max_prepare(struct ma_context *ctx, ma_node *node) {
-  return pool_prepare_common(ctx, node, "MAX_POOL_2D");
-}
-
-static ma_status pool_eval(struct ma_context *ctx, ma_node *node, bool is_max) {
+static ma_status pool_eval(struct ma_context *ctx, ma_node *node) {
+  const int32_t kind = node->variant;
   const pool_data *d = node->user_data;
   const ma_tensor *in = node->inputs[0], *out = node->outputs[0];
   const int32_t batches = in->dims[0], in_h = in->dims[1], in_w = in->dims[2];
@@ -63,19 +67,19 @@ static ma_status pool_eval(struct ma_context *ctx, ma_node *node, bool is_max) {
   for (int32_t b = 0; b < batches; ++b) {
     for (int32_t oy = 0; oy < out_h; ++oy) {
       const int32_t iy0 = oy * d->stride_h - d->pad_h;
-      const int32_t fy0 = iy0 < 0 ? -iy0 : 0;
-      const int32_t fy1 = d->filter_h < in_h - iy0 ? d->filter_h : in_h - iy0;
+      int32_t fy0, fy1;
+      mak_tap_range(iy0, 1, d->filter_h, in_h, &fy0, &fy1);
       for (int32_t ox = 0; ox < out_w; ++ox) {
         const int32_t ix0 = ox * d->stride_w - d->pad_w;
-        const int32_t fx0 = ix0 < 0 ? -ix0 : 0;
-        const int32_t fx1 = d->filter_w < in_w - ix0 ? d->filter_w : in_w - ix0;
+        int32_t fx0, fx1;
+        mak_tap_range(ix0, 1, d->filter_w, in_w, &fx0, &fx1);
         const int32_t count = (fy1 - fy0) * (fx1 - fx0);
         if (count <= 0)
           return ma_fail(ctx, MA_ERR_KERNEL, "%s: a window lies outside the input",
-                         is_max ? "MAX_POOL_2D" : "AVERAGE_POOL_2D");
+                         pool_name(node));
         for (int32_t c = 0; c < depth; ++c) {
           const size_t oi = (((size_t)b * out_h + oy) * out_w + ox) * depth + c;
-          float fsum = 0.0f, fmax = -FLT_MAX;
+          float fsum = 0.0f, fmax = -FLT_MAX, fsq = 0.0f;
           int64_t isum = 0; /* a hostile window cannot overflow it */
           int32_t imax = INT8_MIN;
           for (int32_t fy = fy0; fy < fy1; ++fy) {
@@ -85,6 +89,7 @@ static ma_status pool_eval(struct ma_context *ctx, ma_node *node, bool is_max) {
               if (is_f32) {
                 const float v = ((const float *)in->data)[ii];
                 fsum += v;
+                fsq += v * v;
                 if (v > fmax) fmax = v;
               } else {
                 const int32_t v = ((const int8_t *)in->data)[ii];
@@ -94,10 +99,12 @@ static ma_status pool_eval(struct ma_context *ctx, ma_node *node, bool is_max) {
             }
           }
           if (is_f32) {
-            const float v = is_max ? fmax : fsum / (float)count;
+            const float v = kind == POOL_MAX ? fmax
+                            : kind == POOL_L2 ? sqrtf(fsq / (float)count)
+                                              : fsum / (float)count;
             ((float *)out->data)[oi] = mak_clampf(v, d->f_min, d->f_max);
           } else {
-            const int32_t v = is_max ? imax
+            const int32_t v = kind == POOL_MAX ? imax
                               : (int32_t)(isum > 0 ? (isum + count / 2) / count
                                                    : (isum - count / 2) / count);
             ((int8_t *)out->data)[oi] = (int8_t)mak_clamp(v, d->act_min, d->act_max);
@@ -109,13 +116,6 @@ static ma_status pool_eval(struct ma_context *ctx, ma_node *node, bool is_max) {
   return MA_OK;
 }
 
-static ma_status avg_eval(struct ma_context *ctx, ma_node *node) {
-  return pool_eval(ctx, node, false);
-}
-
-static ma_status max_eval(struct ma_context *ctx, ma_node *node) {
-  return pool_eval(ctx, node, true);
-}
-
-const ma_kernel mak_average_pool_2d = {avg_prepare, avg_eval, 0};
-const ma_kernel mak_max_pool_2d = {max_prepare, max_eval, 0};
+const ma_kernel mak_average_pool_2d = {pool_prepare, pool_eval, POOL_AVG};
+const ma_kernel mak_max_pool_2d = {pool_prepare, pool_eval, POOL_MAX};
+const ma_kernel mak_l2_pool_2d = {pool_prepare, pool_eval, POOL_L2};

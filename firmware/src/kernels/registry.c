@@ -81,6 +81,32 @@ const ma_kernel *ma_find_kernel(int32_t builtin_code) {
     KERNEL(CUMSUM, mak_cumsum);
     KERNEL(L2_NORMALIZATION, mak_l2_normalization);
     KERNEL(LOG_SOFTMAX, mak_log_softmax);
+    KERNEL(STRIDED_SLICE, mak_strided_slice);
+    KERNEL(SLICE, mak_slice);
+    KERNEL(SPLIT, mak_split);
+    KERNEL(SPLIT_V, mak_split_v);
+    KERNEL(UNPACK, mak_unpack);
+    KERNEL(PACK, mak_pack);
+    KERNEL(SQUEEZE, mak_squeeze);
+    KERNEL(EXPAND_DIMS, mak_expand_dims);
+    KERNEL(SHAPE, mak_shape);
+    KERNEL(FILL, mak_fill);
+    KERNEL(ZEROS_LIKE, mak_zeros_like);
+    KERNEL(BROADCAST_TO, mak_broadcast_to);
+    KERNEL(BATCH_MATMUL, mak_batch_matmul);
+    KERNEL(TRANSPOSE_CONV, mak_transpose_conv);
+    KERNEL(RESIZE_BILINEAR, mak_resize_bilinear);
+    KERNEL(SPACE_TO_DEPTH, mak_space_to_depth);
+    KERNEL(DEPTH_TO_SPACE, mak_depth_to_space);
+    KERNEL(SPACE_TO_BATCH_ND, mak_space_to_batch_nd);
+    KERNEL(BATCH_TO_SPACE_ND, mak_batch_to_space_nd);
+    KERNEL(MIRROR_PAD, mak_mirror_pad);
+    KERNEL(GATHER_ND, mak_gather_nd);
+    KERNEL(REVERSE_V2, mak_reverse_v2);
+    KERNEL(L2_POOL_2D, mak_l2_pool_2d);
+    KERNEL(EMBEDDING_LOOKUP, mak_embedding_lookup);
+    KERNEL(DYNAMIC_UPDATE_SLICE, mak_dynamic_update_slice);
+    KERNEL(BROADCAST_ARGS, mak_broadcast_args);
     default: return custom_kernel(builtin_code);
   }
 }

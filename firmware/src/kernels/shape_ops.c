@@ -1,35 +1,11 @@
 /* Data movement operators, for any element type (they copy bytes, never requantize):
- * RESHAPE, CONCATENATION, PAD / PADV2, TRANSPOSE, GATHER, RESIZE_NEAREST_NEIGHBOR.
+ * RESHAPE, CONCATENATION, PAD / PADV2, TRANSPOSE, GATHER.
  * None keeps op data: everything is read from the tensors at eval time.
  */
-#include <math.h>
 #include <string.h>
 
 #include "kernel_util.h"
 #include "kernels.h"
-
-static void copy_elem(uint8_t *dst, const uint8_t *src, size_t esize) {
-  switch (esize) { /* constant sizes let the compiler inline the copy */
-    case 1: *dst = *src; break;
-    case 2: memcpy(dst, src, 2); break;
-    case 4: memcpy(dst, src, 4); break;
-    case 8: memcpy(dst, src, 8); break;
-    default: memcpy(dst, src, esize); break;
-  }
-}
-
-/* Reads element i of an int32 or int64 index tensor. */
-static int64_t index_at(const ma_tensor *t, int32_t i) {
-  if (t->type == MA_INT64) return ((const int64_t *)t->data)[i];
-  return ((const int32_t *)t->data)[i];
-}
-
-static ma_status check_index_tensor(struct ma_context *ctx, const char *op, const char *what,
-                                    const ma_tensor *t) {
-  if (t->type == MA_INT32 || t->type == MA_INT64) return MA_OK;
-  return ma_fail(ctx, MA_ERR_UNSUPPORTED, "%s: %s must be INT32 or INT64, not %s", op, what,
-                 mak_type_name(t->type));
-}
 
 static ma_status check_same_type(struct ma_context *ctx, const char *op, const ma_tensor *in,
                                  const ma_tensor *out) {
@@ -126,7 +102,7 @@ static ma_status pad_prepare(struct ma_context *ctx, ma_node *node) {
   const ma_tensor *in = node->inputs[0], *pads = node->inputs[1], *out = node->outputs[0];
   const ma_tensor *value = mak_input(node, 2);
   if ((st = check_same_type(ctx, op, in, out)) != MA_OK) return st;
-  if ((st = check_index_tensor(ctx, op, "paddings", pads)) != MA_OK) return st;
+  if ((st = mak_check_index_type(ctx, op, "paddings", pads)) != MA_OK) return st;
   if (in->ndims != out->ndims || pads->ndims != 2 || pads->dims[0] != in->ndims ||
       pads->dims[1] != 2)
     return ma_fail(ctx, MA_ERR_MODEL, "%s: paddings must be [%d, 2]", op, (int)in->ndims);
@@ -135,7 +111,7 @@ static ma_status pad_prepare(struct ma_context *ctx, ma_node *node) {
                    mak_type_name(in->type));
   if (pads->is_const) {
     for (int32_t dd = 0; dd < in->ndims; ++dd) {
-      const int64_t before = index_at(pads, 2 * dd), after = index_at(pads, 2 * dd + 1);
+      const int64_t before = mak_index_at(pads, 2 * dd), after = mak_index_at(pads, 2 * dd + 1);
       if (before < 0 || after < 0 || in->dims[dd] + before + after != out->dims[dd])
         return ma_fail(ctx, MA_ERR_MODEL, "%s: paddings do not give the output shape", op);
     }
@@ -149,7 +125,7 @@ static ma_status pad_eval(struct ma_context *ctx, ma_node *node) {
   const int32_t n = in->ndims;
   int32_t before[MA_MAX_DIMS];
   for (int32_t dd = 0; dd < n; ++dd) {
-    const int64_t b = index_at(pads, 2 * dd), a = index_at(pads, 2 * dd + 1);
+    const int64_t b = mak_index_at(pads, 2 * dd), a = mak_index_at(pads, 2 * dd + 1);
     if (b < 0 || a < 0 || in->dims[dd] + b + a != out->dims[dd])
       return ma_fail(ctx, MA_ERR_KERNEL, "PAD: paddings do not give the output shape");
     before[dd] = (int32_t)b;
@@ -167,7 +143,7 @@ static ma_status pad_eval(struct ma_context *ctx, ma_node *node) {
   }
   const int32_t total = ma_num_elements(out);
   uint8_t *dst = out->data;
-  for (int32_t i = 0; i < total; ++i) copy_elem(dst + (size_t)i * esize, pad, esize);
+  for (int32_t i = 0; i < total; ++i) mak_copy_elem(dst + (size_t)i * esize, pad, esize);
   if (ma_num_elements(in) == 0) return MA_OK;
   /* Copy the input one innermost row at a time. */
   int32_t out_stride[MA_MAX_DIMS], idx[MA_MAX_DIMS] = {0};
@@ -200,7 +176,7 @@ static ma_status transpose_check(struct ma_context *ctx, const ma_node *node, ma
                    (int)ma_num_elements(perm), (int)in->ndims);
   uint32_t seen = 0;
   for (int32_t i = 0; i < in->ndims; ++i) {
-    const int64_t p = index_at(perm, i);
+    const int64_t p = mak_index_at(perm, i);
     if (p < 0 || p >= in->ndims || (seen & (1u << p)) || out->dims[i] != in->dims[p])
       return ma_fail(ctx, fail, "TRANSPOSE: bad permutation or output shape");
     seen |= 1u << p;
@@ -212,7 +188,7 @@ static ma_status transpose_prepare(struct ma_context *ctx, ma_node *node) {
   ma_status st = mak_check_node(ctx, node, "TRANSPOSE", 2, 2, 2, 1);
   if (st != MA_OK) return st;
   if ((st = check_same_type(ctx, "TRANSPOSE", node->inputs[0], node->outputs[0])) != MA_OK ||
-      (st = check_index_tensor(ctx, "TRANSPOSE", "perm", node->inputs[1])) != MA_OK)
+      (st = mak_check_index_type(ctx, "TRANSPOSE", "perm", node->inputs[1])) != MA_OK)
     return st;
   return node->inputs[1]->is_const ? transpose_check(ctx, node, MA_ERR_MODEL) : MA_OK;
 }
@@ -229,13 +205,13 @@ static ma_status transpose_eval(struct ma_context *ctx, ma_node *node) {
     in_stride[dd] = s;
     s *= in->dims[dd];
   }
-  for (int32_t i = 0; i < n; ++i) stride[i] = in_stride[index_at(perm, i)];
+  for (int32_t i = 0; i < n; ++i) stride[i] = in_stride[mak_index_at(perm, i)];
   const int32_t total = ma_num_elements(out);
   const uint8_t *src = in->data;
   uint8_t *dst = out->data;
   size_t off = 0;
   for (int32_t i = 0; i < total; ++i) {
-    copy_elem(dst + (size_t)i * esize, src + off * esize, esize);
+    mak_copy_elem(dst + (size_t)i * esize, src + off * esize, esize);
     for (int32_t dd = n - 1; dd >= 0; --dd) {
       off += (size_t)stride[dd];
       if (++idx[dd] < out->dims[dd]) break;
@@ -279,7 +255,7 @@ static ma_status gather_prepare(struct ma_context *ctx, ma_node *node) {
   ma_status st = mak_check_node(ctx, node, "GATHER", 2, 2, 2, 1);
   if (st != MA_OK) return st;
   if ((st = check_same_type(ctx, "GATHER", node->inputs[0], node->outputs[0])) != MA_OK ||
-      (st = check_index_tensor(ctx, "GATHER", "indices", node->inputs[1])) != MA_OK)
+      (st = mak_check_index_type(ctx, "GATHER", "indices", node->inputs[1])) != MA_OK)
     return st;
   gather_geom g;
   return gather_geometry(ctx, node, &g);
@@ -296,7 +272,7 @@ static ma_status gather_eval(struct ma_context *ctx, ma_node *node) {
   for (int32_t b = 0; b < g.batch; ++b) {
     for (int32_t o = 0; o < g.outer; ++o) {
       for (int32_t c = 0; c < g.coords; ++c) {
-        const int64_t k = index_at(idx, b * g.coords + c);
+        const int64_t k = mak_index_at(idx, b * g.coords + c);
         if (k < 0 || k >= g.axis_size)
           return ma_fail(ctx, MA_ERR_KERNEL, "GATHER: index %ld outside [0, %d)", (long)k,
                          (int)g.axis_size);
@@ -309,58 +285,8 @@ static ma_status gather_eval(struct ma_context *ctx, ma_node *node) {
   return MA_OK;
 }
 
-/* ------------------------------------------------------------------ RESIZE_NEAREST_NEIGHBOR */
-
-static ma_status resize_prepare(struct ma_context *ctx, ma_node *node) {
-  static const char op[] = "RESIZE_NEAREST_NEIGHBOR";
-  ma_status st = mak_check_node(ctx, node, op, 2, 2, 2, 1);
-  if (st != MA_OK) return st;
-  const ma_tensor *in = node->inputs[0], *out = node->outputs[0];
-  if ((st = check_same_type(ctx, op, in, out)) != MA_OK) return st;
-  if (in->ndims != 4 || out->ndims != 4 || in->dims[0] != out->dims[0] ||
-      in->dims[3] != out->dims[3])
-    return ma_fail(ctx, MA_ERR_MODEL, "%s: input and output must be 4-D with equal N and C", op);
-  return MA_OK;
-}
-
-/* TFLite's GetNearestNeighbor. */
-static int32_t nearest(int32_t v, int32_t in_size, int32_t out_size, bool align, bool half) {
-  const float scale = (align && out_size > 1) ? (float)(in_size - 1) / (float)(out_size - 1)
-                                              : (float)in_size / (float)out_size;
-  const float offset = half ? 0.5f : 0.0f;
-  const float f = ((float)v + offset) * scale;
-  int32_t r = align ? (int32_t)roundf(f) : (int32_t)floorf(f);
-  if (r > in_size - 1) r = in_size - 1;
-  if (half && r < 0) r = 0;
-  return r;
-}
-
-static ma_status resize_eval(struct ma_context *ctx, ma_node *node) {
-  (void)ctx;
-  const ma_tensor *in = node->inputs[0], *out = node->outputs[0];
-  const bool align = ma_opt_i32(&node->options, 0, 0) != 0;
-  const bool half = ma_opt_i32(&node->options, 1, 0) != 0;
-  const int32_t batches = in->dims[0], in_h = in->dims[1], in_w = in->dims[2];
-  const int32_t out_h = out->dims[1], out_w = out->dims[2];
-  const size_t row = (size_t)in->dims[3] * ma_type_size(in->type);
-  const uint8_t *src = in->data;
-  uint8_t *dst = out->data;
-  for (int32_t b = 0; b < batches; ++b) {
-    for (int32_t y = 0; y < out_h; ++y) {
-      const int32_t iy = nearest(y, in_h, out_h, align, half);
-      for (int32_t x = 0; x < out_w; ++x) {
-        const int32_t ix = nearest(x, in_w, out_w, align, half);
-        memcpy(dst, src + (((size_t)b * in_h + iy) * in_w + ix) * row, row);
-        dst += row;
-      }
-    }
-  }
-  return MA_OK;
-}
-
 const ma_kernel mak_reshape = {reshape_prepare, reshape_eval, 0};
 const ma_kernel mak_concatenation = {concat_prepare, concat_eval, 0};
 const ma_kernel mak_pad = {pad_prepare, pad_eval, 0};
 const ma_kernel mak_transpose = {transpose_prepare, transpose_eval, 0};
 const ma_kernel mak_gather = {gather_prepare, gather_eval, 0};
-const ma_kernel mak_resize_nearest_neighbor = {resize_prepare, resize_eval, 0};
