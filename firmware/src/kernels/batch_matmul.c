@@ -84,8 +84,8 @@ static ma_status bmm_prepare(struct ma_context *ctx, ma_node *node) {
   ma_status st = mak_check_node(ctx, node, OP, 2, 2, 2, 1);
   if (st != MA_OK) return st;
   const ma_tensor *x = node->inputs[0], *y = node->inputs[1], *out = node->outputs[0];
-  static const uint8_t types[] = {MA_FLOAT32, MA_INT8, MA_INT16};
-  if ((st = mak_check_type_in(ctx, OP, "input", x, types, sizeof types)) != MA_OK ||
+  const uint32_t types = MAK_TYPE_BIT(MA_FLOAT32) | MAK_TYPE_BIT(MA_INT8) | MAK_TYPE_BIT(MA_INT16);
+  if ((st = mak_check_input_type(ctx, OP, x, types, "float32, int8, int16")) != MA_OK ||
       (st = mak_check_type(ctx, OP, "second input", y, x->type)) != MA_OK ||
       (st = mak_check_type(ctx, OP, "output", out, x->type)) != MA_OK)
     return st;

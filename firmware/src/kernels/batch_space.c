@@ -66,8 +66,8 @@ static ma_status bs_prepare(struct ma_context *ctx, ma_node *node) {
   if (st != MA_OK) return st;
   const ma_tensor *in = node->inputs[0], *block = node->inputs[1], *pads = node->inputs[2];
   const ma_tensor *out = node->outputs[0];
-  static const uint8_t types[] = {MA_FLOAT32, MA_INT8};
-  if ((st = mak_check_type_in(ctx, op, "input", in, types, sizeof types)) != MA_OK ||
+  const uint32_t types = MAK_TYPE_BIT(MA_FLOAT32) | MAK_TYPE_BIT(MA_INT8);
+  if ((st = mak_check_input_type(ctx, op, in, types, "float32, int8")) != MA_OK ||
       (st = mak_check_type(ctx, op, "output", out, in->type)) != MA_OK ||
       (st = mak_check_type(ctx, op, "block_shape", block, MA_INT32)) != MA_OK ||
       (st = mak_check_type(ctx, op, node->variant == 0 ? "paddings" : "crops", pads,

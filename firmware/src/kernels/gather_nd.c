@@ -14,8 +14,8 @@ static ma_status gather_nd_prepare(struct ma_context *ctx, ma_node *node) {
   ma_status st = mak_check_node(ctx, node, OP, 2, 2, 2, 1);
   if (st != MA_OK) return st;
   const ma_tensor *params = node->inputs[0], *idx = node->inputs[1], *out = node->outputs[0];
-  static const uint8_t types[] = {MA_FLOAT32, MA_INT8};
-  if ((st = mak_check_type_in(ctx, OP, "params", params, types, sizeof types)) != MA_OK ||
+  const uint32_t types = MAK_TYPE_BIT(MA_FLOAT32) | MAK_TYPE_BIT(MA_INT8);
+  if ((st = mak_check_input_type(ctx, OP, params, types, "float32, int8")) != MA_OK ||
       (st = mak_check_type(ctx, OP, "output", out, params->type)) != MA_OK ||
       (st = mak_check_type(ctx, OP, "indices", idx, MA_INT32)) != MA_OK)
     return st;
@@ -68,11 +68,11 @@ static ma_status embedding_prepare(struct ma_context *ctx, ma_node *node) {
   ma_status st = mak_check_node(ctx, node, EL, 2, 2, 2, 1);
   if (st != MA_OK) return st;
   const ma_tensor *ids = node->inputs[0], *table = node->inputs[1], *out = node->outputs[0];
-  static const uint8_t types[] = {MA_FLOAT32, MA_INT8};
+  const uint32_t types = MAK_TYPE_BIT(MA_FLOAT32) | MAK_TYPE_BIT(MA_INT8);
   if ((st = mak_check_type(ctx, EL, "lookup", ids, MA_INT32)) != MA_OK ||
-      (st = mak_check_type_in(ctx, EL, "value", table, types, sizeof types)) != MA_OK ||
-      (st = mak_check_type_in(ctx, EL, "output", out, types,
-                              table->type == MA_INT8 ? 2 : 1)) != MA_OK)
+      (st = mak_check_input_type(ctx, EL, table, types, "float32, int8")) != MA_OK ||
+      (out->type != MA_FLOAT32 &&
+       (st = mak_check_type(ctx, EL, "output", out, table->type)) != MA_OK))
     return st;
   if (ids->ndims != 1 || table->ndims < 2 || out->ndims != table->ndims)
     return ma_fail(ctx, MA_ERR_MODEL, "%s: lookup must be 1-D, value at least 2-D", EL);

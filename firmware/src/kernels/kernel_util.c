@@ -513,14 +513,6 @@ ma_status mak_check_const(struct ma_context *ctx, const char *op, const char *wh
                  op, what);
 }
 
-ma_status mak_check_type_in(struct ma_context *ctx, const char *op, const char *what,
-                            const ma_tensor *t, const uint8_t *types, int n) {
-  for (int i = 0; i < n; ++i)
-    if (t->type == types[i]) return MA_OK;
-  return ma_fail(ctx, MA_ERR_UNSUPPORTED, "%s: %s type %s is not supported", op, what,
-                 mak_type_name(t->type));
-}
-
 ma_status mak_check_same_shape(struct ma_context *ctx, const char *op, const ma_tensor *a,
                                const ma_tensor *b) {
   bool same = a->ndims == b->ndims;

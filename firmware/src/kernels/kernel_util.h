@@ -181,9 +181,6 @@ ma_status mak_check_index_type(struct ma_context *ctx, const char *op, const cha
 /* Fails with MA_ERR_UNSUPPORTED unless t is constant (TFLM reads it at prepare). */
 ma_status mak_check_const(struct ma_context *ctx, const char *op, const char *what,
                           const ma_tensor *t);
-/* Fails with MA_ERR_UNSUPPORTED unless type is one of the n listed. */
-ma_status mak_check_type_in(struct ma_context *ctx, const char *op, const char *what,
-                            const ma_tensor *t, const uint8_t *types, int n);
 /* Fails with MA_ERR_MODEL unless a and b have the same shape. */
 ma_status mak_check_same_shape(struct ma_context *ctx, const char *op, const ma_tensor *a,
                                const ma_tensor *b);

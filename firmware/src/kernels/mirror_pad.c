@@ -26,8 +26,8 @@ static ma_status mirror_pad_prepare(struct ma_context *ctx, ma_node *node) {
   ma_status st = mak_check_node(ctx, node, OP, 2, 2, 2, 1);
   if (st != MA_OK) return st;
   const ma_tensor *in = node->inputs[0], *pads = node->inputs[1], *out = node->outputs[0];
-  static const uint8_t types[] = {MA_FLOAT32, MA_INT8};
-  if ((st = mak_check_type_in(ctx, OP, "input", in, types, sizeof types)) != MA_OK ||
+  const uint32_t types = MAK_TYPE_BIT(MA_FLOAT32) | MAK_TYPE_BIT(MA_INT8);
+  if ((st = mak_check_input_type(ctx, OP, in, types, "float32, int8")) != MA_OK ||
       (st = mak_check_type(ctx, OP, "output", out, in->type)) != MA_OK ||
       (st = mak_check_index_type(ctx, OP, "paddings", pads)) != MA_OK)
     return st;

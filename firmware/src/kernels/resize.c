@@ -89,8 +89,8 @@ static ma_status bilinear_prepare(struct ma_context *ctx, ma_node *node) {
   if (st != MA_OK) return st;
   if (flag(node, OPT_ALIGN_CORNERS) && flag(node, OPT_HALF_PIXEL))
     return ma_fail(ctx, MA_ERR_MODEL, "%s: align_corners and half_pixel_centers both set", BL);
-  static const uint8_t types[] = {MA_FLOAT32, MA_INT8};
-  return mak_check_type_in(ctx, BL, "input", node->inputs[0], types, sizeof types);
+  const uint32_t types = MAK_TYPE_BIT(MA_FLOAT32) | MAK_TYPE_BIT(MA_INT8);
+  return mak_check_input_type(ctx, BL, node->inputs[0], types, "float32, int8");
 }
 
 /* TFLite's ComputeInterpolationValues: source position and the two neighbours. */

@@ -60,8 +60,8 @@ static ma_status expand_dims_prepare(struct ma_context *ctx, ma_node *node) {
   ma_status st = mak_check_node(ctx, node, op, 2, 2, 2, 1);
   if (st != MA_OK) return st;
   const ma_tensor *in = node->inputs[0], *axis_t = node->inputs[1], *out = node->outputs[0];
-  static const uint8_t types[] = {MA_FLOAT32, MA_INT8, MA_INT16};
-  if ((st = mak_check_type_in(ctx, op, "input", in, types, sizeof types)) != MA_OK ||
+  const uint32_t types = MAK_TYPE_BIT(MA_FLOAT32) | MAK_TYPE_BIT(MA_INT8) | MAK_TYPE_BIT(MA_INT16);
+  if ((st = mak_check_input_type(ctx, op, in, types, "float32, int8, int16")) != MA_OK ||
       (st = mak_check_type(ctx, op, "output", out, in->type)) != MA_OK ||
       (st = mak_check_const(ctx, op, "axis", axis_t)) != MA_OK ||
       (st = mak_check_type(ctx, op, "axis", axis_t, MA_INT32)) != MA_OK)
@@ -114,8 +114,8 @@ static ma_status fill_prepare(struct ma_context *ctx, ma_node *node) {
   ma_status st = mak_check_node(ctx, node, op, 2, 2, 2, 1);
   if (st != MA_OK) return st;
   const ma_tensor *dims = node->inputs[0], *value = node->inputs[1], *out = node->outputs[0];
-  static const uint8_t types[] = {MA_FLOAT32, MA_INT8, MA_INT32};
-  if ((st = mak_check_type_in(ctx, op, "value", value, types, sizeof types)) != MA_OK ||
+  const uint32_t types = MAK_TYPE_BIT(MA_FLOAT32) | MAK_TYPE_BIT(MA_INT8) | MAK_TYPE_BIT(MA_INT32);
+  if ((st = mak_check_input_type(ctx, op, value, types, "float32, int8, int32")) != MA_OK ||
       (st = mak_check_type(ctx, op, "output", out, value->type)) != MA_OK ||
       (st = mak_check_const(ctx, op, "dims", dims)) != MA_OK ||
       (st = mak_check_index_type(ctx, op, "dims", dims)) != MA_OK)
@@ -139,8 +139,8 @@ static ma_status zeros_like_prepare(struct ma_context *ctx, ma_node *node) {
   ma_status st = mak_check_node(ctx, node, op, 1, 1, 1, 1);
   if (st != MA_OK) return st;
   const ma_tensor *in = node->inputs[0], *out = node->outputs[0];
-  static const uint8_t types[] = {MA_FLOAT32, MA_INT8, MA_INT32, MA_INT64};
-  if ((st = mak_check_type_in(ctx, op, "input", in, types, sizeof types)) != MA_OK ||
+  const uint32_t types = MAK_TYPE_BIT(MA_FLOAT32) | MAK_TYPE_BIT(MA_INT8) | MAK_TYPE_BIT(MA_INT32) | MAK_TYPE_BIT(MA_INT64);
+  if ((st = mak_check_input_type(ctx, op, in, types, "float32, int8, int32, int64")) != MA_OK ||
       (st = mak_check_type(ctx, op, "output", out, in->type)) != MA_OK)
     return st;
   return mak_check_same_shape(ctx, op, in, out);

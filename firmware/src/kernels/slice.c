@@ -111,8 +111,8 @@ static ma_status strided_slice_prepare(struct ma_context *ctx, ma_node *node) {
   ma_status st = mak_check_node(ctx, node, SS, 4, 4, 4, 1);
   if (st != MA_OK) return st;
   const ma_tensor *in = node->inputs[0], *out = node->outputs[0];
-  static const uint8_t types[] = {MA_FLOAT32, MA_INT8, MA_INT16, MA_INT32, MA_BOOL};
-  if ((st = mak_check_type_in(ctx, SS, "input", in, types, sizeof types)) != MA_OK ||
+  const uint32_t types = MAK_TYPE_BIT(MA_FLOAT32) | MAK_TYPE_BIT(MA_INT8) | MAK_TYPE_BIT(MA_INT16) | MAK_TYPE_BIT(MA_INT32) | MAK_TYPE_BIT(MA_BOOL);
+  if ((st = mak_check_input_type(ctx, SS, in, types, "float32, int8, int16, int32, bool")) != MA_OK ||
       (st = mak_check_type(ctx, SS, "output", out, in->type)) != MA_OK)
     return st;
   if (in->ndims > SS_MAX_DIMS)
@@ -176,8 +176,8 @@ static ma_status slice_prepare(struct ma_context *ctx, ma_node *node) {
   if (st != MA_OK) return st;
   const ma_tensor *in = node->inputs[0], *begin = node->inputs[1], *size = node->inputs[2];
   const ma_tensor *out = node->outputs[0];
-  static const uint8_t types[] = {MA_FLOAT32, MA_INT8, MA_INT16, MA_INT32, MA_BOOL};
-  if ((st = mak_check_type_in(ctx, SL, "input", in, types, sizeof types)) != MA_OK ||
+  const uint32_t types = MAK_TYPE_BIT(MA_FLOAT32) | MAK_TYPE_BIT(MA_INT8) | MAK_TYPE_BIT(MA_INT16) | MAK_TYPE_BIT(MA_INT32) | MAK_TYPE_BIT(MA_BOOL);
+  if ((st = mak_check_input_type(ctx, SL, in, types, "float32, int8, int16, int32, bool")) != MA_OK ||
       (st = mak_check_type(ctx, SL, "output", out, in->type)) != MA_OK ||
       (st = mak_check_index_type(ctx, SL, "begin", begin)) != MA_OK ||
       (st = mak_check_type(ctx, SL, "size", size, begin->type)) != MA_OK)
@@ -240,9 +240,8 @@ static ma_status reverse_prepare(struct ma_context *ctx, ma_node *node) {
   ma_status st = mak_check_node(ctx, node, RV, 2, 2, 2, 1);
   if (st != MA_OK) return st;
   const ma_tensor *in = node->inputs[0], *axes = node->inputs[1], *out = node->outputs[0];
-  static const uint8_t types[] = {MA_FLOAT32, MA_INT8, MA_UINT8, MA_INT16, MA_INT32, MA_INT64,
-                                  MA_BOOL};
-  if ((st = mak_check_type_in(ctx, RV, "input", in, types, sizeof types)) != MA_OK ||
+  const uint32_t types = MAK_TYPE_BIT(MA_FLOAT32) | MAK_TYPE_BIT(MA_INT8) | MAK_TYPE_BIT(MA_UINT8) | MAK_TYPE_BIT(MA_INT16) | MAK_TYPE_BIT(MA_INT32) | MAK_TYPE_BIT(MA_INT64) | MAK_TYPE_BIT(MA_BOOL);
+  if ((st = mak_check_input_type(ctx, RV, in, types, "float32, int8, uint8, int16, int32, int64, bool")) != MA_OK ||
       (st = mak_check_type(ctx, RV, "output", out, in->type)) != MA_OK ||
       (st = mak_check_type(ctx, RV, "axis", axes, MA_INT32)) != MA_OK ||
       (st = mak_check_same_shape(ctx, RV, in, out)) != MA_OK)
@@ -270,8 +269,8 @@ static ma_status update_slice_prepare(struct ma_context *ctx, ma_node *node) {
   if (st != MA_OK) return st;
   const ma_tensor *in = node->inputs[0], *upd = node->inputs[1], *start = node->inputs[2];
   const ma_tensor *out = node->outputs[0];
-  static const uint8_t types[] = {MA_FLOAT32, MA_INT8, MA_INT16, MA_INT32};
-  if ((st = mak_check_type_in(ctx, DU, "operand", in, types, sizeof types)) != MA_OK ||
+  const uint32_t types = MAK_TYPE_BIT(MA_FLOAT32) | MAK_TYPE_BIT(MA_INT8) | MAK_TYPE_BIT(MA_INT16) | MAK_TYPE_BIT(MA_INT32);
+  if ((st = mak_check_input_type(ctx, DU, in, types, "float32, int8, int16, int32")) != MA_OK ||
       (st = mak_check_type(ctx, DU, "update", upd, in->type)) != MA_OK ||
       (st = mak_check_type(ctx, DU, "output", out, in->type)) != MA_OK ||
       (st = mak_check_index_type(ctx, DU, "start_indices", start)) != MA_OK ||

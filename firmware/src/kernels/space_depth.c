@@ -15,8 +15,8 @@ static ma_status sd_prepare(struct ma_context *ctx, ma_node *node) {
   ma_status st = mak_check_node(ctx, node, op, 1, 1, 1, 1);
   if (st != MA_OK) return st;
   const ma_tensor *in = node->inputs[0], *out = node->outputs[0];
-  static const uint8_t types[] = {MA_FLOAT32, MA_INT8};
-  if ((st = mak_check_type_in(ctx, op, "input", in, types, sizeof types)) != MA_OK ||
+  const uint32_t types = MAK_TYPE_BIT(MA_FLOAT32) | MAK_TYPE_BIT(MA_INT8);
+  if ((st = mak_check_input_type(ctx, op, in, types, "float32, int8")) != MA_OK ||
       (st = mak_check_type(ctx, op, "output", out, in->type)) != MA_OK)
     return st;
   const int32_t bs = ma_opt_i32(&node->options, 0, 0);

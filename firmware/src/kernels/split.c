@@ -5,7 +5,11 @@
 #include "kernels.h"
 
 /* Types TFLM's reference kernels take (PACK also takes INT64). */
-static const uint8_t SPLIT_TYPES[] = {MA_FLOAT32, MA_INT8, MA_INT16, MA_INT32, MA_INT64};
+#define SPLIT_TYPES                                                               \
+  (MAK_TYPE_BIT(MA_FLOAT32) | MAK_TYPE_BIT(MA_INT8) | MAK_TYPE_BIT(MA_INT16) | \
+   MAK_TYPE_BIT(MA_INT32))
+#define SPLIT_LIST "float32, int8, int16, int32"
+
 
 /* The axis from a constant one-value INT32 tensor, normalised to [0, rank). */
 static ma_status axis_from_tensor(struct ma_context *ctx, const char *op, const ma_tensor *t,
@@ -70,7 +74,7 @@ static ma_status split_common(struct ma_context *ctx, ma_node *node, bool v, int
   if (st != MA_OK) return st;
   if (node->n_outputs < 1) return ma_fail(ctx, MA_ERR_MODEL, "%s: no outputs", op);
   const ma_tensor *in = node->inputs[v ? 0 : 1];
-  if ((st = mak_check_type_in(ctx, op, "input", in, SPLIT_TYPES, 4)) != MA_OK ||
+  if ((st = mak_check_input_type(ctx, op, in, SPLIT_TYPES, SPLIT_LIST)) != MA_OK ||
       (st = axis_from_tensor(ctx, op, node->inputs[v ? 2 : 0], in->ndims, axis)) != MA_OK)
     return st;
   int64_t sum = 0;
@@ -127,7 +131,9 @@ static ma_status pack_common(struct ma_context *ctx, ma_node *node, bool pack, i
   ma_tensor *const *parts = pack ? node->inputs : node->outputs;
   const int32_t n_parts = pack ? node->n_inputs : node->n_outputs;
   const ma_tensor *whole = pack ? node->outputs[0] : node->inputs[0];
-  if ((st = mak_check_type_in(ctx, op, "tensor", whole, SPLIT_TYPES, pack ? 5 : 4)) != MA_OK)
+  if ((st = pack ? mak_check_input_type(ctx, op, parts[0], SPLIT_TYPES | MAK_TYPE_BIT(MA_INT64),
+                                         SPLIT_LIST ", int64")
+                 : mak_check_input_type(ctx, op, whole, SPLIT_TYPES, SPLIT_LIST)) != MA_OK)
     return st;
   if (n_parts < 1 || count != n_parts)
     return ma_fail(ctx, MA_ERR_MODEL, "%s: %d values for %d tensors", op, (int)count,

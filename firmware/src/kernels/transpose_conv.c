@@ -27,8 +27,8 @@ static ma_status check_types(struct ma_context *ctx, const ma_node *node) {
     return ma_fail(ctx, MA_ERR_UNSUPPORTED,
                    "%s: hybrid models (float activations, %s weights) are not supported", OP,
                    mak_type_name(filter->type));
-  static const uint8_t types[] = {MA_FLOAT32, MA_INT8, MA_INT16};
-  if ((st = mak_check_type_in(ctx, OP, "input", in, types, sizeof types)) != MA_OK ||
+  const uint32_t types = MAK_TYPE_BIT(MA_FLOAT32) | MAK_TYPE_BIT(MA_INT8) | MAK_TYPE_BIT(MA_INT16);
+  if ((st = mak_check_input_type(ctx, OP, in, types, "float32, int8, int16")) != MA_OK ||
       (st = mak_check_type(ctx, OP, "filter", filter,
                            in->type == MA_FLOAT32 ? MA_FLOAT32 : MA_INT8)) != MA_OK ||
       (st = mak_check_type(ctx, OP, "output", out, in->type)) != MA_OK)
