@@ -136,8 +136,11 @@ def _shared_bytes(model: Model, w: Walk, offsets: list[int], runtime: str):
     from host.planning.overlap import overlap_pairs
 
     fixed = [b for b in tensor_buffers(w) if offsets[b.id] >= 0]
+    shared = collisions(fixed, {b.id: offsets[b.id] for b in fixed})
+    if not shared:
+        return  # the rules are only needed where tensors share bytes
     rules = {(p.input, p.output): p for p in overlap_pairs(model, w, runtime)}
-    for a, b in collisions(fixed, {b.id: offsets[b.id] for b in fixed}):
+    for a, b in shared:
         yield a, b, rules.get((a.id, b.id)) or rules.get((b.id, a.id))
 
 
