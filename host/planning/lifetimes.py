@@ -43,6 +43,21 @@ class OpScope:
     last: int
 
 
+@dataclass(frozen=True)
+class Semantics:
+    """How a runtime marks scopes. The pip TFLM and this project's core (which follows TFLM's
+    source) differ only where a subgraph is walked twice or returns its inputs."""
+
+    keep_first_creation: bool  # a tensor created again keeps its first scope
+    outputs_created_at_start: bool  # subgraph outputs are created with its inputs
+    first_visit_spans: bool  # an operator walked twice spans from its first visit to its last
+    max_depth: int | None  # callees deeper than this are not walked (None: recursion is an error)
+
+
+TFLM = Semantics(True, False, True, None)  # measured on the pip interpreter
+MICROARENA = Semantics(False, True, False, 8)  # firmware/src/core/planner.c (MA_MAX_NESTING)
+
+
 @dataclass
 class Walk:
     lifetimes: list[Lifetime]
@@ -58,8 +73,9 @@ def needs_allocating(t: Tensor) -> bool:
 
 
 class _Walker:
-    def __init__(self, model: Model) -> None:
+    def __init__(self, model: Model, semantics: Semantics) -> None:
         self.model = model
+        self.semantics = semantics
         self.scope = 0
         self.first: dict[int, int] = {}
         self.last: dict[int, int] = {}
@@ -67,8 +83,10 @@ class _Walker:
         self.stack: list[int] = []
 
     def created(self, gi: int) -> None:
-        # A subgraph walked twice (two callers) keeps its first creation: measured in TFLM.
-        self.first.setdefault(gi, self.scope)
+        if self.semantics.keep_first_creation:
+            self.first.setdefault(gi, self.scope)
+        else:
+            self.first[gi] = self.scope
         self.last[gi] = self.scope
 
     def used(self, gi: int) -> None:
@@ -76,26 +94,36 @@ class _Walker:
 
     def visited(self, si: int, op: int, start: int) -> None:
         span = self.spans.get((si, op))
-        if span is None:
+        if span is None or not self.semantics.first_visit_spans:
             self.spans[(si, op)] = OpScope(si, op, start, self.scope)
         else:
             span.last = self.scope
 
+    def _callees(self, op_callees: list[int]) -> list[int]:
+        limit = self.semantics.max_depth
+        if limit is None:
+            return op_callees
+        n = len(self.model.subgraphs)
+        return [c for c in op_callees if 0 < c < n] if len(self.stack) <= limit else []
+
     def walk(self, si: int) -> None:
-        if len(self.stack) >= MAX_CALL_DEPTH or si in self.stack:
+        if self.semantics.max_depth is None and (
+            len(self.stack) >= MAX_CALL_DEPTH or si in self.stack
+        ):
             chain = " -> ".join(str(s) for s in [*self.stack, si])
             raise ModelError(f"subgraph calls recurse ({chain}); TFLM cannot plan this model")
         self.stack.append(si)
         sg = self.model.subgraphs[si]
         base = sg.tensors[0].global_index if sg.tensors else 0
-        for i in sg.inputs:
+        starting = sg.inputs + (sg.outputs if self.semantics.outputs_created_at_start else [])
+        for i in starting:
             self.created(base + i)
         for op in sg.operators:
             self.scope += 1
             for i in op.outputs:
                 self.created(base + i)
             start = self.scope
-            for callee in op.called_subgraphs:
+            for callee in self._callees(op.called_subgraphs):
                 self.scope += 1
                 self.walk(callee)
             for i in op.inputs:
@@ -109,9 +137,19 @@ class _Walker:
         self.stack.pop()
 
 
+def mark(
+    model: Model, semantics: Semantics
+) -> tuple[dict[int, int], dict[int, int], dict[tuple[int, int], OpScope]]:
+    """First and last scope of every tensor a walk reaches (by global index), and the span of
+    every operator (by subgraph, operator), under a runtime's semantics."""
+    w = _Walker(model, semantics)
+    w.walk(0)
+    return w.first, w.last, w.spans
+
+
 def walk(model: Model) -> Walk:
     """Lifetimes of every tensor TFLM plans, and each operator's scope span."""
-    w = _Walker(model)
+    w = _Walker(model, TFLM)
     w.walk(0)
     out = []
     for t in model.tensors:

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from host.planning import offline_plan
+from host.planning import lifetimes, offline_plan
 from host.planning.packing import Buffer, plan_greedy
 from host.planning.packing.problem import align_up
 from host.runtime.binding import REC_COUNT, categories
@@ -27,11 +27,8 @@ from host.tflite.model import Model
 from host.tflite.ops import BUILTIN_CODES
 
 ALIGN = 16  # MA_ALIGN
-MAX_NESTING = 8  # MA_MAX_NESTING
 PLANNER_BUF = 28  # planner.c `buf`: 7 int32
-OP_IF, OP_WHILE, OP_CALL_ONCE, OP_VAR_HANDLE = (
-    BUILTIN_CODES[n] for n in ("IF", "WHILE", "CALL_ONCE", "VAR_HANDLE")
-)
+OP_VAR_HANDLE = BUILTIN_CODES["VAR_HANDLE"]
 LOG_PERSISTENT, LOG_SCRATCH, LOG_RESOURCE = 0, 1, 2
 EVAL, TENSOR, _QUANT, PERSISTENT, VARIABLE, NODES, _OPDATA = range(7)
 
@@ -173,38 +170,7 @@ def predict(
     # ma_plan
     nt = sum(len(sg.tensors) for sg in subgraphs)
     ar.temp_alloc(4 * 2 * (nt + len(scratch)) + 4, 4)
-    first, last = [-1] * nt, [-1] * nt
-    sfirst, slast = [-1] * len(scratch), [-1] * len(scratch)
-    scope = 0
-
-    def mark(si: int, depth: int) -> None:
-        nonlocal scope
-        sg = subgraphs[si]
-        base = sg.tensors[0].global_index if sg.tensors else 0
-        for t in sg.inputs + sg.outputs:
-            first[base + t] = last[base + t] = scope
-        for op in sg.operators:
-            scope += 1
-            for t in op.outputs:
-                first[base + t] = last[base + t] = scope
-            op_scope = scope
-            callees = [c for c in op.called_subgraphs if 0 < c < len(subgraphs)]
-            if op.opcode in (OP_IF, OP_WHILE, OP_CALL_ONCE) and depth < MAX_NESTING:
-                for c in callees:
-                    scope += 1
-                    mark(c, depth + 1)
-            for t in op.inputs:
-                if t >= 0:
-                    last[base + t] = scope
-            for t in op.outputs:
-                last[base + t] = scope
-            for r, (_, s, k) in enumerate(scratch):
-                if s == si and k == op.index:
-                    sfirst[r], slast[r] = op_scope, scope
-        for t in sg.outputs:
-            last[base + t] = scope
-
-    mark(0, 0)
+    first, last, spans = lifetimes.mark(model, lifetimes.MICROARENA)
     bufs = []
     for sg in subgraphs:
         for t in sg.tensors:
@@ -217,18 +183,19 @@ def predict(
             bufs.append(
                 dict(
                     size=align_up(t.nbytes(), ALIGN),
-                    first=first[g],
-                    last=last[g],
+                    first=first.get(g, -1),
+                    last=last.get(g, -1),
                     offline=off,
                     owner=g,
                 )
             )
-    for r, (nbytes, _, _) in enumerate(scratch):
+    for r, (nbytes, s, k) in enumerate(scratch):
+        span = spans.get((s, k))
         bufs.append(
             dict(
                 size=align_up(nbytes, ALIGN),
-                first=sfirst[r],
-                last=slast[r],
+                first=span.first if span else -1,
+                last=span.last if span else -1,
                 offline=-1,
                 owner=-1 - r,
             )
