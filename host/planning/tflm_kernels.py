@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import cache
 
 from host.planning.tflm_structs import EVAL_TENSOR, Abi, layout, sizeof, with_compression
 from host.tflite import schema as S
@@ -106,6 +107,7 @@ ACTIVATION_PARAMS = ("int8", "int", "int")  # FusedActivationFunctionType : uint
 CONV_PARAMS = ("int8", ("int16",) * 4) + ("int16",) * 4 + ("int",) * 7 + ("float", "float")
 
 
+@cache
 def _op_data(abi: Abi) -> dict[str, tuple]:
     """sizeof(OpData) the kernel's Init allocates, per operator."""
     conv = (PADDING_VALUES,) + _I * 5 + ("ptr", "ptr") + _I * 3
@@ -292,6 +294,7 @@ def _kiss_fftr_bytes(fft_length: int, cpx: int, abi: Abi) -> int:
     return 3 * abi.pointer + kiss_fft_state + cpx * (n - 1) + cpx * (n * 3 // 2)
 
 
+@cache
 def _signal_init(abi: Abi) -> dict[str, Callable[[Model, Subgraph, Operator], list[int]]]:
     """Init allocations of signal/micro/kernels' custom operators (params struct + state)."""
     filterbank_config = ("int",) + ("ptr",) * 5 + ("int", "int")
