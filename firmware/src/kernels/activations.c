@@ -1,6 +1,6 @@
 /* Element-wise activations: RELU, RELU6, LEAKY_RELU, LOGISTIC, TANH, HARD_SWISH, ELU.
  *
- * Types follow TFLM's reference kernels: float32 and int8 for all; int16 for RELU6,
+ * Types follow TFLM's reference kernels: float32 and int8 for all; int16 for RELU, RELU6,
  * LOGISTIC and TANH. prepare picks one typed loop (`path`), so eval switches once per call,
  * never per element.
  *
@@ -19,7 +19,7 @@
 enum {
   P_RELU_F, P_RELU6_F, P_LEAKY_F, P_LOGISTIC_F, P_TANH_F, P_HSWISH_F, P_ELU_F,
   P_RESCALE_Q8, P_CLAMP_Q8, P_CLAMP_Q16, P_LOGISTIC_Q8, P_TANH_Q8, P_LOGISTIC_Q16,
-  P_TANH_Q16, P_HSWISH_Q8, P_TABLE_Q8
+  P_TANH_Q16, P_HSWISH_Q8, P_TABLE_Q8, P_RESCALE_Q16
 };
 
 typedef struct {
@@ -74,20 +74,24 @@ static ma_status set_mult(act_data *d, double m, bool alpha) {
 
 static ma_status relu_prepare(struct ma_context *ctx, ma_node *node) {
   act_data *d;
-  ma_status st = act_begin(ctx, node, "RELU", sizeof *d, false, &d);
+  ma_status st = act_begin(ctx, node, "RELU", sizeof *d, true, &d);
   if (st != MA_OK) return st;
-  if (node->inputs[0]->type == MA_FLOAT32) {
+  const uint8_t type = node->inputs[0]->type;
+  if (type == MA_FLOAT32) {
     d->path = P_RELU_F;
     return MA_OK;
   }
+  if (type == MA_INT16 && (d->input_zp != 0 || d->output_zp != 0))
+    return ma_fail(ctx, MA_ERR_UNSUPPORTED, "RELU: int16 needs zero points 0");
   const float si = mak_scale(node->inputs[0], 0), so = mak_scale(node->outputs[0], 0);
-  d->path = P_RESCALE_Q8;
+  d->path = type == MA_INT8 ? P_RESCALE_Q8 : P_RESCALE_Q16;
   set_mult(d, (double)(si / so), false);
   d->mult_alpha = d->mult;
   d->shift_alpha = d->shift;
   const int32_t zero = d->output_zp + (int32_t)roundf(0.0f / so);
-  d->act_min = zero > INT8_MIN ? zero : INT8_MIN;
-  d->act_max = INT8_MAX;
+  const int32_t lo = type == MA_INT8 ? INT8_MIN : INT16_MIN;
+  d->act_min = zero > lo ? zero : lo;
+  d->act_max = type == MA_INT8 ? INT8_MAX : INT16_MAX;
   return MA_OK;
 }
 
@@ -321,6 +325,14 @@ static int16_t sigmoid_q16(const act_data *d, int16_t x, bool tanh) {
   return (int16_t)(r >> 10);
 }
 
+/* RELU and LEAKY_RELU requantized; the negative side by alpha (RELU: the same multiplier). */
+static inline int32_t rescale_q(const act_data *d, int32_t x) {
+  const int32_t v = x - d->input_zp;
+  const int32_t r = v < 0 ? mak_mbqm(v, d->mult_alpha, d->shift_alpha)
+                          : mak_mbqm(v, d->mult, d->shift);
+  return mak_clamp(mak_add_sat(r, d->output_zp), d->act_min, d->act_max);
+}
+
 static float logistic_f(float x) {
   /* TFLM's reference cut-offs: beyond them the float result is exactly 1 or exp(x). */
   if (x > 16.619047164916992188f) return 1.0f;
@@ -383,17 +395,8 @@ static ma_status act_eval(struct ma_context *ctx, ma_node *node) {
       MAP(float, float, x[i] * mak_clampf(x[i] + 3.0f, 0.0f, 6.0f) / 6.0f);
       break;
     case P_ELU_F: MAP(float, float, x[i] < 0.0f ? expm1f(x[i]) : x[i]); break;
-    case P_RESCALE_Q8: {
-      const int8_t *x = in->data;
-      int8_t *y = out->data;
-      for (int32_t i = 0; i < n; ++i) {
-        const int32_t v = x[i] - d->input_zp;
-        const int32_t r = v < 0 ? mak_mbqm(v, d->mult_alpha, d->shift_alpha)
-                                : mak_mbqm(v, d->mult, d->shift);
-        y[i] = (int8_t)mak_clamp(mak_add_sat(r, d->output_zp), d->act_min, d->act_max);
-      }
-      break;
-    }
+    case P_RESCALE_Q8: MAP(int8_t, int8_t, (int8_t)rescale_q(d, x[i])); break;
+    case P_RESCALE_Q16: MAP(int16_t, int16_t, (int16_t)rescale_q(d, x[i])); break;
     case P_CLAMP_Q8: MAP(int8_t, int8_t, (int8_t)mak_clamp(x[i], d->act_min, d->act_max)); break;
     case P_CLAMP_Q16:
       MAP(int16_t, int16_t, (int16_t)mak_clamp(x[i], d->act_min, d->act_max));

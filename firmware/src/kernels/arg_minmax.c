@@ -18,8 +18,8 @@ static ma_status arg_prepare(struct ma_context *ctx, ma_node *node) {
   ma_status st = mak_check_node(ctx, node, op, 2, 2, 2, 1);
   if (st != MA_OK) return st;
   const ma_tensor *in = node->inputs[0], *axis = node->inputs[1], *out = node->outputs[0];
-  if ((st = mak_check_input_type(ctx, op, in, MAK_TYPE_BIT(MA_FLOAT32) | MAK_TYPE_BIT(MA_INT8), "float32, int8")) != MA_OK)
-    return st;
+  const uint32_t types = MAK_TYPE_BIT(MA_FLOAT32) | MAK_TYPE_BIT(MA_INT8);
+  if ((st = mak_check_input_type(ctx, op, in, types, "float32, int8")) != MA_OK) return st;
   if ((st = mak_check_type(ctx, op, "output", out, MA_INT32)) != MA_OK) return st;
   if ((st = mak_check_type(ctx, op, "axis", axis, MA_INT32)) != MA_OK) return st;
   if (!axis->is_const || ma_num_elements(axis) < 1)

@@ -28,7 +28,7 @@ extern const ma_kernel mak_square, mak_floor, mak_ceil, mak_round, mak_logical_n
 extern const ma_kernel mak_cast;
 extern const ma_kernel mak_floor_div, mak_floor_mod, mak_prelu, mak_logical_and, mak_logical_or;
 extern const ma_kernel mak_select_v2, mak_arg_max, mak_arg_min, mak_cumsum;
-extern const ma_kernel mak_l2_normalization, mak_log_softmax;
+extern const ma_kernel mak_l2_normalization, mak_log_softmax, mak_add_n;
 
 /* Shape and data-movement family, BATCH_MATMUL, TRANSPOSE_CONV, resizes, L2 pooling. */
 extern const ma_kernel mak_strided_slice, mak_slice, mak_split, mak_split_v, mak_pack, mak_unpack;

@@ -19,8 +19,8 @@ static ma_status l2norm_prepare(struct ma_context *ctx, ma_node *node) {
   ma_status st = mak_check_node(ctx, node, op, 1, 1, 1, 1);
   if (st != MA_OK) return st;
   const ma_tensor *in = node->inputs[0], *out = node->outputs[0];
-  if ((st = mak_check_input_type(ctx, op, in, MAK_TYPE_BIT(MA_FLOAT32) | MAK_TYPE_BIT(MA_INT8), "float32, int8")) != MA_OK)
-    return st;
+  const uint32_t types = MAK_TYPE_BIT(MA_FLOAT32) | MAK_TYPE_BIT(MA_INT8);
+  if ((st = mak_check_input_type(ctx, op, in, types, "float32, int8")) != MA_OK) return st;
   if ((st = mak_check_type(ctx, op, "output", out, in->type)) != MA_OK) return st;
   if (in->ndims < 1 || in->ndims > 4 || ma_num_elements(in) != ma_num_elements(out) ||
       in->dims[in->ndims - 1] != out->dims[out->ndims - 1])

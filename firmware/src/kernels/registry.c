@@ -107,6 +107,7 @@ const ma_kernel *ma_find_kernel(int32_t builtin_code) {
     KERNEL(EMBEDDING_LOOKUP, mak_embedding_lookup);
     KERNEL(DYNAMIC_UPDATE_SLICE, mak_dynamic_update_slice);
     KERNEL(BROADCAST_ARGS, mak_broadcast_args);
+    KERNEL(ADD_N, mak_add_n);
     default: return custom_kernel(builtin_code);
   }
 }

@@ -72,8 +72,8 @@ static ma_status float_prepare(struct ma_context *ctx, ma_node *node) {
 static ma_status abs_prepare(struct ma_context *ctx, ma_node *node) {
   static const char op[] = "ABS";
   unary_data *d;
-  ma_status st = unary_begin(ctx, node, op, F32_ONLY | MAK_TYPE_BIT(MA_INT8) | MAK_TYPE_BIT(MA_INT16),
-                             "float32, int8, int16", &d);
+  const uint32_t types = F32_ONLY | MAK_TYPE_BIT(MA_INT8) | MAK_TYPE_BIT(MA_INT16);
+  ma_status st = unary_begin(ctx, node, op, types, "float32, int8, int16", &d);
   if (st != MA_OK) return st;
   const ma_tensor *in = node->inputs[0];
   if (in->type == MA_FLOAT32) {
