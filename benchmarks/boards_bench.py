@@ -25,7 +25,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from host import emulate  # noqa: E402
+from host.device import emulate  # noqa: E402
 from host.device.boards import BuildError, build_image, get_board  # noqa: E402
 from host.device.wire import WireReport, decode_stream  # noqa: E402
 

@@ -25,9 +25,9 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
-from tflm_oracle import run_tflm  # noqa: E402
+from support.tflm_oracle import run_tflm  # noqa: E402
 
-from host import emulate, probe, record, upload  # noqa: E402
+from host.device import emulate, probe, record, upload  # noqa: E402
 
 MODELS = Path(__file__).resolve().parents[2] / "shared" / "models"
 BOARD = "mps2-an386"

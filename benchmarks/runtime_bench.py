@@ -23,7 +23,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "tests"))
 
-from tflm_oracle import capture_output  # noqa: E402
+from support.tflm_oracle import capture_output  # noqa: E402
 
 from host.runtime.binding import MA_ERR_ARENA, Interpreter, MicroarenaError  # noqa: E402
 
