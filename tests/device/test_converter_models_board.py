@@ -1,9 +1,9 @@
 """Converter-made models (tests/data/keras) on emulated boards: the model application on a
 Cortex-M4F (mps2-an386) and a Cortex-M7 (mps2-an500), and the upload probe on the M4F, give
 the host build's outputs byte for byte on the boards' deterministic input (and the host build
-gives the real TFLM's). The audio preprocessor's two Signal* segments (when the shared model
-is present) run in the same images, against the host build: the FFT twiddles come from the
-board's libm. One image per board holds all models: two builds in all."""
+gives the real TFLM's). TFLM's audio preprocessor and its two Signal* segments (when the
+shared model is present) run in the same images, against the host build: the FFT twiddles
+come from the board's libm. One image per board holds all models: two builds in all."""
 
 from __future__ import annotations
 
@@ -40,7 +40,7 @@ def segment_paths(folder: Path) -> list[Path]:
     source = MODELS / f"{MODEL}.tflite"
     if not source.exists():
         return []
-    paths = []
+    paths = [source]  # the whole audio preprocessor, and its two Signal segments
     for name, seg in SEGMENTS.items():
         paths.append(folder / f"signal_{name}.tflite")
         paths[-1].write_bytes(cut(source.read_bytes(), *seg))
@@ -103,7 +103,7 @@ def test_upload_probe_runs_a_converter_model(capsys: pytest.CaptureFixture[str])
     assert (report["output_crc"], report["output_bytes"]) == (zlib.crc32(expected), len(expected))
 
 
-@pytest.mark.parametrize("segment", sorted(SEGMENTS))
+@pytest.mark.parametrize("segment", [*sorted(SEGMENTS), "whole"])
 @pytest.mark.parametrize("board", BOARDS)
 def test_signal_segments_on_the_board_equal_the_host_build(
     images: dict[str, Path], segments: list[Path], board: str, segment: str
@@ -112,7 +112,8 @@ def test_signal_segments_on_the_board_equal_the_host_build(
     unset bins hold what the same plan left there on both, so they agree too."""
     if not segments:
         pytest.skip(f"{MODELS / MODEL}.tflite is absent (shared models: ../shared/models)")
-    path = next(p for p in segments if p.stem == f"signal_{segment}")
+    stem = MODEL if segment == "whole" else f"signal_{segment}"
+    path = next(p for p in segments if p.stem == stem)
     result = emulate.run(board, images[board], timeout=120, args=path.stem)
     assert result.ok, result.uart_text[-2000:]
     board_crcs = [(int(n), int(c, 16)) for n, c in CRC_LINE.findall(result.uart_text)]
