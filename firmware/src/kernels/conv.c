@@ -88,71 +88,67 @@ static ma_status dwconv_prepare(struct ma_context *ctx, ma_node *node) {
   return conv_prepare_common(ctx, node, "DEPTHWISE_CONV_2D", true);
 }
 
-/* Geometry shared by both evals. */
-typedef struct {
-  int32_t batches, in_h, in_w, cin, out_h, out_w, cout, kh, kw;
-} conv_shape;
-
-static conv_shape shape_of(const ma_node *node) {
+/* The sliding-window geometry of a convolution node. */
+static mak_window_geom window_geom(const ma_node *node, const mak_conv_data *d) {
   const ma_tensor *in = node->inputs[0], *filter = node->inputs[1], *out = node->outputs[0];
-  conv_shape s = {in->dims[0],  in->dims[1],     in->dims[2],     in->dims[3], out->dims[1],
-                  out->dims[2], out->dims[3], filter->dims[1], filter->dims[2]};
-  return s;
+  const mak_window_geom g = {in->dims[0],     in->dims[1],     in->dims[2], out->dims[1],
+                             out->dims[2],    filter->dims[1], filter->dims[2], d->stride_h,
+                             d->stride_w,     d->dil_h,        d->dil_w,    d->pad_h,
+                             d->pad_w};
+  return g;
+}
+
+/* Input element offset of tap (fy, fx) of window w, channel 0. */
+static size_t tap_offset(const mak_window_geom *g, const mak_window *w, const mak_conv_data *d,
+                         int32_t fy, int32_t fx, int32_t cin) {
+  return (((size_t)w->b * g->in_h + w->iy0 + d->dil_h * fy) * g->in_w + w->ix0 + d->dil_w * fx) *
+         (size_t)cin;
 }
 
 static ma_status conv_eval(struct ma_context *ctx, ma_node *node) {
   (void)ctx;
   const mak_conv_data *d = node->user_data;
   const int8_t *shift = mak_conv_shifts(d);
-  const conv_shape s = shape_of(node);
+  const mak_window_geom g = window_geom(node, d);
   const ma_tensor *bias_t = mak_input(node, 2);
+  const int32_t cin = node->inputs[0]->dims[3], cout = node->outputs[0]->dims[3];
   const int32_t fin = node->inputs[1]->dims[3];
-  const int32_t per_group = s.cout / (s.cin / fin);
+  const int32_t per_group = cout / (cin / fin);
   const bool is_f32 = node->inputs[0]->type == MA_FLOAT32;
-  for (int32_t b = 0; b < s.batches; ++b) {
-    for (int32_t oy = 0; oy < s.out_h; ++oy) {
-      const int32_t iy0 = oy * d->stride_h - d->pad_h;
-      int32_t fy0, fy1;
-      mak_tap_range(iy0, d->dil_h, s.kh, s.in_h, &fy0, &fy1);
-      for (int32_t ox = 0; ox < s.out_w; ++ox) {
-        const int32_t ix0 = ox * d->stride_w - d->pad_w;
-        int32_t fx0, fx1;
-        mak_tap_range(ix0, d->dil_w, s.kw, s.in_w, &fx0, &fx1);
-        const size_t out_base = (((size_t)b * s.out_h + oy) * s.out_w + ox) * s.cout;
-        for (int32_t oc = 0; oc < s.cout; ++oc) {
-          const size_t ic0 = (size_t)(oc / per_group) * fin;
-          if (is_f32) {
-            const float *in = node->inputs[0]->data, *f = node->inputs[1]->data;
-            float total = 0.0f;
-            for (int32_t fy = fy0; fy < fy1; ++fy) {
-              const size_t row = ((size_t)b * s.in_h + iy0 + d->dil_h * fy) * s.in_w;
-              for (int32_t fx = fx0; fx < fx1; ++fx) {
-                const float *ip = in + (row + ix0 + d->dil_w * fx) * s.cin + ic0;
-                const float *fp = f + (((size_t)oc * s.kh + fy) * s.kw + fx) * fin;
-                for (int32_t ic = 0; ic < fin; ++ic) total += ip[ic] * fp[ic];
-              }
-            }
-            const float bias = bias_t ? ((const float *)bias_t->data)[oc] : 0.0f;
-            ((float *)node->outputs[0]->data)[out_base + oc] =
-                mak_clampf(total + bias, d->f_min, d->f_max);
-          } else {
-            const int8_t *in = node->inputs[0]->data, *f = node->inputs[1]->data;
-            const int32_t off = d->input_offset;
-            uint32_t acc = 0; /* wraps like TFLM's int32 on hostile weights, without UB */
-            for (int32_t fy = fy0; fy < fy1; ++fy) {
-              const size_t row = ((size_t)b * s.in_h + iy0 + d->dil_h * fy) * s.in_w;
-              for (int32_t fx = fx0; fx < fx1; ++fx) {
-                const int8_t *ip = in + (row + ix0 + d->dil_w * fx) * s.cin + ic0;
-                const int8_t *fp = f + (((size_t)oc * s.kh + fy) * s.kw + fx) * fin;
-                for (int32_t ic = 0; ic < fin; ++ic) acc += (uint32_t)(fp[ic] * (ip[ic] + off));
-              }
-            }
-            if (bias_t) acc += (uint32_t)((const int32_t *)bias_t->data)[oc];
-            const int32_t mi = d->n_mult > 1 ? oc : 0;
-            ((int8_t *)node->outputs[0]->data)[out_base + oc] = (int8_t)mak_requantize(
-                (int32_t)acc, d->mult[mi], shift[mi], d->output_offset, d->act_min, d->act_max);
+  mak_window w;
+  mak_window_start(&g, &w);
+  while (mak_window_next(&g, &w)) {
+    const size_t out_base = w.pixel * (size_t)cout;
+    for (int32_t oc = 0; oc < cout; ++oc) {
+      const size_t ic0 = (size_t)(oc / per_group) * fin;
+      if (is_f32) {
+        const float *in = node->inputs[0]->data, *f = node->inputs[1]->data;
+        float total = 0.0f;
+        for (int32_t fy = w.fy0; fy < w.fy1; ++fy) {
+          for (int32_t fx = w.fx0; fx < w.fx1; ++fx) {
+            const float *ip = in + tap_offset(&g, &w, d, fy, fx, cin) + ic0;
+            const float *fp = f + (((size_t)oc * g.kh + fy) * g.kw + fx) * fin;
+            for (int32_t ic = 0; ic < fin; ++ic) total += ip[ic] * fp[ic];
           }
         }
+        const float bias = bias_t ? ((const float *)bias_t->data)[oc] : 0.0f;
+        ((float *)node->outputs[0]->data)[out_base + oc] =
+            mak_clampf(total + bias, d->f_min, d->f_max);
+      } else {
+        const int8_t *in = node->inputs[0]->data, *f = node->inputs[1]->data;
+        const int32_t off = d->input_offset;
+        uint32_t acc = 0; /* wraps like TFLM's int32 on hostile weights, without UB */
+        for (int32_t fy = w.fy0; fy < w.fy1; ++fy) {
+          for (int32_t fx = w.fx0; fx < w.fx1; ++fx) {
+            const int8_t *ip = in + tap_offset(&g, &w, d, fy, fx, cin) + ic0;
+            const int8_t *fp = f + (((size_t)oc * g.kh + fy) * g.kw + fx) * fin;
+            for (int32_t ic = 0; ic < fin; ++ic) acc += (uint32_t)(fp[ic] * (ip[ic] + off));
+          }
+        }
+        if (bias_t) acc += (uint32_t)((const int32_t *)bias_t->data)[oc];
+        const int32_t mi = d->n_mult > 1 ? oc : 0;
+        ((int8_t *)node->outputs[0]->data)[out_base + oc] = (int8_t)mak_requantize(
+            (int32_t)acc, d->mult[mi], shift[mi], d->output_offset, d->act_min, d->act_max);
       }
     }
   }
@@ -160,69 +156,62 @@ static ma_status conv_eval(struct ma_context *ctx, ma_node *node) {
 }
 
 
+
 static ma_status dwconv_eval(struct ma_context *ctx, ma_node *node) {
   (void)ctx;
   const mak_conv_data *d = node->user_data;
   const int8_t *shift = mak_conv_shifts(d);
-  const conv_shape s = shape_of(node);
+  const mak_window_geom g = window_geom(node, d);
   const ma_tensor *bias_t = mak_input(node, 2);
-  const int32_t mult = s.cout / s.cin;
+  const int32_t cin = node->inputs[0]->dims[3], cout = node->outputs[0]->dims[3];
+  const int32_t mult = cout / cin;
   const bool is_f32 = node->inputs[0]->type == MA_FLOAT32;
   uint32_t acc[MAK_DW_BLOCK]; /* wrapping int32 sums */
   float total[MAK_DW_BLOCK];
-  for (int32_t b = 0; b < s.batches; ++b) {
-    for (int32_t oy = 0; oy < s.out_h; ++oy) {
-      const int32_t iy0 = oy * d->stride_h - d->pad_h;
-      int32_t fy0, fy1;
-      mak_tap_range(iy0, d->dil_h, s.kh, s.in_h, &fy0, &fy1);
-      for (int32_t ox = 0; ox < s.out_w; ++ox) {
-        const int32_t ix0 = ox * d->stride_w - d->pad_w;
-        int32_t fx0, fx1;
-        mak_tap_range(ix0, d->dil_w, s.kw, s.in_w, &fx0, &fx1);
-        const size_t out_base = (((size_t)b * s.out_h + oy) * s.out_w + ox) * s.cout;
-        for (int32_t oc0 = 0; oc0 < s.cout; oc0 += MAK_DW_BLOCK) {
-          const int32_t n = s.cout - oc0 < MAK_DW_BLOCK ? s.cout - oc0 : MAK_DW_BLOCK;
-          for (int32_t k = 0; k < n; ++k) {
-            acc[k] = 0;
-            total[k] = 0.0f;
-          }
-          for (int32_t fy = fy0; fy < fy1; ++fy) {
-            const size_t row = ((size_t)b * s.in_h + iy0 + d->dil_h * fy) * s.in_w;
-            for (int32_t fx = fx0; fx < fx1; ++fx) {
-              const size_t ii = (row + ix0 + d->dil_w * fx) * s.cin;
-              const size_t fi = ((size_t)fy * s.kw + fx) * s.cout + oc0;
-              if (is_f32) {
-                const float *ip = (const float *)node->inputs[0]->data + ii;
-                const float *fp = (const float *)node->inputs[1]->data + fi;
-                for (int32_t k = 0; k < n; ++k) total[k] += ip[(oc0 + k) / mult] * fp[k];
-              } else {
-                const int8_t *ip = (const int8_t *)node->inputs[0]->data + ii;
-                const int8_t *fp = (const int8_t *)node->inputs[1]->data + fi;
-                const int32_t off = d->input_offset;
-                if (mult == 1) {
-                  ip += oc0;
-                  for (int32_t k = 0; k < n; ++k) acc[k] += (uint32_t)(fp[k] * (ip[k] + off));
-                } else {
-                  for (int32_t k = 0; k < n; ++k)
-                    acc[k] += (uint32_t)(fp[k] * (ip[(oc0 + k) / mult] + off));
-                }
-              }
-            }
-          }
-          for (int32_t k = 0; k < n; ++k) {
-            const int32_t oc = oc0 + k;
-            if (is_f32) {
-              const float bias = bias_t ? ((const float *)bias_t->data)[oc] : 0.0f;
-              ((float *)node->outputs[0]->data)[out_base + oc] =
-                  mak_clampf(total[k] + bias, d->f_min, d->f_max);
+  mak_window w;
+  mak_window_start(&g, &w);
+  while (mak_window_next(&g, &w)) {
+    const size_t out_base = w.pixel * (size_t)cout;
+    for (int32_t oc0 = 0; oc0 < cout; oc0 += MAK_DW_BLOCK) {
+      const int32_t n = cout - oc0 < MAK_DW_BLOCK ? cout - oc0 : MAK_DW_BLOCK;
+      for (int32_t k = 0; k < n; ++k) {
+        acc[k] = 0;
+        total[k] = 0.0f;
+      }
+      for (int32_t fy = w.fy0; fy < w.fy1; ++fy) {
+        for (int32_t fx = w.fx0; fx < w.fx1; ++fx) {
+          const size_t ii = tap_offset(&g, &w, d, fy, fx, cin);
+          const size_t fi = ((size_t)fy * g.kw + fx) * cout + oc0;
+          if (is_f32) {
+            const float *ip = (const float *)node->inputs[0]->data + ii;
+            const float *fp = (const float *)node->inputs[1]->data + fi;
+            for (int32_t k = 0; k < n; ++k) total[k] += ip[(oc0 + k) / mult] * fp[k];
+          } else {
+            const int8_t *ip = (const int8_t *)node->inputs[0]->data + ii;
+            const int8_t *fp = (const int8_t *)node->inputs[1]->data + fi;
+            const int32_t off = d->input_offset;
+            if (mult == 1) {
+              ip += oc0;
+              for (int32_t k = 0; k < n; ++k) acc[k] += (uint32_t)(fp[k] * (ip[k] + off));
             } else {
-              const uint32_t bias = bias_t ? (uint32_t)((const int32_t *)bias_t->data)[oc] : 0u;
-              const int32_t mi = d->n_mult > 1 ? oc : 0;
-              ((int8_t *)node->outputs[0]->data)[out_base + oc] =
-                  (int8_t)mak_requantize((int32_t)(acc[k] + bias), d->mult[mi], shift[mi],
-                                         d->output_offset, d->act_min, d->act_max);
+              for (int32_t k = 0; k < n; ++k)
+                acc[k] += (uint32_t)(fp[k] * (ip[(oc0 + k) / mult] + off));
             }
           }
+        }
+      }
+      for (int32_t k = 0; k < n; ++k) {
+        const int32_t oc = oc0 + k;
+        if (is_f32) {
+          const float bias = bias_t ? ((const float *)bias_t->data)[oc] : 0.0f;
+          ((float *)node->outputs[0]->data)[out_base + oc] =
+              mak_clampf(total[k] + bias, d->f_min, d->f_max);
+        } else {
+          const uint32_t bias = bias_t ? (uint32_t)((const int32_t *)bias_t->data)[oc] : 0u;
+          const int32_t mi = d->n_mult > 1 ? oc : 0;
+          ((int8_t *)node->outputs[0]->data)[out_base + oc] =
+              (int8_t)mak_requantize((int32_t)(acc[k] + bias), d->mult[mi], shift[mi],
+                                     d->output_offset, d->act_min, d->act_max);
         }
       }
     }

@@ -448,6 +448,29 @@ ma_status mak_conv_quantize(struct ma_context *ctx, const char *op, mak_conv_dat
   return mak_act_range_q(ctx, op, act, out, &d->act_min, &d->act_max);
 }
 
+void mak_window_start(const mak_window_geom *g, mak_window *w) {
+  memset(w, 0, sizeof *w);
+  w->ox = -1;
+  if (g->out_h <= 0 || g->out_w <= 0) w->b = g->batches; /* nothing to walk */
+}
+
+bool mak_window_next(const mak_window_geom *g, mak_window *w) {
+  if (w->b >= g->batches) return false;
+  if (++w->ox >= g->out_w) {
+    w->ox = 0;
+    if (++w->oy >= g->out_h) {
+      w->oy = 0;
+      if (++w->b >= g->batches) return false;
+    }
+  }
+  w->iy0 = w->oy * g->stride_h - g->pad_h;
+  w->ix0 = w->ox * g->stride_w - g->pad_w;
+  mak_tap_range(w->iy0, g->dil_h, g->kh, g->in_h, &w->fy0, &w->fy1);
+  mak_tap_range(w->ix0, g->dil_w, g->kw, g->in_w, &w->fx0, &w->fx1);
+  w->pixel = ((size_t)w->b * g->out_h + w->oy) * g->out_w + w->ox;
+  return true;
+}
+
 /* ---------------------------------------------------------------- broadcasting */
 
 ma_status mak_bcast_init(struct ma_context *ctx, const char *op, const ma_tensor *a,

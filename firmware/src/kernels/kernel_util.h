@@ -162,6 +162,23 @@ static inline float mak_clampf(float v, float lo, float hi) {
     for (int32_t i = 0; i < (N); ++i) y[i] = EXPR;  \
   } while (0)
 
+/* ---- sliding windows of convolutions and pools (NHWC) ---- */
+typedef struct {
+  int32_t batches, in_h, in_w, out_h, out_w, kh, kw;
+  int32_t stride_h, stride_w, dil_h, dil_w, pad_h, pad_w;
+} mak_window_geom;
+
+/* One output pixel: its input origin (tap 0, 0) and the taps [fy0, fy1) x [fx0, fx1) that
+ * fall inside the input; pixel = flat index of (b, oy, ox) in the output. */
+typedef struct {
+  int32_t b, oy, ox, iy0, ix0, fy0, fy1, fx0, fx1;
+  size_t pixel;
+} mak_window;
+
+/* Walks the output pixels in order: mak_window_start, then while (mak_window_next(...)). */
+void mak_window_start(const mak_window_geom *g, mak_window *w);
+bool mak_window_next(const mak_window_geom *g, mak_window *w);
+
 /* The requantization epilogue of convolution-like kernels: acc * multiplier (TFLite's
  * MultiplyByQuantizedMultiplier), plus the output zero point, clamped to the activation range. */
 static inline int32_t mak_requantize(int32_t acc, int32_t mult, int shift, int32_t out_offset,

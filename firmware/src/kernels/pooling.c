@@ -61,55 +61,48 @@ static ma_status pool_eval(struct ma_context *ctx, ma_node *node) {
   const int32_t kind = node->variant;
   const pool_data *d = node->user_data;
   const ma_tensor *in = node->inputs[0], *out = node->outputs[0];
-  const int32_t batches = in->dims[0], in_h = in->dims[1], in_w = in->dims[2];
-  const int32_t depth = in->dims[3], out_h = out->dims[1], out_w = out->dims[2];
+  const int32_t depth = in->dims[3];
+  const mak_window_geom g = {in->dims[0], in->dims[1], in->dims[2], out->dims[1], out->dims[2],
+                             d->filter_h, d->filter_w, d->stride_h, d->stride_w, 1, 1,
+                             d->pad_h, d->pad_w};
   const bool is_f32 = in->type == MA_FLOAT32;
-  for (int32_t b = 0; b < batches; ++b) {
-    for (int32_t oy = 0; oy < out_h; ++oy) {
-      const int32_t iy0 = oy * d->stride_h - d->pad_h;
-      int32_t fy0, fy1;
-      mak_tap_range(iy0, 1, d->filter_h, in_h, &fy0, &fy1);
-      for (int32_t ox = 0; ox < out_w; ++ox) {
-        const int32_t ix0 = ox * d->stride_w - d->pad_w;
-        int32_t fx0, fx1;
-        mak_tap_range(ix0, 1, d->filter_w, in_w, &fx0, &fx1);
-        const int32_t count = (fy1 - fy0) * (fx1 - fx0);
-        if (count <= 0)
-          return ma_fail(ctx, MA_ERR_KERNEL, "%s: a window lies outside the input",
-                         pool_name(node));
-        for (int32_t c = 0; c < depth; ++c) {
-          const size_t oi = (((size_t)b * out_h + oy) * out_w + ox) * depth + c;
-          float fsum = 0.0f, fmax = -FLT_MAX, fsq = 0.0f;
-          int64_t isum = 0; /* a hostile window cannot overflow it */
-          int32_t imax = INT8_MIN;
-          for (int32_t fy = fy0; fy < fy1; ++fy) {
-            for (int32_t fx = fx0; fx < fx1; ++fx) {
-              const size_t ii =
-                  (((size_t)b * in_h + iy0 + fy) * in_w + ix0 + fx) * depth + c;
-              if (is_f32) {
-                const float v = ((const float *)in->data)[ii];
-                fsum += v;
-                fsq += v * v;
-                if (v > fmax) fmax = v;
-              } else {
-                const int32_t v = ((const int8_t *)in->data)[ii];
-                isum += v;
-                if (v > imax) imax = v;
-              }
-            }
-          }
+  mak_window w;
+  mak_window_start(&g, &w);
+  while (mak_window_next(&g, &w)) {
+    const int32_t count = (w.fy1 - w.fy0) * (w.fx1 - w.fx0);
+    if (count <= 0)
+      return ma_fail(ctx, MA_ERR_KERNEL, "%s: a window lies outside the input", pool_name(node));
+    for (int32_t c = 0; c < depth; ++c) {
+      const size_t oi = w.pixel * (size_t)depth + c;
+      float fsum = 0.0f, fmax = -FLT_MAX, fsq = 0.0f;
+      int64_t isum = 0; /* a hostile window cannot overflow it */
+      int32_t imax = INT8_MIN;
+      for (int32_t fy = w.fy0; fy < w.fy1; ++fy) {
+        for (int32_t fx = w.fx0; fx < w.fx1; ++fx) {
+          const size_t ii =
+              (((size_t)w.b * g.in_h + w.iy0 + fy) * g.in_w + w.ix0 + fx) * depth + c;
           if (is_f32) {
-            const float v = kind == POOL_MAX ? fmax
-                            : kind == POOL_L2 ? sqrtf(fsq / (float)count)
-                                              : fsum / (float)count;
-            ((float *)out->data)[oi] = mak_clampf(v, d->f_min, d->f_max);
+            const float v = ((const float *)in->data)[ii];
+            fsum += v;
+            fsq += v * v;
+            if (v > fmax) fmax = v;
           } else {
-            const int32_t v = kind == POOL_MAX ? imax
-                              : (int32_t)(isum > 0 ? (isum + count / 2) / count
-                                                   : (isum - count / 2) / count);
-            ((int8_t *)out->data)[oi] = (int8_t)mak_clamp(v, d->act_min, d->act_max);
+            const int32_t v = ((const int8_t *)in->data)[ii];
+            isum += v;
+            if (v > imax) imax = v;
           }
         }
+      }
+      if (is_f32) {
+        const float v = kind == POOL_MAX ? fmax
+                        : kind == POOL_L2 ? sqrtf(fsq / (float)count)
+                                          : fsum / (float)count;
+        ((float *)out->data)[oi] = mak_clampf(v, d->f_min, d->f_max);
+      } else {
+        const int32_t v = kind == POOL_MAX ? imax
+                          : (int32_t)(isum > 0 ? (isum + count / 2) / count
+                                               : (isum - count / 2) / count);
+        ((int8_t *)out->data)[oi] = (int8_t)mak_clamp(v, d->act_min, d->act_max);
       }
     }
   }
