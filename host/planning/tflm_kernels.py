@@ -182,6 +182,11 @@ def _op_data(abi: Abi) -> dict[str, tuple]:
         "MEAN": _I * 6 + ("float", "int", "float", "int", "int"),
         "SUM": _I * 6 + ("float", "int", "float", "int", "int"),
         "REDUCE_MAX": _I * 6 + ("float", "int", "float", "int", "int"),
+        "REDUCE_MIN": _I * 6 + ("float", "int", "float", "int", "int"),
+        "SELECT_V2": ("bool",),
+        "L2_NORMALIZATION": _I,  # L2NormalizationParams
+        "MIRROR_PAD": _I * 5,  # OpDataMirrorPad
+        "SPACE_TO_BATCH_ND": _I,  # SpaceToBatchParams
     }
 
 
@@ -192,6 +197,9 @@ NO_OP_DATA = frozenset({
     "SLICE", "EXP", "SQUEEZE", "EXPAND_DIMS", "SHAPE", "FILL", "ZEROS_LIKE",
     "SignalFftAutoScale", "SignalFilterBankSquareRoot", "LOG", "SQRT", "SQUARE", "NEG", "SIN",
     "COS", "FLOOR", "CEIL", "ROUND", "FLOOR_DIV", "FLOOR_MOD", "LOGICAL_NOT", "LOG_SOFTMAX",
+    "LOGICAL_AND", "LOGICAL_OR", "ARG_MAX", "ARG_MIN", "BROADCAST_TO", "BATCH_TO_SPACE_ND",
+    "REVERSE_V2", "DYNAMIC_UPDATE_SLICE", "BROADCAST_ARGS", "CUMSUM", "EMBEDDING_LOOKUP",
+    "DEPTH_TO_SPACE", "SPACE_TO_DEPTH", "GATHER_ND", "L2_POOL_2D",
 })  # fmt: skip
 
 
@@ -268,6 +276,18 @@ def _log_softmax(abi: Abi) -> Rule:
     def rule(model: Model, sg: Subgraph, op: Operator) -> list[int]:
         inp = _tensor(sg, op, 0)
         return [sizeof(op_data, abi)] if inp is not None and inp.type == INT8 else []
+
+    return rule
+
+
+def _prepare_op_data(size: int, int8_only: bool, dims: bool) -> Rule:
+    """Kernels that allocate their OpData in Prepare (CUMSUM: for an int8 output only;
+    EMBEDDING_LOOKUP: always, and it copies its output's dims)."""
+
+    def rule(model: Model, sg: Subgraph, op: Operator) -> list[int]:
+        out = _tensor(sg, op, 0, outputs=True)
+        own = [size] if out is not None and (out.type == INT8 or not int8_only) else []
+        return own + (_dims_copy(model, sg, op) if dims else [])
 
     return rule
 
@@ -357,8 +377,24 @@ PREPARE_RULES: dict[str, Rule] = {
     "FULLY_CONNECTED": _fully_connected,
     "SOFTMAX": _softmax,
     "GATHER": _dims_copy,
+    "GATHER_ND": _dims_copy,
+    "DEPTH_TO_SPACE": _dims_copy,
+    "SPACE_TO_DEPTH": _dims_copy,
+    "L2_POOL_2D": _dims_copy,
     "RESHAPE": _reshape,
 }
+
+
+@cache
+def _abi_rules(abi: Abi) -> dict[str, Rule]:
+    """Prepare rules whose sizes depend on the ABI."""
+    return {
+        "BATCH_MATMUL": _batch_matmul(abi),
+        "LOG_SOFTMAX": _log_softmax(abi),
+        "CUMSUM": _prepare_op_data(sizeof(_I * 9, abi), int8_only=True, dims=False),
+        # OpData {float scale; size_t num_columns}
+        "EMBEDDING_LOOKUP": _prepare_op_data(sizeof(("float", "size_t"), abi), False, True),
+    }
 
 
 def op_allocations(model: Model, sg: Subgraph, op: Operator, abi: Abi) -> OpAllocations | None:
@@ -369,9 +405,7 @@ def op_allocations(model: Model, sg: Subgraph, op: Operator, abi: Abi) -> OpAllo
         return OpAllocations(params=None, init=signal[name](model, sg, op))
     if name not in data and name not in NO_OP_DATA:
         return None
-    rule = {"BATCH_MATMUL": _batch_matmul(abi), "LOG_SOFTMAX": _log_softmax(abi)}.get(
-        name, PREPARE_RULES.get(name)
-    )
+    rule = _abi_rules(abi).get(name, PREPARE_RULES.get(name))
     return OpAllocations(
         params=params_layout(name, abi),
         init=[sizeof(data[name], abi)] if name in data else [],

@@ -272,3 +272,37 @@ def test_refused_models_are_the_ones_tflm_refuses(path: Path) -> None:
     """Hybrid operators (float activations, int8 weights) are what the real TFLM refuses."""
     refused = refused_ops(Model.load(path))
     assert bool(refused) == (not _runs(path.read_bytes(), BIG_ARENA)), refused
+
+
+def _conformance_cases() -> list:
+    """The runtime conformance suite's one-operator cases (tests/runtime/test_conformance_*)."""
+    import importlib.util
+
+    cases = []
+    for path in sorted((Path(__file__).parents[1] / "runtime").glob("test_conformance_*.py")):
+        spec = importlib.util.spec_from_file_location(f"_tail_{path.stem}", path)
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        cases += module.CASES
+    return cases
+
+
+CONFORMANCE = _conformance_cases()
+
+
+@pytest.mark.parametrize("case", CONFORMANCE, ids=str)
+def test_conformance_case_report_equals_pip_interpreter(case) -> None:
+    """Every one-operator conformance model TFLM accepts: every report line as TFLM's."""
+    from support.conformance import single_op_model
+
+    data = single_op_model(case)
+    try:
+        interp = oracle().Interpreter.from_bytes(data, arena_size=1 << 20)
+    except RuntimeError as e:
+        pytest.skip(f"TFLM refuses this case: {e}")
+    text = capture_output(interp.print_allocations)
+    real = [ln.strip() for ln in text.splitlines() if "[RecordingMicroAllocator]" in ln]
+    predicted = predict(Model(data), X86_64_PIP, 1 << 20)
+    assert not predicted.unknown, f"operators not modelled: {predicted.unknown}"
+    assert predicted.report_lines() == real
