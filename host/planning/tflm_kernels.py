@@ -199,7 +199,7 @@ NO_OP_DATA = frozenset({
     "COS", "FLOOR", "CEIL", "ROUND", "FLOOR_DIV", "FLOOR_MOD", "LOGICAL_NOT", "LOG_SOFTMAX",
     "LOGICAL_AND", "LOGICAL_OR", "ARG_MAX", "ARG_MIN", "BROADCAST_TO", "BATCH_TO_SPACE_ND",
     "REVERSE_V2", "DYNAMIC_UPDATE_SLICE", "BROADCAST_ARGS", "CUMSUM", "EMBEDDING_LOOKUP",
-    "DEPTH_TO_SPACE", "SPACE_TO_DEPTH", "GATHER_ND", "L2_POOL_2D",
+    "DEPTH_TO_SPACE", "SPACE_TO_DEPTH", "GATHER_ND", "L2_POOL_2D", "ADD_N",
 })  # fmt: skip
 
 
@@ -281,7 +281,7 @@ def _log_softmax(abi: Abi) -> Rule:
 
 
 def _prepare_op_data(size: int, int8_only: bool, dims: bool) -> Rule:
-    """Kernels that allocate their OpData in Prepare (CUMSUM: for an int8 output only;
+    """Kernels that allocate their OpData in Prepare (CUMSUM, ADD_N: for an int8 output only;
     EMBEDDING_LOOKUP: always, and it copies its output's dims)."""
 
     def rule(model: Model, sg: Subgraph, op: Operator) -> list[int]:
@@ -394,6 +394,7 @@ def _abi_rules(abi: Abi) -> dict[str, Rule]:
         "CUMSUM": _prepare_op_data(sizeof(_I * 9, abi), int8_only=True, dims=False),
         # OpData {float scale; size_t num_columns}
         "EMBEDDING_LOOKUP": _prepare_op_data(sizeof(("float", "size_t"), abi), False, True),
+        "ADD_N": _prepare_op_data(sizeof(_I * 10, abi), int8_only=True, dims=False),
     }
 
 
