@@ -293,7 +293,8 @@ CONFORMANCE = _conformance_cases()
 
 @pytest.mark.parametrize("case", CONFORMANCE, ids=str)
 def test_conformance_case_report_equals_pip_interpreter(case) -> None:
-    """Every one-operator conformance model TFLM accepts: every report line as TFLM's."""
+    """Every one-operator conformance model TFLM accepts: every report line as TFLM's (or, for
+    a kernel the model does not know yet, a prediction marked not exact)."""
     from support.conformance import single_op_model
 
     data = single_op_model(case)
@@ -304,5 +305,7 @@ def test_conformance_case_report_equals_pip_interpreter(case) -> None:
     text = capture_output(interp.print_allocations)
     real = [ln.strip() for ln in text.splitlines() if "[RecordingMicroAllocator]" in ln]
     predicted = predict(Model(data), X86_64_PIP, 1 << 20)
-    assert not predicted.unknown, f"operators not modelled: {predicted.unknown}"
+    if predicted.unknown:  # a kernel added to the suite after this model: it must say so
+        assert not predicted.exact and predicted.tail <= int(real[2].split()[-2])
+        return
     assert predicted.report_lines() == real
