@@ -483,6 +483,28 @@ BORROW_ONCE = frozenset({
 })  # fmt: skip
 
 
+# Of those, the kernels seen borrowing every tensor of their node exactly once, and the ones
+# without a Prepare (they borrow nothing): for them the count is exact, not a bound.
+BORROW_EXACTLY_ONCE = frozenset({
+    "ADD", "AVERAGE_POOL_2D", "BATCH_MATMUL", "CAST", "DEQUANTIZE", "DIV", "FULLY_CONNECTED",
+    "GATHER", "HARD_SWISH", "LEAKY_RELU", "LOGISTIC", "MAX_POOL_2D", "MUL", "PAD", "QUANTIZE",
+    "RELU", "RESIZE_BILINEAR", "RESIZE_NEAREST_NEIGHBOR", "RSQRT", "SOFTMAX",
+    "SQUARED_DIFFERENCE", "STRIDED_SLICE", "SUB", "SVDF", "TRANSPOSE", "SignalEnergy",
+    "SignalFilterBank", "SignalFilterBankLog", "SignalRfft", "SignalWindow",
+})  # fmt: skip
+NO_PREPARE = frozenset({
+    "MAXIMUM", "MINIMUM", "PACK", "UNPACK", "NEG", "FLOOR", "LOGICAL_AND", "LOGICAL_OR",
+    "ARG_MAX", "ARG_MIN",
+})  # fmt: skip
+
+
 def borrows(name: str) -> int:
     """How many times, at most, the kernel's Prepare borrows each tensor of its node."""
+    if name in NO_PREPARE:
+        return 0
     return 1 if name in BORROW_ONCE else 2
+
+
+def borrows_exactly(name: str) -> bool:
+    """Whether `borrows` is exact for this kernel (not only an upper bound)."""
+    return name in NO_PREPARE or name in BORROW_EXACTLY_ONCE

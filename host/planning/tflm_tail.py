@@ -30,6 +30,7 @@ from host.planning.scratch import operator_table, predict_tflm_head, scratch_req
 from host.planning.tflm_kernels import (
     OpAllocations,
     borrows,
+    borrows_exactly,
     op_allocations,
     scale_count,
     unknown_ops,
@@ -62,6 +63,9 @@ INIT = "kernel options and Init"
 PREPARE = "kernel Prepare (temporary tensors above the scratch-request list)"
 PLANNING = "memory planning (the greedy planner's 40 bytes per buffer)"
 IO = "head + tail (input/output tensors allocated last)"
+
+
+EXACT, BOUND = "(exactly)", "(an upper bound)"  # how well a Prepare shortfall is known
 
 
 class ArenaTooSmall(Exception):
@@ -141,6 +145,7 @@ class TflmArena:
     categories: dict[str, Recorded] = field(default_factory=dict)
     min_arena: int = 0  # smallest arena_size for which set-up succeeds
     limited_by: str = ""  # what one byte less runs out of
+    limit_exact: bool = True  # False: the minimum is an upper bound (kernel Prepare)
     unknown: list[str] = field(default_factory=list)  # operators not modelled
     kernels: list[dict] = field(default_factory=list)  # requested bytes per operator
 
@@ -153,7 +158,7 @@ class TflmArena:
         """Every kernel is modelled, and the minimum is not set by kernels' Prepare, whose
         temporary tensors are modelled as all of a node's inputs and outputs at once (an upper
         bound: a kernel may hold fewer)."""
-        return not self.unknown and self.limited_by != PREPARE
+        return not self.unknown and self.limit_exact
 
     def report_lines(self) -> list[str]:
         """The lines TFLM's PrintAllocations() prints, in its order."""
@@ -250,10 +255,16 @@ class _Replay:
         resources = _ResourceIds(self.model)
         for sg, op, alloc in self.ops:
             a.record(BUFFER)
-            for n in (alloc.prepare if alloc else []) + resources.prepare(sg, op):
+            persistent = (alloc.prepare if alloc else []) + resources.prepare(sg, op)
+            for n in persistent:
                 a.persistent(n, ARENA_ALIGNMENT)
-            # Checked against the tail after the node's own persistent buffers: an upper bound.
-            self._borrow_temporaries(a, sg, (op.inputs + op.outputs) * borrows(op.name))
+            # Checked against the tail after the node's own persistent buffers: an upper bound,
+            # exact for a kernel that borrows each tensor exactly once and allocates nothing.
+            exact = borrows_exactly(op.name) and not persistent
+            try:
+                self._borrow_temporaries(a, sg, (op.inputs + op.outputs) * borrows(op.name))
+            except ArenaTooSmall as e:
+                raise ArenaTooSmall(f"{EXACT if exact else BOUND} {e}") from None
             requests += sum(1 for r in self.requests if (r.subgraph, r.op) == (sg.index, op.index))
             a.reset_temporary()  # FinishPrepareNodeAllocations
             size, align = layout(T.SCRATCH_BUFFER_REQUEST, abi)
@@ -402,6 +413,7 @@ def predict(model: Model, abi: Abi = T.X86_64_PIP, arena_size: int = 16 << 20) -
         replay.run(result.min_arena - 1)
     except ArenaTooSmall as e:
         result.limited_by = str(e).split(":")[0]
+        result.limit_exact = BOUND not in str(e)
     return result
 
 

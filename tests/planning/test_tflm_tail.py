@@ -33,7 +33,7 @@ from support.tflm_oracle import (
 
 from host.planning.tflm_kernels import known_structs, refused_ops
 from host.planning.tflm_structs import CORTEX_M, X86_64_PIP, c_declaration, layout
-from host.planning.tflm_tail import predict, smallest_arena
+from host.planning.tflm_tail import PREPARE, predict, smallest_arena
 from host.planning.tflm_targets import TARGETS, target_arena
 from host.tflite.model import Model
 
@@ -309,3 +309,23 @@ def test_conformance_case_report_equals_pip_interpreter(case) -> None:
         assert not predicted.exact and predicted.tail <= int(real[2].split()[-2])
         return
     assert predicted.report_lines() == real
+
+
+@pytest.mark.parametrize("case", CONFORMANCE[::6], ids=str)
+def test_conformance_case_min_arena(case) -> None:
+    """On one-operator models a kernel's Prepare often decides the minimum: where the kernel's
+    borrowing is known exactly the minimum equals the real one, otherwise it is marked not
+    exact and is never below it."""
+    from support.conformance import single_op_model
+
+    data = single_op_model(case)
+    if not _runs(data, 1 << 20):
+        pytest.skip("TFLM refuses this case")
+    predicted = predict(Model(data), X86_64_PIP)
+    if predicted.unknown:
+        pytest.skip(f"operators not modelled: {predicted.unknown}")
+    real = smallest_arena(lambda size: _runs(data, size), near=predicted.min_arena)
+    if predicted.exact:
+        assert predicted.min_arena == real
+    else:
+        assert predicted.limited_by == PREPARE and predicted.min_arena >= real
