@@ -39,7 +39,13 @@ FILE_MARKERS: dict[str, tuple[str, ...]] = {
     "runtime/test_runtime_sanitized.py": ("slow",),
 }
 # Single tests that are slow in files that are otherwise quick.
-SLOW_TESTS = {"test_corpus_under_address_and_undefined_sanitizers"}
+SLOW_TESTS = {
+    "test_corpus_under_address_and_undefined_sanitizers",
+    "test_kernels_compile_warning_free_without_mutable_globals",
+    "test_random_byte_flips_never_crash",
+    "test_rules_of_shared_model_operators_match_simulation",
+    "test_stored_tflm_operators_are_the_installed_tflms",
+}
 ORACLE_USES = ("tflite_micro", "support.tflm_oracle", "support.conformance")
 
 HERE = Path(__file__).resolve().parent
