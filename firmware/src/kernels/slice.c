@@ -34,7 +34,8 @@ static int32_t steps(int32_t start, int32_t stop, int32_t step) {
 /* Copies the box of `in` into `out` (in order), for any element size. */
 static void copy_box(const box *b, const ma_tensor *in, ma_tensor *out) {
   const size_t esize = ma_type_size(in->type);
-  int32_t stride[MA_MAX_DIMS], idx[MA_MAX_DIMS];
+  int32_t stride[MA_MAX_DIMS];
+  int64_t idx[MA_MAX_DIMS]; /* 64-bit: a huge stride steps past the axis without overflow */
   int64_t s = 1;
   for (int32_t d = b->n - 1; d >= 0; --d) {
     stride[d] = (int32_t)s;
@@ -46,7 +47,7 @@ static void copy_box(const box *b, const ma_tensor *in, ma_tensor *out) {
   uint8_t *dst = out->data;
   for (;;) {
     int64_t off = 0;
-    for (int32_t d = 0; d < b->n; ++d) off += (int64_t)idx[d] * stride[d];
+    for (int32_t d = 0; d < b->n; ++d) off += idx[d] * stride[d];
     mak_copy_elem(dst, src + (size_t)off * esize, esize);
     dst += esize;
     int32_t d = b->n - 1;
