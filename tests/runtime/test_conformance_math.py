@@ -127,6 +127,13 @@ def arithmetic() -> list[Case]:
     cases += [
         binary("SUB", q16((4, 7), 0.001), q16((4, 7), 0.0004), q16((4, 7), 0.002),
                "int16 same shape"),
+        binary("ADD", q16((4, 7), 0.001), q16((4, 7), 0.0004), q16((4, 7), 0.002),
+               "int16 same shape"),
+        binary("ADD", q16((3, 1), 0.001, 5), q16((7,), 0.003, -9), q16((3, 7), 0.0025, 3),
+               "int16 broadcast zero points RELU", ACT_RELU),
+        binary("MUL", q16((4, 7), 0.01), q16((7,), 0.02), q16((4, 7), 0.005), "int16 broadcast"),
+        binary("MUL", q16((4, 7), 0.01, 3), q16((4, 7), 0.02), q16((4, 7), 0.005),
+               "int16 zero point refused"),
         binary("SUB", q16((4, 1), 0.001), q16((7,), 0.003), q16((4, 7), 0.0025),
                "int16 broadcast RELU_N1_TO_1", ACT_RELU_N1_TO_1),
         binary("MUL", q8((2, 8, 5), 0.05, 2), q8((2, 8, 5), 0.03, -3), q8((2, 8, 5), 0.06, 1),
@@ -172,6 +179,10 @@ def arithmetic() -> list[Case]:
              [q8((4, 10), 0.3, -128)], "DivOptions", {0: ("b", ACT_RELU)},
              make_inputs=nonzero_q8_divisors),
     ]  # fmt: skip
+    next(c for c in cases if c.name == "MUL int16 zero point refused").refuse = (
+        "MA_ERR_UNSUPPORTED",
+        ["MUL", "int16", "zero point"],
+    )
     cases[-5].refuse = ("MA_ERR_UNSUPPORTED", ["SUB", "BOOL"])
     cases[-4].refuse = ("MA_ERR_UNSUPPORTED", ["DIV", "INT16"])
     return cases

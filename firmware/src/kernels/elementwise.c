@@ -6,10 +6,11 @@
  * inlined element function, with a flat loop when both inputs have the output's shape.
  *
  * Quantized arithmetic as TFLM's reference kernels:
- * - ADD/SUB int8 (SUB also int16): both inputs rescaled to twice the larger input scale with
+ * - ADD/SUB int8/int16: both inputs rescaled to twice the larger input scale with
  *   20 (int16: 15) bits of headroom, summed, requantized. ADD forms the scale ratios in double,
  *   SUB in float (TFLM's sub computes 2 * max scale and the ratios in float).
- * - MUL int8: zero-point-corrected product requantized once (in * in / out, in double).
+ * - MUL int8/int16 (int16: zero points 0): zero-point-corrected product requantized once
+ *   (in * in / out, in double).
  * - SQUARED_DIFFERENCE int8/int16: inputs rescaled like ADD with 7 (int16: 0) bits of headroom,
  *   the difference squared and requantized by (2 max scale)^2 / (2^(2 shift) out scale).
  * - MAXIMUM/MINIMUM compare raw values (no rescaling, as TFLM).
@@ -33,7 +34,7 @@ typedef struct {
 } arith_data;
 
 enum {
-  ADD_F, ADD_I32, ADD_Q8, SUB_F, SUB_I32, SUB_Q8, SUB_Q16, MUL_F, MUL_I32, MUL_Q8,
+  ADD_F, ADD_I32, ADD_Q8, ADD_Q16, MUL_Q16, SUB_F, SUB_I32, SUB_Q8, SUB_Q16, MUL_F, MUL_I32, MUL_Q8,
   SQD_F, SQD_I32, SQD_Q8, SQD_Q16, DIV_F, DIV_I32, DIV_Q8, FLOORDIV_F, FLOORMOD_F,
   PRELU_F, PRELU_Q8,
   MAX_F, MAX_Q8, MAX_Q16, MAX_I32, MAX_I64, MIN_F, MIN_Q8, MIN_Q16, MIN_I32, MIN_I64
@@ -142,12 +143,16 @@ static void add_sub_scales(arith_data *d, const ma_node *node, int left_shift, b
 static ma_status add_prepare(struct ma_context *ctx, ma_node *node) {
   static const char op[] = "ADD";
   arith_data *d;
-  ma_status st =
-      binary_begin(ctx, node, op, T_BIT(MA_FLOAT32) | T_BIT(MA_INT32) | T_BIT(MA_INT8), &d);
+  ma_status st = binary_begin(
+      ctx, node, op, T_BIT(MA_FLOAT32) | T_BIT(MA_INT32) | T_BIT(MA_INT8) | T_BIT(MA_INT16), &d);
   if (st != MA_OK) return st;
   const uint8_t type = node->inputs[0]->type;
-  d->path = type == MA_FLOAT32 ? ADD_F : (type == MA_INT32 ? ADD_I32 : ADD_Q8);
-  if (type == MA_INT8) add_sub_scales(d, node, 20, false);
+  d->path = type == MA_FLOAT32 ? ADD_F
+            : type == MA_INT32 ? ADD_I32
+            : type == MA_INT8  ? ADD_Q8
+                               : ADD_Q16;
+  if (type == MA_INT8 || type == MA_INT16)
+    add_sub_scales(d, node, type == MA_INT8 ? 20 : 15, false);
   return fused_range(ctx, op, node, d);
 }
 
@@ -169,12 +174,17 @@ static ma_status sub_prepare(struct ma_context *ctx, ma_node *node) {
 static ma_status mul_prepare(struct ma_context *ctx, ma_node *node) {
   static const char op[] = "MUL";
   arith_data *d;
-  ma_status st =
-      binary_begin(ctx, node, op, T_BIT(MA_FLOAT32) | T_BIT(MA_INT32) | T_BIT(MA_INT8), &d);
+  ma_status st = binary_begin(
+      ctx, node, op, T_BIT(MA_FLOAT32) | T_BIT(MA_INT32) | T_BIT(MA_INT8) | T_BIT(MA_INT16), &d);
   if (st != MA_OK) return st;
   const uint8_t type = node->inputs[0]->type;
-  d->path = type == MA_FLOAT32 ? MUL_F : (type == MA_INT32 ? MUL_I32 : MUL_Q8);
-  if (type == MA_INT8) {
+  d->path = type == MA_FLOAT32 ? MUL_F
+            : type == MA_INT32 ? MUL_I32
+            : type == MA_INT8  ? MUL_Q8
+                               : MUL_Q16;
+  if (type == MA_INT16 && (d->in1_offset != 0 || d->in2_offset != 0 || d->out_offset != 0))
+    return ma_fail(ctx, MA_ERR_UNSUPPORTED, "%s: int16 needs zero points 0", op);
+  if (type == MA_INT8 || type == MA_INT16) {
     const double sa = mak_scale(node->inputs[0], 0), sb = mak_scale(node->inputs[1], 0);
     quant_mult(sa * sb / (double)mak_scale(node->outputs[0], 0), &d->mo, &d->so);
   }
@@ -425,6 +435,7 @@ static ma_status binary_eval(struct ma_context *ctx, ma_node *node) {
     case ADD_F: BINARY(float, float, add_f); break;
     case ADD_I32: BINARY(int32_t, int32_t, add_i32); break;
     case ADD_Q8: BINARY(int8_t, int8_t, add_q); break;
+    case ADD_Q16: BINARY(int16_t, int16_t, add_q); break;
     case SUB_F: BINARY(float, float, sub_f); break;
     case SUB_I32: BINARY(int32_t, int32_t, sub_i32); break;
     case SUB_Q8: BINARY(int8_t, int8_t, sub_q); break;
@@ -432,6 +443,7 @@ static ma_status binary_eval(struct ma_context *ctx, ma_node *node) {
     case MUL_F: BINARY(float, float, mul_f); break;
     case MUL_I32: BINARY(int32_t, int32_t, mul_i32); break;
     case MUL_Q8: BINARY(int8_t, int8_t, mul_q); break;
+    case MUL_Q16: BINARY(int16_t, int16_t, mul_q); break;
     case SQD_F: BINARY(float, float, sqd_f); break;
     case SQD_I32: BINARY(int32_t, int32_t, sqd_i32); break;
     case SQD_Q8: BINARY(int8_t, int8_t, sqd_q); break;
