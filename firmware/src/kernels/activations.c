@@ -1,7 +1,7 @@
 /* Element-wise activations: RELU, RELU6, LEAKY_RELU, LOGISTIC, TANH, HARD_SWISH, ELU.
  *
  * Types follow TFLM's reference kernels: float32 and int8 for all; int16 for RELU, RELU6,
- * LOGISTIC and TANH. prepare picks one typed loop (`path`), so eval switches once per call,
+ * LEAKY_RELU, LOGISTIC and TANH. prepare picks one typed loop (`path`), so eval switches once per call,
  * never per element.
  *
  * int8 RELU and LEAKY_RELU requantize with MultiplyByQuantizedMultiplier; RELU6 clamps to
@@ -29,6 +29,7 @@ typedef struct {
   float alpha;
   int16_t hs_out_mult, hs_relu_mult; /* HARD_SWISH int16 multipliers */
   int8_t shift, shift_alpha, hs_out_exp, hs_relu_exp;
+  uint8_t alpha_negative; /* LEAKY_RELU: negate the negative side's product */
   uint8_t path;
 } act_data;
 
@@ -97,20 +98,24 @@ static ma_status relu_prepare(struct ma_context *ctx, ma_node *node) {
 
 static ma_status leaky_prepare(struct ma_context *ctx, ma_node *node) {
   act_data *d;
-  ma_status st = act_begin(ctx, node, "LEAKY_RELU", sizeof *d, false, &d);
+  ma_status st = act_begin(ctx, node, "LEAKY_RELU", sizeof *d, true, &d);
   if (st != MA_OK) return st;
   d->alpha = ma_opt_f32(&node->options, 0, 0.0f);
-  if (node->inputs[0]->type == MA_FLOAT32) {
+  const uint8_t type = node->inputs[0]->type;
+  if (type == MA_FLOAT32) {
     d->path = P_LEAKY_F;
     return MA_OK;
   }
   const float si = mak_scale(node->inputs[0], 0), so = mak_scale(node->outputs[0], 0);
-  d->path = P_RESCALE_Q8;
-  /* TFLM forms both scale ratios in float. */
+  d->path = type == MA_INT8 ? P_RESCALE_Q8 : P_RESCALE_Q16;
+  /* TFLM forms both scale ratios in float. A negative alpha: TFLM quantizes |alpha| (its
+   * multiplier is the exact negation) and negates the product. */
+  const float alpha_ratio = si * d->alpha / so;
   set_mult(d, (double)(si / so), false);
-  set_mult(d, (double)(si * d->alpha / so), true);
-  d->act_min = INT8_MIN;
-  d->act_max = INT8_MAX;
+  set_mult(d, (double)(alpha_ratio < 0.0f ? -alpha_ratio : alpha_ratio), true);
+  d->alpha_negative = alpha_ratio < 0.0f;
+  d->act_min = type == MA_INT8 ? INT8_MIN : INT16_MIN;
+  d->act_max = type == MA_INT8 ? INT8_MAX : INT16_MAX;
   return MA_OK;
 }
 
@@ -328,8 +333,10 @@ static int16_t sigmoid_q16(const act_data *d, int16_t x, bool tanh) {
 /* RELU and LEAKY_RELU requantized; the negative side by alpha (RELU: the same multiplier). */
 static inline int32_t rescale_q(const act_data *d, int32_t x) {
   const int32_t v = x - d->input_zp;
-  const int32_t r = v < 0 ? mak_mbqm(v, d->mult_alpha, d->shift_alpha)
-                          : mak_mbqm(v, d->mult, d->shift);
+  int32_t r;
+  if (v >= 0) r = mak_mbqm(v, d->mult, d->shift);
+  else if (d->alpha_negative) r = -mak_mbqm(v, d->mult_alpha, d->shift_alpha);
+  else r = mak_mbqm(v, d->mult_alpha, d->shift_alpha);
   return mak_clamp(mak_add_sat(r, d->output_zp), d->act_min, d->act_max);
 }
 
