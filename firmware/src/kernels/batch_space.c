@@ -109,9 +109,9 @@ static ma_status bs_eval(struct ma_context *ctx, ma_node *node) {
         const size_t bi = (((size_t)ob * bt[1] + y) * bt[2] + x) * row;
         const bool inside = py >= 0 && py < sp[1] && px >= 0 && px < sp[2];
         const size_t si = inside ? (((size_t)b * sp[1] + py) * sp[2] + px) * row : 0;
-        if (to_batch && inside) memcpy(dst + bi, src + si, row);
+        if (to_batch && inside) memmove(dst + bi, src + si, row);
         else if (to_batch) memset(dst + bi, pad, row);
-        else if (inside) memcpy(dst + si, src + bi, row);
+        else if (inside) memmove(dst + si, src + bi, row);
       }
     }
   }

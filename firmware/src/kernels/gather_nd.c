@@ -53,7 +53,7 @@ static ma_status gather_nd_eval(struct ma_context *ctx, ma_node *node) {
                        (int)k, (int)params->dims[j], (int)j);
       from = from * (size_t)params->dims[j] + (size_t)k;
     }
-    memcpy(dst + (size_t)i * slice, src + from * slice, slice);
+    memmove(dst + (size_t)i * slice, src + from * slice, slice);
   }
   return MA_OK;
 }
@@ -95,7 +95,7 @@ static ma_status embedding_eval(struct ma_context *ctx, ma_node *node) {
     if (k < 0 || k >= rows)
       return ma_fail(ctx, MA_ERR_KERNEL, "%s: index %d outside [0, %d)", EL, (int)k, (int)rows);
     if (!dequantize) {
-      memcpy((uint8_t *)out->data + (size_t)i * row_bytes,
+      memmove((uint8_t *)out->data + (size_t)i * row_bytes,
              (const uint8_t *)table->data + (size_t)k * row_bytes, row_bytes);
       continue;
     }

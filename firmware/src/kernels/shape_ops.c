@@ -86,7 +86,7 @@ static ma_status concat_eval(struct ma_context *ctx, ma_node *node) {
     for (int32_t i = 0; i < node->n_inputs; ++i) {
       const ma_tensor *in = node->inputs[i];
       const size_t chunk = (size_t)mak_dims_product(in, axis, in->ndims) * esize;
-      memcpy(dst, (const uint8_t *)in->data + (size_t)o * chunk, chunk);
+      memmove(dst, (const uint8_t *)in->data + (size_t)o * chunk, chunk);
       dst += chunk;
     }
   }
@@ -158,7 +158,7 @@ static ma_status pad_eval(struct ma_context *ctx, ma_node *node) {
   for (int32_t r = 0; r < rows; ++r) {
     size_t off = 0;
     for (int32_t dd = 0; dd < n; ++dd) off += (size_t)(idx[dd] + before[dd]) * out_stride[dd];
-    memcpy(dst + off * esize, src + (size_t)r * row * esize, (size_t)row * esize);
+    memmove(dst + off * esize, src + (size_t)r * row * esize, (size_t)row * esize);
     for (int32_t dd = n - 2; dd >= 0; --dd) {
       if (++idx[dd] < in->dims[dd]) break;
       idx[dd] = 0;
@@ -278,7 +278,7 @@ static ma_status gather_eval(struct ma_context *ctx, ma_node *node) {
                          (int)g.axis_size);
         const size_t from = (((size_t)b * g.outer + o) * g.axis_size + (size_t)k) * row;
         const size_t to = (((size_t)b * g.outer + o) * g.coords + c) * row;
-        memcpy(dst + to, src + from, row);
+        memmove(dst + to, src + from, row);
       }
     }
   }

@@ -289,7 +289,7 @@ static ma_status update_slice_eval(struct ma_context *ctx, ma_node *node) {
   const ma_tensor *in = node->inputs[0], *upd = node->inputs[1], *start = node->inputs[2];
   ma_tensor *out = node->outputs[0];
   const size_t esize = ma_type_size(in->type);
-  memcpy(out->data, in->data, (size_t)ma_num_elements(in) * esize);
+  memmove(out->data, in->data, (size_t)ma_num_elements(in) * esize);
   if (ma_num_elements(upd) == 0) return MA_OK;
   int32_t stride[MA_MAX_DIMS], idx[MA_MAX_DIMS] = {0};
   size_t base = 0;

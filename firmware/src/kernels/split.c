@@ -59,8 +59,9 @@ static void move_chunks(ma_tensor *const *parts, int32_t n_parts,
     for (int32_t i = 0; i < n_parts; ++i) {
       const size_t chunk = inner * (size_t)(part_has_axis ? parts[i]->dims[axis] : 1);
       uint8_t *p = (uint8_t *)parts[i]->data + (size_t)o * chunk;
-      if (split) memcpy(p, w, chunk);
-      else memcpy(w, p, chunk);
+      /* memmove: in a hostile model the planner may overlap input and output buffers. */
+      if (split) memmove(p, w, chunk);
+      else memmove(w, p, chunk);
       w += chunk;
     }
   }
