@@ -244,6 +244,7 @@ def elementwise_math() -> list[Case]:
         unary("ABS", q8((3, 20), 0.05, -3), q8((3, 20), 0.05, -3), "int8 same scale"),
         unary("ABS", q8((3, 20), 0.05, 127), q8((3, 20), 0.03, -128), "int8 rescale"),
         unary("ABS", q16((3, 20), 0.001), q16((3, 20), 0.002), "int16 rescale"),
+        unary("ABS", T((3, 20), I16), T((3, 20), I16), "int16 unquantized"),
         unary("RSQRT", f32((3, 20), low=0.01, high=9), f32((3, 20)), "float"),
         unary("RSQRT", q8((3, 40), 0.05, -128, low=-128), q8((3, 40), 0.02, -128), "int8"),
         unary("RSQRT", q8((3, 40), 0.001, 10, low=10), q8((3, 40), 0.5, -100), "int8 fine input"),

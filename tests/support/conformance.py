@@ -2,16 +2,17 @@
 
 A `Case` describes one operator with its tensors (types, shapes, quantization, constant data)
 and options. `single_op_model` writes it as a .tflite with the project's model writer
-(host.modelgen). `run_cases` runs every case of a test module on the runtime's
+(host.tflite.modelgen). `run_cases` runs every case of a test module on the runtime's
 AddressSanitizer + UBSan build in ONE child process (libasan must be preloaded before Python)
 and on the real TFLM in this process, with the same seeded inputs, and returns both sides per
 case. `check` then asserts: integers bit-exact, floats within 1e-5, or, for a case that
 expects a refusal, that ma_open failed with that status and a message naming operator, type
-and reason.
+and reason. A case whose TFLM output is constant (e.g. all saturated) fails as degenerate:
+it would hide arithmetic errors.
 
-Usage in a test module:
+Usage in a test module (see tests/runtime/test_conformance_math.py):
 
-    CASES = [Case("MEAN int8 keep_dims", "MEAN", [q8(...), i32c([1, 2])], [q8(...)],
+    CASES = [Case("MEAN int8 keep_dims", "MEAN", [q8(...), const_i32([1, 2])], [q8(...)],
                   "ReducerOptions", {0: ("B", 1)}), ...]
 
     @pytest.fixture(scope="module")

@@ -1,8 +1,8 @@
 /* Element-wise activations: RELU, RELU6, LEAKY_RELU, LOGISTIC, TANH, HARD_SWISH, ELU.
  *
  * Types follow TFLM's reference kernels: float32 and int8 for all; int16 for RELU, RELU6,
- * LEAKY_RELU, LOGISTIC and TANH. prepare picks one typed loop (`path`), so eval switches once per call,
- * never per element.
+ * LEAKY_RELU, LOGISTIC and TANH. prepare picks one typed loop (`path`), so eval switches once
+ * per call, never per element.
  *
  * int8 RELU and LEAKY_RELU requantize with MultiplyByQuantizedMultiplier; RELU6 clamps to
  * the input's quantized 0 and 6 without rescaling; LOGISTIC and TANH int8 evaluate gemmlowp's

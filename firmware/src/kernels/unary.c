@@ -3,7 +3,8 @@
  *
  * prepare picks one typed loop; the element function is inlined (no per-element dispatch).
  * ABS int8/int16 requantizes |x - zp| by input/output scale (a ratio formed in float) only when
- * the scales differ. RSQRT int8 is TFLM's integer path: 1/sqrt(x - zp) from the fixed-point
+ * the scales differ; an unquantized int16 ABS is plain (|-32768| wraps, as TFLM's cast).
+ * RSQRT int8 is TFLM's integer path: 1/sqrt(x - zp) from the fixed-point
  * Newton-Raphson of GetInvSqrtQuantizedMultiplierExp, shifted 20 bits up, then requantized by
  * 1 / (sqrt(input scale) * output scale); an input below the zero point fails at eval, as in
  * TFLM. ROUND rounds half to even.
@@ -15,7 +16,8 @@
 #include "kernels.h"
 
 enum {
-  U_ABS_F, U_ABS_Q8, U_ABS_Q16, U_RSQRT_F, U_RSQRT_Q8, U_NEG_F, U_SQRT_F, U_EXP_F, U_LOG_F,
+  U_ABS_F, U_ABS_Q8, U_ABS_Q16, U_ABS_I16, U_RSQRT_F, U_RSQRT_Q8, U_NEG_F, U_SQRT_F, U_EXP_F,
+  U_LOG_F,
   U_SIN_F, U_COS_F, U_SQUARE_F, U_FLOOR_F, U_CEIL_F, U_ROUND_F, U_NOT_B
 };
 
@@ -76,8 +78,8 @@ static ma_status abs_prepare(struct ma_context *ctx, ma_node *node) {
   ma_status st = unary_begin(ctx, node, op, types, "float32, int8, int16", &d);
   if (st != MA_OK) return st;
   const ma_tensor *in = node->inputs[0];
-  if (in->type == MA_FLOAT32) {
-    d->path = U_ABS_F;
+  if (in->type == MA_FLOAT32 || (in->type == MA_INT16 && !mak_is_quantized(in))) {
+    d->path = in->type == MA_FLOAT32 ? U_ABS_F : U_ABS_I16; /* plain int16: no rescaling */
     return MA_OK;
   }
   if ((st = need_scales(ctx, op, node)) != MA_OK) return st;
@@ -157,6 +159,7 @@ static ma_status unary_eval(struct ma_context *ctx, ma_node *node) {
     case U_ABS_F: MAP(float, float, fabsf(x[i])); break;
     case U_ABS_Q8: MAP(int8_t, int8_t, (int8_t)abs_q(d, x[i], INT8_MIN, INT8_MAX)); break;
     case U_ABS_Q16: MAP(int16_t, int16_t, (int16_t)abs_q(d, x[i], INT16_MIN, INT16_MAX)); break;
+    case U_ABS_I16: MAP(int16_t, int16_t, (int16_t)(x[i] < 0 ? -x[i] : x[i])); break; /* wraps */
     case U_RSQRT_F: MAP(float, float, 1.0f / sqrtf(x[i])); break;
     case U_RSQRT_Q8: {
       const int8_t *x = in->data;
