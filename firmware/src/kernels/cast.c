@@ -81,7 +81,7 @@ static ma_status cast_eval(struct ma_context *ctx, ma_node *node) {
         case MA_INT16: CAST_LOOP(int16_t, float_to_i32(x[i])); break;
         case MA_INT32: CAST_LOOP(int32_t, float_to_i32(x[i])); break;
         case MA_UINT32: CAST_LOOP(uint32_t, float_to_i64(x[i])); break;
-        default: memcpy(y, x, sizeof(float) * (size_t)n); break;
+        default: memmove(y, x, sizeof(float) * (size_t)n); break;
       }
       break;
     }

@@ -61,7 +61,7 @@ static ma_status select_eval(struct ma_context *ctx, ma_node *node) {
   const int32_t n = ma_num_elements(out);
   if (d->same_shape) {
     for (int32_t i = 0; i < n; ++i)
-      memcpy(z + es * (size_t)i, (cond[i] ? xs : ys) + es * (size_t)i, es);
+      memmove(z + es * (size_t)i, (cond[i] ? xs : ys) + es * (size_t)i, es);
     return MA_OK;
   }
   int32_t sc[MA_MAX_DIMS], sx[MA_MAX_DIMS], sy[MA_MAX_DIMS], idx[MA_MAX_DIMS] = {0};
@@ -71,7 +71,7 @@ static ma_status select_eval(struct ma_context *ctx, ma_node *node) {
   int32_t oc = 0, ox = 0, oy = 0;
   for (int32_t i = 0; i < n; ++i) {
     const uint8_t *src = cond[oc] ? xs + es * (size_t)ox : ys + es * (size_t)oy;
-    memcpy(z + es * (size_t)i, src, es);
+    memmove(z + es * (size_t)i, src, es);
     for (int32_t k = out->ndims - 1; k >= 0; --k) { /* next output index */
       oc += sc[k];
       ox += sx[k];
