@@ -273,6 +273,22 @@ def test_best_on_dsa_problems_validates_beats_greedy_and_is_deterministic(
         assert plan(bufs, time_limit=100) == first
 
 
+@pytest.mark.parametrize("name", ["C.1048576.csv", "H.1048576.csv"])
+def test_best_reaches_the_lower_bound_on_dsa_problems(
+    monkeypatch: pytest.MonkeyPatch, name: str
+) -> None:
+    """The search reaches the bound on these within the default budget (3,000,000 units, here
+    under a far clock cap so load cannot cut it short); a weaker search would stop above it."""
+    dsa_problems()
+    monkeypatch.setattr(planners, "WORK_PER_SECOND", 30_000)
+    bufs = read_csv(DSA / name)
+    cpu = time.process_time()
+    offsets = plan(bufs, time_limit=100)
+    assert time.process_time() - cpu < 5.0
+    assert validate(bufs, offsets, alignment=16) == []
+    assert arena_size(bufs, offsets) == lower_bound(bufs)
+
+
 def test_every_dsa_problem_gets_a_valid_greedy_plan() -> None:
     for f in dsa_problems():
         bufs = read_csv(f)
