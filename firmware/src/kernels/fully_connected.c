@@ -116,9 +116,8 @@ static ma_status fc_eval(struct ma_context *ctx, ma_node *node) {
         acc += (uint32_t)((wr[k] + d->filter_offset) * (x[k] + d->input_offset));
       if (bias) acc += (uint32_t)bias[u];
       const int32_t mi = d->n_mult > 1 ? u : 0;
-      const int32_t r =
-          mak_add_sat(mak_mbqm((int32_t)acc, d->mult[mi], shift[mi]), d->output_offset);
-      out[(size_t)b * units + u] = (int8_t)mak_clamp(r, d->act_min, d->act_max);
+      out[(size_t)b * units + u] = (int8_t)mak_requantize(
+          (int32_t)acc, d->mult[mi], shift[mi], d->output_offset, d->act_min, d->act_max);
     }
   }
   return MA_OK;
