@@ -212,6 +212,30 @@ def test_offline_plan_with_wrong_tensor_count() -> None:
     assert e.value.status == MA_ERR_PLAN and "offsets but the model has" in e.value.message
 
 
+FUZZ_DATA = Path(__file__).resolve().parents[1] / "data"
+
+
+def test_tensor_written_by_two_operators_is_refused() -> None:
+    """A tensor written by two operators once had the later writer's lifetime only, so the
+    planner left its earlier lifetime unreserved: libFuzzer's mutated GRU (committed) placed
+    SPLIT's output 43 over SPLIT's input by 8 bytes. Such a model is refused at load."""
+    crash = (FUZZ_DATA / "fuzz" / "gru_split_output_written_twice.tflite").read_bytes()
+    with pytest.raises(MicroarenaError) as e:
+        Interpreter(crash, ARENA)
+    assert e.value.status == MA_ERR_MODEL
+    assert "tensor 43 of subgraph 0 is written twice" in e.value.message
+
+    # The same in a small model: the MLP's operator 1 (input 4, output 5) also writes 4.
+    data = (FUZZ_DATA / "keras" / "mlp_float.tflite").read_bytes()
+    sg = _Table(data, struct.unpack_from("<I", data, 0)[0]).table(2, 0)
+    op = sg.table(3, 1)
+    assert struct.unpack_from("<2I", data, op.vec_first(1) - 4) == (1, 4)
+    with pytest.raises(MicroarenaError) as e:
+        Interpreter(_patch_u32(data, op.vec_first(2), 4), ARENA)
+    assert e.value.status == MA_ERR_MODEL
+    assert "tensor 4 of subgraph 0 is written twice" in e.value.message
+
+
 def test_endless_while_is_stopped() -> None:
     it = Interpreter(_load("litert_nested_while"), ARENA)
     for i in range(it.num_inputs()):

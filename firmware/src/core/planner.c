@@ -18,6 +18,7 @@ typedef struct {
   int32_t *first, *last;      /* per global tensor */
   int32_t *sfirst, *slast;    /* per scratch request */
   int32_t scope;
+  int32_t twice, twice_sg; /* a tensor written twice in one run of its subgraph, or -1 */
 } walk;
 
 /* As TFLM: each mark overwrites (scopes only grow), and creation also resets the last use. */
@@ -26,12 +27,19 @@ static void created(int32_t *first, int32_t *last, int32_t scope) {
   *last = scope;
 }
 
+static int listed(ma_interp *it, fb_vec v, int32_t t) {
+  for (uint32_t i = 0; i < v.len; i++)
+    if (fb_vec_i32(&it->rd, v, i) == t) return 1;
+  return 0;
+}
+
 /* Marks lifetimes of subgraph `sg` and, nested inside each calling operator (one new scope
  * per callee), of the subgraphs it invokes. Depth was bounded at load (call graph check). */
 static void mark(walk *w, int32_t sg, int32_t depth) {
   ma_interp *it = w->it;
   ma_subgraph *s = &it->subgraphs[sg];
   int32_t *first = w->first + s->first_global, *last = w->last + s->first_global;
+  const int32_t entry = w->scope;
   for (uint32_t i = 0; i < s->inputs.len; i++) {
     int32_t t = fb_vec_i32(&it->rd, s->inputs, i);
     created(&first[t], &last[t], w->scope);
@@ -48,6 +56,14 @@ static void mark(walk *w, int32_t sg, int32_t depth) {
     w->scope++;
     for (uint32_t j = 0; j < outs.len; j++) {
       int32_t t = fb_vec_i32(&it->rd, outs, j);
+      /* A second writer in this run (an earlier operator, or the caller for a subgraph
+       * input) would restart the lifetime here and leave the earlier one unreserved. */
+      int again = first[t] > entry && first[t] < w->scope;
+      if (first[t] == entry && listed(it, s->inputs, t)) again = 1;
+      if (again && w->twice < 0) {
+        w->twice = t;
+        w->twice_sg = sg;
+      }
       created(&first[t], &last[t], w->scope);
     }
     int32_t op_scope = w->scope;
@@ -164,13 +180,16 @@ static int overlap_allowed(ma_interp *it, const buf *x, const buf *y, overlap_wh
       return 0;
     why->op = k;
     why->need = INT64_MIN; /* no slot constrains it yet */
+    int read = 0;
     for (uint32_t j = 0; j < ins.len; j++) {
       if (fb_vec_i32(&it->rd, ins, j) != x->owner) continue;
+      read = 1;
       int64_t d;
       int any;
       if (!mak_overlap_rule(it, &f.node, (int32_t)j, &d, &any)) return 0;
       if (!any && d > why->need) why->need = d;
     }
+    if (!read) return 0; /* x is not this operator's input: no rule covers it */
     why->has_rule = 1;
     return (int64_t)x->offline - y->offline >= why->need;
   }
@@ -231,7 +250,7 @@ static int32_t align16(size_t bytes) {
 
 ma_status ma_plan(ma_interp *it) {
   int32_t nt = it->n_tensors_total, ns = it->n_scratch;
-  walk w = {it, NULL, NULL, NULL, NULL, 0};
+  walk w = {it, NULL, NULL, NULL, NULL, 0, -1, -1};
   w.first = ma_temp_alloc(it, sizeof(int32_t) * 2 * ((size_t)nt + (size_t)ns) + 4, 4);
   if (w.first == NULL) return MA_ERR_ARENA;
   w.last = w.first + nt;
@@ -239,6 +258,11 @@ ma_status ma_plan(ma_interp *it) {
   w.slast = w.sfirst + ns;
   for (int32_t i = 0; i < 2 * (nt + ns); i++) w.first[i] = UNSET;
   mark(&w, 0, 0);
+  if (w.twice >= 0) {
+    return ma_fail(it, MA_ERR_MODEL, "malformed model: tensor %d of subgraph %d is written "
+                   "twice (by two operators, or by its caller and an operator)",
+                   (int)w.twice, (int)w.twice_sg);
+  }
 
   int32_t nb = 0;
   for (int32_t g = 0; g < nt; g++) {
