@@ -32,6 +32,7 @@ FILE_MARKERS: dict[str, tuple[str, ...]] = {
     "device/test_demo.py": ("pio", "qemu", "slow"),
     "device/test_emulate.py": ("pio", "qemu", "slow"),
     "device/test_record_board.py": ("qemu", "slow"),
+    "device/test_record_upload.py": ("slow",),  # fault injection waits out its timeouts
     "planning/test_overlap_plan.py": ("slow",),
     "runtime/test_overlap_runtime.py": ("slow",),
     "runtime/test_runtime_fuzz.py": ("slow",),
@@ -41,6 +42,14 @@ FILE_MARKERS: dict[str, tuple[str, ...]] = {
 # Single tests that are slow in files that are otherwise quick.
 SLOW_TESTS = {
     "test_corpus_under_address_and_undefined_sanitizers",
+    "test_every_smaller_arena_fails_cleanly",
+    "test_endless_while_is_stopped",
+    "test_models_under_sanitizers_match_tflm",
+    "test_offline_plan_gives_tflm_head_and_outputs",
+    "test_operator_table_matches_the_code",
+    "test_signal_kernels_under_sanitizers_match_tflm",
+    "test_text_only_report_from_stock_tflm",
+    "test_truncated_models_fail_cleanly",
     "test_kernels_compile_warning_free_without_mutable_globals",
     "test_random_byte_flips_never_crash",
     "test_rules_of_shared_model_operators_match_simulation",
