@@ -28,8 +28,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from host.device import emulate  # noqa: E402
 from host.device.boards import BuildError, build_image, get_board  # noqa: E402
 from host.device.wire import WireReport, decode_stream  # noqa: E402
+from host.paths import SHARED_MODELS  # noqa: E402
 
-MODELS_DIR = Path(__file__).resolve().parent.parent.parent / "shared" / "models"
+MODELS_DIR = SHARED_MODELS
 DEFAULT_MODELS = [
     "tflm_hello_world_int8",
     "tflm_hello_world_float",

@@ -14,16 +14,17 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from host.paths import SHARED_MODELS  # noqa: E402
 from host.planning import offline_plan  # noqa: E402
 from host.planning.plan import plan_model  # noqa: E402
 from host.tflite.model import Model, ModelError  # noqa: E402
 
-MODELS = Path(__file__).resolve().parents[2] / "shared" / "models"
+MODELS = SHARED_MODELS
 
 
 def tflm_head(data: bytes) -> int | str:
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-    from tflm_oracle import run_tflm
+    from support.tflm_oracle import run_tflm
 
     try:
         return run_tflm(data).head

@@ -28,8 +28,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 from support.tflm_oracle import run_tflm  # noqa: E402
 
 from host.device import emulate, probe, record, upload  # noqa: E402
+from host.paths import SHARED_MODELS  # noqa: E402
 
-MODELS = Path(__file__).resolve().parents[2] / "shared" / "models"
+MODELS = SHARED_MODELS
 BOARD = "mps2-an386"
 
 

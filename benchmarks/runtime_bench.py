@@ -25,6 +25,7 @@ sys.path.insert(0, str(REPO / "tests"))
 
 from support.tflm_oracle import capture_output  # noqa: E402
 
+from host.paths import SHARED_MODELS  # noqa: E402
 from host.runtime.binding import MA_ERR_ARENA, Interpreter, MicroarenaError  # noqa: E402
 
 LINE = re.compile(r"Arena allocation (total|head|tail) (\d+) bytes")
@@ -78,7 +79,7 @@ def code_size() -> dict[str, int] | None:
 
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--models", default=str(REPO.parent / "shared" / "models"))
+    p.add_argument("--models", default=str(SHARED_MODELS))
     p.add_argument("--json", action="store_true", help="one JSON object instead of a table")
     args = p.parse_args()
     models = Path(args.models)

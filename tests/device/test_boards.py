@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from host.device.boards import all_boards, build_image, pio_executable
+from host.paths import SHARED_MODELS
 
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "tools"))
@@ -141,7 +142,7 @@ def test_every_board_builds_without_warnings(fresh_builds: tuple[Path, str]) -> 
 @needs_toolchain
 def test_real_boards_build_the_model_application_without_warnings(tmp_path: Path) -> None:
     """The runtime and kernels too, with the real boards' CPU flags (they cannot run here)."""
-    model = REPO.parent / "shared" / "models" / "tflm_micro_speech_int8.tflite"
+    model = SHARED_MODELS / "tflm_micro_speech_int8.tflite"
     if not model.exists():
         pytest.skip(f"shared model {model} is absent (tests read ../shared/models)")
     real = [b for b, spec in all_boards().items() if not spec.emulated]

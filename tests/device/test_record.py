@@ -21,6 +21,7 @@ import pytest
 from support.serial_server import LoopbackPort
 
 from host.device import record, wire
+from host.paths import SHARED_MODELS
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -251,7 +252,7 @@ def test_text_only_report_from_stock_tflm(capsys: pytest.CaptureFixture[str]) ->
 
 
 def test_plan_comparison(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
-    model = ROOT.parent / "shared" / "models" / "tflm_hello_world_int8.tflite"
+    model = SHARED_MODELS / "tflm_hello_world_int8.tflite"
     if not model.exists():
         pytest.skip(f"{model} is absent")
     log = tmp_path / "r.log"

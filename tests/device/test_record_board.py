@@ -20,9 +20,10 @@ import pytest
 from support.tflm_oracle import run_tflm
 
 from host.device import record, upload
+from host.paths import SHARED_MODELS
 
 ROOT = Path(__file__).resolve().parents[2]
-MODELS = ROOT.parent / "shared" / "models"
+MODELS = SHARED_MODELS
 BOARD = "mps2-an386"
 PROBE_MODELS = [
     "tflm_hello_world_int8",

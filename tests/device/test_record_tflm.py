@@ -19,9 +19,10 @@ import pytest
 
 from host.device import record
 from host.device.tflm_text import parse_text_report
+from host.paths import SHARED_MODELS
 
 ROOT = Path(__file__).resolve().parents[2]
-MODELS = ROOT.parent / "shared" / "models"
+MODELS = SHARED_MODELS
 NAMES = [
     "tflm_hello_world_int8",
     "tflm_micro_speech_int8",

@@ -23,9 +23,10 @@ import pytest
 from support.serial_server import LoopbackPort
 
 from host.device import record, upload, wire
+from host.paths import SHARED_MODELS
 
 ROOT = Path(__file__).resolve().parents[2]
-MODEL = ROOT.parent / "shared" / "models" / "tflm_hello_world_int8.tflite"
+MODEL = SHARED_MODELS / "tflm_hello_world_int8.tflite"
 
 # A fault hook gets (line index in its direction, line) and returns what to pass on.
 Fault = Callable[[int, bytes], bytes]

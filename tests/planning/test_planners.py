@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 import host.planning.packing as planners
+from host.paths import SHARED_MODELS
 from host.planning.packing import (
     PLANNERS,
     Buffer,
@@ -24,7 +25,7 @@ from host.planning.packing import (
 from host.planning.packing.greedy import plan_greedy
 
 DSA = Path(__file__).resolve().parents[2].parent / "shared" / "benchmarks" / "dsa_challenging"
-MODELS = Path(__file__).resolve().parents[2].parent / "shared" / "models"
+MODELS = SHARED_MODELS
 
 
 def dsa_problems() -> list[Path]:

@@ -10,10 +10,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from host.paths import SHARED_MODELS
 from host.runtime.binding import Interpreter
 
 REPO = Path(__file__).resolve().parents[2]
-MODEL = REPO.parent / "shared" / "models" / "tflm_hello_world_float.tflite"
+MODEL = SHARED_MODELS / "tflm_hello_world_float.tflite"
 
 
 def _run(*args: str) -> subprocess.CompletedProcess[str]:

@@ -15,8 +15,10 @@ from pathlib import Path
 
 import pytest
 
+from host.paths import SHARED_MODELS
+
 REPO = Path(__file__).resolve().parents[2]
-MODELS = REPO.parent / "shared" / "models"
+MODELS = SHARED_MODELS
 SEED_MAX_BYTES = 32 << 10
 
 

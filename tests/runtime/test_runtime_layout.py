@@ -16,13 +16,14 @@ from pathlib import Path
 import pytest
 
 from host.device.firmware import runtime_build
+from host.paths import SHARED_MODELS
 from host.planning import offline_plan
 from host.runtime import arena as arena_layout
 from host.runtime.binding import MA_ERR_UNSUPPORTED, Interpreter, MicroarenaError
 from host.tflite.model import Model
 
 REPO = Path(__file__).resolve().parents[2]
-MODELS = REPO.parent / "shared" / "models"
+MODELS = SHARED_MODELS
 PROBE = """#include "internal.h"
 const char ctx[sizeof(struct ma_context)];
 const char subgraph[sizeof(ma_subgraph)];

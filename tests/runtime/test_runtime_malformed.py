@@ -22,6 +22,7 @@ try:  # the child process runs this file as a script, outside pytest
 except ImportError:  # pragma: no cover
     pytest = None  # type: ignore[assignment]
 
+from host.paths import SHARED_MODELS
 from host.runtime.binding import (
     MA_ERR_ARENA,
     MA_ERR_MODEL,
@@ -30,7 +31,7 @@ from host.runtime.binding import (
     MicroarenaError,
 )
 
-MODELS = Path(__file__).resolve().parents[2].parent / "shared" / "models"
+MODELS = SHARED_MODELS
 CORPUS_MODELS = ("tflm_hello_world_int8", "litert_while_multi_subgraphs", "tflm_micro_speech_int8")
 ARENA = 1 << 20
 

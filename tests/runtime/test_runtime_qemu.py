@@ -20,6 +20,7 @@ import numpy as np
 import pytest
 
 from host.device.firmware import read_build_mk
+from host.paths import SHARED_MODELS
 from host.planning import offline_plan
 from host.planning.plan import plan_model
 from host.runtime import arena as arena_layout
@@ -27,7 +28,7 @@ from host.runtime.binding import Interpreter, MicroarenaError
 from host.tflite.model import Model
 
 REPO = Path(__file__).resolve().parents[2]
-MODELS = REPO.parent / "shared" / "models"
+MODELS = SHARED_MODELS
 CC = "arm-none-eabi-gcc"
 _MK = read_build_mk()
 CFLAGS = [*_MK["MA_ARM_M4F"], *_MK["MA_ARM_FLAGS"], *_MK["MA_WARN"], "-Werror"]  # as `make arm`

@@ -19,7 +19,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-MODELS = Path(__file__).resolve().parents[2].parent / "shared" / "models"
+from host.paths import SHARED_MODELS
+
+MODELS = SHARED_MODELS
 # Converter-made models committed as test data (tools/make_keras_models.py writes them).
 CONVERTER_MODELS = Path(__file__).resolve().parents[1] / "data" / "keras"
 BIG_ARENA = 16 << 20
