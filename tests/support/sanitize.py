@@ -9,18 +9,20 @@ import os
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from host.runtime.binding import build
 
 REPO = Path(__file__).resolve().parents[2]
 
 
-def sanitized_env() -> dict[str, str] | None:
-    """The child's environment, or None where gcc has no ASan runtime."""
+def sanitized_env() -> dict[str, str]:
+    """The child's environment; skips the calling test where gcc has no ASan runtime."""
     libasan = subprocess.run(
         ["gcc", "-print-file-name=libasan.so"], capture_output=True, text=True, check=True
     ).stdout.strip()
     if not os.path.isabs(libasan):
-        return None
+        pytest.skip("gcc has no libasan.so (install the gcc ASan runtime)")
     return dict(
         os.environ,
         LD_PRELOAD=libasan,
