@@ -20,6 +20,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from host.device.boards import build_image  # noqa: E402
+from host.device.firmware import registered_kernels  # noqa: E402
 from host.paths import BUILD, FIRMWARE  # noqa: E402
 
 KERNELS = FIRMWARE / "src" / "kernels"
@@ -27,15 +28,12 @@ KERNELS = FIRMWARE / "src" / "kernels"
 
 def operators_by_file() -> dict[str, list[str]]:
     """Kernel source file -> the operators (builtin or custom) whose kernel it defines."""
-    registry = (KERNELS / "registry.c").read_text()
-    entries = re.findall(r"KERNEL\((\w+), (mak_\w+)\)", registry)
-    entries += re.findall(r'\{"(\w+)", MA_KEEP_CUSTOM\(&(mak_\w+)\)\}', registry)
     home = {}
     for src in KERNELS.glob("*.c"):
         for name in re.findall(r"^const ma_kernel (mak_\w+)\s*=", src.read_text(), re.M):
             home[name] = src.name
     out: dict[str, list[str]] = {}
-    for op, kernel in entries:
+    for op, kernel in registered_kernels():
         out.setdefault(home.get(kernel, "?"), []).append(op)
     return out
 

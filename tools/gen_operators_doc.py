@@ -27,6 +27,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(REPO), str(REPO / "tests")]
 
+from host.device.firmware import registered_kernels  # noqa: E402
 from host.runtime.binding import Interpreter, MicroarenaError  # noqa: E402
 from host.tflite import schema as S  # noqa: E402
 from host.tflite.flatbuf import set_child  # noqa: E402
@@ -34,7 +35,6 @@ from host.tflite.model import Model  # noqa: E402
 from host.tflite.ops import BUILTIN_NAMES  # noqa: E402
 
 DOC = REPO / "docs" / "operators.md"
-REGISTRY = REPO / "firmware" / "src" / "kernels" / "registry.c"
 KERAS = REPO / "tests" / "data" / "keras"
 CORE_OPS = ["IF", "WHILE", "CALL_ONCE", "VAR_HANDLE", "READ_VARIABLE", "ASSIGN_VARIABLE"]
 # Custom operator names tried on TFLM (its signal library and detection post-processing).
@@ -50,10 +50,7 @@ TFLM_LINE = re.compile(r"^<!-- TFLM (\S+) operators: (.*) -->$", re.M)
 
 
 def runtime_operators() -> list[str]:
-    src = REGISTRY.read_text()
-    builtin = re.findall(r"^\s*KERNEL\((\w+), mak_\w+\);", src, re.M)
-    custom = re.findall(r'\{"(\w+)", MA_KEEP_CUSTOM\(&mak_\w+\)\}', src)
-    return sorted(set(builtin) | set(custom) | set(CORE_OPS))
+    return sorted({op for op, _ in registered_kernels()} | set(CORE_OPS))
 
 
 def _probe_model(code: int, custom: str | None) -> bytes:

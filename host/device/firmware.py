@@ -14,6 +14,7 @@ from host.paths import BOARDS, FIRMWARE
 
 BUILD_MK = FIRMWARE / "build.mk"
 _ASSIGN = re.compile(r"^([A-Z0-9_]+)\s*:=\s*(.*)$")
+REGISTRY = FIRMWARE / "src" / "kernels" / "registry.c"
 
 
 def read_build_mk(path: Path = BUILD_MK) -> dict[str, list[str]]:
@@ -75,3 +76,11 @@ def board_sources(board_id: str, build: dict, emulated: bool) -> list[Path]:
     if build.get("uart"):
         shared.append(f"board_uart_{build['uart']}.c")
     return [common / name for name in shared] + sorted((BOARDS / board_id).glob("*.c"))
+
+
+def registered_kernels(registry: Path = REGISTRY) -> list[tuple[str, str]]:
+    """(operator, kernel symbol) for every registry entry: builtin KERNEL(OP, mak_x) lines and
+    the custom-operator name table."""
+    src = registry.read_text()
+    builtin = re.findall(r"^\s*KERNEL\((\w+), (mak_\w+)\);", src, re.M)
+    return builtin + re.findall(r'\{"(\w+)", MA_KEEP_CUSTOM\(&(mak_\w+)\)\}', src)
