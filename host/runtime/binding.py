@@ -12,6 +12,7 @@ The shared library is built on demand with ``make -C firmware host`` (gcc). Set
 from __future__ import annotations
 
 import ctypes
+import functools
 import os
 import subprocess
 import threading
@@ -177,9 +178,13 @@ def _declare(lib: ctypes.CDLL) -> None:
     lib.ma_rec_category_name.restype = ctypes.c_char_p
 
 
-def categories() -> tuple[str, ...]:
+def categories(lib: ctypes.CDLL | None = None) -> tuple[str, ...]:
     """TFLM's RecordingMicroAllocator category names, in the runtime's order (report.c)."""
-    lib = load_library()
+    return _category_names(lib if lib is not None else load_library())
+
+
+@functools.cache
+def _category_names(lib: ctypes.CDLL) -> tuple[str, ...]:
     return tuple(lib.ma_rec_category_name(c).decode() for c in range(REC_COUNT))
 
 
@@ -329,7 +334,7 @@ class Interpreter:
         self._lib.ma_arena_stats_get(self._it, ctypes.byref(s))
         cats = {
             name: (int(r.used), int(r.requested), int(r.count))
-            for name, r in zip(categories(), s.rec, strict=True)
+            for name, r in zip(categories(self._lib), s.rec, strict=True)
             if r.requested
         }
         return ArenaStats(
