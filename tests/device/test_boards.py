@@ -27,6 +27,7 @@ needs_qemu = pytest.mark.skipif(
 )
 ALL_BOARDS = sorted(all_boards())
 HELLO_BUILD = REPO / "build" / "pio" / "hello"  # shared with tests/test_emulate.py
+KERAS_PAIR = ("mlp_int8", "conv1d_audio_int8")
 
 
 def pio(
@@ -35,8 +36,11 @@ def pio(
     app: str = "hello",
     model: Path | None = None,
     timeout: float = 300,
+    cache: bool = True,
 ):
     env = dict(os.environ, PLATFORMIO_DISABLE_UPGRADE_CHECK="true", MICROARENA_APP=app)
+    if not cache:  # compile every file, so that the log shows every compiler warning
+        env["MICROARENA_BUILD_CACHE"] = ""
     if model is not None:
         env["MICROARENA_MODEL"] = str(model)
     if build_dir is not None:
@@ -122,7 +126,7 @@ def fresh_builds(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
     args = ["run", "-v"]
     for board in ALL_BOARDS:
         args += ["-e", board]
-    proc = pio(*args, build_dir=build_dir)
+    proc = pio(*args, build_dir=build_dir, cache=False)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     return build_dir, proc.stdout + proc.stderr
 
@@ -147,7 +151,7 @@ def test_real_boards_build_the_model_application_without_warnings(tmp_path: Path
         pytest.skip(f"shared model {model} is absent (tests read ../shared/models)")
     real = [b for b, spec in all_boards().items() if not spec.emulated]
     args = ["run", "-v"] + [arg for board in real for arg in ("-e", board)]
-    proc = pio(*args, build_dir=tmp_path, app="model", model=model)
+    proc = pio(*args, build_dir=tmp_path, app="model", model=model, cache=False)
     log = proc.stdout + proc.stderr
     assert proc.returncode == 0, log[-3000:]
     assert [ln for ln in log.splitlines() if re.search(r"warning", ln, re.IGNORECASE)] == []
@@ -214,7 +218,7 @@ def test_pio_test_on_qemu(board: str) -> None:
 def test_bad_app_option_is_a_clear_build_error(tmp_path: Path) -> None:
     proc = pio("run", "-e", "mps2-an386", build_dir=tmp_path, app="nonsense")
     assert proc.returncode != 0
-    assert "custom_app must be 'model' or 'hello'" in proc.stdout + proc.stderr
+    assert "custom_app must be 'model', 'probe' or 'hello'" in proc.stdout + proc.stderr
 
 
 def _defined_symbols(elf: Path) -> set[str]:
@@ -235,3 +239,26 @@ def test_image_keeps_only_the_models_kernels() -> None:
     unused = {"mak_unidirectional_sequence_lstm", "mak_svdf", "mak_tanh", "mak_signal_rfft"}
     assert used <= only and not (unused & only)
     assert used | unused <= every
+
+
+def _compiled(log: str) -> set[str]:
+    """The C files a verbose build log shows compiled (not taken from the object cache)."""
+    return set(re.findall(r"arm-none-eabi-gcc -o \S+\.o -c .* (\S+\.c)$", log, re.MULTILINE))
+
+
+@needs_toolchain
+def test_model_images_share_the_runtime_objects(tmp_path: Path) -> None:
+    """A second model's image compiles only what depends on its model: the application (its
+    arena size), the kernel registry (its operators) and the model data; the runtime comes
+    from the object cache. A wrong hit would show in test_image_keeps_only_the_models_kernels
+    and in every board test comparing outputs."""
+    first, second = (REPO / "tests" / "data" / "keras" / f"{m}.tflite" for m in KERAS_PAIR)
+    logs = []
+    for model in (first, second):
+        proc = pio("run", "-v", "-e", "mps2-an386", build_dir=tmp_path / model.stem, app="model",
+                   model=model)  # fmt: skip
+        assert proc.returncode == 0, proc.stdout[-3000:]
+        logs.append(proc.stdout + proc.stderr)
+    names = {Path(c).name for c in _compiled(logs[1])}
+    assert names == {"main.c", "registry.c", "model_data.c"}
+    assert logs[1].count("from cache") > 40

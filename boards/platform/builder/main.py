@@ -2,10 +2,12 @@
 #
 # Builds one firmware image for the board of the environment with the system arm-none-eabi-gcc:
 #   boards/common (start-up, printing, semihosting or not) + boards/<board>/ (UART, clock)
-#   + the application from firmware/apps/<custom_app> (model | hello)
-#   + for the model application: the runtime (sources and flags from firmware/build.mk) and the
-#     model chosen by custom_model, converted to C at build time by apps/model/embed_model.py;
-#     with custom_plan = best|greedy the model first gets an offline plan from host.plan.
+#   + the application from firmware/apps/<custom_app> (model | probe | hello)
+#   + for the model and probe applications: the runtime (sources and flags from firmware/build.mk)
+#   + for the model application: the model chosen by custom_model, converted to C at build time
+#     by apps/model/embed_model.py; with custom_plan = best|greedy it first gets an offline plan
+#     from host.plan.
+# Objects are shared between builds through an object cache (ObjectCache below).
 # `-t upload` on an emulated board runs the image on QEMU (python -m host.emulate).
 # Environment variables MICROARENA_APP, _MODEL and _PLAN override the options, so tests
 # can build variants without editing platformio.ini (they also set PLATFORMIO_BUILD_DIR).
@@ -13,7 +15,9 @@
 import os
 import sys
 
+from SCons.CacheDir import CacheDir
 from SCons.Script import AlwaysBuild, Default, DefaultEnvironment
+from SCons.Util import hash_collect
 
 env = DefaultEnvironment()
 board = env.BoardConfig()
@@ -34,6 +38,34 @@ from host.device.firmware import (  # noqa: E402
 runtime = runtime_build()
 
 
+class ObjectCache(CacheDir):
+    """Compiled objects shared by every image of a board: models, plans, applications.
+
+    Each variant builds in its own folder (PLATFORMIO_BUILD_DIR), and SCons's own cache keys a
+    file by its path, so the runtime would compile again for every model. An object is keyed
+    here by what decides its bytes: the compile command (SCons leaves include paths out of it)
+    and the contents of its source and of every header it includes. Only objects are cached:
+    generated model sources and images depend on more than SCons sees.
+    """
+
+    def cachepath(self, node):
+        if not self.is_enabled():
+            return None, None
+        sigs = [child.get_cachedir_csig() for child in node.children()]
+        sigs += [node.get_contents_sig(), node.name]
+        sig = hash_collect(sigs)
+        folder = os.path.join(self.path, sig[: self.config["prefix_len"]].upper())
+        return folder, os.path.join(folder, sig)
+
+    def retrieve(self, node):
+        return node.name.endswith(".o") and super().retrieve(node)
+
+    def push(self, node):
+        if node.name.endswith(".o"):
+            return super().push(node)
+        return None
+
+
 def option(name, default=""):
     """A custom_* option of the environment, overridden by MICROARENA_<NAME> if set."""
     override = os.environ.get("MICROARENA_" + name.upper())
@@ -49,6 +81,11 @@ def fail(message):
 
 if not os.path.isdir(board_dir):
     fail(f"board '{board_id}' has no folder {board_dir}")
+
+# MICROARENA_BUILD_CACHE: where objects are shared between builds; empty turns sharing off.
+cache_dir = os.environ.get("MICROARENA_BUILD_CACHE", os.path.join(project_dir, "build", "objects"))
+if cache_dir:
+    env.CacheDir(cache_dir, ObjectCache)
 
 emulated = bool(board.get("build.semihosting", False))
 facts = ("cpu", "fpu", "float_abi", "f_cpu", "uart_base", "uart")
@@ -112,10 +149,29 @@ def app_dir(name):
 testing = "test" in env.GetBuildType()
 
 
-def build_runtime():
+REGISTRY = os.path.join("src", "kernels", "registry.c")
+
+
+def build_runtime(ops_header):
+    """The runtime. Only the kernel registry depends on the model: with ops_header (the
+    generated model_ops.h) it keeps just the model's kernels, so every other object is the
+    same for all models of a board and comes from the object cache."""
     env.Append(CPPPATH=[str(d) for d in runtime.include_dirs])
-    src_filter = ["-<*>"] + [f"+<{p.relative_to(firmware_dir)}>" for p in runtime.sources]
+    sources = [str(p.relative_to(firmware_dir)) for p in runtime.sources]
+    src_filter = ["-<*>"] + [f"+<{p}>" for p in sources if p != REGISTRY]
     env.BuildSources(os.path.join("$BUILD_DIR", "runtime"), firmware_dir, src_filter)
+    registry_env = env.Clone()
+    if ops_header:
+        name = os.path.basename(ops_header)
+        registry_env.Append(CPPDEFINES=[("MA_SELECTED_OPS_H", f'\\"{name}\\"')])
+    registry = registry_env.Object(
+        os.path.join("$BUILD_DIR", "runtime", REGISTRY.replace(".c", ".o")),
+        os.path.join(firmware_dir, REGISTRY),
+    )
+    if ops_header:
+        # Generated at build time: SCons cannot scan for it before it exists.
+        registry_env.Depends(registry, ops_header)
+    env.Append(PIOBUILDFILES=registry)
 
 
 def plan_model(path, gen_dir, planner):
@@ -177,23 +233,22 @@ def build_model_sources():
     # Depend on the generated header from main.c without scanning a file that may not exist yet.
     env.Append(CPPPATH=[gen_dir])
     env.Depends(os.path.join("$BUILD_DIR", "src", "model", "main.o"), outputs[1])
-    registry = os.path.join("$BUILD_DIR", "runtime", "src", "kernels", "registry.o")
-    env.Depends(registry, outputs[2])
     # The generated file does not exist yet when SCons reads this, so name its object directly.
     model_obj = env.Object(os.path.join("$BUILD_DIR", "model_obj", "model_data.o"), outputs[0])
     env.Append(PIOBUILDFILES=model_obj)
+    return outputs[2]
 
 
 if not testing:
-    if app not in ("model", "hello"):
-        fail(f"custom_app must be 'model' or 'hello', not '{app}'")
+    if app not in ("model", "probe", "hello"):
+        fail(f"custom_app must be 'model', 'probe' or 'hello', not '{app}'")
     env.Replace(SRC_FILTER=["-<*>", f"+<{app}/*.c>"])  # src_dir is firmware/apps
     if app == "model":
+        ops_header = build_model_sources()
         # Only the kernels the model uses (custom_kernels = all keeps every one).
-        if option("kernels", "model") == "model":
-            env.Append(CPPDEFINES=[("MA_SELECTED_OPS_H", '\\"model_ops.h\\"')])
-        build_model_sources()
-        build_runtime()
+        build_runtime(ops_header if option("kernels", "model") == "model" else None)
+    elif app == "probe":
+        build_runtime(None)  # any model may arrive over the UART: every kernel
 
 target_elf = env.BuildProgram()
 target_bin = env.Command(
