@@ -96,6 +96,10 @@ def _progress(quiet: bool):
 
 
 def cmd_plan(args: argparse.Namespace) -> int:
+    if args.plot:
+        from host.planning.plot import check_plot_path
+
+        check_plot_path(args.plot)  # before any work (and before --embed writes anything)
     model = Model.load(args.model)
     limit = args.time_limit or MODEL_TIME_LIMIT
     runtime = args.runtime or args.target.split("-")[0]
@@ -118,7 +122,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
     if args.plot:
         from host.planning.plot import plot_plan
 
-        plot_plan(result, args.plot)
+        plot_plan(result, model, args.plot)
     if args.json:
         print(json.dumps(plan_json(result, args.output or args.model if args.embed else None)))
     else:

@@ -63,6 +63,9 @@ class Walk:
     lifetimes: list[Lifetime]
     op_scopes: list[OpScope]
     scopes: int  # number of scopes used (times run 0 .. scopes-1)
+    # What opened each scope: (subgraph, operator), or (subgraph, -1) where a subgraph's walk
+    # starts (scope 0: the model's inputs).
+    owners: list[tuple[int, int]]
 
 
 def needs_allocating(t: Tensor) -> bool:
@@ -81,6 +84,7 @@ class _Walker:
         self.last: dict[int, int] = {}
         self.spans: dict[tuple[int, int], OpScope] = {}
         self.stack: list[int] = []
+        self.owners: list[tuple[int, int]] = [(0, -1)]
 
     def created(self, gi: int) -> None:
         if self.semantics.keep_first_creation:
@@ -120,11 +124,13 @@ class _Walker:
             self.created(base + i)
         for op in sg.operators:
             self.scope += 1
+            self.owners.append((si, op.index))
             for i in op.outputs:
                 self.created(base + i)
             start = self.scope
             for callee in self._callees(op.called_subgraphs):
                 self.scope += 1
+                self.owners.append((callee, -1))
                 self.walk(callee)
             for i in op.inputs:
                 if i >= 0:
@@ -159,4 +165,4 @@ def walk(model: Model) -> Walk:
         first = w.first.get(t.global_index, -1)
         last = w.last.get(t.global_index, -1)
         out.append(Lifetime(t, first, last, align_up(t.nbytes())))
-    return Walk(out, list(w.spans.values()), w.scope + 1)
+    return Walk(out, list(w.spans.values()), w.scope + 1, w.owners)

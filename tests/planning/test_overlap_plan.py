@@ -137,6 +137,6 @@ def test_plot_draws_the_shared_bytes(tmp_path) -> None:
     assert main([str(shared_model(PERSON)), "--overlap", "--plot", str(out), "-q"]) == 0
     _, _, result = _plan(PERSON, overlap=True)
     svg = out.read_text()
-    assert "output over input" in svg  # the title says what the black regions are
+    assert "output shares input bytes" in svg  # the legend says what the black regions are
     for s in result.shared:  # one labelled region per overlapping operator
         assert f"op {s.op}: {s.bytes} B shared" in svg
