@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
@@ -9,4 +10,6 @@ FIRMWARE = REPO / "firmware"
 BOARDS = REPO / "boards"
 BUILD = REPO / "build"
 # The read-only corpus beside the checkout (tests and benchmarks skip where it is absent).
-SHARED_MODELS = REPO.parent / "shared" / "models"
+# MICROARENA_SHARED_MODELS names another folder: tests/test_without_shared_models.py points it
+# at an absent one to prove the suite skips (with its reasons) rather than fails without it.
+SHARED_MODELS = Path(os.environ.get("MICROARENA_SHARED_MODELS") or REPO.parent / "shared/models")

@@ -24,17 +24,16 @@ from support.kernel_harness import (
     kernel_ops,
     make_node,
     make_tensor,
-    manifest_names,
     reset_state,
     run_op_on_tflm_tensors,
     tflm_run,
 )
-from support.tflm_oracle import shared_model
+from support.tflm_oracle import shared_model, shared_model_names
 
 from host.runtime.binding import MaTensor
 
 
-@pytest.mark.parametrize("name", manifest_names())
+@pytest.mark.parametrize("name", shared_model_names())
 def test_every_operator_matches_tflm(lib: ctypes.CDLL, name: str) -> None:
     """Each supported operator of each shared model reproduces TFLM's output tensor."""
     path = shared_model(name)
@@ -204,9 +203,7 @@ def test_core_with_these_kernels_matches_tflm(core: Any, name: str) -> None:
     assert stats.tail <= tflm_tail
 
 
-@pytest.mark.parametrize(
-    "name", [n for n in manifest_names() if n not in CORE_MODELS]
-)  # fmt: skip
+@pytest.mark.parametrize("name", shared_model_names(exclude=CORE_MODELS))
 def test_core_refuses_unsupported_models_clearly(core: Any, name: str) -> None:
     """Models with operators no kernel implements fail at open, naming the operator."""
     data = shared_model(name).read_bytes()

@@ -18,7 +18,6 @@ from typing import Any
 
 import numpy as np
 import pytest
-from support.tflm_oracle import MODELS
 
 from host.runtime.binding import MaTensor  # the ma_tensor mirror, shared with the binding
 
@@ -26,11 +25,6 @@ REPO = Path(__file__).resolve().parents[2]
 KERNELS = REPO / "firmware" / "src" / "kernels"
 
 tflite = pytest.importorskip("tflite", reason="the `tflite` schema reader is not installed")
-
-
-def manifest_names() -> list[str]:
-    """Every shared model's name (none where the corpus is absent)."""
-    return sorted(p.stem for p in MODELS.glob("*.tflite")) if MODELS.exists() else []
 
 
 MAX_DIMS = 6

@@ -13,6 +13,7 @@ import os
 import re
 import sys
 import tempfile
+from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -54,6 +55,16 @@ def oracle():
     except ImportError as e:  # pragma: no cover - depends on the platform
         pytest.skip(f"the real TFLM (pip tflite-micro, Linux x86_64 only) is not importable: {e}")
     return runtime
+
+
+def shared_model_names(exclude: Collection[str] = ()) -> list:
+    """Every shared model's name, to parametrize a test with; where the corpus is absent, one
+    skipped case that says so (pytest's own "got empty parameter set" names no cause)."""
+    names = sorted(p.stem for p in MODELS.glob("*.tflite") if p.stem not in exclude)
+    if names or MODELS.exists():
+        return names
+    reason = f"no shared models in {MODELS} (tests read ../shared/models)"
+    return [pytest.param("absent", marks=pytest.mark.skip(reason=reason))]
 
 
 def shared_model(name: str) -> Path:

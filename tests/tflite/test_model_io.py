@@ -7,7 +7,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from support.tflm_oracle import MODELS, run_tflm, shared_model
+from support.tflm_oracle import run_tflm, shared_model, shared_model_names
 
 from host.planning import offline_plan
 from host.planning.cli import main as plan_main
@@ -15,7 +15,7 @@ from host.planning.packing import PlanError
 from host.planning.plan import plan_model
 from host.tflite.model import OFFLINE_PLAN_NAME, Model, ModelError
 
-ALL = sorted(p.stem for p in MODELS.glob("*.tflite")) if MODELS.exists() else []
+ALL = shared_model_names()
 
 
 def _buffer_positions(data: bytes) -> list[tuple[int, int]]:
