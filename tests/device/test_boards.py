@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from host.device.boards import all_boards, build_image, pio_executable
+from host.device.firmware import runtime_build
 from host.paths import SHARED_MODELS
 
 REPO = Path(__file__).resolve().parents[2]
@@ -259,6 +260,8 @@ def test_model_images_share_the_runtime_objects(tmp_path: Path) -> None:
                    model=model)  # fmt: skip
         assert proc.returncode == 0, proc.stdout[-3000:]
         logs.append(proc.stdout + proc.stderr)
-    names = {Path(c).name for c in _compiled(logs[1])}
-    assert names == {"main.c", "registry.c", "model_data.c"}
-    assert logs[1].count("from cache") > 40
+    # The cache may already hold this model's own objects too (an earlier run built it).
+    assert {Path(c).name for c in _compiled(logs[1])} <= {"main.c", "registry.c", "model_data.c"}
+    runtime = {p.name for p in runtime_build().sources} - {"registry.c"}
+    retrieved = set(re.findall(r"Retrieved `\S+/runtime/\S+/(\w+)\.o' from cache", logs[1]))
+    assert {f"{name}.c" for name in retrieved} >= runtime
