@@ -28,6 +28,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(REPO), str(REPO / "tests")]
 
 from host.device.firmware import registered_kernels  # noqa: E402
+from host.fileio import write_text_atomic  # noqa: E402
 from host.runtime.binding import Interpreter, MicroarenaError  # noqa: E402
 from host.tflite import schema as S  # noqa: E402
 from host.tflite.flatbuf import set_child  # noqa: E402
@@ -239,9 +240,7 @@ def main(argv: list[str] | None = None) -> int:
             return 1
         return 0
     text = render(*tflm_operators())
-    tmp = DOC.with_suffix(".tmp")
-    tmp.write_text(text)
-    tmp.replace(DOC)
+    write_text_atomic(DOC, text)
     print(text.splitlines()[4])
     return 0
 

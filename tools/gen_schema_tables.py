@@ -19,6 +19,10 @@ import sys
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from host.fileio import write_text_atomic  # noqa: E402
+
 OUTPUTS = {
     "ops_py": REPO / "host" / "tflite" / "ops.py",
     "ops_h": REPO / "firmware" / "include" / "ma_ops.h",
@@ -132,7 +136,7 @@ def main(argv: list[str] | None = None) -> int:
             continue
         stale.append(path)
         if not args.check:
-            path.write_text(text)
+            write_text_atomic(path, text)
     for path in stale:
         print(f"{'out of date' if args.check else 'wrote'}: {path}")
     return 1 if stale and args.check else 0

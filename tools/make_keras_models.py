@@ -35,6 +35,10 @@ os.environ.setdefault("TF_DETERMINISTIC_OPS", "1")
 import numpy as np  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from host.fileio import write_atomic  # noqa: E402
+
 OUT = REPO / "tests" / "data" / "keras"
 SEED = 1234
 CALIBRATION_SAMPLES = 32
@@ -246,7 +250,6 @@ def build(name: str, seed: int):
 def operators(data: bytes) -> list[str]:
     """OPERATOR:type, in first-use order: the type of the first non-constant input (else the
     first input), then ->output type where that differs."""
-    sys.path.insert(0, str(REPO))
     from host.tflite.model import Model
 
     seen: list[str] = []
@@ -287,18 +290,14 @@ def main(argv: list[str] | None = None) -> int:
             if len(data) > MAX_MODEL_BYTES:
                 raise SystemExit(f"{name}_{quant}: {len(data)} bytes, over {MAX_MODEL_BYTES}")
             out = args.out / f"{name}_{quant}.tflite"
-            tmp = out.with_suffix(".tmp")
-            tmp.write_bytes(data)
-            tmp.replace(out)
+            write_atomic(out, data)
             ops = ",".join(operators(data))
             sha = hashlib.sha256(data).hexdigest()
             rows.append(f"{out.stem}\t{len(data)}\t{sha}\t{ops}")
             print(f"{out.stem}: {len(data)} bytes: {ops}")
     if not args.only:
         manifest = args.out / "MANIFEST.tsv"
-        tmp = manifest.with_suffix(".tmp")
-        tmp.write_text("\n".join(rows) + "\n")
-        tmp.replace(manifest)
+        write_atomic(manifest, ("\n".join(rows) + "\n").encode())
     return 0
 
 

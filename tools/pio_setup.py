@@ -15,6 +15,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 CORE_DIR = ROOT / ".pio-core"
+sys.path.insert(0, str(ROOT))
+
+from host.fileio import write_text_atomic  # noqa: E402
 
 SCONS_LAUNCHER = """\
 # Stub tool-scons package written by tools/pio_setup.py: runs the PyPI scons of this Python.
@@ -40,7 +43,7 @@ def write_scons_stub(core_dir: Path) -> Path:
     pkg.mkdir(parents=True, exist_ok=True)
     version = required_scons_version()
     manifest = {"name": "tool-scons", "version": version, "description": "stub: PyPI scons"}
-    (pkg / "package.json").write_text(json.dumps(manifest, indent=2) + "\n")
+    write_text_atomic(pkg / "package.json", json.dumps(manifest, indent=2) + "\n")
     # Without an install record owned by "platformio" the folder is ignored and downloaded again.
     record = {
         "type": "tool",
@@ -48,8 +51,8 @@ def write_scons_stub(core_dir: Path) -> Path:
         "version": version,
         "spec": {"owner": "platformio", "id": None, "name": "tool-scons", "requirements": None},
     }
-    (pkg / ".piopm").write_text(json.dumps(record) + "\n")
-    (pkg / "scons.py").write_text(SCONS_LAUNCHER)
+    write_text_atomic(pkg / ".piopm", json.dumps(record) + "\n")
+    write_text_atomic(pkg / "scons.py", SCONS_LAUNCHER)
     return pkg
 
 
@@ -89,7 +92,7 @@ def quiet_settings(core_dir: Path) -> Path:
     settings["check_platformio_interval"] = 36500  # days
     settings["enable_telemetry"] = False
     core_dir.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(state, indent=4) + "\n")
+    write_text_atomic(path, json.dumps(state, indent=4) + "\n")
     return path
 
 

@@ -40,11 +40,11 @@ def main(argv: list[str] | None = None) -> int:
     os.environ.setdefault("PLATFORMIO_DISABLE_UPGRADE_CHECK", "true")
 
     source = Path(args.model) if args.model else DEMO_MODEL
+    BUILD.mkdir(parents=True, exist_ok=True)
     if not args.model and not source.exists():
         _step(f"building the demo model {source.relative_to(REPO)}")
         modelgen.main([str(source)])
     planned = BUILD / f"{source.stem}.planned.tflite"
-    planned.parent.mkdir(parents=True, exist_ok=True)
 
     _step(f"planning {source.name} (host.plan --embed -o {planned.relative_to(REPO)})")
     status = planner.main([str(source), "--embed", "-o", str(planned), "-q"])

@@ -13,7 +13,6 @@ import argparse
 import struct
 import sys
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import numpy as np
 
@@ -195,14 +194,27 @@ def assemble(g: Graph, inputs: list[int], outputs: list[int]) -> bytes:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m host.tflite.modelgen", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
-    ap.add_argument("output", help="where to write the .tflite")
-    ap.add_argument("--seed", type=int, default=0, help="weights seed (default 0)")
+    ap.add_argument("output", help="where to write the .tflite (its folder must exist)")
+    ap.add_argument("--seed", type=_seed, default=0, help="weights seed, >= 0 (default 0)")
     args = ap.parse_args(argv)
-    out = Path(args.output)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    write_atomic(out, build_demo_model(args.seed))
-    print(f"wrote {out}")
+    try:
+        write_atomic(args.output, build_demo_model(args.seed))
+    except OSError as e:
+        print(f"error: cannot write the model: {e}", file=sys.stderr)
+        return 2
+    print(f"wrote {args.output}")
     return 0
+
+
+def _seed(text: str) -> int:
+    """numpy's seeds are integers >= 0."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be >= 0: {text!r}")
+    return value
 
 
 if __name__ == "__main__":

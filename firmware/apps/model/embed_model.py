@@ -18,6 +18,7 @@ import re
 import sys
 from pathlib import Path
 
+from host.fileio import write_text_atomic
 from host.runtime.arena import predict
 from host.tflite.model import Model
 from host.tflite.ops import BUILTIN_CODES, BUILTIN_NAMES
@@ -107,7 +108,7 @@ def write_if_changed(path: Path, text: str) -> None:
     """The build runs this script every time (the prediction depends on more than the model);
     leaving identical files untouched keeps the rebuild to nothing."""
     if not path.exists() or path.read_text() != text:
-        path.write_text(text)
+        write_text_atomic(path, text)
 
 
 def main(argv: list[str] | None = None) -> int:

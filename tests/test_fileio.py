@@ -1,0 +1,104 @@
+"""host.fileio.write_atomic, and that every tool writes its files through it."""
+
+from __future__ import annotations
+
+import os
+import re
+import stat
+from pathlib import Path
+
+import pytest
+
+from host.fileio import write_atomic
+from host.planning import cli as plan_cli
+from host.tflite import modelgen
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def mode(path: Path) -> int:
+    return stat.S_IMODE(path.stat().st_mode)
+
+
+def umask_mode() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return 0o666 & ~mask
+
+
+def test_new_file_gets_the_umask_mode_not_0600(tmp_path: Path) -> None:
+    write_atomic(tmp_path / "new.bin", b"x")
+    assert mode(tmp_path / "new.bin") == umask_mode()
+
+
+@pytest.mark.parametrize("old", [0o644, 0o640, 0o600, 0o755])
+def test_replaced_file_keeps_its_mode(tmp_path: Path, old: int) -> None:
+    f = tmp_path / "f.bin"
+    f.write_bytes(b"old")
+    f.chmod(old)
+    write_atomic(f, b"new")
+    assert f.read_bytes() == b"new" and mode(f) == old
+
+
+def test_symlink_is_followed_and_kept(tmp_path: Path) -> None:
+    target = tmp_path / "real.bin"
+    target.write_bytes(b"old")
+    target.chmod(0o644)
+    link = tmp_path / "link.bin"
+    link.symlink_to(target.name)
+    write_atomic(link, b"new")
+    assert link.is_symlink() and target.read_bytes() == b"new" and mode(target) == 0o644
+
+
+def test_errors_name_the_users_path_and_leave_no_temporary(tmp_path: Path) -> None:
+    cases = [tmp_path / "missing" / "x.tflite", tmp_path]  # no such folder; a directory
+    ro = tmp_path / "ro"
+    ro.mkdir()
+    ro.chmod(0o500)
+    if not os.access(ro, os.W_OK):  # root writes anywhere
+        cases.append(ro / "o.csv")
+    for path in cases:
+        with pytest.raises(OSError) as e:
+            write_atomic(path, b"x")
+        assert e.value.filename == str(path) and ".tmp" not in str(e.value), e.value
+    assert not list(tmp_path.rglob("*.tmp")) and not (tmp_path / "missing").exists()
+
+
+def test_plan_embed_keeps_mode_and_symlink(tmp_path: Path) -> None:
+    model = tmp_path / "m.tflite"
+    assert modelgen.main([str(model)]) == 0
+    assert mode(model) == umask_mode()
+    model.chmod(0o644)
+    link = tmp_path / "link.tflite"
+    link.symlink_to(model)
+    before = model.read_bytes()
+    assert plan_cli.main([str(link), "--embed", "-q"]) == 0
+    assert link.is_symlink() and model.read_bytes() != before and mode(model) == 0o644
+
+
+WRITES = re.compile(
+    r"NamedTemporaryFile|mkstemp|\.tmp\b|os\.replace|\.write_bytes\(|\.write_text\(|"
+    r"open\([^)]*['\"][wa]b?['\"]"
+)
+# Writers that are not a user's file: QEMU's own log in a private temporary folder.
+NOT_USER_FILES = {"host/device/emulate.py"}
+
+
+def test_every_writer_uses_write_atomic() -> None:
+    """No code writes a file by hand: each goes through host.fileio (one behaviour for all)."""
+    sources = [
+        *ROOT.glob("host/**/*.py"),
+        *ROOT.glob("tools/*.py"),
+        *ROOT.glob("boards/platform/builder/*.py"),
+        ROOT / "firmware/apps/model/embed_model.py",
+    ]
+    found = []
+    for src in sources:
+        rel = src.relative_to(ROOT).as_posix()
+        if rel == "host/fileio.py" or rel in NOT_USER_FILES:
+            continue
+        for n, line in enumerate(src.read_text().splitlines(), 1):
+            code = line.split("#")[0]
+            if WRITES.search(code):
+                found.append(f"{rel}:{n}: {line.strip()}")
+    assert not found, "write through host.fileio.write_atomic:\n" + "\n".join(found)
