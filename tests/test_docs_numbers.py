@@ -1,0 +1,117 @@
+"""The figures README.md and docs/ quote are what the tools give now, so they cannot drift.
+
+Each test reads a sentence of the documentation, takes its numbers, and measures them again:
+the demo model's plan and arena, the planner's results on the VWW and person-detection models,
+and the range by which this runtime's arena is below TFLM's (the only such range the
+documentation may state, wherever it states it).
+"""
+
+from __future__ import annotations
+
+import csv
+import re
+
+import pytest
+
+from host.paths import REPO, SHARED_MODELS
+from host.planning import offline_plan
+from host.planning.plan import plan_model
+from host.planning.tflm_targets import target_arena
+from host.tflite.model import Model
+from host.tflite.modelgen import build_demo_model
+
+DOCS = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
+
+
+def _text(name: str) -> str:
+    """A document with its line breaks and runs of spaces as single spaces."""
+    return " ".join((REPO / name).read_text(encoding="utf-8").split())
+
+
+def _numbers(pattern: str, doc: str) -> list[int]:
+    m = re.search(pattern, _text(doc))
+    assert m, f"{doc} no longer says: {pattern}"
+    return [int(g) for g in m.groups()]
+
+
+def _shared(name: str) -> Model:
+    path = SHARED_MODELS / f"{name}.tflite"
+    if not path.exists():
+        pytest.skip(f"shared model {path} is absent (tests read ../shared/models)")
+    return Model.load(path)
+
+
+def test_readme_demo_figures() -> None:
+    model = Model(build_demo_model(), "demo")  # the bytes .ci/setup writes to build/
+    r = plan_model(model)
+    offline_plan.embed(model, r.tensor_offsets())
+    t = target_arena(Model(model.to_bytes()), "microarena-cortex-m")
+    said = _numbers(
+        r"plan needs a (\d+)-byte head where TFLM's own greedy placement needs (\d+), and the "
+        r"board reports exactly the predicted head \+ tail, (\d+) bytes with this runtime, in "
+        r"an arena of (\d+) bytes",
+        "README.md",
+    )
+    assert said == [r.head, r.tflm_head, t.head + t.tail, t.min_arena]
+
+
+def test_readme_planner_results() -> None:
+    vww8 = plan_model(_shared("tiny_vww_mobilenet_int8"))
+    vww32 = plan_model(_shared("tiny_vww_mobilenet_float"))
+    said = _numbers(
+        r"cuts the head from (\d+) to (\d+) B \(int8\) and (\d+) to (\d+) B \(float\)", "README.md"
+    )
+    assert said == [vww8.tflm_head, vww8.head, vww32.tflm_head, vww32.head]
+    person = plan_model(_shared("tflm_person_detect_int8"), overlap=True)
+    vww8 = plan_model(_shared("tiny_vww_mobilenet_int8"), overlap=True)
+    said = _numbers(
+        r"tflm_person_detect_int8 needs (\d+) B instead of (\d+) \(-(\d+)%\), "
+        r"tiny_vww_mobilenet_int8 (\d+) instead of TFLM's (\d+)",
+        "README.md",
+    )
+    saving = round(100 * person.saving / person.tflm_head)
+    assert said == [person.head, person.tflm_head, saving, vww8.head, vww8.tflm_head]
+
+
+def _runtime_vs_tflm() -> tuple[list[float], list[float], dict[str, tuple[int, int]]]:
+    """Per shared model both run: % by which this runtime's total and tail are below TFLM's
+    (host build and TFLM_BASELINE.tsv, the pip interpreter's report, both x86-64)."""
+    from host.runtime.binding import Interpreter, MicroarenaError
+
+    baseline_file = SHARED_MODELS / "TFLM_BASELINE.tsv"
+    if not baseline_file.exists():
+        pytest.skip(f"{baseline_file} is absent (tests read ../shared/models)")
+    with baseline_file.open(newline="") as f:
+        baseline = {r["name"]: r for r in csv.DictReader(f, delimiter="\t")}
+    totals, tails, tail_pairs = [], [], {}
+    for path in sorted(SHARED_MODELS.glob("*.tflite")):
+        row = baseline.get(path.stem, {})
+        if not row.get("arena_total"):
+            continue  # TFLM does not run it
+        try:
+            s = Interpreter(path.read_bytes()).stats()
+        except MicroarenaError:
+            continue  # this runtime does not run it
+        totals.append(100 * (1 - s.total / int(row["arena_total"])))
+        tails.append(100 * (1 - s.tail / int(row["arena_tail"])))
+        tail_pairs[path.stem] = (s.tail, int(row["arena_tail"]))
+    return totals, tails, tail_pairs
+
+
+def test_every_below_tflm_range_is_the_measured_one() -> None:
+    totals, tails, tail_pairs = _runtime_vs_tflm()
+    total_range = f"{round(min(totals))}-{round(max(totals))}%"
+    tail_range = f"{round(min(tails))}-{round(max(tails))}%"
+    readme, runtime = _text("README.md"), _text("docs/runtime.md")
+    assert f"it is {tail_range} smaller than TFLM's and the total (head + tail) {total_range}" in (
+        readme
+    )
+    assert f"tail is {tail_range} smaller than TFLM's" in runtime
+    assert f"total (head + tail) {total_range} smaller" in runtime
+    assert f"{len(totals)} shared models both run" in readme
+    ours, theirs = tail_pairs["tflm_person_detect_int8"]
+    assert f"person_detect {ours} B vs {theirs} B" in _text("docs/kernels.md")
+    for doc in DOCS:  # no other figure for how far below TFLM the arena is, anywhere
+        for m in re.finditer(r"(\d+) ?- ?(\d+) ?% (smaller|below)", _text(str(doc))):
+            found = f"{m[1]}-{m[2]}%"
+            assert found in (total_range, tail_range), f"{doc.name}: {m[0]}"
