@@ -28,7 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from host.device import emulate  # noqa: E402
 from host.device.boards import BuildError, build_image, get_board  # noqa: E402
 from host.device.wire import WireReport, decode_stream  # noqa: E402
-from host.paths import SHARED_MODELS  # noqa: E402
+from host.paths import SHARED_MODELS, require_models  # noqa: E402
 
 MODELS_DIR = SHARED_MODELS
 DEFAULT_MODELS = [
@@ -151,6 +151,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--json", action="store_true", help="print JSON rows")
     opts = parser.parse_args(argv)
+    require_models(MODELS_DIR)
     missing = [m for m in opts.models if not (MODELS_DIR / f"{m}.tflite").exists()]
     if missing:
         print(f"error: models not in {MODELS_DIR}: {', '.join(missing)}", file=sys.stderr)

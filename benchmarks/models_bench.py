@@ -14,7 +14,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from host.paths import SHARED_MODELS  # noqa: E402
+from host.paths import SHARED_MODELS, require_models  # noqa: E402
 from host.planning import offline_plan  # noqa: E402
 from host.planning.plan import plan_model  # noqa: E402
 from host.tflite.model import Model, ModelError  # noqa: E402
@@ -37,9 +37,7 @@ def main() -> int:
     ap.add_argument("--tflm", action="store_true", help="also run the real TFLM on each plan")
     ap.add_argument("--time-limit", type=float, default=10.0)
     args = ap.parse_args()
-    if not MODELS.exists():
-        print(f"no models at {MODELS}")
-        return 1
+    require_models(MODELS)
     cols = "| model | tensors | lower bound | TFLM greedy | microarena | vs LB | saving | plan s |"
     if args.tflm:
         cols += " TFLM head with plan |"

@@ -16,7 +16,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from host.paths import SHARED_MODELS  # noqa: E402
+from host.paths import SHARED_MODELS, require_models  # noqa: E402
 from host.planning import offline_plan  # noqa: E402
 from host.planning.plan import plan_model  # noqa: E402
 from host.tflite.model import Model, ModelError  # noqa: E402
@@ -46,9 +46,7 @@ def main() -> int:
     ap.add_argument("--tflm", action="store_true", help="also run the real TFLM on each plan")
     ap.add_argument("--time-limit", type=float, default=1.5)
     args = ap.parse_args()
-    if not MODELS.exists():
-        print(f"no models at {MODELS}")
-        return 1
+    require_models(MODELS)
     cols = (
         "| model | TFLM greedy | bound without overlap | head without | overlap bound "
         "| head with overlap | vs TFLM | vs no-overlap bound | operators overlapped |"

@@ -28,7 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 from support.tflm_oracle import run_tflm  # noqa: E402
 
 from host.device import emulate, probe, record, upload  # noqa: E402
-from host.paths import SHARED_MODELS  # noqa: E402
+from host.paths import SHARED_MODELS, require_models  # noqa: E402
 
 MODELS = SHARED_MODELS
 BOARD = "mps2-an386"
@@ -86,6 +86,7 @@ def main() -> int:
         help="skip larger models (the probe takes 1 MiB; uploads run at a few KB/s on QEMU)",
     )
     args = ap.parse_args()
+    require_models(MODELS)
     with (MODELS / "TFLM_BASELINE.tsv").open() as f:
         base = {row["name"]: row for row in csv.DictReader(f, delimiter="\t")}
     names = args.models or sorted(p.stem for p in MODELS.glob("*.tflite"))

@@ -25,7 +25,7 @@ sys.path.insert(0, str(REPO / "tests"))
 
 from support.tflm_oracle import capture_output  # noqa: E402
 
-from host.paths import SHARED_MODELS  # noqa: E402
+from host.paths import SHARED_MODELS, require_models  # noqa: E402
 from host.runtime.binding import MA_ERR_ARENA, Interpreter, MicroarenaError  # noqa: E402
 
 LINE = re.compile(r"Arena allocation (total|head|tail) (\d+) bytes")
@@ -83,6 +83,7 @@ def main() -> int:
     p.add_argument("--json", action="store_true", help="one JSON object instead of a table")
     args = p.parse_args()
     models = Path(args.models)
+    require_models(models)
     baseline = {}
     if (models / "TFLM_BASELINE.tsv").exists():
         with (models / "TFLM_BASELINE.tsv").open(newline="") as f:

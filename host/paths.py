@@ -13,3 +13,12 @@ BUILD = REPO / "build"
 # MICROARENA_SHARED_MODELS names another folder: tests/test_without_shared_models.py points it
 # at an absent one to prove the suite skips (with its reasons) rather than fails without it.
 SHARED_MODELS = Path(os.environ.get("MICROARENA_SHARED_MODELS") or REPO.parent / "shared/models")
+
+
+def require_models(folder: Path = SHARED_MODELS) -> None:
+    """Stop a script with one line where the model corpus it measures is absent."""
+    if not folder.is_dir():
+        raise SystemExit(
+            f"no models at {folder}: the public corpus (../shared/models beside the checkout, "
+            "or the folder MICROARENA_SHARED_MODELS names) is not part of the repository"
+        )
