@@ -15,6 +15,7 @@ import argparse
 import os
 from pathlib import Path
 
+from host.argtypes import SECONDS
 from host.device import record
 from host.paths import BUILD, REPO
 from host.planning import cli as planner
@@ -35,7 +36,9 @@ def main(argv: list[str] | None = None) -> int:
     )
     ap.add_argument("--board", default="mps2-an386", help="emulated board (default mps2-an386)")
     ap.add_argument("--model", help="a .tflite to use instead of the demo model")
-    ap.add_argument("--timeout", type=float, default=300.0, help="seconds for build and run")
+    ap.add_argument(
+        "--timeout", type=SECONDS, default=300.0, help="seconds for build and run (default 300)"
+    )
     args = ap.parse_args(argv)
     os.environ.setdefault("PLATFORMIO_DISABLE_UPGRADE_CHECK", "true")
 

@@ -31,6 +31,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from host.argtypes import SECONDS
 from host.device.boards import BuildError, build_image, emulated_boards, get_board
 
 QEMU = "qemu-system-arm"
@@ -423,7 +424,9 @@ def main(argv: list[str] | None = None) -> int:
         default="mps2-an386",
         help="board id (default mps2-an386); emulated: " + ", ".join(emulated_boards()),
     )
-    parser.add_argument("--timeout", type=float, default=30.0, help="seconds (default 30)")
+    parser.add_argument(
+        "--timeout", type=SECONDS, default=30.0, help="seconds, above 0 (default 30)"
+    )
     parser.add_argument("--append", default="", help="arguments for the firmware (semihosting)")
     parser.add_argument(
         "--no-icount", action="store_true", help="run at host speed (ticks then vary run to run)"

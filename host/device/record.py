@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from host.argtypes import SECONDS, number
 from host.device import upload, wire
 from host.device.tflm_text import (
     TextReport,
@@ -218,6 +219,7 @@ TARGETS = ("microarena", "tflm-cortex-m", "tflm-x86_64")
 
 def load_prediction(model: str, target: str = "microarena") -> dict:
     from host.planning.cli import predict_model
+    from host.runtime.binding import MicroarenaError
 
     try:
         if target.startswith("tflm"):
@@ -225,6 +227,8 @@ def load_prediction(model: str, target: str = "microarena") -> dict:
         return dict(predict_model(model))
     except (OSError, ValueError) as e:
         raise UsageError(f"cannot predict {model}: {e}") from e
+    except MicroarenaError as e:  # a model this runtime refuses: it could not run on the board
+        raise UsageError(f"cannot predict {model}: the runtime refuses it: {e}") from e
     except RuntimeError as e:  # e.g. the host runtime the predictor uses did not build
         raise RecordError(f"the planner failed on {model}: {e}") from e
 
@@ -356,19 +360,6 @@ def save(path: str, rec: Recording, doc: dict) -> list[str]:
 # ---------------------------------------------------------------- command line
 
 
-def _positive(kind: type) -> Callable[[str], float]:
-    def parse(text: str) -> float:
-        try:
-            value = kind(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-        if not value > 0:
-            raise argparse.ArgumentTypeError(f"must be above 0: {text!r}")
-        return value
-
-    return parse
-
-
 EXAMPLES = """examples:
   python -m host.record --port /dev/ttyACM0 --plan model.tflite
   python -m host.record --port socket://127.0.0.1:4444 --json --save run.log
@@ -406,14 +397,14 @@ def build_parser() -> argparse.ArgumentParser:
     )
     ap.add_argument(
         "--arena",
-        type=_positive(int),
+        type=number(int, 1),
         metavar="BYTES",
         help="with --board and --upload: give the probe only this much arena",
     )
-    ap.add_argument("--baud", type=_positive(int), default=115200, help="default 115200")
+    ap.add_argument("--baud", type=number(int, 1), default=115200, help="default 115200")
     ap.add_argument(
         "--timeout",
-        type=_positive(float),
+        type=SECONDS,
         default=10.0,
         help="seconds to wait for the board (ready line, report); default 10",
     )

@@ -13,6 +13,7 @@ import json
 import sys
 from pathlib import Path
 
+from host.argtypes import SECONDS
 from host.planning import offline_plan
 from host.planning.overlap import KERNEL_SETS
 from host.planning.packing import (
@@ -50,9 +51,18 @@ def _parser() -> argparse.ArgumentParser:
     )
     p.add_argument("model", nargs="?", help="the .tflite model to plan")
     p.add_argument("--embed", action="store_true", help="write the plan into the model")
-    p.add_argument("-o", "--output", help="with --embed: write to OUTPUT instead of in place")
+    p.add_argument(
+        "-o",
+        "--output",
+        help="write the planned model to OUTPUT, leaving MODEL as it is (implies --embed)",
+    )
     p.add_argument("--check", metavar="MODEL", help="validate the plan embedded in MODEL")
-    p.add_argument("--buffers", metavar="CSV", help="plan a bare problem: id,lower,upper,size")
+    p.add_argument(
+        "--buffers",
+        metavar="CSV",
+        help="plan a bare problem: id,lower,upper,size[,offset] (MiniMalloc's CSV: live "
+        "[lower, upper), lower < upper, bytes with no alignment; offset fixes a buffer)",
+    )
     p.add_argument("--out-csv", metavar="CSV", help="with --buffers: write offsets to this CSV")
     p.add_argument(
         "--planner", choices=sorted(PLANNERS), default="best", help="placement algorithm"
@@ -73,9 +83,9 @@ def _parser() -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--time-limit",
-        type=float,
+        type=SECONDS,
         default=None,
-        help="search budget in seconds (default: 1.5 for a model, 10 for --buffers)",
+        help="search budget in seconds, above 0 (default: 1.5 for a model, 10 for --buffers)",
     )
     p.add_argument(
         "--overlap",
@@ -192,11 +202,25 @@ def cmd_buffers(args: argparse.Namespace) -> int:
     return 0
 
 
+# Options that only mean something in one mode: (option, its attribute, the mode's attribute).
+_MODE_ONLY = [
+    ("--embed", "embed", "model"),
+    ("-o/--output", "output", "model"),
+    ("--plot", "plot", "model"),
+    ("--overlap", "overlap", "model"),
+    ("--out-csv", "out_csv", "buffers"),
+]
+
+
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     chosen = [x for x in (args.model, args.check, args.buffers) if x]
     if len(chosen) != 1:
         _parser().error("give exactly one of MODEL, --check MODEL or --buffers CSV")
+    for option, given, needs in _MODE_ONLY:
+        if getattr(args, given) and not getattr(args, needs):
+            _parser().error(f"{option} needs {'--buffers CSV' if needs == 'buffers' else 'MODEL'}")
+    args.embed = args.embed or args.output is not None
     try:
         if args.check:
             return cmd_check(args)

@@ -2,7 +2,8 @@
 
     python -m host.run MODEL [--input FILE.npy ...] [--arena-size N] [--seed S] [--json]
 
-Inputs not given as .npy files are seeded random values. Without --arena-size the arena is
+Inputs not given as .npy files are seeded random values (INPUT_RULE below says which arrays
+are accepted). Without --arena-size the arena is
 sized exactly: the runtime is opened once with a large arena, then again with the smallest
 arena that loads (the report's "Arena required" line). Exit status: 0 ok, 1 runtime error
 (message on stderr), 2 bad usage or unreadable file.
@@ -17,7 +18,14 @@ from pathlib import Path
 
 import numpy as np
 
-from host.runtime.binding import STATUS_NAMES, Interpreter, MicroarenaError
+from host.argtypes import SEED, number
+from host.runtime.binding import STATUS_NAMES, Interpreter, MicroarenaError, TensorInfo
+
+INPUT_RULE = """\
+--input: an array saved with numpy.save, with the input's shape and either its dtype or values
+that dtype holds exactly (int8 features saved as int32, say). Anything else is refused, never
+cast (a float into int8 would truncate, 300 would wrap): quantize first. Floats are rounded to
+a float input's type."""
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -27,7 +35,8 @@ def _parser() -> argparse.ArgumentParser:
         description="Run a TFLite model on the microarena C runtime (host build): print the\n"
         "allocation report (TFLM RecordingMicroAllocator format plus microarena's required\n"
         "arena and tensor offsets) and the outputs.",
-        epilog="example: python -m host.run ../shared/models/tflm_hello_world_int8.tflite --json\n"
+        epilog=INPUT_RULE + "\n\n"
+        "example: python -m host.run ../shared/models/tflm_hello_world_int8.tflite --json\n"
         "exit status: 0 ok, 1 runtime error (unsupported operator, arena too small,\n"
         "malformed model...), 2 bad usage or unreadable file",
     )
@@ -37,12 +46,50 @@ def _parser() -> argparse.ArgumentParser:
         action="append",
         default=[],
         metavar="FILE.npy",
-        help="value for the next model input (repeat in input order); missing ones are random",
+        help="value for the next model input (repeat in input order; at most one per input); "
+        "the input's shape, and its dtype or values it holds exactly; missing ones are random",
     )
-    p.add_argument("--arena-size", type=int, help="arena bytes (default: exactly what is needed)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the random inputs (default 0)")
+    p.add_argument(
+        "--arena-size",
+        type=number(int, 1, MAX_ARENA),
+        metavar="BYTES",
+        help=f"arena bytes, 1 to {MAX_ARENA} (default: exactly what is needed)",
+    )
+    p.add_argument("--seed", type=SEED, default=0, help="seed of the random inputs (default 0)")
     p.add_argument("--json", action="store_true", help="print one JSON object for machines")
     return p
+
+
+MAX_ARENA = 2**32 - 1  # the runtime's reports hold 32-bit sizes; no microcontroller has more
+
+
+def load_input(path: str, i: int, d: TensorInfo) -> np.ndarray:
+    """The array for input i from a .npy file, refused unless it is exactly what the input holds."""
+    with open(path, "rb") as f:
+        if f.read(6) != b"\x93NUMPY":
+            raise ValueError(f"{path}: not a .npy file (write one with numpy.save)")
+    value = np.load(path, allow_pickle=False)
+    want = np.dtype(d.dtype)
+    if value.shape != d.shape:
+        raise ValueError(f"{path}: shape {value.shape}, but input {i} has shape {d.shape}")
+    if value.dtype == want:
+        return value
+    if value.dtype.kind not in "biuf":
+        raise ValueError(f"{path}: {value.dtype} values, but input {i} is {want}")
+    with np.errstate(invalid="ignore", over="ignore"):
+        converted = value.astype(want)
+        if value.dtype.kind == want.kind == "f":  # rounded to the nearest, as any float input
+            exact = np.isfinite(converted) | ~np.isfinite(value)
+        else:
+            exact = np.isfinite(value) & (converted.astype(value.dtype) == value)
+    if not exact.all():
+        where = tuple(int(k) for k in np.argwhere(~exact)[0])
+        quant = f" (scale {d.scale:g}, zero point {d.zero_point})" if d.scale else ""
+        raise ValueError(
+            f"{path}: {value.dtype} value {value[where]} at {list(where)} is not exactly "
+            f"representable in {want}, the type of input {i}: convert or quantize it first{quant}"
+        )
+    return converted
 
 
 def random_input(shape: tuple[int, ...], dtype: type, rng: np.random.Generator) -> np.ndarray:
@@ -57,11 +104,15 @@ def random_input(shape: tuple[int, ...], dtype: type, rng: np.random.Generator) 
 def run(args: argparse.Namespace) -> dict:
     model = Path(args.model).read_bytes()
     it = Interpreter(model, args.arena_size)
+    if len(args.input) > it.num_inputs():
+        raise ValueError(
+            f"{len(args.input)} --input files, but the model has {it.num_inputs()} input(s)"
+        )
     rng = np.random.default_rng(args.seed)
     for i in range(it.num_inputs()):
         d = it.input_details(i)
         if i < len(args.input):
-            value = np.load(args.input[i], allow_pickle=False)
+            value = load_input(args.input[i], i, d)
         else:
             value = random_input(d.shape, d.dtype, rng)
         it.set_input(i, value)
@@ -86,9 +137,6 @@ def run(args: argparse.Namespace) -> dict:
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
-    if args.arena_size is not None and args.arena_size <= 0:
-        print("error: --arena-size must be positive", file=sys.stderr)
-        return 2
     try:
         result = run(args)
     except MicroarenaError as e:
@@ -98,6 +146,9 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     except (OSError, ValueError) as e:
         print(f"error: {e}", file=sys.stderr)
+        return 2
+    except MemoryError:
+        print(f"error: this computer cannot give a {args.arena_size}-byte arena", file=sys.stderr)
         return 2
     if args.json:
         print(json.dumps(result))

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from host.argtypes import SEED
 from host.fileio import write_atomic
 from host.tflite.flatbuf import Table, encode, new_table, set_child
 from host.tflite.model import Model
@@ -195,7 +196,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m host.tflite.modelgen", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
     ap.add_argument("output", help="where to write the .tflite (its folder must exist)")
-    ap.add_argument("--seed", type=_seed, default=0, help="weights seed, >= 0 (default 0)")
+    ap.add_argument("--seed", type=SEED, default=0, help="weights seed, >= 0 (default 0)")
     args = ap.parse_args(argv)
     try:
         write_atomic(args.output, build_demo_model(args.seed))
@@ -204,17 +205,6 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     print(f"wrote {args.output}")
     return 0
-
-
-def _seed(text: str) -> int:
-    """numpy's seeds are integers >= 0."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be >= 0: {text!r}")
-    return value
 
 
 if __name__ == "__main__":

@@ -383,8 +383,12 @@ def test_csv_reads_minimalloc_problems() -> None:
         ("id,lower,upper,size\n1,0,4,16\n2,0,x,16\n", ":3: upper must be an integer, got 'x'"),
         ("id,lower,upper,size\n1,0,4\n", ":2: expected 4 fields, got 3"),
         ("id,lower,upper,size\n1,0,4,16\n1,2,3,16\n", ":3: duplicate buffer id 1"),
-        ("id,lower,upper,size\n1,0,4,-16\n", ":2: buffer 1 (live [0, 4), -16 B): negative size"),
-        ("id,lower,upper,size\n1,5,4,16\n", ":2: buffer 1"),
+        ("id,lower,upper,size\n1,0,4,-16\n", ":2: size must be 0 to 4294967295, got -16"),
+        ("id,lower,upper,size\n1,0,4,10" + "0" * 22 + "\n", ":2: size must be 0 to 4294967295"),
+        ("id,lower,upper,size\n-5,0,4,16\n", ":2: id must be >= 0, got -5"),
+        ("id,lower,upper,size,offset\n1,0,4,16,-16\n", ":2: offset must be 0 to"),
+        ("id,lower,upper,size\n1,5,4,16\n", ":2: lower 5 must be below upper 4"),
+        ("id,lower,upper,size\n1,0,4,16\n2,3,3,100\n", ":3: lower 3 must be below upper 3"),
     ],
 )
 def test_bad_csv_raises_plan_error_with_line(tmp_path: Path, text: str, needle: str) -> None:
@@ -392,6 +396,13 @@ def test_bad_csv_raises_plan_error_with_line(tmp_path: Path, text: str, needle: 
     f.write_text(text)
     with pytest.raises(PlanError, match=re.escape(needle)):
         read_csv(f)
+
+
+def test_misaligned_fixed_offset_is_refused() -> None:
+    fixed = [Buffer(0, 0, 2, 16, offset=8), Buffer(1, 0, 2, 16)]
+    with pytest.raises(PlanError, match=r"buffers \[0\] are not multiples of 16"):
+        plan(fixed, alignment=16)
+    assert plan(fixed, alignment=8)[0] == 8
 
 
 def test_unreadable_csv_raises_plan_error(tmp_path: Path) -> None:

@@ -143,6 +143,11 @@ def plan(
     for o in overlaps:
         if o.input not in ids or o.output not in ids or o.input == o.output:
             raise PlanError(f"overlap {o} names unknown or identical buffers")
+    misaligned = [b.id for b in fixed if b.offset is not None and b.offset % alignment]
+    if misaligned:
+        raise PlanError(
+            f"fixed offsets of buffers {misaligned[:10]} are not multiples of {alignment}"
+        )
     clashes = validate(
         fixed, {b.id: b.offset for b in fixed if b.offset is not None}, overlaps=overlaps
     )

@@ -1,4 +1,8 @@
-"""MiniMalloc's CSV problem format: `id,lower,upper,size[,offset]`, lifetime [lower, upper)."""
+"""MiniMalloc's CSV problem format: `id,lower,upper,size[,offset]`, lifetime [lower, upper).
+
+Offsets and sizes are bytes with no alignment (MiniMalloc's convention). Every buffer must be
+live for some time (lower < upper): an empty lifetime would take space the bound ignores.
+"""
 
 from __future__ import annotations
 
@@ -13,14 +17,20 @@ from .problem import Buffer, PlanError, check_buffers
 
 REQUIRED = ("id", "lower", "upper", "size")
 OPTIONAL = ("offset",)
+MAX_BYTES = 2**32 - 1  # sizes and offsets: a 32-bit address space, as any microcontroller's
 
 
-def _int_field(row: dict[str, str], name: str, where: str) -> int:
+def _int_field(row: dict[str, str], name: str, where: str, high: int | None = None) -> int:
+    """An integer >= 0 (and <= high)."""
     text = (row.get(name) or "").strip()
     try:
-        return int(text)
+        value = int(text)
     except ValueError:
         raise PlanError(f"{where}: {name} must be an integer, got {text!r}") from None
+    if value < 0 or (high is not None and value > high):
+        limit = f"0 to {high}" if high is not None else ">= 0"
+        raise PlanError(f"{where}: {name} must be {limit}, got {value}")
+    return value
 
 
 def read_csv(path: str | os.PathLike[str]) -> list[Buffer]:
@@ -51,16 +61,20 @@ def read_csv(path: str | os.PathLike[str]) -> list[Buffer]:
         row = dict(zip(header, cells, strict=True))
         offset = None
         if "offset" in row and row["offset"].strip():
-            offset = _int_field(row, "offset", where)
+            offset = _int_field(row, "offset", where, MAX_BYTES)
         buf = Buffer(
             id=_int_field(row, "id", where),
             start=_int_field(row, "lower", where),
             end=_int_field(row, "upper", where),
-            size=_int_field(row, "size", where),
+            size=_int_field(row, "size", where, MAX_BYTES),
             offset=offset,
         )
         if buf.id in seen:
             raise PlanError(f"{where}: duplicate buffer id {buf.id}")
+        if buf.end <= buf.start:
+            raise PlanError(
+                f"{where}: lower {buf.start} must be below upper {buf.end} (live [lower, upper))"
+            )
         try:
             check_buffers([buf])
         except PlanError as e:
