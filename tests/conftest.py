@@ -45,6 +45,7 @@ SLOW_TESTS = {
     "test_every_smaller_arena_fails_cleanly",
     "test_endless_while_is_stopped",
     "test_every_shared_model_plots",
+    "test_kernels_code_size",
     "test_models_under_sanitizers_match_tflm",
     "test_offline_plan_gives_tflm_head_and_outputs",
     "test_operator_table_matches_the_code",

@@ -21,6 +21,7 @@ from host.tflite.model import Model
 from host.tflite.modelgen import build_demo_model
 
 DOCS = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
+BENCHMARKS = REPO / "benchmarks"
 
 
 def _text(name: str) -> str:
@@ -115,3 +116,23 @@ def test_every_below_tflm_range_is_the_measured_one() -> None:
         for m in re.finditer(r"(\d+) ?- ?(\d+) ?% (smaller|below)", _text(str(doc))):
             found = f"{m[1]}-{m[2]}%"
             assert found in (total_range, tail_range), f"{doc.name}: {m[0]}"
+
+
+def test_kernels_code_size() -> None:
+    """docs/kernels.md's Cortex-M4 code size, to within 5% (it moves with every kernel)."""
+    import importlib.util
+    import shutil
+
+    if not shutil.which("arm-none-eabi-size"):
+        pytest.skip("arm-none-eabi-gcc is not installed")
+    spec = importlib.util.spec_from_file_location("runtime_bench", BENCHMARKS / "runtime_bench.py")
+    assert spec and spec.loader
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    size = bench.code_size()
+    assert size, "make -C firmware arm failed"
+    kernels, core = _numbers(
+        r"about (\d+) KiB of text for all kernels and (\d+) KiB for the core", "docs/kernels.md"
+    )
+    assert abs(kernels - size["kernels_text"] / 1024) <= 0.05 * size["kernels_text"] / 1024
+    assert abs(core - size["core_text"] / 1024) <= 0.05 * size["core_text"] / 1024
