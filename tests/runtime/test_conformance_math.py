@@ -375,9 +375,7 @@ def others() -> list[Case]:
              [q8((8, 1), 1 / 128, 0)], "L2NormOptions"),
         Case("LOG_SOFTMAX float", "LOG_SOFTMAX", [f32((3, 12), low=-10, high=10)],
              [f32((3, 12))], "LogSoftmaxOptions"),
-        Case("LOG_SOFTMAX int8 refused", "LOG_SOFTMAX", [q8((2, 5), 0.1, 0)],
-             [q8((2, 5), 16 / 256, 127)], "LogSoftmaxOptions",
-             refuse=("MA_ERR_UNSUPPORTED", ["LOG_SOFTMAX", "INT8"])),
+        *log_softmax_int8(),
         Case("FLOOR_DIV float broadcast", "FLOOR_DIV", [f32((3, 4), low=-20, high=20),
              f32((4,), low=0.5, high=3)], [f32((3, 4))], "FloorDivOptions"),
         Case("FLOOR_MOD float", "FLOOR_MOD", [f32((12,), low=-20, high=20),
@@ -388,6 +386,30 @@ def others() -> list[Case]:
              q8((1, 1, 4), 0.002, -10)], [q8((2, 3, 4), 0.04, -20)]),
         Case("PRELU int8 same shape", "PRELU", [q8((20,), 0.1, 100), q8((20,), 0.01, 0)],
              [q8((20,), 0.05, 0)]),
+    ]  # fmt: skip
+
+
+def log_softmax_int8() -> list[Case]:
+    """The input scale sets the Q5.26 multiplier, diff_min and the reverse scaling; the row
+    length sets the sum of exponentials (and so its log)."""
+
+    def case(name: str, shape: tuple[int, ...], scale: float, zp: int) -> Case:
+        return Case(f"LOG_SOFTMAX int8 {name}", "LOG_SOFTMAX", [q8(shape, scale, zp)],
+                    [q8(shape, 16 / 256, 127)], "LogSoftmaxOptions")  # fmt: skip
+
+    return [
+        case("scale 0.1", (2, 5), 0.1, 0),
+        case("zero point -128", (3, 40), 0.05, -128),
+        case("zero point 127 rank 4", (1, 2, 3, 8), 0.2, 127),
+        case("coarse scale", (4, 16), 1.0, 3),
+        case("scale 20 (left shift 31)", (3, 7), 20.0, 0),
+        case("fine scale", (2, 30), 0.001, -5),
+        case("depth 2", (6, 2), 0.1, 0),
+        case("depth 300", (2, 300), 0.03, 10),
+        case("scale 2^-9", (2, 9), 2.0**-9, 0),
+        Case("LOG_SOFTMAX int8 output quantization refused", "LOG_SOFTMAX",
+             [q8((2, 5), 0.1, 0)], [q8((2, 5), 1 / 256, -128)], "LogSoftmaxOptions",
+             refuse=("MA_ERR_UNSUPPORTED", ["LOG_SOFTMAX", "16/256", "127"])),
     ]  # fmt: skip
 
 

@@ -138,10 +138,15 @@ int32_t mak_exp_on_negative_values(int32_t a, int integer_bits) {
   return result;
 }
 
+/* gemmlowp's RoundingHalfSum: (a + b) / 2, rounded half away from zero. */
+static int32_t rounding_half_sum(int32_t a, int32_t b) {
+  const int64_t sum = (int64_t)a + b;
+  return (int32_t)((sum + (sum >= 0 ? 1 : -1)) / 2);
+}
+
 /* Newton-Raphson for 1 / (1 + a) on half the denominator; the result x is in Q2.29. */
 static int32_t reciprocal_one_plus_x_q2(int32_t a) {
-  const int64_t sum = (int64_t)a + INT32_MAX;
-  const int32_t half_den = (int32_t)((sum + (sum >= 0 ? 1 : -1)) / 2);
+  const int32_t half_den = rounding_half_sum(a, INT32_MAX);
   const int32_t c48_over_17 = 1515870810;
   const int32_t cneg32_over_17 = -1010580540;
   const int32_t one_q2 = INT32_C(1) << 29;
@@ -218,6 +223,53 @@ int32_t mak_logistic_fp(int32_t a, int integer_bits) {
   if (a == 0) return INT32_C(1) << 30;
   if (a > 0) return logistic_positive(a, integer_bits);
   return sub_wrap(INT32_MAX, logistic_positive(sub_wrap(0, a), integer_bits));
+}
+
+/* Leading zero bits of x as uint32 (32 for 0), minus one: the shift that brings a positive x
+ * to [2^30, 2^31). A negative x (only from a wrapped sum) gets 0, where TFLite's shift by -1
+ * is undefined. */
+static int headroom(int32_t x) {
+  int n = 0;
+  while (n < 32 && !((uint32_t)x & (0x80000000u >> n))) ++n;
+  return n > 0 ? n - 1 : 0;
+}
+
+
+/* SaturatingRoundingMultiplyByPOTParam for an exponent >= 0. */
+static int32_t sat_shl0(int32_t x, int e) { return e == 0 ? x : mak_sat_shl(x, e); }
+
+/* TFLite's log_x_for_x_greater_than_or_equal_to_1: log(a) by a rational approximation on
+ * [sqrt(1/2), sqrt(2)) after normalising by powers of sqrt(2), accumulated with one extra
+ * integer bit. The constants are log(2), 2^-1/4, 2^-1/2, 1/4 and the approximation's
+ * coefficients, all in Q0.31. */
+int32_t mak_log_x_ge_1(int32_t a, int in_bits, int out_bits) {
+  const int acc_bits = out_bits + 1;
+  const int32_t log_2 = 1488522236, sqrt_sqrt_half = 1805811301, sqrt_half = 1518500250;
+  const int32_t alpha_n = 117049297, alpha_d = 127690142, alpha_i = 1057819769,
+                alpha_f = 638450708;
+  const int32_t shifted_quarter = mak_rdbpot(INT32_C(1) << 29, acc_bits);
+  /* Two candidate normalisations, a * 2^k and a * 2^k / sqrt(2), keep the smaller. */
+  const int za_room = headroom(a);
+  const int32_t r_a = sat_shl0(mak_srdhm(sat_shl0(a, za_room), sqrt_half), 1);
+  const int32_t za_pow2 =
+      mak_add_sat(sat_shl0(in_bits - za_room - 1, 31 - acc_bits), shifted_quarter);
+  const int zb_room = headroom(mak_srdhm(a, sqrt_half));
+  const int32_t r_b = sat_shl0(a, zb_room);
+  const int32_t zb_pow2 =
+      mak_add_sat(sat_shl0(in_bits - zb_room, 31 - acc_bits), -shifted_quarter);
+  const int32_t r = r_a < r_b ? r_a : r_b;
+  const int32_t pow2 = za_pow2 > zb_pow2 ? za_pow2 : zb_pow2;
+  const int32_t p = rounding_half_sum(r, sqrt_sqrt_half);
+  const int32_t q = mak_shl_wrap(sub_wrap(r, sqrt_sqrt_half), 1);
+  const int32_t q2 = mak_srdhm(q, q);
+  const int32_t num = add_wrap(mak_srdhm(q, r), mak_srdhm(mak_srdhm(q, q2), alpha_n));
+  const int32_t den_minus_one =
+      add_wrap(mak_srdhm(p, add_wrap(add_wrap(alpha_i, q), mak_srdhm(alpha_d, q2))),
+               mak_srdhm(alpha_f, q));
+  const int32_t recip = mak_one_over_one_plus_x(den_minus_one);
+  const int32_t acc =
+      add_wrap(mak_srdhm(pow2, log_2), mak_srdhm(mak_rdbpot(num, acc_bits), recip));
+  return sat_shl0(acc, acc_bits - out_bits);
 }
 
 /* ---------------------------------------------------------------- quantization params */

@@ -40,6 +40,8 @@ int32_t mak_logistic_fp(int32_t a, int integer_bits);            /* result: 0 in
 int32_t mak_tanh_fp(int32_t a, int integer_bits);                /* result: 0 integer bits */
 int32_t mak_one_minus_x_over_one_plus_x(int32_t a);              /* a, result: 0 integer bits */
 int32_t mak_sat_shl(int32_t x, int e); /* SaturatingRoundingMultiplyByPOT, e > 0 */
+/* log(a) for a >= 1 with in_bits integer bits; result with out_bits (log_x_for_x_greater_than_or_equal_to_1). */
+int32_t mak_log_x_ge_1(int32_t a, int in_bits, int out_bits);
 /* 1 / sqrt(x) for x >= 0 as a Q0.31 multiplier and a left shift (x <= 1 gives INT32_MAX, 0). */
 void mak_inv_sqrt(int32_t x, int32_t *mult, int *shift);
 
