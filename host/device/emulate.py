@@ -33,6 +33,7 @@ from pathlib import Path
 
 from host.argtypes import SECONDS
 from host.device.boards import BuildError, build_image, emulated_boards, get_board
+from host.progress import say
 
 QEMU = "qemu-system-arm"
 FAULT_EXIT = 70  # boards/common/board.h BOARD_EXIT_FAULT
@@ -441,7 +442,10 @@ def main(argv: list[str] | None = None) -> int:
     if (opts.elf is None) == (opts.model is None):
         parser.error("give a firmware image or --model (not both)")
     try:
+        if opts.elf is None:
+            say(f"building the image of {', '.join(opts.model)} for {opts.board} (PlatformIO)")
         elf = opts.elf if opts.elf is not None else build_image(opts.board, opts.model)
+        say(f"booting QEMU ({opts.board})")
         result = run(
             opts.board,
             elf,

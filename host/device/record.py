@@ -26,6 +26,7 @@ from host.device.tflm_text import (
     tflm_prediction,
 )
 from host.fileio import write_atomic
+from host.progress import percent_steps, say
 
 EXIT_OK, EXIT_MISMATCH, EXIT_USAGE, EXIT_NO_REPORT, EXIT_INTERRUPT = 0, 1, 2, 3, 130
 
@@ -424,7 +425,6 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument(
         "--target",
         choices=TARGETS,
-        default="microarena",
         help="what the board runs, for --plan: this project's runtime (default), or stock TFLM "
         "with reference kernels on Cortex-M or the pip interpreter (then every category line "
         "of its RecordingMicroAllocator report is compared)",
@@ -460,10 +460,10 @@ def _record_port(args: argparse.Namespace, url: str, source: str) -> Recording:
         read, before, resends = port.read, b"", 0
         if model is not None:
             src = upload.LineSource(port.read)
+            shown = percent_steps(f"uploading {len(model)} B")
             try:
-                resends = upload.upload(src, port.write, model, ready_timeout=args.timeout)[
-                    "resends"
-                ]
+                done = upload.upload(src, port.write, model, args.timeout, progress=shown)
+                resends = done["resends"]
             except upload.UploadError as e:
                 raise RecordError(f"upload to {source} failed: {e}") from e
             # What came after the last acknowledgement belongs to the report.
@@ -500,10 +500,14 @@ def _record_board(args: argparse.Namespace) -> Recording:
 
     try:
         if args.upload:
-            limit = f"arena={args.arena}" if args.arena else ""
-            emu = emulate.start(args.board, probe.build_probe(args.board), args=limit)
+            say(f"building the probe firmware for {args.board} (PlatformIO)")
+            elf = probe.build_probe(args.board)
         else:
-            emu = emulate.start(args.board, model=args.model)
+            say(f"building the image of {args.model} for {args.board} (PlatformIO)")
+            elf = boards.build_image(args.board, args.model)
+        say(f"booting QEMU ({args.board})")
+        limit = f"arena={args.arena}" if args.arena else ""
+        emu = emulate.start(args.board, elf, args=limit)
     except (ValueError, FileNotFoundError, KeyError) as e:
         raise UsageError(f"cannot emulate {args.board}: {e}") from e
     except (boards.BuildError, probe.ProbeBuildError, emulate.EmulationError, OSError) as e:
@@ -527,11 +531,15 @@ def run(argv: list[str] | None = None) -> int:
         else:
             print("\n".join(f"{p['device']}\t{p['description']}" for p in ports) or "no ports")
         return EXIT_OK
+    if args.model and not args.board:
+        raise UsageError("--model needs --board (it is built into that board's firmware)")
     if args.plan == "":
         args.plan = args.upload or args.model
         if not args.plan:
             raise UsageError("--plan needs a model here (--plan MODEL)")
-    predicted = load_prediction(args.plan, args.target) if args.plan else None
+    if args.target and args.plan is None:
+        raise UsageError("--target says what --plan compares with: give --plan too")
+    predicted = load_prediction(args.plan, args.target or TARGETS[0]) if args.plan else None
     try:
         rec = _acquire(args)
     except RecordError as e:

@@ -28,6 +28,7 @@ from host.planning.packing import (
 from host.planning.plan import PlanResult, plan_model
 from host.planning.report import plan_json, plan_text
 from host.planning.tflm_targets import DEFAULT_TARGET, TARGETS, target_arena
+from host.progress import say
 from host.runtime import arena as arena_layout
 from host.tflite.model import Model, ModelError
 
@@ -100,9 +101,7 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _progress(quiet: bool):
-    if quiet:
-        return None
-    return lambda msg: print(f"  ... {msg}", file=sys.stderr, flush=True)
+    return None if quiet else say
 
 
 def cmd_plan(args: argparse.Namespace) -> int:

@@ -133,8 +133,10 @@ def test_clean_upload_through_the_cli(driver: Path, capsys: pytest.CaptureFixtur
         code = record.main(["--port", b.url, "--upload", str(path), "--json", "--timeout", "10"])
     finally:
         b.close()
-    doc = json.loads(capsys.readouterr().out)
+    out, err = capsys.readouterr()
+    doc = json.loads(out)  # progress goes to stderr: stdout stays one JSON document
     assert code == 0
+    assert err.count("uploading") > 2 and f"uploading {len(model)} B: 100%" in err
     assert doc["report"]["output_crc"] == zlib.crc32(model)
     assert doc["report"]["output_bytes"] == len(model)
     assert doc["warnings"] == []  # nothing had to be sent twice
