@@ -1,6 +1,7 @@
 """`python -m host.demo`: see host/device/demo.py."""
 
 from host.device.demo import main
+from host.entry import run
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    raise SystemExit(run(main))

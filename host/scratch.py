@@ -1,6 +1,7 @@
 """`python -m host.scratch`: see host/planning/scratch.py."""
 
+from host.entry import run
 from host.planning.scratch import main
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    raise SystemExit(run(main))

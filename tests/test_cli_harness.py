@@ -15,6 +15,8 @@ import argparse
 import contextlib
 import io
 import re
+import runpy
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -338,3 +340,18 @@ def test_slow_steps_say_what_they_do(
         assert code != 0 and out == "" and "stopped here by the test" in err
         assert len(steps) == 2 and f"building {built}" in steps[0], err
         assert steps[1] == "  ... booting QEMU (mps2-an386)", err
+
+
+@pytest.mark.parametrize("command", [c for c in COMMANDS if c.count(".") == 1])  # host/X.py
+def test_ctrl_c_is_one_line(
+    command: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`python -m host.X` as a user runs it, interrupted: status 130 and one line, no traceback."""
+
+    def interrupted(argv: list[str] | None = None) -> int:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(sys.modules[COMMANDS[command].__module__], "main", interrupted)
+    with pytest.raises(SystemExit) as e:
+        runpy.run_module(command, run_name="__main__")
+    assert e.value.code == 130 and capsys.readouterr().err == "interrupted\n"

@@ -89,6 +89,7 @@ def test_every_writer_uses_write_atomic() -> None:
     sources = [
         *ROOT.glob("host/**/*.py"),
         *ROOT.glob("tools/*.py"),
+        *ROOT.glob("benchmarks/*.py"),
         *ROOT.glob("boards/platform/builder/*.py"),
         ROOT / "firmware/apps/model/embed_model.py",
     ]

@@ -208,4 +208,6 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from host.entry import run
+
+    sys.exit(run(main))

@@ -18,6 +18,7 @@ import re
 import sys
 from pathlib import Path
 
+from host.argtypes import number
 from host.fileio import write_text_atomic
 from host.runtime.arena import predict
 from host.tflite.model import Model
@@ -118,8 +119,12 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--out-dir", type=Path, required=True)
     parser.add_argument("--board", default="board")
-    parser.add_argument("--flash-limit", type=int, default=0, help="board flash bytes (0: none)")
-    parser.add_argument("--ram-limit", type=int, default=0, help="board RAM bytes (0: none)")
+    parser.add_argument(
+        "--flash-limit", type=number(int, 0), default=0, help="board flash bytes (0: none)"
+    )
+    parser.add_argument(
+        "--ram-limit", type=number(int, 0), default=0, help="board RAM bytes (0: none)"
+    )
     opts = parser.parse_args(argv)
     models: list[tuple[str, bytes]] = []
     arena, sources = 0, set()
