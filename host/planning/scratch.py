@@ -299,7 +299,7 @@ def _reduce_indices(inp: Tensor, axis: Tensor) -> list[int]:
 
 
 def _reduce_max(model: Model, sg: Subgraph, op: Operator) -> list[int] | None:
-    # REDUCE_MAX / REDUCE_MIN: only the index buffers.
+    # REDUCE_MAX / REDUCE_MIN / REDUCE_ALL: only the index buffers.
     inp, axis = _input(sg, op, 0), _input(sg, op, 1)
     if inp is None or axis is None:
         return None
@@ -327,6 +327,7 @@ TFLM_KERNELS: dict[str, KernelModel] = {
     "MIRROR_PAD": _mirror_pad,
     "REDUCE_MAX": _reduce_max,
     "REDUCE_MIN": _reduce_max,
+    "REDUCE_ALL": _reduce_max,
     "MEAN": _mean_or_sum,
     "SUM": _mean_or_sum,
     "SignalRfft": _rfft,

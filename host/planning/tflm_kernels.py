@@ -183,6 +183,7 @@ def _op_data(abi: Abi) -> dict[str, tuple]:
         "SUM": _I * 6 + ("float", "int", "float", "int", "int"),
         "REDUCE_MAX": _I * 6 + ("float", "int", "float", "int", "int"),
         "REDUCE_MIN": _I * 6 + ("float", "int", "float", "int", "int"),
+        "REDUCE_ALL": _I * 6 + ("float", "int", "float", "int", "int"),
         "SELECT_V2": ("bool",),
         "L2_NORMALIZATION": _I,  # L2NormalizationParams
         "MIRROR_PAD": _I * 5,  # OpDataMirrorPad

@@ -35,6 +35,32 @@ def reducer(op: str, x: T, axes: list[int], out: T, keep: bool, name: str) -> Ca
                 {0: ("B", int(keep))})  # fmt: skip
 
 
+def mostly_true(rng: np.random.Generator, ts: list[T]) -> list[np.ndarray]:
+    """Bool inputs 90% true, so that ANDs over several values are not all false."""
+    return [rng.random(t.shape) < 0.9 for t in ts]
+
+
+def reduce_all() -> list[Case]:
+    def case(
+        name: str, shape: tuple[int, ...], axes: list[int], out: tuple[int, ...], keep: bool
+    ) -> Case:
+        c = reducer("REDUCE_ALL", T(shape, BOOL), axes, T(out, BOOL), keep, name)
+        c.make_inputs = mostly_true if axes else None  # no axes: a copy of even odds
+        return c
+
+    return [
+        case("axis 1", (3, 4, 5), [1], (3, 5), False),
+        case("axes 0,2 keep_dims", (3, 4, 5), [0, 2], (1, 4, 1), True),
+        case("axis -1 rank 4", (2, 3, 4, 6), [-1], (2, 3, 4), False),
+        case("all axes", (2, 2, 3), [0, 1, 2], (1, 1, 1), True),
+        case("duplicate axis", (4, 3, 5), [1, -2], (4, 5), False),
+        case("no axes", (3, 4), [], (3, 4), True),
+        Case("REDUCE_ALL float refused", "REDUCE_ALL", [f32((2, 3)), const_i32([1])],
+             [f32((2,))], "ReducerOptions",
+             refuse=("MA_ERR_UNSUPPORTED", ["REDUCE_ALL", "FLOAT32", "bool"])),
+    ]  # fmt: skip
+
+
 def reductions() -> list[Case]:
     cases = []
     for op in ("MEAN", "SUM"):
@@ -68,6 +94,7 @@ def reductions() -> list[Case]:
             reducer(op, f32((3, 4, 5)), [0, 2], f32((1, 4, 1)), True, "float keep_dims"),
             reducer(op, f32((3, 4, 5)), [1], f32((3, 5)), False, "float axis 1"),
         ]  # fmt: skip
+    cases += reduce_all()
     cases += [
         Case("MEAN int32 refused", "MEAN", [T((2, 3), I32), const_i32([1])], [T((2,), I32)],
              "ReducerOptions", refuse=("MA_ERR_UNSUPPORTED", ["MEAN", "INT32"])),

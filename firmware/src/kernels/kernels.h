@@ -22,7 +22,7 @@ extern const ma_kernel mak_signal_pcan, mak_signal_filter_bank_log;
 extern const ma_kernel mak_sub, mak_squared_difference, mak_maximum, mak_minimum, mak_div;
 extern const ma_kernel mak_less_equal, mak_greater, mak_greater_equal, mak_not_equal;
 extern const ma_kernel mak_relu6, mak_tanh, mak_hard_swish, mak_elu;
-extern const ma_kernel mak_mean, mak_sum, mak_reduce_max, mak_reduce_min;
+extern const ma_kernel mak_mean, mak_sum, mak_reduce_max, mak_reduce_min, mak_reduce_all;
 extern const ma_kernel mak_abs, mak_rsqrt, mak_neg, mak_sqrt, mak_exp, mak_log, mak_sin, mak_cos;
 extern const ma_kernel mak_square, mak_floor, mak_ceil, mak_round, mak_logical_not;
 extern const ma_kernel mak_cast;

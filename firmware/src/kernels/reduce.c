@@ -1,5 +1,5 @@
 /* Reductions over constant axes: MEAN, SUM (float32, int8, int16), REDUCE_MAX, REDUCE_MIN
- * (float32, int8).
+ * (float32, int8), REDUCE_ALL (bool; TFLM's two index scratch buffers are not needed).
  *
  * TFLM accumulates into a scratch buffer the size of the output while walking the input
  * once; here each output element is reduced on its own (the reduced axes walked in row-major
@@ -15,8 +15,8 @@
 #include "kernel_util.h"
 #include "kernels.h"
 
-enum { K_MEAN, K_SUM, K_MAX, K_MIN };
-static const char *const NAMES[] = {"MEAN", "SUM", "REDUCE_MAX", "REDUCE_MIN"};
+enum { K_MEAN, K_SUM, K_MAX, K_MIN, K_ALL, N_KINDS };
+static const char *const NAMES[] = {"MEAN", "SUM", "REDUCE_MAX", "REDUCE_MIN", "REDUCE_ALL"};
 
 typedef struct {
   int32_t mult, count, input_zp, output_zp;
@@ -55,11 +55,16 @@ static ma_status reduce_prepare(struct ma_context *ctx, ma_node *node) {
   if (st != MA_OK) return st;
   const ma_tensor *in = node->inputs[0], *out = node->outputs[0];
   const bool minmax = kind == K_MAX || kind == K_MIN;
-  const bool type_ok = in->type == MA_FLOAT32 || in->type == MA_INT8 ||
-                       (!minmax && in->type == MA_INT16);
-  if (!type_ok)
-    return ma_fail(ctx, MA_ERR_UNSUPPORTED, "%s: input type %s is not supported (float32, int8%s)",
-                   op, mak_type_name(in->type), minmax ? "" : ", int16");
+  if (kind == K_ALL)
+    st = mak_check_input_type(ctx, op, in, MAK_TYPE_BIT(MA_BOOL), "bool");
+  else if (minmax)
+    st = mak_check_input_type(ctx, op, in, MAK_TYPE_BIT(MA_FLOAT32) | MAK_TYPE_BIT(MA_INT8),
+                              "float32, int8");
+  else
+    st = mak_check_input_type(
+        ctx, op, in, MAK_TYPE_BIT(MA_FLOAT32) | MAK_TYPE_BIT(MA_INT8) | MAK_TYPE_BIT(MA_INT16),
+        "float32, int8, int16");
+  if (st != MA_OK) return st;
   if ((st = mak_check_type(ctx, op, "output", out, in->type)) != MA_OK) return st;
   reduce_data *d = ma_persistent(ctx, sizeof *d);
   if (d == NULL) return MA_ERR_ARENA;
@@ -77,7 +82,7 @@ static ma_status reduce_prepare(struct ma_context *ctx, ma_node *node) {
     return ma_fail(ctx, MA_ERR_MODEL, "%s: output has %d elements, the reduction gives %d", op,
                    (int)ma_num_elements(out), (int)kept);
   d->count = (int32_t)count;
-  if (in->type == MA_FLOAT32) return MA_OK;
+  if (in->type == MA_FLOAT32 || in->type == MA_BOOL) return MA_OK;
 
   const float si = mak_scale(in, 0), so = mak_scale(out, 0);
   if (!(si > 0.0f) || !(so > 0.0f))
@@ -181,31 +186,36 @@ static ma_status reduce_eval(struct ma_context *ctx, ma_node *node) {
   walk_init(d, in, &w);
   const float fcount = (float)d->count;
   const bool empty = d->count == 0;
-  switch (d->type * 4 + d->kind) {
-    case MA_FLOAT32 * 4 + K_MEAN:
+  switch (d->type * N_KINDS + d->kind) {
+    case MA_FLOAT32 * N_KINDS + K_MEAN:
       REDUCE(float, float, float, 0.0f, acc + v, empty ? 0.0f : acc / fcount);
       break;
-    case MA_FLOAT32 * 4 + K_SUM: REDUCE(float, float, float, 0.0f, acc + v, acc); break;
-    case MA_FLOAT32 * 4 + K_MAX:
+    case MA_FLOAT32 * N_KINDS + K_SUM: REDUCE(float, float, float, 0.0f, acc + v, acc); break;
+    case MA_FLOAT32 * N_KINDS + K_MAX:
       REDUCE(float, float, float, -FLT_MAX, v > acc ? v : acc, acc);
       break;
-    case MA_FLOAT32 * 4 + K_MIN:
+    case MA_FLOAT32 * N_KINDS + K_MIN:
       REDUCE(float, float, float, FLT_MAX, v < acc ? v : acc, acc);
       break;
-    case MA_INT8 * 4 + K_MEAN:
-    case MA_INT8 * 4 + K_SUM:
+    case MA_INT8 * N_KINDS + K_MEAN:
+    case MA_INT8 * N_KINDS + K_SUM:
       REDUCE(int8_t, int8_t, int32_t, 0, mak_wrap_add(acc, v),
              empty ? 0 : (int8_t)requant(d, acc, INT8_MIN, INT8_MAX));
       break;
-    case MA_INT16 * 4 + K_MEAN:
-    case MA_INT16 * 4 + K_SUM:
+    case MA_INT16 * N_KINDS + K_MEAN:
+    case MA_INT16 * N_KINDS + K_SUM:
       REDUCE(int16_t, int16_t, int32_t, 0, mak_wrap_add(acc, v),
              empty ? 0 : (int16_t)requant(d, acc, INT16_MIN, INT16_MAX));
       break;
-    case MA_INT8 * 4 + K_MAX:
+    case MA_INT8 * N_KINDS + K_MAX:
       REDUCE(int8_t, int8_t, int8_t, INT8_MIN, v > acc ? v : acc, acc);
       break;
-    default: REDUCE(int8_t, int8_t, int8_t, INT8_MAX, v < acc ? v : acc, acc); break;
+    case MA_INT8 * N_KINDS + K_MIN:
+      REDUCE(int8_t, int8_t, int8_t, INT8_MAX, v < acc ? v : acc, acc);
+      break;
+    default: /* REDUCE_ALL: bytes read as uint8 (any non-zero is true), written 0 or 1 */
+      REDUCE(uint8_t, uint8_t, uint8_t, 1, (uint8_t)(acc && v != 0), acc);
+      break;
   }
   return MA_OK;
 }
@@ -214,3 +224,4 @@ const ma_kernel mak_mean = {reduce_prepare, reduce_eval, K_MEAN};
 const ma_kernel mak_sum = {reduce_prepare, reduce_eval, K_SUM};
 const ma_kernel mak_reduce_max = {reduce_prepare, reduce_eval, K_MAX};
 const ma_kernel mak_reduce_min = {reduce_prepare, reduce_eval, K_MIN};
+const ma_kernel mak_reduce_all = {reduce_prepare, reduce_eval, K_ALL};

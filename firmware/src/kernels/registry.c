@@ -61,6 +61,7 @@ const ma_kernel *ma_find_kernel(int32_t builtin_code) {
     KERNEL(REDUCE_MAX, mak_reduce_max);
     KERNEL(LOGICAL_NOT, mak_logical_not);
     KERNEL(REDUCE_MIN, mak_reduce_min);
+    KERNEL(REDUCE_ALL, mak_reduce_all);
     KERNEL(SQUARE, mak_square);
     KERNEL(SQUARED_DIFFERENCE, mak_squared_difference);
     KERNEL(ABS, mak_abs);
