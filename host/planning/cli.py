@@ -39,7 +39,9 @@ EPILOG = """\
 The plan is written as TFLM's OfflineMemoryAllocation metadata: any TFLM runtime (and this
 project's firmware) then places tensors at these offsets. Kernel scratch buffers are still
 placed by TFLM at run time; the planner simulates that, so the head it prints is the one TFLM
-will report. Exit status: 0 ok, 1 invalid plan (--check), 2 bad input.
+will report. Files (--embed, -o, --out-csv, --plot) are written atomically: a replaced file keeps
+its permissions, a symlink keeps pointing at the file it names, which gets the new contents.
+Exit status: 0 ok, 1 invalid plan (--check), 2 bad input.
 """
 
 
