@@ -355,3 +355,49 @@ def test_ctrl_c_is_one_line(
     with pytest.raises(SystemExit) as e:
         runpy.run_module(command, run_name="__main__")
     assert e.value.code == 130 and capsys.readouterr().err == "interrupted\n"
+
+
+JUNK = ["", "-1", "0", "nan", "1e30", "{tmp}/absent/x", "{tmp}", "{damaged}", "{rejected}"]
+BASE = {  # arguments that make each command do its main job, for JUNK to disturb
+    "host.plan": ["{demo}"],
+    "host.run": ["{demo}"],
+    "host.record": ["--log", "{log}"],
+    "host.emulate": ["{elf}"],
+    "host.demo": [],
+    "host.scratch": ["{demo}"],
+    "host.tflite.modelgen": ["{tmp}/junk.tflite"],
+}
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_no_value_gives_a_traceback(
+    command: str,
+    files: dict[str, str],
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+) -> None:
+    """Each option with each JUNK value: an error line or success, never an exception. Builds
+    and QEMU are replaced by a failure (they are what the table's board cases exercise)."""
+    from host.device import boards, probe
+
+    def no_build(*args: object, **kw: object) -> Path:
+        raise boards.BuildError("no builds in this test")
+
+    def no_boot(*args: object, **kw: object) -> None:
+        raise emulate.EmulationError("no QEMU in this test")
+
+    for module in (boards, emulate, probe):
+        monkeypatch.setattr(module, "build_image", no_build)
+    monkeypatch.setattr(emulate, "start", no_boot)
+    monkeypatch.setattr(demo, "DEMO_MODEL", Path(files["demo"]))
+    monkeypatch.setattr(demo, "BUILD", tmp_path)
+    monkeypatch.setattr(demo, "REPO", Path(files["tmp"]).parent)
+    monkeypatch.chdir(tmp_path)  # outputs named by junk land here
+    for action in parser_of(COMMANDS[command])._actions:
+        if not action.option_strings or action.nargs == 0:
+            continue
+        for value in JUNK:
+            args = [*BASE[command], action.option_strings[-1], value]
+            code, out, err = invoke(command, [a.format(**files) for a in args])
+            assert "Traceback" not in out + err, args
+            assert code == 0 or any("error" in line for line in err.splitlines()), (args, err)
