@@ -1,8 +1,10 @@
 """Per model and board: flash and RAM of the firmware image, the arena the runtime used, and
 instructions per inference on QEMU (-icount shift=0: 1 instruction = 1 ns of guest time, so
 instructions = SysTick ticks * 1e9 / tick_hz, to within one tick), next to TFLM's arena for the
-same model (../shared/models/TFLM_BASELINE.tsv). (QEMU's lm3s6965evb SysTick ticks every 80 ns
-of guest time, not the datasheet's 83.3: board.json's qemu_tick_ns says so.)
+same model with the same plan on Cortex-M (head + tail as host.planning.tflm_targets predicts
+for TFLM's reference kernels, exact; 4-byte pointers like the board's). (QEMU's lm3s6965evb
+SysTick ticks every 80 ns of guest time, not the datasheet's 83.3: board.json's qemu_tick_ns
+says so.)
 
     .venv/bin/python benchmarks/boards_bench.py                  # default models and boards
     .venv/bin/python benchmarks/boards_bench.py --models tflm_hello_world_int8 --boards mps2-an386
@@ -16,7 +18,6 @@ embedded (custom_plan = best), which the runtime then follows.
 from __future__ import annotations
 
 import argparse
-import csv
 import json
 import re
 import subprocess
@@ -29,6 +30,10 @@ from host.device import emulate  # noqa: E402
 from host.device.boards import BuildError, build_image, get_board  # noqa: E402
 from host.device.wire import WireReport, decode_stream  # noqa: E402
 from host.paths import SHARED_MODELS, require_models  # noqa: E402
+from host.planning import offline_plan  # noqa: E402
+from host.planning.plan import plan_model  # noqa: E402
+from host.planning.tflm_targets import target_arena  # noqa: E402
+from host.tflite.model import Model  # noqa: E402
 
 MODELS_DIR = SHARED_MODELS
 DEFAULT_MODELS = [
@@ -56,20 +61,20 @@ def section_sizes(elf: Path) -> dict[str, int]:
     return {m[0]: int(m[1]) for m in re.findall(r"^(\.\S+)\s+(\d+)\s+\d+", out, re.MULTILINE)}
 
 
-def tflm_baseline() -> dict[str, dict[str, str]]:
-    path = MODELS_DIR / "TFLM_BASELINE.tsv"
-    if not path.exists():
-        return {}
-    with path.open() as f:
-        return {row["name"]: row for row in csv.DictReader(f, delimiter="\t")}
+def tflm_cortex_m_total(path: Path, plan: str) -> int | None:
+    """TFLM's head + tail on Cortex-M for the model as the image runs it (plan embedded the way
+    custom_plan does), None where the prediction is not exact (or TFLM refuses the model)."""
+    model = Model.load(path)
+    if plan != "none":
+        offline_plan.embed(model, plan_model(model, planner=plan).tensor_offsets())
+        model = Model(model.to_bytes())
+    t = target_arena(model, "tflm-cortex-m")
+    return t.head + t.tail if t.exact.get("head") and t.exact.get("tail") else None
 
 
-def measure(
-    model: str, board: str, plan: str, baseline: dict[str, dict[str, str]]
-) -> dict[str, object]:
+def measure(model: str, board: str, plan: str) -> dict[str, object]:
     row: dict[str, object] = {"model": model, "board": board, "plan": plan}
-    tflm = baseline.get(model, {})
-    row["tflm_total"] = int(tflm["arena_total"]) if tflm.get("arena_total") else None
+    row["tflm_total"] = tflm_cortex_m_total(MODELS_DIR / f"{model}.tflite", plan)
     try:
         elf = build_image(board, MODELS_DIR / f"{model}.tflite", plan=plan)
     except BuildError as exc:
@@ -112,7 +117,7 @@ COLUMNS = [
     ("head", "head"),
     ("tail", "tail"),
     ("total", "total"),
-    ("tflm_total", "TFLM total"),
+    ("tflm_total", "TFLM total (Cortex-M)"),
     ("vs_tflm", "total/TFLM"),
     ("instructions", "instr/inference"),
 ]
@@ -156,12 +161,11 @@ def main(argv: list[str] | None = None) -> int:
     if missing:
         print(f"error: models not in {MODELS_DIR}: {', '.join(missing)}", file=sys.stderr)
         return 2
-    baseline = tflm_baseline()
     rows = []
     for model in opts.models:
         for plan in opts.plans:
             for board in opts.boards:
-                rows.append(measure(model, board, plan, baseline))
+                rows.append(measure(model, board, plan))
                 print(f"measured {model} on {board}, plan {plan}", file=sys.stderr)
     print(json.dumps(rows, indent=2) if opts.json else markdown(rows))
     return 0
