@@ -2,11 +2,11 @@
 
     python -m host.run MODEL [--input FILE.npy ...] [--arena-size N] [--seed S] [--json]
 
-Inputs not given as .npy files are seeded random values (INPUT_RULE below says which arrays
-are accepted). Without --arena-size the arena is
-sized exactly: the runtime is opened once with a large arena, then again with the smallest
-arena that loads (the report's "Arena required" line). Exit status: 0 ok, 1 runtime error
-(message on stderr), 2 bad usage or unreadable file.
+Inputs not given as .npy files are seeded random values; a given one must be what the input
+holds (INPUT_RULE). Without --arena-size the arena is sized exactly: the runtime is opened once
+with a large arena, then again with the smallest arena that loads (the report's "Arena
+required" line). Exit status: 0 ok, 1 runtime error (message on stderr), 2 bad usage or
+unreadable file.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ import numpy as np
 from host.argtypes import SEED, number
 from host.runtime.binding import STATUS_NAMES, Interpreter, MicroarenaError, TensorInfo
 
+MAX_ARENA = 2**32 - 1  # the runtime's reports hold 32-bit sizes; no microcontroller has more
 INPUT_RULE = """\
 --input: an array saved with numpy.save, with the input's shape and either its dtype or values
 that dtype holds exactly (int8 features saved as int32, say). Anything else is refused, never
@@ -60,15 +61,15 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
-MAX_ARENA = 2**32 - 1  # the runtime's reports hold 32-bit sizes; no microcontroller has more
-
-
 def load_input(path: str, i: int, d: TensorInfo) -> np.ndarray:
     """The array for input i from a .npy file, refused unless it is exactly what the input holds."""
     with open(path, "rb") as f:
         if f.read(6) != b"\x93NUMPY":
             raise ValueError(f"{path}: not a .npy file (write one with numpy.save)")
-    value = np.load(path, allow_pickle=False)
+    try:
+        value = np.load(path, allow_pickle=False)
+    except ValueError as e:  # a damaged or truncated file, an object array
+        raise ValueError(f"{path}: {e}") from None
     want = np.dtype(d.dtype)
     if value.shape != d.shape:
         raise ValueError(f"{path}: shape {value.shape}, but input {i} has shape {d.shape}")

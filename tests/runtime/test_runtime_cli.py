@@ -121,3 +121,7 @@ def test_not_a_npy_file(tmp_path: Path) -> None:
     (tmp_path / "x.txt").write_text("1 2 3\n")
     with pytest.raises(ValueError, match="not a .npy file"):
         load_input(str(tmp_path / "x.txt"), 0, _info(np.int8))
+    np.save(tmp_path / "cut.npy", np.zeros((1, 3), np.int8))
+    (tmp_path / "cut.npy").write_bytes((tmp_path / "cut.npy").read_bytes()[:-1])
+    with pytest.raises(ValueError, match=f"^{re.escape(str(tmp_path))}/cut.npy: "):
+        load_input(str(tmp_path / "cut.npy"), 0, _info(np.int8))
