@@ -10,7 +10,9 @@ from typing import TypeVar
 N = TypeVar("N", int, float)
 
 
-def number(kind: Callable[[str], N], low: N, high: N | None = None, above: bool = False):
+def number(
+    kind: Callable[[str], N], low: N, high: N | None = None, above: bool = False
+) -> Callable[[str], N]:
     """A parser for `kind` values >= low (> low with above=True) and <= high."""
 
     def parse(text: str) -> N:
@@ -20,7 +22,8 @@ def number(kind: Callable[[str], N], low: N, high: N | None = None, above: bool 
             word = "an integer" if kind is int else "a number"
             raise argparse.ArgumentTypeError(f"not {word}: {text!r}") from None
         if value != value or (above and value <= low) or value < low:  # NaN is refused too
-            raise argparse.ArgumentTypeError(f"must be {'above' if above else '>='} {low}: {text}")
+            relation = "above" if above else ">="
+            raise argparse.ArgumentTypeError(f"must be {relation} {low:g}: {text}")
         if high is not None and value > high:
             raise argparse.ArgumentTypeError(f"must be at most {high}: {text}")
         return value
