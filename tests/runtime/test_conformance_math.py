@@ -262,6 +262,14 @@ def activations() -> list[Case]:
               refuse=("MA_ERR_UNSUPPORTED", ["TANH", "INT32"])),
         unary("HARD_SWISH", q16((3,), 0.01), q16((3,), 0.01), "int16 refused",
               refuse=("MA_ERR_UNSUPPORTED", ["HARD_SWISH", "INT16"])),
+        # TFLite's input radius shifts by the scale's exponent, negative below 2^-28: the
+        # fuzzer (UBSan on the kernels) once stopped on the radius overflowing int.
+        unary("TANH", q8((2, 8), 2**-29, 0), q8((2, 8), 1 / 128, 0),
+              "int8 input scale 2^-29 refused",
+              refuse=("MA_ERR_UNSUPPORTED", ["TANH", "input scale", "out of range"])),
+        unary("LOGISTIC", q8((2, 8), 1e-12, 5), q8((2, 8), 1 / 256, -128),
+              "int8 input scale 1e-12 refused",
+              refuse=("MA_ERR_UNSUPPORTED", ["LOGISTIC", "input scale", "out of range"])),
     ]  # fmt: skip
 
 

@@ -73,7 +73,8 @@ def qmath(lib: ctypes.CDLL) -> ctypes.CDLL:
                        "mak_mbqm": [i32, i32, ctypes.c_int],
                        "mak_exp_on_negative_values": [i32, ctypes.c_int],
                        "mak_one_over_one_plus_x": [i32],
-                       "mak_logistic_fp": [i32, ctypes.c_int]}.items():  # fmt: skip
+                       "mak_logistic_fp": [i32, ctypes.c_int],
+                       "mak_input_radius": [ctypes.c_int, ctypes.c_int]}.items():  # fmt: skip
         fn = getattr(lib, name)
         fn.argtypes, fn.restype = args, i32
     lib.mak_quantize_multiplier.argtypes = [
@@ -99,6 +100,22 @@ def test_rounding_primitives_match_tflite_rules(qmath: ctypes.CDLL) -> None:
         for m in ms[:20]:
             for shift in (-31, -20, -9, -1, 0, 1, 3, 8):
                 assert qmath.mak_mbqm(x, m, shift) == py_mbqm(x, m, shift), (x, m, shift)
+
+
+def test_input_radius_is_tflites_and_defined_for_any_shift(qmath: ctypes.CDLL) -> None:
+    """CalculateInputRadius, exact where it fits int32 (any shift >= 0); beyond (a negative
+    shift, undefined in TFLite; found by libFuzzer with UBSan on the kernels) it saturates.
+    The library is built with -fsanitize=float-cast-overflow, so an overflowing conversion
+    would stop the test."""
+    for bits in range(-2, 34):
+        b = min(max(bits, 0), 31)
+        for shift in (*range(-70, 70), -(2**31), 2**31 - 1):
+            exact = ((2**b - 1) * 2 ** (31 - b)) / 2.0**shift if -1100 < shift < 1100 else None
+            if exact is None:
+                want = 0 if shift > 0 else (I32_MAX if b > 0 else 0)
+            else:
+                want = min(math.floor(exact), I32_MAX)
+            assert qmath.mak_input_radius(bits, shift) == want, (bits, shift)
 
 
 def test_quantize_multiplier_matches_tflite_rules(qmath: ctypes.CDLL) -> None:

@@ -80,7 +80,7 @@ def build_kernel_library(out_dir: Path) -> ctypes.CDLL:
     sources = sorted(str(p) for p in KERNELS.glob("*.c"))
     cmd = [
         "gcc", "-std=c11", "-Wall", "-Wextra", "-Werror", "-O1", "-g", "-shared", "-fPIC",
-        "-fsanitize=undefined", "-fno-sanitize-recover=all",
+        "-fsanitize=undefined,float-cast-overflow", "-fno-sanitize-recover=all",
         f"-I{REPO / 'firmware' / 'include'}", f"-I{KERNELS}",
         *sources, str(REPO / "firmware" / "test" / "kernel_harness.c"), "-lm", "-o", str(out),
     ]  # fmt: skip

@@ -143,9 +143,11 @@ static ma_status q4_input(struct ma_context *ctx, const char *op, act_data *d, f
   const double real = (double)scale * (double)(INT32_C(1) << 27);
   int shift;
   const double q = frexp(real, &shift);
-  if (!(real > 0.0) || shift > 31 || shift < -31)
-    return ma_fail(ctx, MA_ERR_UNSUPPORTED, "%s: int8 input scale %g out of range", op,
-                   (double)scale);
+  /* TFLite's CalculateInputRadius shifts by the exponent: scales below 2^-28 (a negative
+   * exponent) are undefined there, and above 2^4 saturate every input but 0. */
+  if (!(real > 0.0) || shift > 31 || shift < 0)
+    return ma_fail(ctx, MA_ERR_UNSUPPORTED,
+                   "%s: int8 input scale %g out of range (2^-28 to 2^4)", op, (double)scale);
   const double m = round(q * (double)(INT64_C(1) << 31));
   d->mult = m >= 2147483647.0 ? INT32_MAX : (int32_t)m;
   d->shift = (int8_t)shift;

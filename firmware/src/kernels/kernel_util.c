@@ -80,9 +80,16 @@ void mak_quantize_multiplier(double m, int32_t *multiplier, int *shift) {
 }
 
 int32_t mak_input_radius(int integer_bits, int left_shift) {
-  const double max_rescaled = ((double)((1 << integer_bits) - 1)) *
-                              ldexp(1.0, 31 - integer_bits) / ldexp(1.0, left_shift);
-  return (int32_t)floor(max_rescaled);
+  /* (2^integer_bits - 1) * 2^(31 - integer_bits - left_shift), floored: below 2^31 for any
+   * left_shift >= 0. A negative shift (undefined in TFLite, whose kernels refuse it here at
+   * prepare) or a hostile integer_bits saturates instead of overflowing the conversion. */
+  if (integer_bits < 0) integer_bits = 0;
+  if (integer_bits > 31) integer_bits = 31;
+  if (left_shift < -64) left_shift = -64; /* saturated either way; keeps the sum below in int */
+  if (left_shift > 64) left_shift = 64;
+  const double r =
+      floor(ldexp(ldexp(1.0, integer_bits) - 1.0, 31 - integer_bits - left_shift));
+  return r >= (double)INT32_MAX ? INT32_MAX : (r > 0.0 ? (int32_t)r : 0);
 }
 
 /* ---------------------------------------------------------------- gemmlowp fixed point */
