@@ -225,7 +225,7 @@ def draw_plan(r: PlanResult, model: Model) -> Figure:
     _draw_subgraphs(ax, lab, model, owners)
     boxes = _boxes(r, model, scale, ytop * MIN_HEIGHT)
     _draw_boxes(ax, boxes)
-    _draw_shared(ax, lab, r, scale)
+    _draw_shared(ax, lab, r, scale, ytop * MIN_HEIGHT)
     _label_boxes(lab, boxes)
     fig.legend(
         handles=handles + _legend_patches(r, model, owners, boxes),
@@ -252,8 +252,10 @@ def _draw_reference_lines(ax: Axes, lab: _Labeller, r: PlanResult, scale: float)
         text = f"{name} {value} B" + (
             " = TFLM greedy head" if value == r.tflm_head and name == "plan head" else ""
         )
-        xs = ax.get_xlim()
-        for x, ha in ((xs[1], "right"), (xs[0], "left"), ((xs[0] + xs[1]) / 2, "center")):
+        x0, x1 = ax.get_xlim()
+        inset = (x1 - x0) / 100
+        spots = [(x1 - inset, "right"), (x0 + inset, "left"), ((x0 + x1) / 2, "center")]
+        for x, ha in spots:
             above = {"ha": ha, "va": "bottom", "color": colour, "fontsize": 8}
             below = above | {"va": "top"}
             if lab.place([(f" {text} ", above), (f" {text} ", below)], (x, value / scale), within):
@@ -326,34 +328,30 @@ def _label_boxes(lab: _Labeller, boxes: list[_Box]) -> None:
                 break
 
 
-def _draw_shared(ax: Axes, lab: _Labeller, r: PlanResult, scale: float) -> None:
+def _draw_shared(ax: Axes, lab: _Labeller, r: PlanResult, scale: float, min_h: float) -> None:
     """Where an operator's output overlaps its input (--overlap): the shared bytes, at the
-    operator's time step, in black with a label, so the reuse is visible."""
+    operator's time step, in black (at least the minimum height) with a label in the operator's
+    column: above the bytes, else below, else wherever in the column it clears the others."""
     from matplotlib.patches import Rectangle
 
     by_index = {t.global_index: t for t in r.tensors}
     axes_box = ax.get_window_extent(lab.renderer)
+    top = ax.get_ylim()[1]
     for s in r.shared:
         x, y = by_index[s.input], by_index[s.output]
         lo, hi = max(x.offset, y.offset) / scale, min(x.offset + x.size, y.offset + y.size) / scale
-        rect = Rectangle(
-            (y.first - 0.45, lo),
-            0.9,
-            hi - lo,
-            facecolor="black",
-            alpha=0.55,
-            edgecolor="black",
-            linewidth=0.6,
-            zorder=3.5,
-        )
+        hi = max(hi, lo + min_h)
+        rect = Rectangle((y.first - 0.45, lo), 0.9, hi - lo, facecolor="black", alpha=0.55,
+                         edgecolor="black", linewidth=0.6, zorder=3.5)  # fmt: skip
         rect.set_gid(f"shared:{s.op}")
         ax.add_patch(rect)
         lab.placed.append(lab.extent(y.first - 0.45, lo, y.first + 0.45, hi))  # keep it visible
         text = f"op {s.op}: {s.bytes} B shared"
         opts = {"rotation": 90, "fontsize": 6, "zorder": 6}
-        lab.place(
-            [(text, opts | {"va": "bottom"}), (text, opts | {"va": "top"})], (y.first, hi), axes_box
-        )
+        spots = [(hi, "bottom"), (lo, "top")] + [(top * k / 8, "center") for k in range(7, 0, -1)]
+        for at, va in spots:
+            if lab.place([(text, opts | {"va": va})], (y.first, at), axes_box):
+                break
 
 
 def _axes_text(
@@ -380,7 +378,7 @@ def _axes_text(
     bottom = (ticks + 45) / fig.bbox.height  # tick labels, the axis label and a margin
     ax.set_position((box.x0, bottom, box.width, box.y1 - bottom))
     saving = r.tflm_head - r.head
-    pct = f", {100 * saving / r.tflm_head:.0f}% less" if r.tflm_head and saving > 0 else ""
+    pct = f", {100 * saving / r.tflm_head:.2g}% less" if r.tflm_head and saving > 0 else ""
     plural = "" if len(r.scratch) == 1 else "s"
     ax.set_title(
         f"{Path(r.model).name}: plan head {r.head} B, TFLM greedy head {r.tflm_head} B"

@@ -37,10 +37,14 @@ def _draw(model: Model, **options) -> tuple[PlanResult, Figure]:
     return r, fig
 
 
-@pytest.fixture(scope="module", params=["transformer_int8", "if-twice", "gru_int8"])
+@pytest.fixture(
+    scope="module",
+    params=["transformer_int8", "if-twice", "gru_int8", "mobilenet_v3ish_int8 --overlap"],
+)
 def drawn(request) -> tuple[Model, PlanResult, Figure]:
-    model = _model(request.param)
-    r, fig = _draw(model)
+    name, *flags = request.param.split()
+    model = _model(name)
+    r, fig = _draw(model, overlap="--overlap" in flags)
     yield model, r, fig
     import matplotlib.pyplot as plt
 
@@ -104,6 +108,19 @@ def test_every_subgraph_is_marked(drawn) -> None:
     entries = [t.get_text() for t in fig.legends[0].get_texts()]
     for si in walked:
         assert any(e.startswith(f"subgraph {si}") for e in entries)
+
+
+def test_overlap_shared_bytes_are_drawn_and_labelled(drawn) -> None:
+    model, r, fig = drawn
+    if r.overlap_bound is not None:
+        assert r.shared, "the --overlap case should share bytes"
+    shared = _patches(fig, "shared:")
+    assert set(shared) == {f"shared:{s.op}" for s in r.shared}
+    words = [t.get_text() for t in _texts(fig)]
+    for s in r.shared:
+        assert f"op {s.op}: {s.bytes} B shared" in words
+    entries = [t.get_text() for t in fig.legends[0].get_texts()]
+    assert ("output shares input bytes" in entries) == bool(r.shared)
 
 
 def test_plan_and_tflm_greedy_heads_are_labelled_lines(drawn) -> None:
