@@ -5,7 +5,9 @@ Every file the tools write goes through write_atomic, so all of them behave the 
   umask, e.g. 0644), never the 0600 of a private temporary file;
 - a symlink is followed: its target is rewritten and the link stays a link;
 - errors name the user's path, never the hidden temporary file beside it;
-- the directory must exist (like any shell redirection): nothing is created on the way.
+- the directory must exist (like any shell redirection): nothing is created on the way;
+- a device or pipe (/dev/stdout, /dev/null, a FIFO) is written in place: it cannot be renamed
+  over, and renaming over what /dev/stdout points to would replace the file, not write to it.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import errno
 import os
 import secrets
 import stat
+import sys
 from pathlib import Path
 
 NEW_FILE_MODE = 0o666  # less the umask, as open() and the shell create files
@@ -28,6 +31,9 @@ def write_atomic(path: str | os.PathLike[str], data: bytes) -> None:
     shown = os.fspath(path)
     target = Path(os.path.realpath(path))  # through symlinks: rewrite what the link points to
     try:
+        if _is_stream(path):
+            _write_stream(path, data)
+            return
         old_mode = stat.S_IMODE(os.stat(target).st_mode) if target.exists() else None
         if target.is_dir():
             raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR))
@@ -39,6 +45,29 @@ def write_atomic(path: str | os.PathLike[str], data: bytes) -> None:
 def write_text_atomic(path: str | os.PathLike[str], text: str) -> None:
     """write_atomic for UTF-8 text."""
     write_atomic(path, text.encode("utf-8"))
+
+
+def _is_stream(path: str | os.PathLike[str]) -> bool:
+    """A device or pipe rather than a file: under /dev, or neither a file nor a folder."""
+    if os.path.abspath(path).startswith("/dev/"):
+        return True
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return False
+    return not (stat.S_ISREG(mode) or stat.S_ISDIR(mode))
+
+
+def _write_stream(path: str | os.PathLike[str], data: bytes) -> None:
+    """In order with what the program prints: /dev/stdout through sys.stdout (another handle on
+    a redirected file would write at its own position), other streams after what they hold."""
+    if os.path.abspath(path) == "/dev/stdout" and hasattr(sys.stdout, "buffer"):
+        sys.stdout.flush()
+        sys.stdout.buffer.write(data)
+        sys.stdout.buffer.flush()
+        return
+    with open(path, "ab") as f:
+        f.write(data)
 
 
 def _replace(target: Path, data: bytes, mode: int | None) -> None:

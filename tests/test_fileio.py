@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 import re
 import stat
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -48,6 +50,29 @@ def test_symlink_is_followed_and_kept(tmp_path: Path) -> None:
     link.symlink_to(target.name)
     write_atomic(link, b"new")
     assert link.is_symlink() and target.read_bytes() == b"new" and mode(target) == 0o644
+
+
+def test_streams_are_written_in_place(tmp_path: Path) -> None:
+    """/dev/stdout may point at a file (a shell redirection): write to it, never replace it."""
+    out = tmp_path / "redirected.txt"
+    with open(out, "wb") as f:
+        f.write(b"before\n")
+        f.flush()
+        if not os.path.exists(f"/dev/fd/{f.fileno()}"):
+            pytest.skip("no /dev/fd on this system")
+        write_atomic(f"/dev/fd/{f.fileno()}", b"after\n")  # as /dev/stdout when redirected
+    assert out.read_bytes() == b"before\nafter\n"
+    write_atomic("/dev/null", b"x")  # no temporary file in /dev, no error
+
+
+def test_dev_stdout_writes_in_order_with_print(tmp_path: Path) -> None:
+    """`--out-csv /dev/stdout > f`: the file gets the CSV, then what is printed after it."""
+    code = "from host.fileio import write_atomic; print('a'); write_atomic('/dev/stdout', b'b\\n')"
+    with open(tmp_path / "f", "wb") as f:
+        subprocess.run(
+            [sys.executable, "-c", code + "; print('c')"], stdout=f, cwd=ROOT, check=True
+        )
+    assert (tmp_path / "f").read_text() == "a\nb\nc\n"
 
 
 def test_errors_name_the_users_path_and_leave_no_temporary(tmp_path: Path) -> None:
