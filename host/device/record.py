@@ -532,7 +532,10 @@ def run(argv: list[str] | None = None) -> int:
             print("\n".join(f"{p['device']}\t{p['description']}" for p in ports) or "no ports")
         return EXIT_OK
     if args.model and not args.board:
-        raise UsageError("--model needs --board (it is built into that board's firmware)")
+        raise UsageError(
+            "--model needs --board (it is built into that board's firmware); to compare a "
+            "report with a model's prediction, give --plan MODEL"
+        )
     if args.plan == "":
         args.plan = args.upload or args.model
         if not args.plan:
