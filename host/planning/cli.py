@@ -68,7 +68,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--out-csv", metavar="CSV", help="with --buffers: write offsets to this CSV")
     p.add_argument(
-        "--planner", choices=sorted(PLANNERS), default="best", help="placement algorithm"
+        "--planner", choices=sorted(PLANNERS), help="placement algorithm (default: best)"
     )
     p.add_argument(
         "--runtime",
@@ -80,7 +80,6 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--target",
         choices=TARGETS,
-        default=DEFAULT_TARGET,
         help="whose arena to report: head, tail by category and the minimum arena to "
         f"configure (default: {DEFAULT_TARGET})",
     )
@@ -203,14 +202,19 @@ def cmd_buffers(args: argparse.Namespace) -> int:
     return 0
 
 
-# Options that only mean something in one mode: (option, its attribute, the mode's attribute).
+# Options that mean something in some modes only: (option, its attribute, those modes).
 _MODE_ONLY = [
-    ("--embed", "embed", "model"),
-    ("-o/--output", "output", "model"),
-    ("--plot", "plot", "model"),
-    ("--overlap", "overlap", "model"),
-    ("--out-csv", "out_csv", "buffers"),
+    ("--embed", "embed", ("model",)),
+    ("-o/--output", "output", ("model",)),
+    ("--plot", "plot", ("model",)),
+    ("--overlap", "overlap", ("model",)),
+    ("--out-csv", "out_csv", ("buffers",)),
+    ("--planner", "planner", ("model", "buffers")),
+    ("--time-limit", "time_limit", ("model", "buffers")),
+    ("--target", "target", ("model", "check")),
+    ("--runtime", "runtime", ("model", "check")),
 ]
+MODE_NAMES = {"model": "MODEL", "check": "--check MODEL", "buffers": "--buffers CSV"}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -218,10 +222,14 @@ def main(argv: list[str] | None = None) -> int:
     chosen = [x for x in (args.model, args.check, args.buffers) if x]
     if len(chosen) != 1:
         _parser().error("give exactly one of MODEL, --check MODEL or --buffers CSV")
-    for option, given, needs in _MODE_ONLY:
-        if getattr(args, given) and not getattr(args, needs):
-            _parser().error(f"{option} needs {'--buffers CSV' if needs == 'buffers' else 'MODEL'}")
+    mode = "check" if args.check else "buffers" if args.buffers else "model"
+    for option, given, modes in _MODE_ONLY:
+        if getattr(args, given) and mode not in modes:
+            wanted = " or ".join(MODE_NAMES[m] for m in modes)
+            _parser().error(f"{option} means nothing with {MODE_NAMES[mode]}: it needs {wanted}")
     args.embed = args.embed or args.output is not None
+    args.planner = args.planner or "best"
+    args.target = args.target or DEFAULT_TARGET
     try:
         if args.check:
             return cmd_check(args)
