@@ -1,0 +1,64 @@
+"""Every `host.…` name and repository path that README.md and docs/ mention exists: a module
+(`host.runtime.arena`, a `python -m` entry such as `host.plan`), a module's attribute
+(`host.planning.cli.predict_model`) or a file, so the documentation follows the code when
+modules move."""
+
+from __future__ import annotations
+
+import importlib
+import re
+
+import pytest
+
+from host.paths import REPO
+
+DOCS = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
+# host.x.y inside a `code span`, at its start or after a space or bracket (not in a value such
+# as `arena_source=predicted:host.runtime.arena.required`, which names no attribute).
+NAME = re.compile(r"`(?:[^`]*?[\s(\[])?(host(?:\.[A-Za-z_][A-Za-z0-9_]*)+)")
+
+
+def _mentioned() -> list[str]:
+    names = set()
+    for doc in DOCS:
+        names.update(NAME.findall(doc.read_text(encoding="utf-8")))
+    return sorted(names)
+
+
+def _resolves(name: str) -> bool:
+    """A module, or an attribute of the longest importable prefix."""
+    parts = name.split(".")
+    for cut in range(len(parts), 0, -1):
+        try:
+            obj = importlib.import_module(".".join(parts[:cut]))
+        except ModuleNotFoundError:
+            continue
+        for attr in parts[cut:]:
+            if not hasattr(obj, attr):
+                return False
+            obj = getattr(obj, attr)
+        return True
+    return False
+
+
+@pytest.mark.parametrize("name", _mentioned())
+def test_documented_name_exists(name: str) -> None:
+    assert _resolves(name), f"README.md or docs/ name {name}, which the code no longer has"
+
+
+# A repository path in the documentation: `host/...`, `tests/...`, ..., possibly a glob
+# (`tests/runtime/test_kernels*.py`); not one inside a longer path (`build/.../firmware/...`).
+PATH = re.compile(r"(?<![\w./-])((?:host|tests|benchmarks|tools|firmware|boards|docs)/[\w./*-]*\w)")
+
+
+def _paths() -> list[str]:
+    found = set()
+    for doc in DOCS:
+        found.update(PATH.findall(doc.read_text(encoding="utf-8")))
+    return sorted(found)
+
+
+@pytest.mark.parametrize("path", _paths())
+def test_documented_path_exists(path: str) -> None:
+    here = [REPO, REPO / "docs"]  # docs link each other by bare names too
+    assert any(any(base.glob(path)) for base in here), f"README.md or docs/ name {path}"
