@@ -18,11 +18,9 @@ DOCS = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
 NAME = re.compile(r"`(?:[^`]*?[\s(\[])?(host(?:\.[A-Za-z_][A-Za-z0-9_]*)+)")
 
 
-def _mentioned() -> list[str]:
-    names = set()
-    for doc in DOCS:
-        names.update(NAME.findall(doc.read_text(encoding="utf-8")))
-    return sorted(names)
+def _found(pattern: re.Pattern[str]) -> list[str]:
+    """Every match of the pattern's group in README.md and docs/*.md."""
+    return sorted({m for doc in DOCS for m in pattern.findall(doc.read_text(encoding="utf-8"))})
 
 
 def _resolves(name: str) -> bool:
@@ -41,7 +39,7 @@ def _resolves(name: str) -> bool:
     return False
 
 
-@pytest.mark.parametrize("name", _mentioned())
+@pytest.mark.parametrize("name", _found(NAME))
 def test_documented_name_exists(name: str) -> None:
     assert _resolves(name), f"README.md or docs/ name {name}, which the code no longer has"
 
@@ -51,14 +49,7 @@ def test_documented_name_exists(name: str) -> None:
 PATH = re.compile(r"(?<![\w./-])((?:host|tests|benchmarks|tools|firmware|boards|docs)/[\w./*-]*\w)")
 
 
-def _paths() -> list[str]:
-    found = set()
-    for doc in DOCS:
-        found.update(PATH.findall(doc.read_text(encoding="utf-8")))
-    return sorted(found)
-
-
-@pytest.mark.parametrize("path", _paths())
+@pytest.mark.parametrize("path", _found(PATH))
 def test_documented_path_exists(path: str) -> None:
     here = [REPO, REPO / "docs"]  # docs link each other by bare names too
     assert any(any(base.glob(path)) for base in here), f"README.md or docs/ name {path}"
