@@ -41,7 +41,7 @@ COMMANDS: dict[str, Callable[[list[str] | None], int]] = {
     "host.emulate": emulate.main,
     "host.demo": demo.main,
     "host.scratch": scratch.main,
-    "host.tflite.modelgen": modelgen.main,
+    "host.modelgen": modelgen.main,
 }
 
 
@@ -172,7 +172,7 @@ CASES: dict[str, list[Case]] = {
         bad("{damaged}", says="corrupt or truncated"),
         bad("{tmp}/absent.tflite", says=MISSING),
     ],
-    "host.tflite.modelgen": [
+    "host.modelgen": [
         ok("--help", says="seed"),
         ok("{tmp}/gen.tflite", says="wrote"),
         ok("--seed", "3", "{tmp}/gen3.tflite", says="wrote"),
@@ -369,7 +369,7 @@ BASE = {  # arguments that make each command do its main job, for JUNK to distur
     "host.emulate": ["{elf}"],
     "host.demo": [],
     "host.scratch": ["{demo}"],
-    "host.tflite.modelgen": ["{tmp}/junk.tflite"],
+    "host.modelgen": ["{tmp}/junk.tflite"],
 }
 
 

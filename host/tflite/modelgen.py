@@ -205,9 +205,3 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     print(f"wrote {args.output}")
     return 0
-
-
-if __name__ == "__main__":
-    from host.entry import run
-
-    sys.exit(run(main))

@@ -39,9 +39,7 @@ def test_default_pio_upload_reports_the_demo_model() -> None:
     """After set-up, `pio run -e mps2-an386 -t upload` prints the default model's report."""
     demo = REPO / "build" / "demo_int8.tflite"
     if not demo.exists():
-        subprocess.run(
-            [sys.executable, "-m", "host.tflite.modelgen", str(demo)], cwd=REPO, check=True
-        )
+        subprocess.run([sys.executable, "-m", "host.modelgen", str(demo)], cwd=REPO, check=True)
     pio = Path(sys.executable).with_name("pio")
     out = subprocess.run(
         [str(pio), "run", "-e", "mps2-an386", "-t", "upload"],
