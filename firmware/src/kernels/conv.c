@@ -1,8 +1,11 @@
-/* CONV_2D and DEPTHWISE_CONV_2D, float32 and int8 (per-channel), NHWC.
+/* CONV_2D and DEPTHWISE_CONV_2D, float32 and int8 (per-channel), NHWC; CONV_2D also 16x8
+ * (int16 activations, int8 weights).
  *
  * Same arithmetic as TFLM's reference ConvPerChannel / DepthwiseConvPerChannel: int32
  * accumulation of filter * (input - input_zero_point), bias, per-channel requantization,
- * clamp. Floats accumulate in the same order as the reference, so results agree to rounding.
+ * clamp. 16x8 applies no zero points (as TFLM; models with them are refused) and sums in
+ * int64 with an int64 bias, in int32 with an int32 one (mak_requantize16). Floats
+ * accumulate in the same order as the reference, so results agree to rounding.
  */
 #include <string.h>
 
@@ -11,6 +14,7 @@
 
 /* Schema slots: Conv2DOptions and DepthwiseConv2DOptions differ after stride_h. */
 enum { SLOT_PADDING = 0, SLOT_STRIDE_W = 1, SLOT_STRIDE_H = 2 };
+enum { SLOT_CONV_QUANTIZED_BIAS_TYPE = 6 }; /* Conv2DOptions */
 
 static ma_status conv_prepare_common(struct ma_context *ctx, ma_node *node, const char *op,
                                      bool depthwise) {
@@ -51,17 +55,10 @@ static ma_status conv_prepare_common(struct ma_context *ctx, ma_node *node, cons
     return ma_fail(ctx, MA_ERR_MODEL, "%s: bias has %d values for %d channels", op,
                    (int)ma_num_elements(bias), (int)cout);
 
+  st = mak_check_weighted_types(ctx, op, in, filter, bias, out,
+                                depthwise ? MAK_NO_INT16 : MA_INT64, MA_INT32);
+  if (st != MA_OK) return st;
   const bool is_f32 = in->type == MA_FLOAT32;
-  if (is_f32 && filter->type == MA_INT8)
-    return ma_fail(ctx, MA_ERR_UNSUPPORTED,
-                   "%s: hybrid models (float activations, int8 weights) are not supported", op);
-  if (in->type != MA_FLOAT32 && in->type != MA_INT8)
-    return ma_fail(ctx, MA_ERR_UNSUPPORTED, "%s: input type %s", op, mak_type_name(in->type));
-  if ((st = mak_check_type(ctx, op, "filter", filter, in->type)) != MA_OK) return st;
-  if ((st = mak_check_type(ctx, op, "output", out, in->type)) != MA_OK) return st;
-  if (bias != NULL &&
-      (st = mak_check_type(ctx, op, "bias", bias, is_f32 ? MA_FLOAT32 : MA_INT32)) != MA_OK)
-    return st;
 
   mak_conv_data *d = mak_conv_data_alloc(ctx, is_f32 ? 0 : (filter->quant.count > 1 ? cout : 1));
   if (d == NULL) return MA_ERR_ARENA;
@@ -77,7 +74,11 @@ static ma_status conv_prepare_common(struct ma_context *ctx, ma_node *node, cons
   node->user_data = d;
   if (is_f32) return mak_act_range_f(ctx, op, act, &d->f_min, &d->f_max);
 
-  return mak_conv_quantize(ctx, op, d, in, filter, out, act, cout);
+  if ((st = mak_conv_quantize(ctx, op, d, in, filter, out, act, cout)) != MA_OK) return st;
+  /* TFLM's 16x8 kernel applies no zero points at all: refuse models that have them. */
+  if (in->type == MA_INT16 && (d->input_offset != 0 || d->output_offset != 0))
+    return ma_fail(ctx, MA_ERR_UNSUPPORTED, "%s: int16 activations need zero points 0", op);
+  return MA_OK;
 }
 
 static ma_status conv_prepare(struct ma_context *ctx, ma_node *node) {
@@ -105,6 +106,29 @@ static size_t tap_offset(const mak_window_geom *g, const mak_window *w, const ma
          (size_t)cin;
 }
 
+/* One 16x8 output value: exact int64 sum of filter * input (|product| < 2^22), bias, then
+ * mak_requantize16. */
+static int32_t conv_16x8(const ma_node *node, const mak_conv_data *d, const mak_window_geom *g,
+                         const mak_window *w, int32_t oc, size_t ic0, bool acc64) {
+  const int16_t *in = node->inputs[0]->data;
+  const int8_t *f = node->inputs[1]->data;
+  const ma_tensor *bias = mak_input(node, 2);
+  const int32_t cin = node->inputs[0]->dims[3], fin = node->inputs[1]->dims[3];
+  int64_t acc = 0;
+  for (int32_t fy = w->fy0; fy < w->fy1; ++fy) {
+    for (int32_t fx = w->fx0; fx < w->fx1; ++fx) {
+      const int16_t *ip = in + tap_offset(g, w, d, fy, fx, cin) + ic0;
+      const int8_t *fp = f + (((size_t)oc * g->kh + fy) * g->kw + fx) * fin;
+      for (int32_t ic = 0; ic < fin; ++ic) acc += (int32_t)fp[ic] * ip[ic];
+    }
+  }
+  /* Wraps on hostile biases instead of overflowing. */
+  const uint64_t total = (uint64_t)acc + (uint64_t)mak_bias16(bias, oc);
+  const int32_t mi = d->n_mult > 1 ? oc : 0;
+  return mak_requantize16((int64_t)total, acc64, d->mult[mi], mak_conv_shifts(d)[mi],
+                          d->output_offset, d->act_min, d->act_max);
+}
+
 static ma_status conv_eval(struct ma_context *ctx, ma_node *node) {
   (void)ctx;
   const mak_conv_data *d = node->user_data;
@@ -115,6 +139,7 @@ static ma_status conv_eval(struct ma_context *ctx, ma_node *node) {
   const int32_t fin = node->inputs[1]->dims[3];
   const int32_t per_group = cout / (cin / fin);
   const bool is_f32 = node->inputs[0]->type == MA_FLOAT32;
+  const bool acc64 = mak_acc64(bias_t, ma_opt_i32(&node->options, SLOT_CONV_QUANTIZED_BIAS_TYPE, 0));
   mak_window w;
   mak_window_start(&g, &w);
   while (mak_window_next(&g, &w)) {
@@ -134,6 +159,9 @@ static ma_status conv_eval(struct ma_context *ctx, ma_node *node) {
         const float bias = bias_t ? ((const float *)bias_t->data)[oc] : 0.0f;
         ((float *)node->outputs[0]->data)[out_base + oc] =
             mak_clampf(total + bias, d->f_min, d->f_max);
+      } else if (node->inputs[0]->type == MA_INT16) {
+        ((int16_t *)node->outputs[0]->data)[out_base + oc] =
+            (int16_t)conv_16x8(node, d, &g, &w, oc, ic0, acc64);
       } else {
         const int8_t *in = node->inputs[0]->data, *f = node->inputs[1]->data;
         const int32_t off = d->input_offset;

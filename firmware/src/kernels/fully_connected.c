@@ -1,9 +1,12 @@
-/* FULLY_CONNECTED, float32 and int8 (per-tensor or per-channel weights).
+/* FULLY_CONNECTED, float32, int8 and 16x8 (int16 activations, int8 weights), per-tensor or
+ * per-channel weights.
  *
- * int8 follows TFLM's reference FullyConnected: acc = sum (w - w_zp) * (x - x_zp) + bias,
- * requantized with MultiplyByQuantizedMultiplier. TFLM computes the per-tensor multiplier
- * from the float product input_scale * filter_scale (then widened to double), and the
- * per-channel ones in double: both are reproduced here since they can round differently.
+ * Integers follow TFLM's reference FullyConnected: acc = sum (w - w_zp) * (x - x_zp) + bias
+ * (per-channel weights: no weight zero point), requantized with MultiplyByQuantizedMultiplier.
+ * TFLM computes the per-tensor multiplier from the float product input_scale * filter_scale
+ * (then widened to double), and the per-channel ones in double: both are reproduced here
+ * since they can round differently. 16x8 sums in int64 with an int64 bias and in int32 with
+ * an int32 one (mak_requantize16).
  */
 #include <string.h>
 
@@ -21,6 +24,7 @@ typedef struct {
 static int8_t *shifts(fc_data *d) { return (int8_t *)(d->mult + d->n_mult); }
 
 static const char OP[] = "FULLY_CONNECTED";
+enum { SLOT_QUANTIZED_BIAS_TYPE = 4 }; /* FullyConnectedOptions */
 
 static ma_status fc_prepare(struct ma_context *ctx, ma_node *node) {
   ma_status st = mak_check_node(ctx, node, OP, 2, 3, 2, 1);
@@ -42,18 +46,9 @@ static ma_status fc_prepare(struct ma_context *ctx, ma_node *node) {
     return ma_fail(ctx, MA_ERR_MODEL, "%s: bias has %d values for %d units", OP,
                    (int)ma_num_elements(bias), (int)units);
 
-  const bool is_f32 = in->type == MA_FLOAT32;
-  if (is_f32 && filter->type != MA_FLOAT32)
-    return ma_fail(ctx, MA_ERR_UNSUPPORTED,
-                   "%s: hybrid models (float activations, %s weights) are not supported", OP,
-                   mak_type_name(filter->type));
-  if (!is_f32 && in->type != MA_INT8)
-    return ma_fail(ctx, MA_ERR_UNSUPPORTED, "%s: input type %s", OP, mak_type_name(in->type));
-  if ((st = mak_check_type(ctx, OP, "filter", filter, in->type)) != MA_OK) return st;
-  if ((st = mak_check_type(ctx, OP, "output", out, in->type)) != MA_OK) return st;
-  if (bias != NULL &&
-      (st = mak_check_type(ctx, OP, "bias", bias, is_f32 ? MA_FLOAT32 : MA_INT32)) != MA_OK)
+  if ((st = mak_check_weighted_types(ctx, OP, in, filter, bias, out, MA_INT64, MA_INT32)) != MA_OK)
     return st;
+  const bool is_f32 = in->type == MA_FLOAT32;
 
   const int32_t n_mult = is_f32 ? 0 : (filter->quant.count > 1 ? units : 1);
   fc_data *d = ma_persistent(ctx, sizeof(fc_data) + (size_t)n_mult * 5);
@@ -65,12 +60,13 @@ static ma_status fc_prepare(struct ma_context *ctx, ma_node *node) {
 
   const float in_scale = mak_scale(in, 0), out_scale = mak_scale(out, 0);
   if (!(in_scale > 0.0f) || !(out_scale > 0.0f) || !mak_is_quantized(filter))
-    return ma_fail(ctx, MA_ERR_MODEL, "%s: int8 tensors need quantization scales", OP);
+    return ma_fail(ctx, MA_ERR_MODEL, "%s: %s tensors need quantization scales", OP,
+                   mak_type_name(in->type));
   if (filter->quant.count != 1 && filter->quant.count != units)
     return ma_fail(ctx, MA_ERR_MODEL, "%s: %d filter scales for %d units", OP,
                    (int)filter->quant.count, (int)units);
   d->input_offset = -mak_zero_point(in, 0);
-  d->filter_offset = -mak_zero_point(filter, 0);
+  d->filter_offset = n_mult == 1 ? -mak_zero_point(filter, 0) : 0; /* as TFLM */
   d->output_offset = mak_zero_point(out, 0);
   for (int32_t c = 0; c < n_mult; ++c) {
     const double m = n_mult == 1
@@ -81,6 +77,30 @@ static ma_status fc_prepare(struct ma_context *ctx, ma_node *node) {
     shifts(d)[c] = (int8_t)shift;
   }
   return mak_act_range_q(ctx, OP, act, out, &d->act_min, &d->act_max);
+}
+
+/* int16 activations, int8 weights: exact int64 sums (|w * x| < 2^23), then mak_requantize16. */
+static void eval_16x8(const ma_node *node, const fc_data *d, int32_t units, int32_t depth,
+                      int32_t batches) {
+  const ma_tensor *bias_t = mak_input(node, 2);
+  const bool acc64 = mak_acc64(bias_t, ma_opt_i32(&node->options, SLOT_QUANTIZED_BIAS_TYPE, 0));
+  const int16_t *in = node->inputs[0]->data;
+  const int8_t *w = node->inputs[1]->data;
+  const int8_t *shift = (const int8_t *)(d->mult + d->n_mult);
+  int16_t *out = node->outputs[0]->data;
+  for (int32_t b = 0; b < batches; ++b) {
+    for (int32_t u = 0; u < units; ++u) {
+      const int16_t *x = in + (size_t)b * depth;
+      const int8_t *wr = w + (size_t)u * depth;
+      uint64_t acc = 0; /* wraps on hostile biases instead of overflowing */
+      for (int32_t k = 0; k < depth; ++k)
+        acc += (uint64_t)((int64_t)(wr[k] + d->filter_offset) * (x[k] + d->input_offset));
+      acc += (uint64_t)mak_bias16(bias_t, u);
+      const int32_t mi = d->n_mult > 1 ? u : 0;
+      out[(size_t)b * units + u] = (int16_t)mak_requantize16(
+          (int64_t)acc, acc64, d->mult[mi], shift[mi], d->output_offset, d->act_min, d->act_max);
+    }
+  }
 }
 
 static ma_status fc_eval(struct ma_context *ctx, ma_node *node) {
@@ -103,6 +123,10 @@ static ma_status fc_eval(struct ma_context *ctx, ma_node *node) {
         out[(size_t)b * units + u] = mak_clampf(v, d->f_min, d->f_max);
       }
     }
+    return MA_OK;
+  }
+  if (node->inputs[0]->type == MA_INT16) {
+    eval_16x8(node, d, units, depth, batches);
     return MA_OK;
   }
   const int8_t *in = node->inputs[0]->data, *w = node->inputs[1]->data;

@@ -435,6 +435,28 @@ ma_status mak_check_type(struct ma_context *ctx, const char *op, const char *wha
                  mak_type_name(t->type), mak_type_name(type));
 }
 
+ma_status mak_check_weighted_types(struct ma_context *ctx, const char *op, const ma_tensor *in,
+                                   const ma_tensor *filter, const ma_tensor *bias,
+                                   const ma_tensor *out, uint8_t bias16_a, uint8_t bias16_b) {
+  ma_status st;
+  if (in->type == MA_FLOAT32 && filter->type != MA_FLOAT32)
+    return ma_fail(ctx, MA_ERR_UNSUPPORTED,
+                   "%s: hybrid models (float activations, %s weights) are not supported", op,
+                   mak_type_name(filter->type));
+  const bool int16 = bias16_a != MAK_NO_INT16;
+  const uint32_t types = MAK_TYPE_BIT(MA_FLOAT32) | MAK_TYPE_BIT(MA_INT8) |
+                         (int16 ? MAK_TYPE_BIT(MA_INT16) : 0);
+  if ((st = mak_check_input_type(ctx, op, in, types,
+                                 int16 ? "float32, int8, int16" : "float32, int8")) != MA_OK ||
+      (st = mak_check_type(ctx, op, "filter", filter,
+                           in->type == MA_FLOAT32 ? MA_FLOAT32 : MA_INT8)) != MA_OK ||
+      (st = mak_check_type(ctx, op, "output", out, in->type)) != MA_OK || bias == NULL)
+    return st;
+  if (in->type == MA_INT16)
+    return bias->type == bias16_b ? MA_OK : mak_check_type(ctx, op, "bias", bias, bias16_a);
+  return mak_check_type(ctx, op, "bias", bias, in->type == MA_FLOAT32 ? MA_FLOAT32 : MA_INT32);
+}
+
 ma_status mak_padding(struct ma_context *ctx, const char *op, int32_t padding, int32_t in_size,
                       int32_t filter, int32_t stride, int32_t dilation, int32_t *out_size,
                       int16_t *pad) {

@@ -72,6 +72,13 @@ const char *mak_type_name(uint8_t type);
 #define MAK_TYPE_BIT(t) (UINT32_C(1) << (t))
 ma_status mak_check_input_type(struct ma_context *ctx, const char *op, const ma_tensor *t,
                                uint32_t types, const char *list);
+/* Types of a node with weights (convolutions, FULLY_CONNECTED): float32 with float32 weights
+ * and bias; int8 with int8 weights and int32 bias; int16 (unless bias16_a is MAK_NO_INT16)
+ * with int8 weights and a bias of type bias16_a or bias16_b. */
+enum { MAK_NO_INT16 = 0xFF };
+ma_status mak_check_weighted_types(struct ma_context *ctx, const char *op, const ma_tensor *in,
+                                   const ma_tensor *filter, const ma_tensor *bias,
+                                   const ma_tensor *out, uint8_t bias16_a, uint8_t bias16_b);
 /* The i-th input, or NULL when absent or out of range. */
 const ma_tensor *mak_input(const ma_node *node, int32_t i);
 
@@ -186,6 +193,28 @@ bool mak_window_next(const mak_window_geom *g, mak_window *w);
 static inline int32_t mak_requantize(int32_t acc, int32_t mult, int shift, int32_t out_offset,
                                      int32_t act_min, int32_t act_max) {
   return mak_clamp(mak_add_sat(mak_mbqm(acc, mult, shift), out_offset), act_min, act_max);
+}
+
+/* The 16x8 (int16 activations, int8 weights) epilogue of CONV_2D and FULLY_CONNECTED: TFLM
+ * accumulates in int64 and uses the 64-bit MultiplyByQuantizedMultiplier, except with an
+ * int32 bias (or none, and quantized_bias_type INT32 in the options), where the sum is int32
+ * (wrapping here) and the 32-bit one is used. acc is the exact sum with the bias. */
+static inline int32_t mak_requantize16(int64_t acc, bool acc64, int32_t mult, int shift,
+                                       int32_t out_offset, int32_t act_min, int32_t act_max) {
+  const int32_t scaled = acc64 ? mak_mbqm64(acc, mult, shift)
+                               : mak_mbqm((int32_t)(uint32_t)(uint64_t)acc, mult, shift);
+  return mak_clamp(mak_add_sat(scaled, out_offset), act_min, act_max);
+}
+/* Bias i of a 16x8 node (int64 or int32 bias; 0 without one). */
+static inline int64_t mak_bias16(const ma_tensor *bias, int32_t i) {
+  if (bias == NULL) return 0;
+  return bias->type == MA_INT64 ? ((const int64_t *)bias->data)[i]
+                                : ((const int32_t *)bias->data)[i];
+}
+/* Whether a 16x8 node accumulates in int64 (see mak_requantize16); bias_type_option is the
+ * options' quantized_bias_type, which decides when there is no bias. */
+static inline bool mak_acc64(const ma_tensor *bias, int32_t bias_type_option) {
+  return bias != NULL ? bias->type == MA_INT64 : bias_type_option != MA_INT32;
 }
 
 /* Product of dims [from, to). */

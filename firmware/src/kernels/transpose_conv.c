@@ -19,33 +19,13 @@ static const char OP[] = "TRANSPOSE_CONV";
 enum { IN_SHAPE, IN_FILTER, IN_INPUT, IN_BIAS };
 enum { OPT_PADDING, OPT_STRIDE_W, OPT_STRIDE_H, OPT_ACTIVATION };
 
-static ma_status check_types(struct ma_context *ctx, const ma_node *node) {
-  const ma_tensor *filter = node->inputs[IN_FILTER], *in = node->inputs[IN_INPUT];
-  const ma_tensor *bias = mak_input(node, IN_BIAS), *out = node->outputs[0];
-  ma_status st;
-  if (in->type == MA_FLOAT32 && filter->type != MA_FLOAT32)
-    return ma_fail(ctx, MA_ERR_UNSUPPORTED,
-                   "%s: hybrid models (float activations, %s weights) are not supported", OP,
-                   mak_type_name(filter->type));
-  const uint32_t types = MAK_TYPE_BIT(MA_FLOAT32) | MAK_TYPE_BIT(MA_INT8) | MAK_TYPE_BIT(MA_INT16);
-  if ((st = mak_check_input_type(ctx, OP, in, types, "float32, int8, int16")) != MA_OK ||
-      (st = mak_check_type(ctx, OP, "filter", filter,
-                           in->type == MA_FLOAT32 ? MA_FLOAT32 : MA_INT8)) != MA_OK ||
-      (st = mak_check_type(ctx, OP, "output", out, in->type)) != MA_OK)
-    return st;
-  if (bias == NULL) return MA_OK;
-  if (in->type == MA_INT16 && bias->type == MA_INT16) return MA_OK;
-  return mak_check_type(ctx, OP, "bias", bias,
-                        in->type == MA_FLOAT32 ? MA_FLOAT32
-                                               : (in->type == MA_INT8 ? MA_INT32 : MA_INT64));
-}
-
 static ma_status tconv_prepare(struct ma_context *ctx, ma_node *node) {
   ma_status st = mak_check_node(ctx, node, OP, 3, 4, 3, 1);
   if (st != MA_OK) return st;
-  if ((st = check_types(ctx, node)) != MA_OK) return st;
   const ma_tensor *filter = node->inputs[IN_FILTER], *in = node->inputs[IN_INPUT];
   const ma_tensor *bias = mak_input(node, IN_BIAS), *out = node->outputs[0];
+  if ((st = mak_check_weighted_types(ctx, OP, in, filter, bias, out, MA_INT64, MA_INT16)) != MA_OK)
+    return st;
   if (in->ndims != 4 || filter->ndims != 4 || out->ndims != 4)
     return ma_fail(ctx, MA_ERR_MODEL, "%s: input, filter and output must be 4-D", OP);
   const int32_t cout = out->dims[3];
