@@ -1,4 +1,4 @@
-/* Test harness: the ma_kernel.h services, minimally, so that tests/test_kernels.py can run
+/* Test harness: the ma_kernel.h services, minimally, so that tests/runtime/test_kernels.py can run
  * single operators through ctypes without the runtime core.
  *
  * Test-only code (built into a shared library by the test, with UBSan). Options do not come

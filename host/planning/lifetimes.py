@@ -6,7 +6,7 @@ are created; an IF / WHILE / CALL_ONCE operator walks each callee subgraph in a 
 before its own inputs are last used; subgraph outputs live to the end of the subgraph's walk.
 A tensor keeps its first creation, so a subgraph called twice keeps its tensors (and its
 operators' scratch) live from the first call to the last. These rules were checked against
-the pip tflite-micro interpreter (tests/test_plan_tflm.py, tests/test_scratch.py).
+the pip tflite-micro interpreter (tests/planning/test_plan_tflm.py, tests/planning/test_scratch.py).
 """
 
 from __future__ import annotations

@@ -308,7 +308,8 @@ def _reduce_max(model: Model, sg: Subgraph, op: Operator) -> list[int] | None:
 
 def _mean_or_sum(model: Model, sg: Subgraph, op: Operator) -> list[int] | None:
     # MEAN / SUM: quantized types first sum in int32, one per output element; then the index
-    # buffers (the pip TFLM requests them for every type, as measured by tests/test_scratch.py).
+    # buffers (the pip TFLM requests them for every type, as measured by
+    # tests/planning/test_scratch.py).
     inp, axis, out = _input(sg, op, 0), _input(sg, op, 1), _output(sg, op, 0)
     if inp is None or axis is None or out is None:
         return None

@@ -5,14 +5,15 @@ the same tail allocations (interpreter, subgraph table, per-tensor data pointers
 records, variables, model I/O descriptors, kernel data), the same temporary allocations
 (call-graph check, scratch requests, planner working memory), TFLM's lifetimes and greedy
 placement with the model's OfflineMemoryAllocation plan. Struct sizes come from `ABIS`
-(checked against the compilers by tests/test_runtime_layout.py).
+(checked against the compilers by tests/runtime/test_runtime_layout.py).
 
 What the kernels allocate (op data, scratch, resource variables) is their own business: it is
 taken from the host build's request log (`host.runtime.kernel_requests`). For "host" the
 prediction is therefore exact (tests compare it with the C runtime on every model); for
 "cortex-m" the core's part is exact and the kernels' part uses the host sizes. The kernels keep
 no pointers in their op data (fixed-width fields only), so those sizes are the same on both
-ABIs and the Cortex-M prediction is exact too (checked on QEMU by tests/test_boards_models.py).
+ABIs and the Cortex-M prediction is exact too (checked on QEMU by
+tests/device/test_boards_models.py).
 """
 
 from __future__ import annotations

@@ -27,7 +27,7 @@ needs_qemu = pytest.mark.skipif(
     shutil.which("qemu-system-arm") is None, reason="needs qemu-system-arm (bash .ci/setup)"
 )
 ALL_BOARDS = sorted(all_boards())
-HELLO_BUILD = REPO / "build" / "pio" / "hello"  # shared with tests/test_emulate.py
+HELLO_BUILD = REPO / "build" / "pio" / "hello"  # shared with tests/device/test_emulate.py
 KERAS_PAIR = ("mlp_int8", "conv1d_audio_int8")
 
 

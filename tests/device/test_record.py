@@ -3,7 +3,7 @@
 The stand-in is a TCP server thread on 127.0.0.1 that sends scripted bytes: it exists to inject
 faults (noise, damage, truncation, resets, silence) that a real board cannot be made to produce
 on demand. The report bytes themselves come from host/device/wire.py's encoder, which
-tests/test_wire_c.py checks is byte-identical to the firmware's C encoder.
+tests/device/test_wire_c.py checks is byte-identical to the firmware's C encoder.
 """
 
 from __future__ import annotations

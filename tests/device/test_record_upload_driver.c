@@ -1,4 +1,4 @@
-/* Host stand-in for the probe firmware, for tests/test_record_upload.py: the real board-side
+/* Host stand-in for the probe firmware, for tests/device/test_record_upload.py: the real board-side
  * upload code (firmware/apps/probe/upload_rx.c) on stdin/stdout instead of a UART. Usage:
  *   driver <capacity> [<announced capacity>]
  * Prints a banner and the ready line, answers upload lines, and each time a model is complete

@@ -1,4 +1,5 @@
-/* Host test driver for firmware/src/wire/report_wire.c (built and run by tests/test_wire_c.py).
+/* Host test driver for firmware/src/wire/report_wire.c (built and run by
+ * tests/device/test_wire_c.py).
  *
  * Reads a report description from stdin, one item per line, and writes what the firmware
  * would send to stdout:

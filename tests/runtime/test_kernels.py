@@ -60,7 +60,7 @@ def test_every_operator_matches_tflm(lib: ctypes.CDLL, name: str) -> None:
         pytest.skip(
             f"{name}: its kernel operators all sit in WHILE bodies, whose saved tensors are no "
             "consistent snapshot; the whole model is compared through the core instead "
-            "(tests/test_runtime_models.py)"
+            "(tests/runtime/test_runtime_models.py)"
         )
     assert checked, f"{name} has no operator these kernels implement ({sorted(ops)})"
 

@@ -1,4 +1,4 @@
-/* Cortex-M4F (QEMU mps2-an386) driver for tests/test_runtime_qemu.py: loads the embedded
+/* Cortex-M4F (QEMU mps2-an386) driver for tests/runtime/test_runtime_qemu.py: loads the embedded
  * model into a static arena of ARENA_BYTES (the Python prediction for cortex-m), fills the
  * inputs with a fixed pattern, invokes, and prints the allocation report and the outputs
  * through semihosting. Exit status: 0, or the ma_status that failed (+100 for invoke). */
