@@ -53,3 +53,21 @@ PATH = re.compile(r"(?<![\w./-])((?:host|tests|benchmarks|tools|firmware|boards|
 def test_documented_path_exists(path: str) -> None:
     here = [REPO, REPO / "docs"]  # docs link each other by bare names too
     assert any(any(base.glob(path)) for base in here), f"README.md or docs/ name {path}"
+
+
+def test_test_files_named_in_code_exist() -> None:
+    """Comments and messages that point at a test file point at one that exists."""
+    named = re.compile(r"(?<![\w./-])(tests/[\w/]*test_\w+\.py)")
+    sources = [
+        p
+        for folder in ("host", "tests", "benchmarks", "tools", "firmware", "boards")
+        for p in (REPO / folder).rglob("*")
+        if p.suffix in (".py", ".c", ".h", ".mk") and p.is_file()
+    ]
+    missing = {
+        f"{p.relative_to(REPO)}: {m}"
+        for p in sources
+        for m in named.findall(p.read_text(encoding="utf-8", errors="replace"))
+        if not (REPO / m).exists()
+    }
+    assert not missing, sorted(missing)
