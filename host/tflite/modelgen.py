@@ -27,6 +27,7 @@ SAME, VALID = 0, 1
 RELU = 1
 CONV_2D, DEPTHWISE_CONV_2D, AVERAGE_POOL_2D = 3, 4, 1
 FULLY_CONNECTED, SOFTMAX, RESHAPE = 9, 25, 22
+CUSTOM = 32
 
 
 @dataclass
@@ -36,7 +37,7 @@ class Graph:
     tensors: list[Table] = field(default_factory=list)
     buffers: list[Table] = field(default_factory=lambda: [new_table("Buffer", {}, 1)])
     operators: list[Table] = field(default_factory=list)
-    opcodes: list[int] = field(default_factory=list)
+    opcodes: list[int | str] = field(default_factory=list)  # builtin codes, custom names
     channels: dict[int, int] = field(default_factory=dict)  # tensor -> channels (demo layers)
 
     def tensor(
@@ -66,14 +67,18 @@ class Graph:
         return len(self.tensors) - 1
 
     def op(
-        self, code: int, inputs: list[int], outputs: list[int], opt_type: int, opt: Table
-    ) -> None:
+        self, code: int | str, inputs: list[int], outputs: list[int], opt_type: int, opt: Table,
+        custom_options: bytes | None = None,
+    ) -> None:  # fmt: skip
+        """A builtin operator by code, or a custom one by name (its options a flexbuffer)."""
         if code not in self.opcodes:
             self.opcodes.append(code)
         op = new_table("Operator", {0: ("I", self.opcodes.index(code)), 3: ("B", opt_type)}, 14)
         set_child(op, 1, struct.pack(f"<{len(inputs)}i", *inputs))
         set_child(op, 2, struct.pack(f"<{len(outputs)}i", *outputs))
         set_child(op, 4, opt)
+        if custom_options is not None:
+            set_child(op, 5, custom_options)  # custom_options_format 0: flexbuffers
         self.operators.append(op)
 
 
@@ -180,7 +185,11 @@ def assemble(g: Graph, inputs: list[int], outputs: list[int]) -> bytes:
     set_child(sg, 4, b"main")
     codes = []
     for code in g.opcodes:
-        oc = new_table("OperatorCode", {0: ("b", min(code, 127)), 2: ("i", 1), 3: ("i", code)}, 4)
+        builtin = CUSTOM if isinstance(code, str) else code
+        oc = new_table("OperatorCode", {0: ("b", min(builtin, 127)), 2: ("i", 1),
+                                        3: ("i", builtin)}, 4)  # fmt: skip
+        if isinstance(code, str):  # a custom operator, found by its name
+            set_child(oc, 1, code.encode())
         codes.append(oc)
     model = new_table("Model", {0: ("I", 3)}, 8)
     set_child(model, 1, codes)

@@ -105,6 +105,8 @@ class Case:
     refuse: tuple[str, list[str]] | None = None
     seed: int | None = None  # None: from the name
     make_inputs: Callable[[np.random.Generator, list[T]], list[np.ndarray]] | None = None
+    custom_options: bytes | None = None  # a custom operator's (op is then its name)
+    invokes: int = 1  # > 1: state carried between invocations, each compared
 
     def __str__(self) -> str:
         return self.name
@@ -134,7 +136,8 @@ def single_op_model(case: Case) -> bytes:
         set_child(options, slot, struct.pack(f"<{len(values)}i", *values))
     n_in = len(case.inputs)
     opt_type = opt_types[case.options] if case.options else 0
-    g.op(op_codes[case.op], ids[:n_in], ids[n_in:], opt_type, options)
+    code = op_codes.get(case.op, case.op)  # not a builtin: a custom operator's name
+    g.op(code, ids[:n_in], ids[n_in:], opt_type, options, case.custom_options)
     return modelgen.assemble(g, graph_inputs(case, ids[:n_in]), ids[n_in:])
 
 
@@ -161,12 +164,28 @@ def random_tensor(rng: np.random.Generator, t: T) -> np.ndarray:
     return arr
 
 
-def case_inputs(case: Case) -> list[np.ndarray]:
+def case_inputs(case: Case) -> list[list[np.ndarray]]:
+    """The graph inputs of each invocation."""
     rng = np.random.default_rng(zlib.crc32(case.name.encode()) if case.seed is None else case.seed)
     fed = [t for t in case.inputs if t is not None and t.data is None]
     if case.make_inputs is not None:
-        return case.make_inputs(rng, fed)
-    return [random_tensor(rng, t) for t in fed]
+        return [case.make_inputs(rng, fed) for _ in range(case.invokes)]
+    return [[random_tensor(rng, t) for t in fed] for _ in range(case.invokes)]
+
+
+def _save(path: Path, steps: list[list[np.ndarray]]) -> None:
+    """Arrays per invocation (an invocation may have none: 'steps' counts them)."""
+    arrays = {f"s{k}_{i}": x for k, xs in enumerate(steps) for i, x in enumerate(xs)}
+    np.savez(path, steps=np.array(len(steps)), **arrays)
+
+
+def _load(path: Path) -> list[list[np.ndarray]]:
+    with np.load(path) as z:
+        steps: list[list[np.ndarray]] = [[] for _ in range(int(z["steps"]))]
+        names = sorted(tuple(map(int, n[1:].split("_"))) for n in z.files if n != "steps")
+        for k, i in names:
+            steps[k].append(z[f"s{k}_{i}"])
+    return steps
 
 
 # ----------------------------------------------------------------------------- the two sides
@@ -176,7 +195,7 @@ def case_inputs(case: Case) -> list[np.ndarray]:
 class Result:
     """Both sides of one case."""
 
-    tflm: list[np.ndarray] | None
+    tflm: list[np.ndarray] | None  # outputs of each invocation, one after the other
     tflm_error: str | None
     ours: list[np.ndarray] | None
     status: str | None  # the runtime's error status name, None when it ran
@@ -184,20 +203,23 @@ class Result:
 
 
 def run_tflm(
-    model: bytes, inputs: list[np.ndarray], n_out: int
+    model: bytes, steps: list[list[np.ndarray]], n_out: int
 ) -> tuple[list[np.ndarray] | None, str | None]:
-    """TFLM's outputs, or None and its error where it refuses the model."""
+    """TFLM's outputs of each invocation, or None and its error where it refuses the model."""
     from support.tflm_oracle import oracle
 
     runtime = oracle()
+    outputs = []
     try:
         it = runtime.Interpreter.from_bytes(model, arena_size=1 << 20)
-        for i, x in enumerate(inputs):
-            it.set_input(x, i)
-        it.invoke()
+        for inputs in steps:
+            for i, x in enumerate(inputs):
+                it.set_input(x, i)
+            it.invoke()
+            outputs += [np.array(it.get_output(i)) for i in range(n_out)]
     except RuntimeError as e:
         return None, str(e)
-    return [np.array(it.get_output(i)) for i in range(n_out)], None
+    return outputs, None
 
 
 def run_cases(cases: Sequence[Case], workdir: Path) -> dict[str, Result]:
@@ -212,7 +234,7 @@ def run_cases(cases: Sequence[Case], workdir: Path) -> dict[str, Result]:
         model = single_op_model(case)
         (workdir / f"{k}.tflite").write_bytes(model)
         inputs[k] = case_inputs(case)
-        np.savez(workdir / f"{k}.in.npz", *inputs[k])
+        _save(workdir / f"{k}.in.npz", inputs[k])
     proc = subprocess.run(
         [sys.executable, __file__, "--child", str(workdir), str(len(cases))],
         env=env, capture_output=True, text=True, timeout=CHILD_TIMEOUT,
@@ -223,8 +245,7 @@ def run_cases(cases: Sequence[Case], workdir: Path) -> dict[str, Result]:
         meta = json.loads((workdir / f"{k}.out.json").read_text())
         ours = None
         if meta["status"] is None:
-            with np.load(workdir / f"{k}.out.npz") as z:
-                ours = [z[f"arr_{i}"] for i in range(len(z.files))]
+            ours = [x for step in _load(workdir / f"{k}.out.npz") for x in step]
         model = (workdir / f"{k}.tflite").read_bytes()
         tflm, tflm_error = run_tflm(model, inputs[k], len(case.outputs))
         results[case.name] = Result(tflm, tflm_error, ours, meta["status"], meta["message"])
@@ -237,15 +258,16 @@ def _child(workdir: Path, count: int) -> int:
 
     for k in range(count):
         model = (workdir / f"{k}.tflite").read_bytes()
-        with np.load(workdir / f"{k}.in.npz") as z:
-            inputs = [z[f"arr_{i}"] for i in range(len(z.files))]
         meta: dict[str, Any] = {"status": None, "message": ""}
         try:
             it = Interpreter(model)
-            for i, x in enumerate(inputs):
-                it.set_input(i, x)
-            it.invoke()
-            np.savez(workdir / f"{k}.out.npz", *[it.get_output(i) for i in range(it.num_outputs())])
+            outputs = []
+            for inputs in _load(workdir / f"{k}.in.npz"):
+                for i, x in enumerate(inputs):
+                    it.set_input(i, x)
+                it.invoke()
+                outputs.append([it.get_output(i) for i in range(it.num_outputs())])
+            _save(workdir / f"{k}.out.npz", outputs)
         except MicroarenaError as e:
             meta = {"status": STATUS_NAMES.get(e.status, str(e.status)), "message": e.message}
         (workdir / f"{k}.out.json").write_text(json.dumps(meta))
@@ -266,12 +288,17 @@ def check(case: Case, r: Result) -> None:
     assert r.tflm is not None, f"{case}: TFLM cannot run the model: {r.tflm_error}"
     assert r.status is None, f"{case}: runtime refused: {r.status} {r.message}"
     assert r.ours is not None and len(r.ours) == len(r.tflm), f"{case}: output count"
-    for i, (got, want) in enumerate(zip(r.ours, r.tflm, strict=True)):
-        # A constant output (e.g. everything saturated) would hide arithmetic errors.
-        assert want.size < 4 or np.unique(want).size > 1, (
+    n_out = len(case.outputs)
+    for i in range(n_out):
+        # A constant output (e.g. everything saturated) would hide arithmetic errors; over
+        # all invocations, since a stream may start with a constant one (a delay's zeros).
+        want = np.concatenate([w.reshape(-1) for w in r.tflm[i::n_out]])
+        assert r.tflm[i].size < 4 or np.unique(want).size > 1, (
             f"{case}: degenerate, TFLM's output {i} is constant"
         )
-        assert_same(got, want, f"{case} output {i}")
+    for j, (got, want) in enumerate(zip(r.ours, r.tflm, strict=True)):
+        step = f" of invocation {j // n_out}" if case.invokes > 1 else ""
+        assert_same(got, want, f"{case} output {j % n_out}{step}")
 
 
 def assert_same(got: np.ndarray, want: np.ndarray, what: str) -> None:

@@ -127,6 +127,10 @@ static const struct {
     {"SignalFilterBankSpectralSubtraction", MA_KEEP_CUSTOM(&mak_signal_filter_bank_spectral_subtraction)},
     {"SignalPCAN", MA_KEEP_CUSTOM(&mak_signal_pcan)},
     {"SignalFilterBankLog", MA_KEEP_CUSTOM(&mak_signal_filter_bank_log)},
+    {"SignalDelay", MA_KEEP_CUSTOM(&mak_signal_delay)},
+    {"SignalFramer", MA_KEEP_CUSTOM(&mak_signal_framer)},
+    {"SignalStacker", MA_KEEP_CUSTOM(&mak_signal_stacker)},
+    {"SignalOverlapAdd", MA_KEEP_CUSTOM(&mak_signal_overlap_add)},
 };
 enum { N_CUSTOM_OPS = sizeof CUSTOM_OPS / sizeof CUSTOM_OPS[0] };
 
