@@ -1,11 +1,11 @@
 """Conformance of TFLM's streaming Signal* custom operators (SignalDelay, SignalFramer,
-SignalStacker, SignalOverlapAdd) with the real TFLM: one-operator models whose options are a
-flexbuffer map, as TFLM's signal library writes them, run over several invocations on the
-runtime's ASan+UBSan build and on TFLM with the same inputs; the state these operators carry
-from one invocation to the next shows in every invocation's outputs, compared bit for bit
-(float: within 1e-5). Cases vary what changes the stream: delays shorter and longer than a
-frame, frame sizes and steps, prefill, stacker contexts and steps, saturation.
-"""
+SignalStacker, SignalOverlapAdd) and of SignalIrfft with the real TFLM: one-operator models
+whose options are a flexbuffer map, as TFLM's signal library writes them, run over several
+invocations on the runtime's ASan+UBSan build and on TFLM with the same inputs; the state
+these operators carry from one invocation to the next shows in every invocation's outputs,
+compared bit for bit (float: within 1e-5). Cases vary what changes the stream: delays
+shorter and longer than a frame, frame sizes and steps, prefill, stacker contexts and steps,
+saturation, and the inverse FFT's radices (2, 3, 4, 5) on full-range spectra."""
 
 from __future__ import annotations
 
@@ -64,6 +64,12 @@ def overlap_add(name: str, x: T, out: T, step: int) -> Case:
     return signal("SignalOverlapAdd", name, [x], [out], {"T": x.dtype, "frame_step": step})
 
 
+def irfft(name: str, frames: int, length: int, bins: int | None = None) -> Case:
+    spectrum = i16(frames, length + 2 if bins is None else bins)
+    options = {"T": I16, "fft_length": length}
+    return signal("SignalIrfft", name, [spectrum], [i16(frames, length)], options)
+
+
 CASES = [
     delay("delay 3 frame 10 two rows", (2, 10), 3),
     delay("delay 5 longer than the frame", (3,), 5),
@@ -88,6 +94,19 @@ CASES = [
     overlap_add("int16 step equal to the frame", i16(3, 5), i16(15), 5),
     overlap_add("float step 2", f32((4, 6)), f32((8,)), 2),
     overlap_add("float 3-D step 3", f32((2, 2, 7)), f32((2, 6)), 3),
+    irfft("length 16 (radix 4, 2)", 2, 16),
+    irfft("length 24 (radix 4, 3)", 3, 24),
+    irfft("length 40 (radix 4, 5)", 1, 40),
+    irfft("length 6 (radix 3)", 2, 6),
+    irfft("length 64 wider rows", 2, 64, 70),
+    signal(
+        "SignalIrfft",
+        "float refused",
+        [f32((1, 18))],
+        [f32((1, 16))],
+        {"T": F32, "fft_length": 16},
+        refuse=("MA_ERR_UNSUPPORTED", ["SignalIrfft", "only int16"]),
+    ),
 ]
 assert all(c.inputs[0].dtype in (I16, F32) for c in CASES)
 

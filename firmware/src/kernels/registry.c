@@ -131,6 +131,7 @@ static const struct {
     {"SignalFramer", MA_KEEP_CUSTOM(&mak_signal_framer)},
     {"SignalStacker", MA_KEEP_CUSTOM(&mak_signal_stacker)},
     {"SignalOverlapAdd", MA_KEEP_CUSTOM(&mak_signal_overlap_add)},
+    {"SignalIrfft", MA_KEEP_CUSTOM(&mak_signal_irfft)},
 };
 enum { N_CUSTOM_OPS = sizeof CUSTOM_OPS / sizeof CUSTOM_OPS[0] };
 

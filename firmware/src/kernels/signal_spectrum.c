@@ -1,5 +1,5 @@
 /* TFLM signal library, int16 spectrum stage: SignalWindow, SignalFftAutoScale, SignalRfft,
- * SignalEnergy (custom operators; options in a flexbuffer map).
+ * SignalIrfft, SignalEnergy (custom operators; options in a flexbuffer map).
  *
  * Bit-exact with TFLM's signal/src kernels. SignalRfft is kissfft's fixed-point (16-bit) real
  * FFT as TFLM builds it: a complex FFT of half the length (radix 4 first, then 2, 3, 5, each
@@ -7,6 +7,9 @@
  * computed in double, then the split into the real spectrum. Unlike TFLM it needs no scratch
  * and no work buffer: the half-length FFT reads the (zero-padded) input in place and writes
  * straight into the output tensor, whose extra element the split then fills in place.
+ * SignalIrfft is kissfft's kiss_fftri: the real spectrum merged into half-length complex
+ * values (in a work row kept with the twiddles, as TFLM keeps its tmpbuf), then the inverse
+ * complex FFT (conjugate twiddles) straight into the output; no scaling beyond the stages'.
  */
 #include <math.h>
 #include <string.h>
@@ -100,9 +103,10 @@ typedef struct {
 } c16;
 
 typedef struct {
-  int32_t fft_length, half, input_length, frames;
+  int32_t fft_length, half, input_length, frames, inverse;
   int32_t factors[2 * RFFT_MAX_FACTORS]; /* radix, remaining length; ... until length 1 */
-} rfft_data; /* followed by int16 twiddles[2 * half] then split twiddles[2 * (half / 2)] */
+} rfft_data; /* followed by int16 twiddles[2 * half] then split twiddles[2 * (half / 2)],
+                and for the inverse a work row[2 * half] */
 
 /* Conversions to int16 wrap, as kissfft's stores into int16 do with gcc. */
 static inline int16_t w16(int32_t x) { return (int16_t)x; }
@@ -148,7 +152,7 @@ static void bfly3(int16_t *F, size_t fstride, const int16_t *tw, size_t m) {
   }
 }
 
-static void bfly4(int16_t *F, size_t fstride, const int16_t *tw, size_t m) {
+static void bfly4(int16_t *F, size_t fstride, const int16_t *tw, size_t m, bool inverse) {
   for (size_t k = 0; k < m; k++) {
     c16 f0 = fixdiv(ld(F, k), 4), f1 = fixdiv(ld(F, k + m), 4);
     c16 f2 = fixdiv(ld(F, k + 2 * m), 4), f3 = fixdiv(ld(F, k + 3 * m), 4);
@@ -159,8 +163,9 @@ static void bfly4(int16_t *F, size_t fstride, const int16_t *tw, size_t m) {
     c16 s3 = cadd(s0, s2), s4 = csub(s0, s2);
     st(F, k + 2 * m, csub(f0, s3));
     st(F, k, cadd(f0, s3));
-    st(F, k + m, (c16){w16(s5.r + s4.i), w16(s5.i - s4.r)});
-    st(F, k + 3 * m, (c16){w16(s5.r - s4.i), w16(s5.i + s4.r)});
+    const c16 s4j = inverse ? (c16){w16(-s4.i), s4.r} : (c16){s4.i, w16(-s4.r)}; /* -+i s4 */
+    st(F, k + m, (c16){w16(s5.r + s4j.r), w16(s5.i + s4j.i)});
+    st(F, k + 3 * m, (c16){w16(s5.r - s4j.r), w16(s5.i - s4j.i)});
   }
 }
 
@@ -195,27 +200,27 @@ static inline int16_t sample(const int16_t *in, int32_t length, size_t j) {
 }
 
 /* kissfft's kf_work: decimation in time, recursing once per factor (at most 32 levels). */
-static void kf_work(const rfft_data *d, const int16_t *in, int16_t *out, size_t f,
-                    size_t fstride, const int32_t *factors) {
+static void kf_work(const rfft_data *d, const int16_t *in, int32_t in_length, int16_t *out,
+                    size_t f, size_t fstride, const int32_t *factors) {
   const size_t p = (size_t)factors[0], m = (size_t)factors[1];
   for (size_t k = 0; k < p; k++, f += fstride) {
     if (m == 1) {
-      st(out, k, (c16){sample(in, d->input_length, 2 * f), sample(in, d->input_length, 2 * f + 1)});
+      st(out, k, (c16){sample(in, in_length, 2 * f), sample(in, in_length, 2 * f + 1)});
     } else {
-      kf_work(d, in, out + 2 * k * m, f, fstride * p, factors + 2);
+      kf_work(d, in, in_length, out + 2 * k * m, f, fstride * p, factors + 2);
     }
   }
   const int16_t *tw = twiddles(d);
   if (p == 2) bfly2(out, fstride, tw, m);
   if (p == 3) bfly3(out, fstride, tw, m);
-  if (p == 4) bfly4(out, fstride, tw, m);
+  if (p == 4) bfly4(out, fstride, tw, m, d->inverse != 0);
   if (p == 5) bfly5(out, fstride, tw, m);
 }
 
 /* kiss_fftr: half-length complex FFT of the even/odd samples, then the split (in place). */
 static void rfft_frame(const rfft_data *d, const int16_t *in, int16_t *out) {
   const size_t n = (size_t)d->half;
-  kf_work(d, in, out, 0, 1, d->factors);
+  kf_work(d, in, d->input_length, out, 0, 1, d->factors);
   const int16_t *split = twiddles(d) + 2 * n;
   const c16 dc = fixdiv(ld(out, 0), 2);
   st(out, 0, (c16){w16(dc.r + dc.i), 0});
@@ -252,52 +257,87 @@ static int factorize(int32_t n, int32_t *factors) {
   return 1;
 }
 
-static void make_twiddles(int16_t *tw, int32_t half) {
-  const double pi = 3.14159265358979323846;
+/* kiss_fftr_alloc's tables; the inverse's phases are negated (then rounded, as kissfft). */
+static void make_twiddles(int16_t *tw, int32_t half, bool inverse) {
+  const double pi = 3.14159265358979323846, sign = inverse ? -1.0 : 1.0;
   for (int32_t i = 0; i < half; i++) {
-    const double phase = -2 * pi * i / half;
+    const double phase = sign * -2 * pi * i / half;
     tw[2 * i] = (int16_t)floor(.5 + 32767 * cos(phase));
     tw[2 * i + 1] = (int16_t)floor(.5 + 32767 * sin(phase));
   }
   int16_t *split = tw + 2 * half;
   for (int32_t i = 0; i < half / 2; i++) {
-    const double phase = -pi * ((double)(i + 1) / half + .5);
+    const double phase = sign * -pi * ((double)(i + 1) / half + .5);
     split[2 * i] = (int16_t)floor(.5 + 32767 * cos(phase));
     split[2 * i + 1] = (int16_t)floor(.5 + 32767 * sin(phase));
   }
 }
 
-static ma_status rfft_prepare(struct ma_context *ctx, ma_node *node) {
-  static const char OP[] = "SignalRfft";
-  ma_status st = mak_check_node(ctx, node, OP, 1, 1, 1, 1);
+/* Options and tables shared by SignalRfft and SignalIrfft: T (int16 only), fft_length
+ * (half of it factoring into 2-5), the row shapes, and the twiddles. */
+static ma_status fft_prepare(struct ma_context *ctx, ma_node *node, const char *op, bool inverse) {
+  ma_status st = mak_check_node(ctx, node, op, 1, 1, 1, 1);
   int32_t type = 0, length = 0;
-  if (st == MA_OK) st = mak_custom_option(ctx, node, OP, "T", 0, 255, &type);
+  if (st == MA_OK) st = mak_custom_option(ctx, node, op, "T", 0, 255, &type);
   if (st == MA_OK && type != TYPE_INT16)
-    return ma_fail(ctx, MA_ERR_UNSUPPORTED, "%s: only int16 is implemented (T = %s)", OP,
+    return ma_fail(ctx, MA_ERR_UNSUPPORTED, "%s: only int16 is implemented (T = %s)", op,
                    mak_type_name((uint8_t)type));
-  if (st == MA_OK) st = mak_custom_option(ctx, node, OP, "fft_length", 4, RFFT_MAX_LENGTH, &length);
+  if (st == MA_OK) st = mak_custom_option(ctx, node, op, "fft_length", 4, RFFT_MAX_LENGTH, &length);
   const ma_tensor *in = node->inputs[0], *out = node->outputs[0];
-  if (st == MA_OK) st = mak_signal_tensor(ctx, OP, "input", in, MA_INT16, -1);
-  if (st == MA_OK) st = mak_signal_tensor(ctx, OP, "output", out, MA_INT16, in->ndims);
+  if (st == MA_OK) st = mak_signal_tensor(ctx, op, "input", in, MA_INT16, -1);
+  if (st == MA_OK) st = mak_signal_tensor(ctx, op, "output", out, MA_INT16, in->ndims);
   if (st != MA_OK) return st;
-  rfft_data d = {length, length / 2, 0, 0, {0}};
+  rfft_data d = {length, length / 2, 0, 0, inverse, {0}};
   if (length % 2 != 0 || !factorize(d.half, d.factors))
     return ma_fail(ctx, MA_ERR_UNSUPPORTED,
-                   "%s: fft_length %d: half of it must factor into 2, 3, 4 and 5", OP, (int)length);
-  d.input_length = in->ndims > 0 ? in->dims[in->ndims - 1] : 0;
-  d.frames = d.input_length > 0 ? ma_num_elements(in) / d.input_length : 0;
-  if (d.input_length <= 0 || d.input_length > length || out->dims[out->ndims - 1] != length + 2 ||
-      ma_num_elements(out) != d.frames * (length + 2))
+                   "%s: fft_length %d: half of it must factor into 2, 3, 4 and 5", op, (int)length);
+  const ma_tensor *spectrum = inverse ? in : out, *signal = inverse ? out : in;
+  const int32_t bins = spectrum->ndims > 0 ? spectrum->dims[spectrum->ndims - 1] : 0;
+  d.input_length = signal->ndims > 0 ? signal->dims[signal->ndims - 1] : 0;
+  d.frames = d.input_length > 0 ? ma_num_elements(signal) / d.input_length : 0;
+  /* The spectrum rows: length + 2 values (half + 1 complex bins); an inverse reads those. */
+  const bool fits = inverse ? d.input_length == length && bins >= length + 2 && bins % 2 == 0
+                            : d.input_length > 0 && d.input_length <= length && bins == length + 2;
+  if (!fits || ma_num_elements(spectrum) != (int64_t)d.frames * bins)
     return ma_fail(ctx, MA_ERR_MODEL,
-                   "%s: frames of %d samples and output rows of %d values do not fit fft_length %d",
-                   OP, (int)d.input_length, (int)out->dims[out->ndims - 1], (int)length);
+                   "%s: rows of %d samples and of %d spectrum values do not fit fft_length %d",
+                   op, (int)d.input_length, (int)bins, (int)length);
+  d.input_length = inverse ? bins : d.input_length; /* what a frame reads */
   const size_t tables = sizeof(int16_t) * 2 * ((size_t)d.half + (size_t)d.half / 2);
-  rfft_data *p = ma_persistent(ctx, sizeof d + tables);
+  const size_t work = inverse ? sizeof(int16_t) * 2 * (size_t)d.half : 0;
+  rfft_data *p = ma_persistent(ctx, sizeof d + tables + work);
   if (p == NULL) return MA_ERR_ARENA;
   *p = d;
-  make_twiddles((int16_t *)(p + 1), d.half);
+  make_twiddles((int16_t *)(p + 1), d.half, inverse);
   node->user_data = p;
   return MA_OK;
+}
+
+static ma_status rfft_prepare(struct ma_context *ctx, ma_node *node) {
+  return fft_prepare(ctx, node, "SignalRfft", false);
+}
+
+static ma_status irfft_prepare(struct ma_context *ctx, ma_node *node) {
+  return fft_prepare(ctx, node, "SignalIrfft", true);
+}
+
+/* kiss_fftri: the real spectrum in (half + 1 complex bins) merged into half complex values,
+ * then their inverse FFT into out (fft_length samples). */
+static void irfft_frame(const rfft_data *d, const int16_t *in, int16_t *out) {
+  const size_t n = (size_t)d->half;
+  const int16_t *split = twiddles(d) + 2 * n;
+  int16_t *work = (int16_t *)(uintptr_t)(split + 2 * (n / 2));
+  const c16 first = ld(in, 0), last = ld(in, n);
+  st(work, 0, fixdiv((c16){w16(first.r + last.r), w16(first.r - last.r)}, 2));
+  for (size_t k = 1; k <= n / 2; k++) {
+    const c16 b = ld(in, n - k);
+    const c16 fk = fixdiv(ld(in, k), 2), fnkc = fixdiv((c16){b.r, w16(-b.i)}, 2);
+    const c16 fek = cadd(fk, fnkc), fok = cmul(csub(fk, fnkc), ld(split, k - 1));
+    st(work, k, cadd(fek, fok));
+    const c16 low = csub(fek, fok);
+    st(work, n - k, (c16){low.r, w16(-low.i)});
+  }
+  kf_work(d, work, d->fft_length, out, 0, 1, d->factors);
 }
 
 static ma_status rfft_eval(struct ma_context *ctx, ma_node *node) {
@@ -308,6 +348,16 @@ static ma_status rfft_eval(struct ma_context *ctx, ma_node *node) {
   for (int32_t f = 0; f < d->frames; f++) {
     rfft_frame(d, in + (size_t)f * d->input_length, out + (size_t)f * (d->fft_length + 2));
   }
+  return MA_OK;
+}
+
+static ma_status irfft_eval(struct ma_context *ctx, ma_node *node) {
+  (void)ctx;
+  const rfft_data *d = node->user_data;
+  const int16_t *in = node->inputs[0]->data;
+  int16_t *out = node->outputs[0]->data;
+  for (int32_t f = 0; f < d->frames; f++)
+    irfft_frame(d, in + (size_t)f * d->input_length, out + (size_t)f * d->fft_length);
   return MA_OK;
 }
 
@@ -354,4 +404,5 @@ static ma_status energy_eval(struct ma_context *ctx, ma_node *node) {
 const ma_kernel mak_signal_window = {window_prepare, window_eval, 0};
 const ma_kernel mak_signal_fft_auto_scale = {auto_scale_prepare, auto_scale_eval, 0};
 const ma_kernel mak_signal_rfft = {rfft_prepare, rfft_eval, 0};
+const ma_kernel mak_signal_irfft = {irfft_prepare, irfft_eval, 0};
 const ma_kernel mak_signal_energy = {energy_prepare, energy_eval, 0};
