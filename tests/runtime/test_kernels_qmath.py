@@ -77,6 +77,7 @@ def qmath(lib: ctypes.CDLL) -> ctypes.CDLL:
                        "mak_input_radius": [ctypes.c_int, ctypes.c_int]}.items():  # fmt: skip
         fn = getattr(lib, name)
         fn.argtypes, fn.restype = args, i32
+    lib.mak_q15_multiplier.argtypes, lib.mak_q15_multiplier.restype = [i32], ctypes.c_int16
     lib.mak_quantize_multiplier.argtypes = [
         ctypes.c_double, ctypes.POINTER(i32), ctypes.POINTER(ctypes.c_int)
     ]  # fmt: skip
@@ -116,6 +117,20 @@ def test_input_radius_is_tflites_and_defined_for_any_shift(qmath: ctypes.CDLL) -
             else:
                 want = min(math.floor(exact), I32_MAX)
             assert qmath.mak_input_radius(bits, shift) == want, (bits, shift)
+
+
+def test_q15_multiplier_is_both_tflite_roundings(qmath: ctypes.CDLL) -> None:
+    """One rounding of a Q0.31 multiplier to Q0.15 serves HARD_SWISH (TFLite's
+    DownScaleInt32ToInt16Multiplier) and the 64-bit MultiplyByQuantizedMultiplier, whose
+    thresholds differ (INT32_MAX - 2^15 and 0x7FFF0000) but not their results."""
+    rng = np.random.default_rng(15)
+    ms = [0, 1, 2**15 - 1, 2**15, 2**30, 0x7FFEFFFF, 0x7FFF0000, 0x7FFF7FFF, 0x7FFF8000,
+          I32_MAX - 2**15 - 1, I32_MAX - 2**15, I32_MAX]  # fmt: skip
+    ms += [int(v) for v in rng.integers(0, I32_MAX, 2000, endpoint=True)]
+    for m in ms:
+        down = 32767 if m >= I32_MAX - 2**15 else (m + 2**15) >> 16
+        reduced = (m + 2**15) >> 16 if m < 0x7FFF0000 else 0x7FFF
+        assert down == reduced == qmath.mak_q15_multiplier(m), m
 
 
 def test_quantize_multiplier_matches_tflite_rules(qmath: ctypes.CDLL) -> None:

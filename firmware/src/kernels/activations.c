@@ -236,12 +236,6 @@ static ma_status tanh_prepare(struct ma_context *ctx, ma_node *node) {
   return q4_input(ctx, op, d, mak_scale(in, 0));
 }
 
-/* DownScaleInt32ToInt16Multiplier: round a Q0.31 multiplier to Q0.15. */
-static int16_t q15_multiplier(int32_t m) {
-  if (m >= INT32_MAX - (1 << 15)) return INT16_MAX;
-  return (int16_t)((m + (1 << 15)) >> 16);
-}
-
 static ma_status hard_swish_prepare(struct ma_context *ctx, ma_node *node) {
   static const char op[] = "HARD_SWISH";
   act_data *d;
@@ -261,12 +255,12 @@ static ma_status hard_swish_prepare(struct ma_context *ctx, ma_node *node) {
   if (e > 0 || e < -30)
     return ma_fail(ctx, MA_ERR_UNSUPPORTED, "%s: output scale too small or too large for "
                    "the int8 input scale", op);
-  d->hs_out_mult = q15_multiplier(m);
+  d->hs_out_mult = mak_q15_multiplier(m);
   d->hs_out_exp = (int8_t)e;
   mak_quantize_multiplier((double)(hires / (3.0f / 32768.0f)), &m, &e);
   if (e < -30 || e > 16)
     return ma_fail(ctx, MA_ERR_UNSUPPORTED, "%s: input scale out of range", op);
-  d->hs_relu_mult = q15_multiplier(m);
+  d->hs_relu_mult = mak_q15_multiplier(m);
   d->hs_relu_exp = (int8_t)e;
   d->path = P_HSWISH_Q8;
   return MA_OK;

@@ -30,11 +30,18 @@ int32_t mak_shl_wrap(int32_t x, int shift) {
   return (int32_t)((uint32_t)x << shift);
 }
 
+int16_t mak_q15_multiplier(int32_t m) {
+  /* TFLite's DownScaleInt32ToInt16Multiplier; the 64-bit MultiplyByQuantizedMultiplier
+   * writes the same rounding with a threshold of 0x7FFF0000, which gives 0x7FFF for every
+   * multiplier between the two thresholds as well. */
+  if (m >= INT32_MAX - (1 << 15)) return INT16_MAX;
+  return (int16_t)(((int64_t)m + (1 << 15)) >> 16);
+}
+
 int32_t mak_mbqm64(int64_t x, int32_t multiplier, int shift) {
   /* TFLite: the multiplier rounded to 16 bits, one rounding shift by 15 - shift. Wrapping
    * unsigned arithmetic keeps hostile values defined where TFLite's would overflow. */
-  const int32_t reduced = multiplier < 0x7FFF0000 ? (int32_t)(((int64_t)multiplier + (1 << 15)) >> 16)
-                                                  : 0x7FFF;
+  const int32_t reduced = mak_q15_multiplier(multiplier);
   int total_shift = 15 - shift;
   if (total_shift < 1) total_shift = 1;
   if (total_shift > 62) total_shift = 62;

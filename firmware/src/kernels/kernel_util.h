@@ -30,6 +30,7 @@ int32_t mak_mbqm(int32_t x, int32_t multiplier, int shift);  /* MultiplyByQuanti
 int32_t mak_shl_wrap(int32_t x, int shift);                  /* x * 2^shift, wrapping */
 /* The int64 MultiplyByQuantizedMultiplier of int16 kernels (multiplier rounded to 16 bits). */
 int32_t mak_mbqm64(int64_t x, int32_t multiplier, int shift);
+int16_t mak_q15_multiplier(int32_t m); /* a Q0.31 multiplier rounded to Q0.15 */
 void mak_quantize_multiplier(double m, int32_t *multiplier, int *shift);
 int32_t mak_input_radius(int integer_bits, int left_shift);  /* CalculateInputRadius (31 bits) */
 
