@@ -122,10 +122,19 @@ class _Walker:
         starting = sg.inputs + (sg.outputs if self.semantics.outputs_created_at_start else [])
         for i in starting:
             self.created(base + i)
+        written = set(sg.inputs)  # in this run of the subgraph: by its caller, or an operator
         for op in sg.operators:
             self.scope += 1
             self.owners.append((si, op.index))
             for i in op.outputs:
+                if i in written:
+                    # The lifetime would restart at the second writer, leaving the first
+                    # one's unreserved (the runtime refuses such models too).
+                    raise ModelError(
+                        f"malformed model: tensor {i} of subgraph {si} is written twice (by "
+                        "two operators, or by its caller and an operator)"
+                    )
+                written.add(i)
                 self.created(base + i)
             start = self.scope
             for callee in self._callees(op.called_subgraphs):

@@ -13,7 +13,7 @@ from support.tflm_oracle import shared_model
 from host.planning import offline_plan
 from host.planning.cli import main
 from host.planning.lifetimes import walk
-from host.tflite.model import OFFLINE_PLAN_NAME, Model
+from host.tflite.model import OFFLINE_PLAN_NAME, Model, ModelError
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -139,3 +139,20 @@ def test_plot(tmp_path: Path, ext: str) -> None:
 def test_missing_file(tmp_path: Path, capsys) -> None:
     assert main([str(tmp_path / "nope.tflite")]) == 2
     assert "cannot read" in capsys.readouterr().err
+
+
+FUZZ_DATA = Path(__file__).resolve().parents[1] / "data" / "fuzz"
+
+
+def test_tensor_written_twice_is_refused(capsys) -> None:
+    """libFuzzer's mutated GRU writes tensor 43 by two operators: planning its lifetime from
+    the later writer would leave the earlier one's unreserved. The runtime refuses the model
+    (tests/runtime/test_runtime_malformed.py); the planner says the same, for every target."""
+    crash = FUZZ_DATA / "gru_split_output_written_twice.tflite"
+    assert main([str(crash)]) == 2
+    err = capsys.readouterr().err
+    assert "tensor 43 of subgraph 0 is written twice" in err and "Traceback" not in err
+    from host.runtime.arena import predict
+
+    with pytest.raises(ModelError, match="tensor 43 of subgraph 0 is written twice"):
+        predict(crash.read_bytes(), requests=[])  # the model of the core alone
