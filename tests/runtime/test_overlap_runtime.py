@@ -185,3 +185,21 @@ def test_runtime_refuses_an_overlap_below_its_rule() -> None:
 
 if __name__ == "__main__" and "--child" in sys.argv:
     sys.exit(_child(sys.argv[sys.argv.index("--child") + 1]))
+
+
+def test_overlap_counts_only_for_the_creating_operators_input() -> None:
+    """x = RELU(a) is a graph output, y = ABS(a) is created where x's lifetime ends (the end
+    of the graph) but ABS never reads x: no rule covers x, and y written over x would destroy
+    an output. An offline plan putting both at one offset is refused."""
+    from host.tflite import modelgen
+
+    g = modelgen.Graph()
+    a, x, y = (g.tensor(name, (16,), 0, [], [], None, 0) for name in ("a", "x", "y"))
+    for code, out in ((19, x), (101, y)):  # RELU, ABS (BuiltinOperator)
+        g.op(code, [a], [out], 0, modelgen.scalar_options({}, 0))
+    data = modelgen.assemble(g, [a], [x, y])
+    Interpreter(data).invoke()  # runs without a plan
+    with pytest.raises(MicroarenaError) as err:
+        Interpreter(with_plan(data, {a: 0, x: 64, y: 64}))
+    assert err.value.status == MA_ERR_PLAN
+    assert "tensor 1 of subgraph 0 [64, 128) and tensor 2 of subgraph 0 [64, 128)" in str(err.value)
