@@ -86,6 +86,19 @@ ma_status ma_open_logged(ma_interp **out, const void *model, size_t model_size, 
                          size_t arena_size, char *msg, size_t msg_size, ma_request_log_fn log,
                          void *log_ctx);
 
+/* A model's full arena requirement (the `required` of ma_arena_stats): measured by loading it
+ * into `work` (any memory at least that big; its contents are lost). 0 when it does not load
+ * there (a model the runtime refuses, or `work` too small). */
+size_t ma_arena_required(const void *model, size_t model_size, void *work, size_t work_size);
+
+/* After ma_open(arena, arena_size) failed with MA_ERR_ARENA (set-up stops where the arena runs
+ * out, so its message cannot name the whole requirement): measures the requirement in `work`
+ * and rewrites `msg` as "arena too small: needs at least N bytes, has <arena_size>" (or "needs
+ * more than <work_size>"). Returns N, 0 when unknown. `work` may contain `arena`. */
+size_t ma_arena_shortfall(const void *model, size_t model_size, const void *arena,
+                          size_t arena_size, void *work, size_t work_size, char *msg,
+                          size_t msg_size);
+
 ma_status ma_invoke(ma_interp *it);
 
 /* Iterations one WHILE operator may run before ma_invoke fails (default

@@ -150,6 +150,8 @@ def _declare(lib: ctypes.CDLL) -> None:
     lib.ma_open.restype = ctypes.c_int
     lib.ma_open_logged.argtypes = [ctypes.POINTER(p), p, sz, p, sz, ctypes.c_char_p, sz, _LOG, p]
     lib.ma_open_logged.restype = ctypes.c_int
+    lib.ma_arena_shortfall.argtypes = [p, sz, p, sz, p, sz, ctypes.c_char_p, sz]
+    lib.ma_arena_shortfall.restype = sz
     lib.ma_set_while_limit.argtypes = [p, i32]
     lib.ma_set_while_limit.restype = None
     lib.ma_invoke.argtypes = [p]
@@ -254,8 +256,24 @@ class Interpreter:
             self._msg,
             MSG_SIZE,
         )
+        if status == MA_ERR_ARENA:
+            self._explain_shortfall()
         if status != 0:
             raise MicroarenaError(status, self._msg.value.decode(errors="replace"))
+
+    def _explain_shortfall(self) -> None:
+        """Rewrites the message to name the model's full requirement (set-up stopped short)."""
+        work = _aligned(PROBE_ARENA, 16)
+        self._lib.ma_arena_shortfall(
+            self._model.ctypes.data,
+            self._model_size,
+            self._arena.ctypes.data,
+            self.arena_size,
+            work.ctypes.data,
+            PROBE_ARENA,
+            self._msg,
+            MSG_SIZE,
+        )
 
     # -- tensors
     def _tensor(self, ptr: ctypes._Pointer[MaTensor] | None, what: str) -> MaTensor:

@@ -21,6 +21,7 @@ from support.tflm_oracle import run_tflm
 
 from host.device import record, upload
 from host.paths import SHARED_MODELS
+from host.runtime import arena as arena_layout
 
 ROOT = Path(__file__).resolve().parents[2]
 MODELS = SHARED_MODELS
@@ -131,17 +132,21 @@ def test_board_failures_are_reported(capsys: pytest.CaptureFixture[str], tmp_pat
 def test_arena_too_small_reports_bytes_needed(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    """The probe with a small arena says how much it needs; given that (16-aligned), it runs."""
+    """The probe with a small arena names the model's full requirement (issue 12: it named the
+    failing step's, and on Cortex-M 8 bytes short): that size runs, one alignment step less
+    fails naming the same size."""
     needs_emulator()
     path = model_path("tflm_micro_speech_int8")
+    required = arena_layout.predict(path.read_bytes(), "cortex-m")["required"]
     args = ["--board", BOARD, "--upload", str(path), "--json", "--timeout", "60"]
-    code = record.main([*args, "--arena", "4000"])
-    out = capsys.readouterr()
-    short = json.loads(out.out)["report"]
-    assert code == record.EXIT_MISMATCH, out.err
-    assert short["status_name"] == "arena" and short["bytes_needed"] > 4000
-    assert f"needs at least {short['bytes_needed']} bytes" in short["message"]
-    enough = -(-short["bytes_needed"] // 16) * 16
+    for small in (4000, required - arena_layout.ALIGN):
+        code = record.main([*args, "--arena", str(small)])
+        out = capsys.readouterr()
+        short = json.loads(out.out)["report"]
+        assert code == record.EXIT_MISMATCH, out.err
+        assert short["status_name"] == "arena" and short["bytes_needed"] == required
+        assert f"needs at least {required} bytes, has {small}" in short["message"]
+    enough = required
     code = record.main([*args, "--arena", str(enough)])
     out = capsys.readouterr()
     ok = json.loads(out.out)["report"]

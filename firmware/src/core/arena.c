@@ -21,10 +21,12 @@ static void note_usage(ma_interp *it) {
 size_t ma_tail_used(const ma_interp *it) { return (size_t)(it->arena_end - it->tail); }
 
 static void *out_of_arena(ma_interp *it, size_t bytes) {
+  /* Set-up stopped here, so the model's full requirement is unknown: only a caller with more
+   * memory can measure it (ma_arena_shortfall), so no "needs at least" figure is given. */
   size_t need = usage(it) + bytes;
-  ma_fail(it, MA_ERR_ARENA, "arena too small: needs at least %lu bytes, has %lu",
-          (unsigned long)align_up(need, MA_ALIGN),
-          (unsigned long)(it->arena_end - it->arena_start));
+  ma_fail(it, MA_ERR_ARENA, "arena too small: has %lu bytes, set-up ran out at %lu",
+          (unsigned long)(it->arena_end - it->arena_start),
+          (unsigned long)align_up(need, MA_ALIGN));
   return NULL;
 }
 

@@ -99,6 +99,9 @@ void ma_temp_reset(ma_interp *it);
 ma_status ma_vfail(ma_interp *it, ma_status status, const char *fmt, va_list ap);
 size_t ma_tail_used(const ma_interp *it);
 
+/* interp.c: the smallest arena that loads, from what set-up has used so far */
+size_t ma_required(const ma_interp *it);
+
 /* model.c */
 ma_status ma_parse_model(ma_interp *it);
 ma_status ma_build_frame(ma_interp *it, int32_t sg, ma_inode *n, ma_frame *f);

@@ -135,6 +135,13 @@ static ma_status prepare_all(ma_interp *it) {
   return MA_OK;
 }
 
+/* Bytes of `arena` the runtime uses: from its first MA_ALIGN-aligned address, whole units. */
+static size_t usable_size(const void *arena, size_t arena_size) {
+  uintptr_t start = ((uintptr_t)arena + (MA_ALIGN - 1)) & ~(uintptr_t)(MA_ALIGN - 1);
+  size_t pad = (size_t)(start - (uintptr_t)arena);
+  return arena_size > pad ? (arena_size - pad) & ~(size_t)(MA_ALIGN - 1) : 0;
+}
+
 ma_status ma_open(ma_interp **out, const void *model, size_t model_size, void *arena,
                   size_t arena_size, char *msg, size_t msg_size) {
   return ma_open_logged(out, model, model_size, arena, arena_size, msg, msg_size, NULL, NULL);
@@ -160,8 +167,7 @@ ma_status ma_open_logged(ma_interp **out, const void *model, size_t model_size, 
     return MA_ERR_MODEL;
   }
   uintptr_t start = ((uintptr_t)arena + (MA_ALIGN - 1)) & ~(uintptr_t)(MA_ALIGN - 1);
-  size_t pad = (size_t)(start - (uintptr_t)arena);
-  size_t usable = arena_size > pad ? (arena_size - pad) & ~(size_t)(MA_ALIGN - 1) : 0;
+  size_t usable = usable_size(arena, arena_size);
   size_t self = (sizeof(struct ma_context) + (MA_ALIGN - 1)) & ~(size_t)(MA_ALIGN - 1);
   if (usable < self) {
     if (msg != NULL && msg_size > 0) {
@@ -285,9 +291,37 @@ void ma_arena_stats_get(const ma_interp *it, ma_arena_stats *out) {
   out->tail = ma_tail_used(it);
   out->total = out->head + out->tail;
   out->temp_peak = it->temp_peak;
-  /* The usable arena is a multiple of MA_ALIGN, so that is the granularity of "required". */
-  out->required = (it->required + (MA_ALIGN - 1)) & ~(size_t)(MA_ALIGN - 1);
+  out->required = ma_required(it);
   memcpy(out->rec, it->rec, sizeof out->rec);
+}
+
+size_t ma_required(const ma_interp *it) {
+  /* The usable arena is a multiple of MA_ALIGN, so that is the granularity of "required". */
+  return (it->required + (MA_ALIGN - 1)) & ~(size_t)(MA_ALIGN - 1);
+}
+
+size_t ma_arena_required(const void *model, size_t model_size, void *work, size_t work_size) {
+  char msg[1];
+  ma_interp *it;
+  if (ma_open(&it, model, model_size, work, work_size, msg, sizeof msg) != MA_OK) return 0;
+  return ma_required(it);
+}
+
+size_t ma_arena_shortfall(const void *model, size_t model_size, const void *arena,
+                          size_t arena_size, void *work, size_t work_size, char *msg,
+                          size_t msg_size) {
+  size_t need = ma_arena_required(model, model_size, work, work_size);
+  if (msg == NULL || msg_size == 0) return need;
+  int n = need > 0 ? snprintf(msg, msg_size, "arena too small: needs at least %lu bytes, has %lu",
+                              (unsigned long)need, (unsigned long)arena_size)
+                   : snprintf(msg, msg_size, "arena too small: needs more than %lu bytes, has %lu",
+                              (unsigned long)work_size, (unsigned long)arena_size);
+  size_t usable = usable_size(arena, arena_size);
+  if (n > 0 && (size_t)n < msg_size && ((uintptr_t)arena & (MA_ALIGN - 1)) != 0) {
+    snprintf(msg + n, msg_size - (size_t)n, " (%lu from its first 16-byte aligned address)",
+             (unsigned long)usable);
+  }
+  return need;
 }
 
 void ma_set_while_limit(ma_interp *it, int32_t iterations) {

@@ -318,7 +318,7 @@ ma_status ma_plan(ma_interp *it) {
   if ((uint64_t)head > room) {
     return ma_fail(it, MA_ERR_ARENA,
                    "arena too small: needs at least %lu bytes (head %ld + tail %lu), has %lu",
-                   (unsigned long)it->required, (long)head, (unsigned long)ma_tail_used(it),
+                   (unsigned long)ma_required(it), (long)head, (unsigned long)ma_tail_used(it),
                    (unsigned long)(it->arena_end - it->arena_start));
   }
   for (int32_t i = 0; i < nb; i++) {
