@@ -19,10 +19,11 @@ from host.planning.packing import (
     lower_bound,
     plan,
     read_csv,
+    search,
     validate,
     write_csv,
 )
-from host.planning.packing.greedy import plan_greedy
+from host.planning.packing.greedy import first_fit, plan_greedy, tflm_order
 
 DSA = Path(__file__).resolve().parents[2].parent / "shared" / "benchmarks" / "dsa_challenging"
 MODELS = SHARED_MODELS
@@ -246,6 +247,71 @@ def test_best_reaches_the_bound_on_stacked_tilings() -> None:
     offsets = plan(bufs, time_limit=5)
     assert arena_size(bufs, offsets) == lower_bound(bufs)
     assert arena_size(bufs, plan(bufs, planner="greedy")) >= lower_bound(bufs)
+
+
+def brute_optimum(bufs: list[Buffer], unit: int) -> int:
+    """The least arena over every placement at multiples of `unit`: a plain backtracking over
+    offsets, trying capacities upwards (shares nothing with the search under test)."""
+    order = sorted(bufs, key=lambda b: -b.size)
+
+    def fits(k: int, cap: int, placed: list[tuple[Buffer, int]]) -> bool:
+        if k == len(order):
+            return True
+        b = order[k]
+        for o in range(0, cap - b.size + 1, unit):
+            free = all(
+                a.end <= b.start or b.end <= a.start or oa + a.size <= o or o + b.size <= oa
+                for a, oa in placed
+            )
+            if free and fits(k + 1, cap, [*placed, (b, o)]):
+                return True
+        return False
+
+    cap = lower_bound(bufs)
+    while not fits(0, cap, []):
+        cap += unit
+    return cap
+
+
+def small_problems(count: int) -> list[list[Buffer]]:
+    problems = []
+    for seed in range(count):
+        rng = random.Random(500 + seed)
+        bufs = []
+        for i in range(rng.randint(6, 9)):
+            start = rng.randrange(0, 6)
+            bufs.append(Buffer(i, start, start + rng.randint(1, 5), 16 * rng.randint(1, 6)))
+        problems.append(bufs)
+    return problems
+
+
+def test_best_finds_the_optimum_of_small_problems() -> None:
+    """Exact on problems small enough to enumerate, where the first-fit orders alone miss."""
+    needed_search = 0
+    for bufs in small_problems(200):
+        optimum = brute_optimum(bufs, 16)
+        offsets = plan(bufs, time_limit=5)
+        assert validate(bufs, offsets, alignment=16) == []
+        assert arena_size(bufs, offsets) == optimum
+        orders = [tflm_order(bufs), *planners._first_fit_orders(bufs).values()]
+        needed_search += min(arena_size(bufs, first_fit(bufs, o, 16)) for o in orders) > optimum
+    assert needed_search >= 3
+
+
+def test_complete_search_fits_at_the_optimum_and_proves_below_it() -> None:
+    """Every preorder's complete search (no restarts to hide a miss) fits at the optimum and
+    exhausts one step below: a pruning rule that cut off every optimal plan (dominance,
+    decomposition, forced placements) or an unsound bound would fail one of the two."""
+    for bufs in small_problems(60):
+        optimum = brute_optimum(bufs, 16)
+        for key in search.PREORDERS:
+            solver = search.Solver(bufs, 16)
+            for capacity, fits in ((optimum, True), (optimum - 16, False)):
+                found = [
+                    solver._dfs_partition(part, capacity, key, 0, 10**9, time.monotonic() + 60)
+                    for part in solver.partitions
+                ]
+                assert all(f is not None for f in found) == fits, (bufs, key, capacity)
 
 
 def test_best_is_deterministic(small_budget: None) -> None:

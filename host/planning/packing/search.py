@@ -22,6 +22,7 @@ from __future__ import annotations
 import random
 import sys
 import time
+from bisect import bisect_right
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
@@ -75,6 +76,7 @@ class _Local:
     secs_per_buffer: int  # mean number of sections a member is in (for work accounting)
     rise: list[dict[int, int]]  # rise[k][j]: j may start this far above k's offset (overlap)
     slack: list[int]  # per section: the bytes its overlaps can save
+    cuts: list[int]  # cuts[s]: members live in both section s and section s + 1
 
 
 # Preorders tried in turn (MiniMalloc's heuristics): keys sorted descending.
@@ -269,6 +271,10 @@ class Solver:
         for ov in overlaps:
             ov.sort()
         sections = [[local[g] for g in sec] for sec in part.sections]
+        cuts = [0] * max(0, len(sections) - 1)
+        for secs in secs_of:  # a member's sections are consecutive
+            for s in secs[:-1]:
+                cuts[s] += 1
         loc = _Local(
             size=[self.size[g] for g in members],
             overlaps=overlaps,
@@ -283,6 +289,7 @@ class Solver:
                 for g in members
             ],
             slack=[self._slack(sec) for sec in part.sections],
+            cuts=cuts,
         )
         self._local[id(part)] = loc
         return loc
@@ -302,12 +309,12 @@ class Solver:
         nsec = len(sections)
         floor = [0] * nsec
         rem = [sum(size[k] for k in sec) - loc.slack[s] for s, sec in enumerate(sections)]
+        cut = list(loc.cuts)
         rise = loc.rise
         sec_fixed = part.section_fixed
         fixed_secs = [s for s in range(nsec) if sec_fixed[s]]
         placed = [False] * len(members)
-        unplaced = set(range(len(members)))
-        offset = [0] * len(members)
+        offset = [0] * len(members)  # the latest placement of each; final once all succeed
         align = self.alignment
         fixed_of = [self.fixed_of.get(g) for g in members]
         fit = self._fit
@@ -326,12 +333,14 @@ class Solver:
                     return True
             return False
 
-        def infeasible(o: int, h: int, secs_i: list[int], raised: list[tuple[int, int]]) -> bool:
+        def infeasible(
+            o: int, h: int, secs_i: list[int], raised: list[tuple[int, int]], lo: int, hi: int
+        ) -> bool:
             """Section inference after placing a buffer at [o, h) (state already updated).
 
-            In each section the unplaced bytes must fit between the capacity and the section's
-            floor: the top of its placed buffers, raised to the lowest offset any of its
-            unplaced buffers can still take.
+            In each section of the group's range [lo, hi) the unplaced bytes must fit between
+            the capacity and the section's floor: the top of its placed buffers, raised to the
+            lowest offset any of its unplaced buffers can still take.
             """
             for s in secs_i:
                 if h + rem[s] > capacity:
@@ -350,6 +359,8 @@ class Solver:
                         if all(placed[k] or min_off[k] > room for k in sections[s]):
                             return True
             for s in fixed_secs:
+                if not lo <= s < hi:
+                    continue
                 f = max(floor[s], o)
                 above = sum(fe - max(fo, f) for fo, fe in sec_fixed[s] if fe > f)
                 if f + rem[s] + above > capacity:
@@ -358,7 +369,29 @@ class Solver:
 
         no_rise: dict[int, int] = {}
 
-        def dfs(last_off: int, last_pre: int, last_rise: dict[int, int]) -> bool:
+        def split(group: set[int], lo: int, hi: int, cuts: list[int]) -> bool:
+            """Solve the group as independent subgroups, one per range of sections between the
+            given cut points (no unplaced buffer spans one): all must fit, each on its own."""
+            bounds = [lo, *sorted(cuts), hi]
+            parts: list[set[int]] = [set() for _ in range(len(bounds) - 1)]
+            for k in group:
+                parts[bisect_right(bounds, secs_of[k][0]) - 1].add(k)
+            self.work += len(group) >> 2
+            for p, sub in enumerate(parts):
+                if sub and not dfs(sub, bounds[p], bounds[p + 1], 0, -1, no_rise):
+                    return False
+            return True
+
+        def dfs(
+            unplaced: set[int],
+            lo: int,
+            hi: int,
+            last_off: int,
+            last_pre: int,
+            last_rise: dict[int, int],
+        ) -> bool:
+            """Place the group `unplaced` (its buffers live only in sections [lo, hi)) in
+            canonical order after a buffer at last_off; restores all state before returning."""
             self.work += 1
             if self.work >= work_cap:
                 raise OutOfBudget
@@ -380,8 +413,8 @@ class Solver:
                     continue
                 cands.append((o, pre[k], k))
             cands.sort()
-            self.work += 3 + 2 * len(cands) + (len(unplaced) >> 2)
-            max_rem = max(rem)
+            self.work += 3 + 2 * len(cands) + (len(unplaced) >> 2) + ((hi - lo) >> 3)
+            max_rem = max(rem[lo:hi])
             for o, p, i in cands:
                 h = o + size[i]
                 if too_high(i, o, h):
@@ -390,7 +423,7 @@ class Solver:
                 for s in secs_i:
                     rem[s] -= size[i]
                 # Some section can no longer fit above o (rem only fell, so test max_rem first).
-                if o + max_rem > capacity and o + max(rem) > capacity:
+                if o + max_rem > capacity and o + max(rem[lo:hi]) > capacity:
                     for s in secs_i:
                         rem[s] += size[i]
                     continue
@@ -402,13 +435,32 @@ class Solver:
                     floor[s] = h
                 off_changes = []
                 rises = rise[i]
+                hatless = True  # no unplaced buffer is live with i: its placement is forced
                 for j in overlaps[i]:
+                    if placed[j]:
+                        continue
+                    hatless = False
                     hj = o + rises[j] if j in rises else h
-                    if not placed[j] and min_off[j] < hj:
+                    if min_off[j] < hj:
                         off_changes.append((j, min_off[j]))
                         min_off[j] = fit(members[j], hj) if fixed_of[j] else -(-hj // align) * align
-                if not infeasible(o, h, secs_i, off_changes) and dfs(o, p, rise[i]):
-                    return True
+                found = False
+                if not infeasible(o, h, secs_i, off_changes, lo, hi):
+                    # Sections i alone joined may now fall apart into independent groups.
+                    first, last = secs_i[0], secs_i[-1]
+                    cuts = []
+                    for s in range(first, last):
+                        cut[s] -= 1
+                        if not cut[s] and unplaced:
+                            cuts.append(s + 1)
+                    try:
+                        if cuts:
+                            found = split(unplaced, lo, hi, cuts)
+                        else:
+                            found = dfs(unplaced, lo, hi, o, p, rises)
+                    finally:
+                        for s in range(first, last):
+                            cut[s] += 1
                 for s, f in zip(secs_i, old_floors, strict=True):
                     rem[s] += size[i]
                     floor[s] = f
@@ -416,12 +468,18 @@ class Solver:
                     min_off[j] = m
                 placed[i] = False
                 unplaced.add(i)
+                if found:
+                    return True
+                if hatless:
+                    # i must sit at o in any plan of this node, and in canonical order nothing
+                    # else can go first (i could then no longer be placed): no sibling can fit.
+                    break
             return False
 
         limit = sys.getrecursionlimit()
-        sys.setrecursionlimit(max(limit, 4 * len(members) + 200))
+        sys.setrecursionlimit(max(limit, 6 * len(members) + 200))
         try:
-            if not dfs(0, -1, no_rise):
+            if not dfs(set(range(len(members))), 0, nsec, 0, -1, no_rise):
                 return None
         finally:
             sys.setrecursionlimit(limit)
