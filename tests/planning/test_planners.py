@@ -340,7 +340,9 @@ def test_best_on_dsa_problems_validates_beats_greedy_and_is_deterministic(
         assert plan(bufs, time_limit=100) == first
 
 
-@pytest.mark.parametrize("name", ["C.1048576.csv", "H.1048576.csv"])
+@pytest.mark.parametrize(
+    "name", ["A.1048576.csv", "C.1048576.csv", "F.1048576.csv", "H.1048576.csv"]
+)
 def test_best_reaches_the_lower_bound_on_dsa_problems(
     monkeypatch: pytest.MonkeyPatch, name: str
 ) -> None:

@@ -8,7 +8,11 @@ pushed down into such a form, so searching the placement order is enough. Prunin
 - symmetry: at equal offsets, buffers go in a fixed preorder;
 - section inference: at each maximal set of simultaneously live buffers (a section), the floor
   plus the unplaced bytes of the section must fit in the capacity.
-Buffers that never share time with each other fall into independent partitions, solved apart.
+- forced placements: when no unplaced buffer is live with the one just placed, no sibling
+  choice can work either (MiniMalloc's "hatless" rule).
+Buffers that never share time with each other fall into independent partitions, solved apart;
+during the search, a placement that leaves no unplaced buffer across a section boundary splits
+the rest into groups searched apart the same way (MiniMalloc's dynamic decomposition).
 Fixed (pre-placed) buffers are obstacles: a buffer's floor skips past any it would collide with.
 Allowed overlaps (an operator's input over its output, problem.Overlap) lower the floor of the
 input once its output is placed: it may start `overlap_rise` above the output's offset. Every
@@ -79,8 +83,13 @@ class _Local:
     cuts: list[int]  # cuts[s]: members live in both section s and section s + 1
 
 
-# Preorders tried in turn (MiniMalloc's heuristics): keys sorted descending.
+# Preorders tried in turn by the restarts (after MiniMalloc's heuristics): keys sorted descending.
 PREORDERS = ("WAT", "TAW", "TWA")
+# Preorders of the long runs at the lower bound (search_plan): MiniMalloc's own, by lifetime
+# length, re-ranked at each split by the bytes still to place (DYNAMIC).
+EXACT_PREORDERS = ("TLA+", "TAL+")
+EXACT_SHARE = 0.8  # of the work budget, for those runs
+DYNAMIC = "+"  # a preorder key ending in it is re-ranked within each independent group
 
 
 class Solver:
@@ -171,7 +180,8 @@ class Solver:
         return sum(v for (a, b), v in self.saving.items() if a in members and b in members)
 
     def _preorder_values(self, part: Partition) -> dict[str, list[int]]:
-        """Per member (local index): W = sections spanned, A = area, T = largest section total."""
+        """Per member (local index): W = sections spanned, L = lifetime length, A = area
+        (size x length), T = largest section total."""
         bufs = self.buffers
         m = len(part.members)
         local = {g: k for k, g in enumerate(part.members)}
@@ -182,8 +192,9 @@ class Solver:
                 k = local[g]
                 width[k] += 1
                 total[k] = max(total[k], t)
-        area = [self.size[g] * (bufs[g].end - bufs[g].start) for g in part.members]
-        return {"W": width, "A": area, "T": total}
+        length = [bufs[g].end - bufs[g].start for g in part.members]
+        area = [self.size[g] * length[k] for k, g in enumerate(part.members)]
+        return {"W": width, "L": length, "A": area, "T": total}
 
     @staticmethod
     def _preorder(values: dict[str, list[int]], key: str, seed: int) -> list[int]:
@@ -191,7 +202,7 @@ class Solver:
 
         seed > 0 jitters the main value (deterministically) to give restarts a different order.
         """
-        columns: list[list[float]] = [list(map(float, values[c])) for c in key]
+        columns: list[list[float]] = [list(map(float, values[c])) for c in key.rstrip(DYNAMIC)]
         if seed:
             rng = random.Random(seed)
             columns[0] = [v * (1.0 + JITTER * rng.random()) for v in columns[0]]
@@ -214,10 +225,19 @@ class Solver:
         return base
 
     def solve_partition(
-        self, part: Partition, capacity: int, budget: int, deadline: float
+        self,
+        part: Partition,
+        capacity: int,
+        budget: int,
+        deadline: float,
+        preorders: Sequence[str] = (),
     ) -> dict[int, int] | bool:
         """A placement of the partition below capacity; else False if the search space is
         exhausted (no canonical plan fits), True if the budget ran out first.
+
+        With `preorders`, one long run per preorder, each with an equal share of the budget:
+        a hard problem at its lower bound is often solved by one long run in the right order
+        while restarts never get deep enough.
 
         Restarts the search with node limits following the Luby sequence (a restart strategy
         that is within a log factor of the best fixed limit), cycling through the preorders and
@@ -229,9 +249,15 @@ class Solver:
         spent = 0
         restart = 0
         while spent < budget and time.monotonic() < deadline:
-            key = PREORDERS[restart % len(PREORDERS)]
-            seed = restart // len(PREORDERS)
-            room = min(base * _luby(restart + 1), budget - spent)
+            if preorders:
+                if restart == len(preorders):
+                    break
+                key, seed = preorders[restart], 0
+                room = min(budget // len(preorders), budget - spent)
+            else:
+                key = PREORDERS[restart % len(PREORDERS)]
+                seed = restart // len(PREORDERS)
+                room = min(base * _luby(restart + 1), budget - spent)
             restart += 1
             start = self.work
             try:
@@ -301,6 +327,7 @@ class Solver:
         members = part.members
         size, overlaps, secs_of, sections = loc.size, loc.overlaps, loc.secs_of, loc.sections
         pre = self._preorder(loc.values, key, seed)
+        dynamic = key.endswith(DYNAMIC)
         by_size = loc.by_size
         secs_per_buffer = loc.secs_per_buffer
         min_off = list(loc.start_off)
@@ -378,9 +405,30 @@ class Solver:
                 parts[bisect_right(bounds, secs_of[k][0]) - 1].add(k)
             self.work += len(group) >> 2
             for p, sub in enumerate(parts):
-                if sub and not dfs(sub, bounds[p], bounds[p + 1], 0, -1, no_rise):
+                if not sub:
+                    continue
+                saved = rerank(sub) if dynamic else []
+                ok = dfs(sub, bounds[p], bounds[p + 1], 0, -1, no_rise)
+                for k, v in saved:
+                    pre[k] = v
+                if not ok:
                     return False
             return True
+
+        def rerank(group: set[int]) -> list[tuple[int, int]]:
+            """Rank the group afresh by the preorder key, T now counting only the bytes left
+            to place (MiniMalloc's dynamic preorder); returns the old ranks to restore."""
+            self.work += len(group) >> 1
+            saved = [(k, pre[k]) for k in group]
+            cols = [
+                {k: max(rem[s] for s in secs_of[k]) for k in group}
+                if c == "T"
+                else {k: loc.values[c][k] for k in group}
+                for c in key.rstrip(DYNAMIC)
+            ]
+            for r, k in enumerate(sorted(group, key=lambda k: (*(-c[k] for c in cols), k))):
+                pre[k] = r
+            return saved
 
         def dfs(
             unplaced: set[int],
@@ -516,7 +564,7 @@ def search_plan(
 
     last_attempt_ran_out = False
 
-    def attempt(capacity: int, budget: int) -> dict[int, int] | None:
+    def attempt(capacity: int, budget: int, preorders: Sequence[str] = ()) -> dict[int, int] | None:
         """Every partition placed below capacity, or None."""
         nonlocal last_attempt_ran_out
         last_attempt_ran_out = False
@@ -528,7 +576,7 @@ def search_plan(
                 per_part.update(part.best)
                 continue
             left = work_budget - solver.work
-            found = solver.solve_partition(part, capacity, min(budget, left), deadline)
+            found = solver.solve_partition(part, capacity, min(budget, left), deadline, preorders)
             if not isinstance(found, dict):
                 if found is False:  # exhausted: no canonical plan of this partition fits
                     part.proven = max(part.proven, capacity + 1)
@@ -581,10 +629,10 @@ def search_plan(
     if found is not None:
         adopt(found)
     descend(per_attempt, work_budget)
-    # 2. The bound again with a third of the budget: some problems reach it only after long
-    #    searches. Elsewhere more budget gains little.
+    # 2. The bound again, most of the budget in a few long runs (one per exact preorder): some
+    #    problems reach it only after long searches. Elsewhere more budget gains little.
     if best_arena > lower:
-        found = attempt(lower, work_budget // 3)
+        found = attempt(lower, int(EXACT_SHARE * work_budget), EXACT_PREORDERS)
         if found is not None:
             adopt(found)
     # 3. Descend in rounds, doubling the budget per attempt.
