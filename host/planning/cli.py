@@ -27,7 +27,7 @@ from host.planning.packing import (
 )
 from host.planning.plan import PlanResult, plan_model
 from host.planning.report import plan_json, plan_text
-from host.planning.tflm_targets import DEFAULT_TARGET, TARGETS, target_arena
+from host.planning.tflm_targets import DEFAULT_TARGET, TARGETS, TargetArena, target_arena
 from host.progress import say
 from host.runtime import arena as arena_layout
 from host.tflite.model import Model, ModelError
@@ -164,9 +164,16 @@ def cmd_check(args: argparse.Namespace) -> int:
     runtime = args.runtime or args.target.split("-")[0]
     model = Model.load(args.check)
     problems = offline_plan.check(model, runtime)
+    notes = offline_plan.notes(model)
+    target = args.target if args.target.startswith(runtime) else f"{runtime}-cortex-m"
+    arena = None if problems else _check_arena(model, target, notes)
     if args.json:
-        print(json.dumps({"model": args.check, "valid": not problems, "problems": problems}))
-    elif problems:
+        doc = {"model": args.check, "valid": not problems, "problems": problems, "notes": notes}
+        if arena is not None:
+            doc["target"] = arena.to_json()
+        print(json.dumps(doc))
+        return 1 if problems else 0
+    if problems:
         print(f"{args.check}: INVALID offline plan:")
         for msg in problems:
             print(f"  - {msg}")
@@ -179,7 +186,23 @@ def cmd_check(args: argparse.Namespace) -> int:
             else ""
         )
         print(f"{args.check}: offline plan OK ({n} offsets{extra})")
+        if arena is not None:
+            print(
+                f"  head {arena.head} bytes with this plan on {target} "
+                f"({'exact' if arena.exact.get('head') else 'NOT exact'}); arena to set "
+                f"{arena.min_arena} bytes"
+            )
+    print("".join(f"  note: {n}\n" for n in notes), end="")
     return 1 if problems else 0
+
+
+def _check_arena(model: Model, target: str, notes: list[str]) -> TargetArena | None:
+    """The head a valid plan gives on the target (None, with a note, when not predictable)."""
+    try:
+        return target_arena(model, target)
+    except Exception as e:  # extra information: the check's verdict stands without it
+        notes.append(f"head on {target} unavailable: {e}")
+        return None
 
 
 def cmd_buffers(args: argparse.Namespace) -> int:

@@ -20,6 +20,20 @@ RESOURCE = 13
 MAX_CALL_DEPTH = 32
 
 
+# How every report and message writes a lifetime: half-open over allocation scopes (TFLM's
+# steps: scope k is operator k of the walk, callees' operators numbered in between; -1 means
+# never used), the same convention as the --buffers CSV's [lower, upper).
+SPAN_LEGEND = (
+    "live [a, b): allocated from step a up to, not including, step b (a step is one "
+    "operator of the walk, called subgraphs' operators included; -1: never used)"
+)
+
+
+def span_text(first: int, last: int) -> str:
+    """An inclusive scope range first..last as the half-open [first, last + 1)."""
+    return f"[{first}, {last + 1})"
+
+
 @dataclass
 class Lifetime:
     """A buffer TFLM plans in the arena head; first/last are inclusive allocation scopes."""

@@ -10,13 +10,17 @@ from __future__ import annotations
 import struct
 from dataclasses import dataclass
 
-from host.planning.lifetimes import Walk, walk
+from host.planning.lifetimes import Walk, span_text, walk
 from host.planning.packing.problem import TFLM_ALIGNMENT as ALIGNMENT
 from host.planning.packing.problem import Buffer, collisions
 from host.tflite.model import OFFLINE_PLAN_NAME, Model, ModelError
 
 ONLINE = -1
-VERSION = 0
+VERSION = 0  # TFLM's documented format version; TFLM and this runtime ignore the field
+# The runtime refuses a planned tensor that ends beyond this (offsets are int32 and the head
+# must stay addressable: planner.c, "offset %d is beyond 2 GiB"); sizes count in 16-byte units.
+RUNTIME_ALIGN = 16
+MAX_END = 2**31 - 1 - RUNTIME_ALIGN
 
 
 @dataclass
@@ -75,10 +79,6 @@ def check(model: Model, runtime: str = "tflm") -> list[str]:
         raise ModelError(f"{model.source}: no OfflineMemoryAllocation metadata to check")
     problems = []
     tensors = model.tensors
-    if plan.num_subgraphs != len(model.subgraphs):
-        problems.append(
-            f"plan is for {plan.num_subgraphs} subgraphs, the model has {len(model.subgraphs)}"
-        )
     if len(plan.offsets) != len(tensors):
         problems.append(
             f"plan has {len(plan.offsets)} offsets, the model has {len(tensors)} tensors "
@@ -89,10 +89,18 @@ def check(model: Model, runtime: str = "tflm") -> list[str]:
     planned = {lt.tensor.global_index for lt in w.lifetimes}
     names = {t.global_index: f"tensor {t.global_index} {t.name!r}" for t in tensors}
     for t, off in zip(tensors, plan.offsets, strict=True):
+        if t.global_index not in planned:
+            continue  # TFLM and the runtime ignore the entries of tensors they do not plan
+        end = off + -(-t.nbytes() // RUNTIME_ALIGN) * RUNTIME_ALIGN
         if off < ONLINE:
             problems.append(f"{names[t.global_index]} has offset {off} (only -1 may be negative)")
-        elif off >= 0 and t.global_index in planned and off % ALIGNMENT:
+        elif off >= 0 and off % ALIGNMENT:
             problems.append(f"{names[t.global_index]} offset {off} is not {ALIGNMENT}-aligned")
+        elif off >= 0 and end > MAX_END:
+            problems.append(
+                f"{names[t.global_index]} at offset {off} ends at {end}, beyond {MAX_END} "
+                "(2 GiB less 16: the runtime refuses it)"
+            )
     # Imported here: overlap reads options through scratch, which imports this module.
     from host.planning.overlap import KERNEL_SETS
 
@@ -102,8 +110,8 @@ def check(model: Model, runtime: str = "tflm") -> list[str]:
             continue  # the kernel's rule allows it
         oa, ob = offsets[a.id], offsets[b.id]
         msg = (
-            f"{names[a.id]} at [{oa}, {oa + a.size}) overlaps {names[b.id]} at "
-            f"[{ob}, {ob + b.size}) while both are live ({_op_at(model, w, b.start - 1)})"
+            f"{names[a.id]} at [{oa}, {oa + a.size}) live {_span(a)} overlaps {names[b.id]} at "
+            f"[{ob}, {ob + b.size}) live {_span(b)} ({_op_at(model, w, b.start - 1)})"
         )
         if rule is None:
             msg += ": no kernel rule allows these two to share bytes"
@@ -115,6 +123,24 @@ def check(model: Model, runtime: str = "tflm") -> list[str]:
             )
         problems.append(msg)
     return problems
+
+
+def notes(model: Model) -> list[str]:
+    """Header fields TFLM and the runtime ignore but a reader may expect to match."""
+    plan = read(model)
+    if plan is None:
+        return []
+    out = []
+    if plan.version != VERSION:
+        out.append(
+            f"format version {plan.version}, documented {VERSION}: ignored by TFLM and this runtime"
+        )
+    if plan.num_subgraphs != len(model.subgraphs):
+        out.append(
+            f"header says {plan.num_subgraphs} subgraphs, the model has {len(model.subgraphs)}: "
+            "ignored by TFLM and this runtime (the offsets cover every subgraph's tensors)"
+        )
+    return out
 
 
 def allowed_overlaps(model: Model, runtime: str = "tflm") -> list:
@@ -142,6 +168,11 @@ def _shared_bytes(model: Model, w: Walk, offsets: list[int], runtime: str):
     rules = {(p.input, p.output): p for p in overlap_pairs(model, w, runtime)}
     for a, b in shared:
         yield a, b, rules.get((a.id, b.id)) or rules.get((b.id, a.id))
+
+
+def _span(b: Buffer) -> str:
+    """A tensor_buffers() lifetime in the reports' notation (undoing its one-step shift)."""
+    return span_text(b.start - 1, b.end - 2)
 
 
 def _op_at(model: Model, w: Walk, scope: int) -> str:

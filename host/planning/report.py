@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from host.planning.lifetimes import SPAN_LEGEND, span_text
 from host.planning.plan import PlanResult
 from host.planning.tflm_targets import TargetArena
 
 
 def _scope(first: int, last: int) -> str:
-    return f"{first}..{last}"
+    return span_text(first, last)
 
 
 def plan_text(r: PlanResult) -> str:
@@ -26,13 +27,14 @@ def plan_text(r: PlanResult) -> str:
             f"{'-':>6}  {s.subgraph:>2}  {label:<40} {s.size:>9} "
             f"{_scope(s.first, s.last):>9} {s.offset:>9}"
         )
-    lines = ["\n".join(rows), ""]
+    lines = ["\n".join(rows), SPAN_LEGEND, ""]
     ratio = r.head / r.lower_bound if r.lower_bound else 1.0
     pct = 100.0 * r.saving / r.tflm_head if r.tflm_head else 0.0
     lines += [
         f"model            {r.model}",
         f"planner          {r.planner} ({r.seconds:.2f} s), scratch of {r.runtime} kernels",
-        f"arena head       {r.head} bytes (exact: what TFLM reports with this plan)",
+        f"arena head       {r.head} bytes (exact: what {_runtime_name(r.runtime)} reports "
+        "with this plan)",
         f"lower bound      {r.lower_bound} bytes (max live bytes; head is {ratio:.3f}x)",
         f"TFLM greedy      {r.tflm_head} bytes without a plan; saving {r.saving} bytes "
         f"({pct:.1f}%)",
@@ -45,6 +47,11 @@ def plan_text(r: PlanResult) -> str:
         lines += target_lines(r.target)
     lines += [f"warning: {w}" for w in r.warnings]
     return "\n".join(lines)
+
+
+def _runtime_name(runtime: str) -> str:
+    """Whose report the head is: the runtime the scratch was planned for."""
+    return "TFLM" if runtime == "tflm" else "the microarena runtime"
 
 
 def _exact(flag: bool) -> str:

@@ -324,10 +324,15 @@ static ma_status find_offline_plan(ma_interp *it, fb_tab model, fb_vec bufs) {
       return ma_fail(it, MA_ERR_PLAN, "OfflineMemoryAllocation metadata is malformed");
     }
     const int32_t *w = (const int32_t *)(const void *)data;
-    if (w[2] != it->n_tensors_total || (size_t)w[2] > bytes / 4 - 3) {
+    if (w[2] != it->n_tensors_total) {
       return ma_fail(it, MA_ERR_PLAN,
-                     "OfflineMemoryAllocation has %d offsets but the model has %d tensors",
-                     (int)w[2], (int)it->n_tensors_total);
+                     "OfflineMemoryAllocation has %d offsets but the model has %d tensors "
+                     "(all subgraphs)", (int)w[2], (int)it->n_tensors_total);
+    }
+    if ((size_t)w[2] > bytes / 4 - 3) {
+      return ma_fail(it, MA_ERR_PLAN,
+                     "OfflineMemoryAllocation declares %d offsets but its buffer holds %lu",
+                     (int)w[2], (unsigned long)(bytes / 4 - 3));
     }
     it->offline = w + 3;
     return MA_OK;
