@@ -383,8 +383,11 @@ class Solver:
                         checked.add(s)
                         if floor[s] > room or o > room:
                             return True
-                        if all(placed[k] or min_off[k] > room for k in sections[s]):
-                            return True
+                        for k in sections[s]:  # a plain loop: this is the hot spot
+                            if min_off[k] <= room and not placed[k]:
+                                break
+                        else:
+                            return True  # every unplaced buffer there starts above the room
             for s in fixed_secs:
                 if not lo <= s < hi:
                     continue
