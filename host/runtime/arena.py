@@ -53,7 +53,7 @@ ABIS = {
         ctx=384, subgraph=56, inode=24, tensor=80, resource=48, scratch_req=16, ptr=8, align_ptr=8
     ),
     "cortex-m": Abi(
-        ctx=216, subgraph=44, inode=16, tensor=60, resource=24, scratch_req=12, ptr=4, align_ptr=4
+        ctx=224, subgraph=44, inode=16, tensor=60, resource=24, scratch_req=12, ptr=4, align_ptr=4
     ),
 }
 

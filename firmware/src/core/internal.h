@@ -69,8 +69,13 @@ struct ma_context {
   ma_tensor *io;          /* subgraph 0 inputs then outputs, for the caller */
   ma_resource *resources;
   int32_t n_resources;
+  /* Operators the runtime cannot run are listed, not fatal at once (ma_list_unsupported):
+   * msg then points msg_shift bytes into the caller's buffer of msg_total bytes (both capped at
+   * 65535: the list uses no more), past the list. 16-bit, in padding: no tail grows. */
+  uint16_t msg_shift, msg_total;
   ma_scratch_req *scratch_reqs; /* in temp during prepare */
   int32_t n_scratch;
+  uint16_t n_unsupported, n_unlisted; /* operators listed; counted but not named (saturating) */
   int32_t *scratch_offsets; /* tail, after prepare */
   int32_t depth;            /* current subgraph nesting while invoking */
   int32_t max_while;        /* iterations one WHILE may run (ma_set_while_limit) */
@@ -98,6 +103,13 @@ void *ma_temp_alloc(ma_interp *it, size_t bytes, size_t align);
 void ma_temp_reset(ma_interp *it);
 ma_status ma_vfail(ma_interp *it, ma_status status, const char *fmt, va_list ap);
 size_t ma_tail_used(const ma_interp *it);
+/* After an operator failed with MA_ERR_UNSUPPORTED: keeps its message in the list and points
+ * later messages past it, so set-up can go on and name every operator it cannot run. */
+void ma_list_unsupported(ma_interp *it);
+/* At the end of set-up: MA_ERR_UNSUPPORTED with the list as the message if any operator was
+ * listed (whatever failed after it), else `st`. */
+ma_status ma_unsupported_result(ma_interp *it, ma_status st);
+#define MA_UNSUPPORTED_NODE (-1) /* a node's code once listed: never prepared */
 
 /* interp.c: the smallest arena that loads, from what set-up has used so far */
 size_t ma_required(const ma_interp *it);

@@ -103,6 +103,7 @@ static ma_status prepare_all(ma_interp *it) {
     ma_subgraph *sg = &it->subgraphs[s];
     for (int32_t k = 0; k < sg->n_nodes; k++) {
       ma_inode *n = &sg->nodes[k];
+      if (n->code == MA_UNSUPPORTED_NODE) continue; /* listed at load */
       it->cur_subgraph = s;
       it->cur_node = k;
       if (it->msg != NULL && it->msg_size > 0) it->msg[0] = 0;
@@ -115,6 +116,11 @@ static ma_status prepare_all(ma_interp *it) {
         const ma_kernel *kernel = ma_find_kernel(n->code);
         if (kernel->prepare != NULL) st = kernel->prepare(it, &f.node);
         n->user_data = f.node.user_data;
+      }
+      if (st == MA_ERR_UNSUPPORTED) {
+        at_operator(it, st, s, k, "prepare");
+        ma_list_unsupported(it);
+        continue;
       }
       if (st != MA_OK) return at_operator(it, st, s, k, "prepare");
     }
@@ -185,6 +191,7 @@ ma_status ma_open_logged(ma_interp **out, const void *model, size_t model_size, 
   it->required = self;
   it->msg = msg;
   it->msg_size = msg_size;
+  it->msg_total = (uint16_t)(msg_size < UINT16_MAX ? msg_size : UINT16_MAX);
   it->rd.buf = model;
   it->rd.size = (uint32_t)model_size;
   it->phase = MA_PHASE_PARSE;
@@ -195,6 +202,7 @@ ma_status ma_open_logged(ma_interp **out, const void *model, size_t model_size, 
   ma_status st = ma_parse_model(it);
   if (st == MA_OK) st = allocate_variables(it);
   if (st == MA_OK) st = prepare_all(it);
+  st = ma_unsupported_result(it, st);
   if (st == MA_OK) st = ma_plan(it);
   if (st != MA_OK) return st;
   for (int32_t s = 0; s < it->n_subgraphs; s++) {

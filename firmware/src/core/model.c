@@ -224,6 +224,11 @@ static ma_status parse_subgraph(ma_interp *it, int32_t sg, fb_tab st) {
     fb_tab op = fb_vec_table(rd, ops, k);
     if (rd->bad) return bad(it, "operator table", sg, (int32_t)k);
     status = parse_operator(it, sg, (int32_t)k, op, s, &s->nodes[k]);
+    if (status == MA_ERR_UNSUPPORTED) { /* listed; the others are still checked */
+      ma_list_unsupported(it);
+      s->nodes[k].code = MA_UNSUPPORTED_NODE;
+      continue;
+    }
     if (status != MA_OK) return status;
   }
   return MA_OK;
