@@ -116,6 +116,8 @@ CASES: dict[str, list[Case]] = {
         bad("{demo}", "--seed", "-1", says="--seed: must be >= 0"),
         bad("{rejected}", code=1, says="EXP: input type INT8 is not supported"),
         bad("{damaged}", code=1, says="malformed model"),
+        ok("--list-ops", says="CONV_2D"),
+        bad(says="give a MODEL (or --list-ops)"),
     ],
     "host.record": [
         ok("--help", says="exit status"),

@@ -27,7 +27,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(REPO), str(REPO / "tests")]
 
-from host.device.firmware import registered_kernels  # noqa: E402
+from host.device.firmware import runtime_operators  # noqa: E402
 from host.fileio import write_text_atomic  # noqa: E402
 from host.runtime.binding import Interpreter, MicroarenaError  # noqa: E402
 from host.tflite import schema as S  # noqa: E402
@@ -37,7 +37,6 @@ from host.tflite.ops import BUILTIN_NAMES  # noqa: E402
 
 DOC = REPO / "docs" / "operators.md"
 KERAS = REPO / "tests" / "data" / "keras"
-CORE_OPS = ["IF", "WHILE", "CALL_ONCE", "VAR_HANDLE", "READ_VARIABLE", "ASSIGN_VARIABLE"]
 # Custom operator names tried on TFLM (its signal library and detection post-processing).
 CUSTOM_CANDIDATES = [
     "SignalDelay", "SignalEnergy", "SignalFftAutoScale", "SignalFilterBank",
@@ -48,10 +47,6 @@ CUSTOM_CANDIDATES = [
 ]  # fmt: skip
 WHERE = re.compile(r" ?\(?(code \d+, )?subgraph \d+, operator \d+\)?")  # model position
 TFLM_LINE = re.compile(r"^<!-- TFLM (\S+) operators: (.*) -->$", re.M)
-
-
-def runtime_operators() -> list[str]:
-    return sorted({op for op, _ in registered_kernels()} | set(CORE_OPS))
 
 
 def _probe_model(code: int, custom: str | None) -> bytes:

@@ -78,6 +78,15 @@ def board_sources(board_id: str, build: dict, emulated: bool) -> list[Path]:
     return [common / name for name in shared] + sorted((BOARDS / board_id).glob("*.c"))
 
 
+# Operators the runtime's core runs itself (firmware/src/core/control.c), not a kernel.
+CORE_OPS = ["IF", "WHILE", "CALL_ONCE", "VAR_HANDLE", "READ_VARIABLE", "ASSIGN_VARIABLE"]
+
+
+def runtime_operators() -> list[str]:
+    """Every operator the runtime has code for: the kernel registry's and the core's."""
+    return sorted({op for op, _ in registered_kernels()} | set(CORE_OPS))
+
+
 def registered_kernels(registry: Path = REGISTRY) -> list[tuple[str, str]]:
     """(operator, kernel symbol) for every registry entry: builtin KERNEL(OP, mak_x) lines and
     the custom-operator name table."""

@@ -133,13 +133,28 @@ def cmd_plan(args: argparse.Namespace) -> int:
         from host.planning.plot import plot_plan
 
         plot_plan(result, model, args.plot)
+    refused = _microarena_refusal(model)
     if args.json:
-        print(json.dumps(plan_json(result, args.output or args.model if args.embed else None)))
+        doc = plan_json(result, args.output or args.model if args.embed else None)
+        doc["microarena_runtime"] = {"runs": refused is None, "message": refused}
+        print(json.dumps(doc))
     else:
         print(plan_text(result))
+        verdict = "runs this model" if refused is None else f"cannot run this model: {refused}"
+        print(f"microarena runtime {verdict}")
         if args.embed:
             print(f"\nplan embedded in {args.output or args.model}")
     return 0
+
+
+def _microarena_refusal(model: Model) -> str | None:
+    """Why this project's runtime cannot open the model (every unsupported operator), if so."""
+    from host.runtime.support import refusal
+
+    try:
+        return refusal(model.to_bytes())
+    except (OSError, RuntimeError) as e:  # no C compiler here: say so, the plan stands
+        return f"not checked ({e})"
 
 
 def _add_target(result: PlanResult, model: Model, target: str) -> None:

@@ -1,6 +1,7 @@
 """Run a .tflite model on the microarena C runtime (host build) and print its arena report.
 
     python -m host.run MODEL [--input FILE.npy ...] [--arena-size N] [--seed S] [--json]
+    python -m host.run --list-ops       # the operators this runtime runs, with their types
 
 Inputs not given as .npy files are seeded random values; a given one must be what the input
 holds (INPUT_RULE). Without --arena-size the arena is sized exactly: the runtime is opened once
@@ -41,7 +42,13 @@ def _parser() -> argparse.ArgumentParser:
         "exit status: 0 ok, 1 runtime error (unsupported operator, arena too small,\n"
         "malformed model...), 2 bad usage or unreadable file",
     )
-    p.add_argument("model", help=".tflite file")
+    p.add_argument("model", nargs="?", help=".tflite file")
+    p.add_argument(
+        "--list-ops",
+        action="store_true",
+        help="list the operators this runtime runs (with the types docs/operators.md found) "
+        "and exit",
+    )
     p.add_argument(
         "--input",
         action="append",
@@ -138,6 +145,13 @@ def run(args: argparse.Namespace) -> dict:
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    if args.list_ops:
+        from host.runtime.support import list_operators
+
+        print("\n".join(list_operators()))
+        return 0
+    if args.model is None:
+        _parser().error("give a MODEL (or --list-ops)")
     try:
         result = run(args)
     except MicroarenaError as e:

@@ -75,3 +75,34 @@ def test_prepare_refusals_are_all_named() -> None:
     assert count > 1
     listed = re.findall(r"(\w+) prepare \(subgraph 0, operator (\d+)\) failed: \1: hybrid", msg)
     assert listed and all(model.subgraphs[0].operators[int(k)].name == name for name, k in listed)
+
+
+def test_list_ops_names_what_the_runtime_runs(capsys) -> None:
+    from host.device.firmware import runtime_operators
+    from host.runtime.cli import main
+
+    assert main(["--list-ops"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert [line.split()[0] for line in lines] == runtime_operators()
+    by_op = {line.split()[0]: line for line in lines}
+    assert "INT8" in by_op["CONV_2D"] and "LSH_PROJECTION" not in by_op
+
+
+def test_plan_report_says_whether_the_runtime_runs_the_model(tmp_path, capsys) -> None:
+    import json
+
+    from host.planning.cli import main
+
+    path = tmp_path / "m.tflite"
+    path.write_bytes(_chain([FULLY_CONNECTED, "NOT_AN_OP_A", FULLY_CONNECTED, "NOT_AN_OP_B"]))
+    assert main([str(path), "-q"]) == 0
+    line = capsys.readouterr().out.splitlines()[-1]
+    assert line.startswith("microarena runtime cannot run this model: 2 operators unsupported")
+    assert "NOT_AN_OP_A" in line and "NOT_AN_OP_B" in line
+    ok = tmp_path / "ok.tflite"
+    ok.write_bytes(_chain([FULLY_CONNECTED]))
+    assert main([str(ok), "-q", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["microarena_runtime"] == {
+        "runs": True,
+        "message": None,
+    }

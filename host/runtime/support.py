@@ -1,0 +1,43 @@
+"""What the microarena runtime runs: its operators (and the types docs/operators.md found them
+to run), and whether it runs a given model, naming every operator it cannot."""
+
+from __future__ import annotations
+
+from host.device.firmware import runtime_operators
+from host.paths import REPO
+from host.runtime.binding import Interpreter, MicroarenaError
+
+OPERATORS_DOC = REPO / "docs" / "operators.md"
+
+
+def operator_types() -> dict[str, tuple[str, str]]:
+    """Operator -> (types it runs, its refusals) from the generated docs/operators.md ({} when
+    the document is absent: the types come from running the tests' cases, not from the code)."""
+    if not OPERATORS_DOC.exists():
+        return {}
+    out = {}
+    for line in OPERATORS_DOC.read_text().splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) == 5 and cells[2] == "yes":
+            out[cells[0]] = (cells[3], cells[4])
+    return out
+
+
+def list_operators() -> list[str]:
+    """One line per operator the runtime has code for, with the types it runs where known."""
+    types = operator_types()
+    lines = []
+    for op in runtime_operators():
+        runs = types.get(op, ("", ""))[0]
+        lines.append(f"{op:<40} {runs or '(types: see docs/operators.md)'}")
+    return lines
+
+
+def refusal(model: bytes) -> str | None:
+    """None when the runtime opens the model, else why not: with an unsupported operator, the
+    runtime's list of every one (operator, position and reason)."""
+    try:
+        Interpreter(model)
+    except MicroarenaError as e:
+        return e.message
+    return None
