@@ -567,7 +567,9 @@ def search_plan(
 
     last_attempt_ran_out = False
 
-    def attempt(capacity: int, budget: int, preorders: Sequence[str] = ()) -> dict[int, int] | None:
+    def attempt(
+        capacity: int, budget: int, preorders: Sequence[str] = (), until: float = deadline
+    ) -> dict[int, int] | None:
         """Every partition placed below capacity, or None."""
         nonlocal last_attempt_ran_out
         last_attempt_ran_out = False
@@ -579,7 +581,7 @@ def search_plan(
                 per_part.update(part.best)
                 continue
             left = work_budget - solver.work
-            found = solver.solve_partition(part, capacity, min(budget, left), deadline, preorders)
+            found = solver.solve_partition(part, capacity, min(budget, left), until, preorders)
             if not isinstance(found, dict):
                 if found is False:  # exhausted: no canonical plan of this partition fits
                     part.proven = max(part.proven, capacity + 1)
@@ -634,8 +636,13 @@ def search_plan(
     descend(per_attempt, work_budget)
     # 2. The bound again, most of the budget in a few long runs (one per exact preorder): some
     #    problems reach it only after long searches. Elsewhere more budget gains little.
+    #    On a machine too slow for the budget the clock cap ends them at the same share of the
+    #    time left, so the descent still gets its turn.
     if best_arena > lower:
-        found = attempt(lower, int(EXACT_SHARE * work_budget), EXACT_PREORDERS)
+        share = EXACT_SHARE * max(0.0, deadline - time.monotonic())
+        found = attempt(
+            lower, int(EXACT_SHARE * work_budget), EXACT_PREORDERS, time.monotonic() + share
+        )
         if found is not None:
             adopt(found)
     # 3. Descend in rounds, doubling the budget per attempt.
