@@ -61,6 +61,23 @@ def _load(path: Path) -> Board:
     )
 
 
+def invoke_timing(ticks: int, tick_hz: int, emulated: Board | None = None) -> str:
+    """What one invoke's SysTick count means. On hardware SysTick counts core cycles. Under
+    QEMU (-icount shift=0: one instruction per guest nanosecond) it counts guest time, so the
+    figure is instructions (ticks x the board's qemu_tick_ns, to within one tick) and any time
+    is an estimate: those instructions at the board's clock, one per cycle."""
+    if emulated is None:
+        ms = f" ({ticks * 1000 / tick_hz:.3f} ms at {tick_hz} Hz)" if tick_hz else ""
+        return f"cycles per invoke: {ticks}{ms}"
+    instructions = round(ticks * emulated.qemu_tick_ns)
+    estimate = instructions * 1000 / emulated.tick_hz
+    return (
+        f"instructions per invoke: {instructions} (QEMU -icount: {ticks} SysTick ticks x "
+        f"{emulated.qemu_tick_ns:g}); estimated {estimate:.3f} ms at {emulated.tick_hz} Hz "
+        "(one instruction per cycle; not measured hardware time)"
+    )
+
+
 def all_boards() -> dict[str, Board]:
     """Every board with a boards/<id>/board.json, by id."""
     return {b.id: b for b in (_load(p) for p in sorted(BOARDS.glob("*/board.json")))}

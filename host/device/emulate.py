@@ -32,7 +32,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from host.argtypes import SECONDS
-from host.device.boards import BuildError, build_image, emulated_boards, get_board
+from host.device.boards import BuildError, build_image, emulated_boards, get_board, invoke_timing
 from host.progress import say
 
 QEMU = "qemu-system-arm"
@@ -460,6 +460,10 @@ def main(argv: list[str] | None = None) -> int:
     if opts.json:
         print(json.dumps(asdict(result) | {"ok": result.ok}, indent=2))
     else:
+        ticks = result.values().get("ticks", "")
+        if ticks.isdigit() and not opts.no_icount:  # the model app's one timed invoke
+            board = get_board(opts.board)
+            print(f"\n{invoke_timing(int(ticks), board.tick_hz, board)}")
         if result.timed_out:
             print(f"\nerror: no exit after {opts.timeout:g} s: killed (hang?)", file=sys.stderr)
         elif result.fault:

@@ -16,6 +16,7 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from host.argtypes import SECONDS, number
 from host.device import upload, wire
@@ -27,6 +28,9 @@ from host.device.tflm_text import (
 )
 from host.fileio import write_atomic
 from host.progress import percent_steps, say
+
+if TYPE_CHECKING:
+    from host.device.boards import Board
 
 EXIT_OK, EXIT_MISMATCH, EXIT_USAGE, EXIT_NO_REPORT, EXIT_INTERRUPT = 0, 1, 2, 3, 130
 
@@ -299,7 +303,15 @@ def to_json(rec: Recording, predicted: dict | None, diffs: list[str] | None) -> 
     }
 
 
-def format_table(rec: Recording, predicted: dict | None) -> str:
+def _emulated_board(board: str | None) -> Board | None:
+    from host.device.boards import get_board
+
+    return get_board(board) if board else None
+
+
+def format_table(rec: Recording, predicted: dict | None, emulated: Board | None = None) -> str:
+    """The recording for a person; `emulated`: the QEMU board it ran on (timing in
+    instructions), None for hardware or a log."""
     r, t = rec.report, rec.text
     out = [f"source: {rec.source}"]
     if r is not None:
@@ -336,10 +348,9 @@ def format_table(rec: Recording, predicted: dict | None) -> str:
                 out.append(f"  {c.name:42}{c.used:>8}{p}{c.requested:>11}  {c.count} {c.unit}")
     if r is not None:
         if r.cycles is not None:
-            ms = (
-                f" ({r.cycles * 1000 / r.clock_hz:.3f} ms at {r.clock_hz} Hz)" if r.clock_hz else ""
-            )
-            out.append(f"cycles per invoke: {r.cycles}{ms}")
+            from host.device.boards import invoke_timing
+
+            out.append(invoke_timing(r.cycles, r.clock_hz or 0, emulated))
         if r.output_crc is not None:
             out.append(f"output crc32: {r.output_crc:08x} over {r.output_bytes} bytes")
         if r.tensors:
@@ -568,7 +579,8 @@ def run(argv: list[str] | None = None) -> int:
             save(args.save, rec, doc)
         except OSError as e:
             raise UsageError(f"cannot save to {args.save}: {e}") from e
-    print(json.dumps(doc, indent=2) if args.json else format_table(rec, predicted))
+    emulated = _emulated_board(args.board)
+    print(json.dumps(doc, indent=2) if args.json else format_table(rec, predicted, emulated))
     failed = rec.report is not None and not rec.report.ok
     if failed:
         print(f"error: the board reported failure: {rec.report.status_name}", file=sys.stderr)

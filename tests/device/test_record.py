@@ -346,3 +346,20 @@ def test_ctrl_c_exits_130_without_traceback() -> None:
         out, err = proc.communicate(timeout=10)
     assert proc.returncode == 130, err
     assert "Traceback" not in err and "interrupted" in err
+
+
+def test_emulated_timing_is_instructions_with_an_estimate() -> None:
+    """Under QEMU SysTick counts guest time (-icount: 1 instruction per ns): the table says
+    instructions and labels any time an estimate; a port (hardware) keeps cycles (issue 12)."""
+    from host.device.boards import get_board
+
+    board = get_board("mps2-an386")
+    r = report()
+    rec = record.Recording("qemu")
+    rec.report = r
+    text = record.format_table(rec, None, board)
+    instructions = round(r.cycles * board.qemu_tick_ns)
+    assert f"instructions per invoke: {instructions} (QEMU -icount: {r.cycles} SysTick" in text
+    assert f"estimated {instructions * 1000 / board.tick_hz:.3f} ms at {board.tick_hz} Hz" in text
+    assert "cycles per invoke" not in text and "not measured hardware time" in text
+    assert "cycles per invoke: 123456" in record.format_table(rec, None, None)
