@@ -92,12 +92,14 @@ ma_status ma_open_logged(ma_interp **out, const void *model, size_t model_size, 
 size_t ma_arena_required(const void *model, size_t model_size, void *work, size_t work_size);
 
 /* After ma_open(arena, arena_size) failed with MA_ERR_ARENA (set-up stops where the arena runs
- * out, so its message cannot name the whole requirement): measures the requirement in `work`
- * and rewrites `msg` as "arena too small: needs at least N bytes, has <arena_size>" (or "needs
- * more than <work_size>"). Returns N, 0 when unknown. `work` may contain `arena`. */
-size_t ma_arena_shortfall(const void *model, size_t model_size, const void *arena,
-                          size_t arena_size, void *work, size_t work_size, char *msg,
-                          size_t msg_size);
+ * out, so its message cannot name the whole requirement): opens the model in `work` (any larger
+ * memory, which may contain `arena`; its contents are lost). Returns MA_ERR_ARENA with `msg`
+ * rewritten as "arena too small: needs at least N bytes, has <arena_size>" (or "needs more than
+ * <work_size>"), *need = N (0 when unknown); or, when the model fails for another reason in
+ * `work` too, that status with the runtime's message (an unsupported operator, say). */
+ma_status ma_arena_shortfall(const void *model, size_t model_size, const void *arena,
+                             size_t arena_size, void *work, size_t work_size, char *msg,
+                             size_t msg_size, size_t *need);
 
 ma_status ma_invoke(ma_interp *it);
 

@@ -150,8 +150,8 @@ def _declare(lib: ctypes.CDLL) -> None:
     lib.ma_open.restype = ctypes.c_int
     lib.ma_open_logged.argtypes = [ctypes.POINTER(p), p, sz, p, sz, ctypes.c_char_p, sz, _LOG, p]
     lib.ma_open_logged.restype = ctypes.c_int
-    lib.ma_arena_shortfall.argtypes = [p, sz, p, sz, p, sz, ctypes.c_char_p, sz]
-    lib.ma_arena_shortfall.restype = sz
+    lib.ma_arena_shortfall.argtypes = [p, sz, p, sz, p, sz, ctypes.c_char_p, sz, p]
+    lib.ma_arena_shortfall.restype = ctypes.c_int
     lib.ma_set_while_limit.argtypes = [p, i32]
     lib.ma_set_while_limit.restype = None
     lib.ma_invoke.argtypes = [p]
@@ -257,22 +257,26 @@ class Interpreter:
             MSG_SIZE,
         )
         if status == MA_ERR_ARENA:
-            self._explain_shortfall()
+            status = self._explain_shortfall()
         if status != 0:
             raise MicroarenaError(status, self._msg.value.decode(errors="replace"))
 
-    def _explain_shortfall(self) -> None:
-        """Rewrites the message to name the model's full requirement (set-up stopped short)."""
+    def _explain_shortfall(self) -> int:
+        """Rewrites the message to name the model's full requirement (set-up stopped short), or
+        gives the status and message with which the model fails in any arena."""
         work = _aligned(PROBE_ARENA, 16)
-        self._lib.ma_arena_shortfall(
-            self._model.ctypes.data,
-            self._model_size,
-            self._arena.ctypes.data,
-            self.arena_size,
-            work.ctypes.data,
-            PROBE_ARENA,
-            self._msg,
-            MSG_SIZE,
+        return int(
+            self._lib.ma_arena_shortfall(
+                self._model.ctypes.data,
+                self._model_size,
+                self._arena.ctypes.data,
+                self.arena_size,
+                work.ctypes.data,
+                PROBE_ARENA,
+                self._msg,
+                MSG_SIZE,
+                None,
+            )
         )
 
     # -- tensors

@@ -48,3 +48,18 @@ def test_misaligned_arena_says_what_is_usable() -> None:
     with pytest.raises(MicroarenaError) as e:
         Interpreter(data, required, arena_misalign=1)
     assert f"({required - STEP} from its first 16-byte aligned address)" in e.value.message
+
+
+def test_a_model_that_fails_anyway_says_why_not_how_much() -> None:
+    """Too small an arena for a model the runtime refuses: the refusal, not "needs more than
+    64 MiB" (the measurement fails for the model's own reason)."""
+    from support.tflm_oracle import shared_model
+
+    from host.runtime.binding import MA_ERR_UNSUPPORTED
+
+    data = shared_model("tiny_kws_dscnn_float").read_bytes()  # hybrid convolutions
+    for size in (1000, 1 << 16):
+        with pytest.raises(MicroarenaError) as e:
+            Interpreter(data, size)
+        assert e.value.status == MA_ERR_UNSUPPORTED, e.value.message
+        assert "operators unsupported" in e.value.message

@@ -137,12 +137,12 @@ static ma_status run_model(const uint8_t *model, uint32_t size, uint8_t *arena,
   ma_interp *it = NULL;
   ma_status st = ma_open(&it, model, size, arena, arena_size, msg, sizeof msg);
   if (st != MA_OK) {
-    uint32_t need = 0;
+    size_t need = 0;
     if (st == MA_ERR_ARENA) { /* the whole buffer measures what the model needs */
-      need = (uint32_t)ma_arena_shortfall(model, size, arena, arena_size, arena, PROBE_ARENA_SIZE,
-                                          msg, sizeof msg);
+      st = ma_arena_shortfall(model, size, arena, arena_size, arena, PROBE_ARENA_SIZE, msg,
+                              sizeof msg, &need);
     }
-    ma_wire_emit_failure(st, msg, need, info, uart_put, NULL);
+    ma_wire_emit_failure(st, msg, (uint32_t)need, info, uart_put, NULL);
     return st;
   }
   for (int32_t i = 0; i < ma_num_inputs(it); i++) ma_fill_deterministic_input(ma_input(it, i));

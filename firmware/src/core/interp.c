@@ -308,28 +308,41 @@ size_t ma_required(const ma_interp *it) {
   return (it->required + (MA_ALIGN - 1)) & ~(size_t)(MA_ALIGN - 1);
 }
 
-size_t ma_arena_required(const void *model, size_t model_size, void *work, size_t work_size) {
-  char msg[1];
+/* Opens the model in `work`: its status, and in *need the arena it required (0 if none). */
+static ma_status measure(const void *model, size_t model_size, void *work, size_t work_size,
+                         char *msg, size_t msg_size, size_t *need) {
+  char none[1];
   ma_interp *it;
-  if (ma_open(&it, model, model_size, work, work_size, msg, sizeof msg) != MA_OK) return 0;
-  return ma_required(it);
+  ma_status st = ma_open(&it, model, model_size, work, work_size, msg != NULL ? msg : none,
+                         msg != NULL ? msg_size : sizeof none);
+  *need = st == MA_OK ? ma_required(it) : 0;
+  return st;
 }
 
-size_t ma_arena_shortfall(const void *model, size_t model_size, const void *arena,
-                          size_t arena_size, void *work, size_t work_size, char *msg,
-                          size_t msg_size) {
-  size_t need = ma_arena_required(model, model_size, work, work_size);
-  if (msg == NULL || msg_size == 0) return need;
-  int n = need > 0 ? snprintf(msg, msg_size, "arena too small: needs at least %lu bytes, has %lu",
-                              (unsigned long)need, (unsigned long)arena_size)
-                   : snprintf(msg, msg_size, "arena too small: needs more than %lu bytes, has %lu",
-                              (unsigned long)work_size, (unsigned long)arena_size);
+size_t ma_arena_required(const void *model, size_t model_size, void *work, size_t work_size) {
+  size_t need;
+  measure(model, model_size, work, work_size, NULL, 0, &need);
+  return need;
+}
+
+ma_status ma_arena_shortfall(const void *model, size_t model_size, const void *arena,
+                             size_t arena_size, void *work, size_t work_size, char *msg,
+                             size_t msg_size, size_t *need) {
+  size_t got;
+  ma_status st = measure(model, model_size, work, work_size, msg, msg_size, &got);
+  if (need != NULL) *need = got;
+  if (st != MA_OK && st != MA_ERR_ARENA) return st; /* the model fails anyway: say why */
+  if (msg == NULL || msg_size == 0) return MA_ERR_ARENA;
+  int n = got > 0 ? snprintf(msg, msg_size, "arena too small: needs at least %lu bytes, has %lu",
+                             (unsigned long)got, (unsigned long)arena_size)
+                  : snprintf(msg, msg_size, "arena too small: needs more than %lu bytes, has %lu",
+                             (unsigned long)work_size, (unsigned long)arena_size);
   size_t usable = usable_size(arena, arena_size);
   if (n > 0 && (size_t)n < msg_size && ((uintptr_t)arena & (MA_ALIGN - 1)) != 0) {
     snprintf(msg + n, msg_size - (size_t)n, " (%lu from its first 16-byte aligned address)",
              (unsigned long)usable);
   }
-  return need;
+  return MA_ERR_ARENA;
 }
 
 void ma_set_while_limit(ma_interp *it, int32_t iterations) {
