@@ -1,7 +1,8 @@
 /* microarena public runtime API: load a .tflite from memory into one caller arena and run it.
  *
  * Usage (the arena size comes from `python -m host.plan model.tflite --target
- * microarena-cortex-m`: exact, one byte less fails saying how many bytes are needed):
+ * microarena-cortex-m`: exact, one byte less fails; ma_arena_shortfall then says how many
+ * bytes the model needs):
  *
  *   static uint8_t arena[ARENA_BYTES] __attribute__((aligned(16)));
  *   static char msg[128];
