@@ -339,6 +339,9 @@ def test_ctrl_c_exits_130_without_traceback() -> None:
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
+            # A shell's background job ignores SIGINT and Python then keeps ignoring it: give
+            # the child Ctrl-C's default, as in a terminal.
+            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
         )
         assert fb.connected.wait(20), "the recorder never connected"
         time.sleep(0.3)
