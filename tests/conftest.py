@@ -43,6 +43,7 @@ FILE_MARKERS: dict[str, tuple[str, ...]] = {
 # Single tests that are slow in files that are otherwise quick.
 SLOW_TESTS = {
     "test_corpus_under_address_and_undefined_sanitizers",
+    "test_dsa_table_best_is_the_deterministic_run",
     "test_every_smaller_arena_fails_cleanly",
     "test_endless_while_is_stopped",
     "test_every_shared_model_plots",
