@@ -59,17 +59,14 @@ class OpScope:
 
 @dataclass(frozen=True)
 class Semantics:
-    """How a runtime marks scopes. The pip TFLM and this project's core (which follows TFLM's
-    source) differ only where a subgraph is walked twice or returns its inputs."""
+    """How a runtime marks scopes. This project's core (firmware/src/core/planner.c) marks
+    them as TFLM does, but stops walking at its nesting limit (it refuses deeper models)."""
 
-    keep_first_creation: bool  # a tensor created again keeps its first scope
-    outputs_created_at_start: bool  # subgraph outputs are created with its inputs
-    first_visit_spans: bool  # an operator walked twice spans from its first visit to its last
     max_depth: int | None  # callees deeper than this are not walked (None: recursion is an error)
 
 
-TFLM = Semantics(True, False, True, None)  # measured on the pip interpreter
-MICROARENA = Semantics(False, True, False, 8)  # firmware/src/core/planner.c (MA_MAX_NESTING)
+TFLM = Semantics(None)  # measured on the pip interpreter
+MICROARENA = Semantics(8)  # MA_MAX_NESTING
 
 
 @dataclass
@@ -101,10 +98,7 @@ class _Walker:
         self.owners: list[tuple[int, int]] = [(0, -1)]
 
     def created(self, gi: int) -> None:
-        if self.semantics.keep_first_creation:
-            self.first.setdefault(gi, self.scope)
-        else:
-            self.first[gi] = self.scope
+        self.first.setdefault(gi, self.scope)  # a tensor keeps its first creation
         self.last[gi] = self.scope
 
     def used(self, gi: int) -> None:
@@ -112,7 +106,7 @@ class _Walker:
 
     def visited(self, si: int, op: int, start: int) -> None:
         span = self.spans.get((si, op))
-        if span is None or not self.semantics.first_visit_spans:
+        if span is None:
             self.spans[(si, op)] = OpScope(si, op, start, self.scope)
         else:
             span.last = self.scope
@@ -133,8 +127,7 @@ class _Walker:
         self.stack.append(si)
         sg = self.model.subgraphs[si]
         base = sg.tensors[0].global_index if sg.tensors else 0
-        starting = sg.inputs + (sg.outputs if self.semantics.outputs_created_at_start else [])
-        for i in starting:
+        for i in sg.inputs:
             self.created(base + i)
         written = set(sg.inputs)  # in this run of the subgraph: by its caller, or an operator
         for op in sg.operators:
@@ -162,7 +155,7 @@ class _Walker:
                 self.used(base + i)
             self.visited(si, op.index, start)
         for i in sg.outputs:
-            self.used(base + i)
+            self.created(base + i)  # TFLM marks outputs here, created if no operator did
         self.stack.pop()
 
 

@@ -2,7 +2,9 @@
 
 The metadata buffer holds int32 values [version, num_subgraphs, n, offset_0 .. offset_{n-1}],
 n being the tensor count of all subgraphs together (subgraph 0's tensors first). -1 means
-"plan at run time"; TFLM ignores the entries of constant tensors.
+"plan at run time"; TFLM ignores the entries of constant tensors. Of several entries of that
+name the last counts, and each must hold one offset per tensor (TFLM's rule, followed by the
+runtime, `--check` and `--embed`, which leaves one entry).
 """
 
 from __future__ import annotations
@@ -79,11 +81,15 @@ def check(model: Model, runtime: str = "tflm") -> list[str]:
         raise ModelError(f"{model.source}: no OfflineMemoryAllocation metadata to check")
     problems = []
     tensors = model.tensors
-    if len(plan.offsets) != len(tensors):
-        problems.append(
-            f"plan has {len(plan.offsets)} offsets, the model has {len(tensors)} tensors "
-            "(TFLM refuses such a model)"
-        )
+    entries = [decode(d) for d in model.metadata_entries(OFFLINE_PLAN_NAME)]
+    for k, entry in enumerate(entries):
+        if len(entry.offsets) != len(tensors):
+            which = f"entry {k + 1} of {len(entries)}" if len(entries) > 1 else "plan"
+            problems.append(
+                f"{which} has {len(entry.offsets)} offsets, the model has {len(tensors)} "
+                "tensors (TFLM and the runtime refuse such a model)"
+            )
+    if problems:
         return problems
     w = walk(model)
     planned = {lt.tensor.global_index for lt in w.lifetimes}

@@ -243,11 +243,16 @@ class Model:
 
     def metadata(self, name: bytes) -> bytes | None:
         """Data of the LAST metadata entry with this name (TFLM's rule), or None."""
-        found = None
-        for m in self.root.get(S.MODEL_METADATA, []):
-            if m.get(S.METADATA_NAME) == name:
-                found = self.buffer_data(m.scalar(S.METADATA_BUFFER, "I", 0))
-        return found
+        entries = self.metadata_entries(name)
+        return entries[-1] if entries else None
+
+    def metadata_entries(self, name: bytes) -> list[bytes]:
+        """Data of every metadata entry with this name, in order."""
+        return [
+            self.buffer_data(m.scalar(S.METADATA_BUFFER, "I", 0))
+            for m in self.root.get(S.MODEL_METADATA, [])
+            if m.get(S.METADATA_NAME) == name
+        ]
 
     def set_metadata(self, name: bytes, data: bytes) -> None:
         """Store data under name, replacing every existing entry of that name (one remains)."""

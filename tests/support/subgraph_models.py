@@ -11,22 +11,15 @@ from host.tflite.schema import SCHEMA
 FLOAT32, BOOL = 0, 6
 
 
-def twice_called_subgraph_model() -> tuple[bytes, dict[str, int]]:
-    """Subgraph 1 (b = ADD_N(a, a, a), which requests scratch) called by two IF operators of
-    subgraph 0: y = IF(c, x); y2 = RELU(y); z = IF(c, y2). Returns the model and the global
-    tensor indices by name."""
-    g0, g1 = Graph(), Graph()
-    g1.buffers, g1.opcodes = g0.buffers, g0.opcodes  # one model: shared tables
-    c = g0.tensor("c", (1,), BOOL, [0.0], [0])
-    x, y, y2, z = (g0.tensor(n, (1, 8), FLOAT32, [0.0], [0]) for n in ("x", "y", "y2", "z"))
-    branches = scalar_options({0: ("i", 1), 1: ("i", 1)}, 2)  # then = else = subgraph 1
-    g0.op(118, [c, x], [y], 92, branches)
-    g0.op(19, [y], [y2], 82, scalar_options({}, 1))
-    g0.op(118, [c, y2], [z], 92, branches)
-    a, b = (g1.tensor(n, (1, 8), FLOAT32, [0.0], [0]) for n in ("a", "b"))
-    g1.op(106, [a, a, a], [b], 82, scalar_options({}, 1))
+IF, RELU, ADD_N = 118, 19, 106
+IF_OPTIONS, NO_OPTIONS = 92, 82
+
+
+def assemble(graphs: list[tuple[Graph, list[int], list[int]]]) -> bytes:
+    """A model of several subgraphs (Graph, inputs, outputs), subgraph 0 first. The graphs
+    must share graphs[0]'s buffers and opcodes (`shared_graphs`)."""
     subgraphs = []
-    for g, ins, outs in ((g0, [c, x], [z]), (g1, [a], [b])):
+    for g, ins, outs in graphs:
         sg = new_table("SubGraph", {}, 6)
         set_child(sg, 0, g.tensors)
         set_child(sg, 1, struct.pack(f"<{len(ins)}i", *ins))
@@ -35,11 +28,54 @@ def twice_called_subgraph_model() -> tuple[bytes, dict[str, int]]:
         subgraphs.append(sg)
     codes = [
         new_table("OperatorCode", {0: ("b", min(k, 127)), 2: ("i", 1), 3: ("i", k)}, 4)
-        for k in g0.opcodes
+        for k in graphs[0][0].opcodes
     ]
     root = new_table("Model", {0: ("I", 3)}, 8)
     set_child(root, 1, codes)
     set_child(root, 2, subgraphs)
-    set_child(root, 4, g0.buffers)
+    set_child(root, 4, graphs[0][0].buffers)
+    return encode(root, SCHEMA)
+
+
+def shared_graphs(n: int) -> list[Graph]:
+    """n graphs of one model: one buffer table and one opcode list."""
+    graphs = [Graph() for _ in range(n)]
+    for g in graphs[1:]:
+        g.buffers, g.opcodes = graphs[0].buffers, graphs[0].opcodes
+    return graphs
+
+
+def branches(then: int, otherwise: int):
+    return scalar_options({0: ("i", then), 1: ("i", otherwise)}, 2)
+
+
+def twice_called_subgraph_model() -> tuple[bytes, dict[str, int]]:
+    """Subgraph 1 (b = ADD_N(a, a, a), which requests scratch) called by two IF operators of
+    subgraph 0: y = IF(c, x); y2 = RELU(y); z = IF(c, y2). Returns the model and the global
+    tensor indices by name."""
+    g0, g1 = shared_graphs(2)
+    c = g0.tensor("c", (1,), BOOL, [0.0], [0])
+    x, y, y2, z = (g0.tensor(n, (1, 8), FLOAT32, [0.0], [0]) for n in ("x", "y", "y2", "z"))
+    g0.op(IF, [c, x], [y], IF_OPTIONS, branches(1, 1))
+    g0.op(RELU, [y], [y2], NO_OPTIONS, scalar_options({}, 1))
+    g0.op(IF, [c, y2], [z], IF_OPTIONS, branches(1, 1))
+    a, b = (g1.tensor(n, (1, 8), FLOAT32, [0.0], [0]) for n in ("a", "b"))
+    g1.op(ADD_N, [a, a, a], [b], NO_OPTIONS, scalar_options({}, 1))
     names = {"c": c, "x": x, "y": y, "y2": y2, "z": z, "a": 5 + a, "b": 5 + b}
-    return encode(root, SCHEMA), names
+    return assemble([(g0, [c, x], [z]), (g1, [a], [b])]), names
+
+
+def shared_branch_model() -> bytes:
+    """Issue 18's silent wrong result: subgraph 1 (b = ADD_N(a, a)) called by two IFs, with
+    p = RELU(x) live across the first call only: p = RELU(x); y = IF(c, x); q = ADD_N(p, y);
+    z = IF(c, q). A planner keeping only the second call's lifetimes puts a over p."""
+    g0, g1 = shared_graphs(2)
+    c = g0.tensor("c", (1,), BOOL, [0.0], [0])
+    x, p, y, q, z = (g0.tensor(n, (1, 8), FLOAT32, [0.0], [0]) for n in "xpyqz")
+    g0.op(RELU, [x], [p], NO_OPTIONS, scalar_options({}, 1))
+    g0.op(IF, [c, x], [y], IF_OPTIONS, branches(1, 1))
+    g0.op(ADD_N, [p, y], [q], NO_OPTIONS, scalar_options({}, 1))
+    g0.op(IF, [c, q], [z], IF_OPTIONS, branches(1, 1))
+    a, b = (g1.tensor(n, (1, 8), FLOAT32, [0.0], [0]) for n in "ab")
+    g1.op(ADD_N, [a, a], [b], NO_OPTIONS, scalar_options({}, 1))
+    return assemble([(g0, [c, x], [z]), (g1, [a], [b])])

@@ -308,7 +308,9 @@ ma_status ma_build_frame(ma_interp *it, int32_t sg, ma_inode *n, ma_frame *f) {
   return MA_OK;
 }
 
-/* Finds the OfflineMemoryAllocation metadata: [version, subgraphs, n, offset_0..offset_n-1]. */
+/* Finds the OfflineMemoryAllocation metadata: [version, subgraphs, n, offset_0..offset_n-1].
+ * TFLM's rule (GetOfflinePlannedOffsets): every entry of that name must hold one offset per
+ * tensor, and the last one counts. */
 static ma_status find_offline_plan(ma_interp *it, fb_tab model, fb_vec bufs) {
   fb_rd *rd = &it->rd;
   fb_vec meta = fb_vector(rd, &model, 6, 4);
@@ -340,7 +342,6 @@ static ma_status find_offline_plan(ma_interp *it, fb_tab model, fb_vec bufs) {
                      (int)w[2], (unsigned long)(bytes / 4 - 3));
     }
     it->offline = w + 3;
-    return MA_OK;
   }
   return MA_OK;
 }

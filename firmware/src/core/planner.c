@@ -21,9 +21,10 @@ typedef struct {
   int32_t twice, twice_sg; /* a tensor written twice in one run of its subgraph, or -1 */
 } walk;
 
-/* As TFLM: each mark overwrites (scopes only grow), and creation also resets the last use. */
+/* As TFLM (UpdateFirstCreated): a tensor keeps its first creation, so a subgraph walked
+ * more than once keeps its tensors live from the first visit to the last; scopes only grow. */
 static void created(int32_t *first, int32_t *last, int32_t scope) {
-  *first = scope;
+  if (*first == UNSET) *first = scope;
   *last = scope;
 }
 
@@ -44,10 +45,6 @@ static void mark(walk *w, int32_t sg, int32_t depth) {
     int32_t t = fb_vec_i32(&it->rd, s->inputs, i);
     created(&first[t], &last[t], w->scope);
   }
-  for (uint32_t i = 0; i < s->outputs.len; i++) {
-    int32_t t = fb_vec_i32(&it->rd, s->outputs, i);
-    created(&first[t], &last[t], w->scope);
-  }
   for (int32_t k = 0; k < s->n_nodes; k++) {
     fb_vec ins, outs;
     int32_t callee[2];
@@ -57,7 +54,8 @@ static void mark(walk *w, int32_t sg, int32_t depth) {
     for (uint32_t j = 0; j < outs.len; j++) {
       int32_t t = fb_vec_i32(&it->rd, outs, j);
       /* A second writer in this run (an earlier operator, or the caller for a subgraph
-       * input) would restart the lifetime here and leave the earlier one unreserved. */
+       * input) is refused, as the runtime's kernels assume one writer per run. Found on
+       * the first visit (later visits keep the first creation, before their entry). */
       int again = first[t] > entry && first[t] < w->scope;
       if (first[t] == entry && listed(it, s->inputs, t)) again = 1;
       if (again && w->twice < 0) {
@@ -79,12 +77,16 @@ static void mark(walk *w, int32_t sg, int32_t depth) {
     for (uint32_t j = 0; j < outs.len; j++) last[fb_vec_i32(&it->rd, outs, j)] = w->scope;
     for (int32_t r = 0; r < it->n_scratch; r++) {
       if (it->scratch_reqs[r].subgraph == sg && it->scratch_reqs[r].node == k) {
-        w->sfirst[r] = op_scope;
+        created(&w->sfirst[r], &w->slast[r], op_scope);
         w->slast[r] = w->scope;
       }
     }
   }
-  for (uint32_t i = 0; i < s->outputs.len; i++) last[fb_vec_i32(&it->rd, s->outputs, i)] = w->scope;
+  /* Outputs live to the end of the walk (TFLM marks them here, created if no operator did). */
+  for (uint32_t i = 0; i < s->outputs.len; i++) {
+    int32_t t = fb_vec_i32(&it->rd, s->outputs, i);
+    created(&first[t], &last[t], w->scope);
+  }
 }
 
 static int overlap_in_time(const buf *a, int32_t first, int32_t last) {
