@@ -16,6 +16,7 @@ from host.planning import overlap as overlap_rules
 from host.planning import scratch as scratch_model
 from host.planning.offline_plan import tensor_buffers
 from host.planning.packing import Buffer, Overlap, arena_size, lower_bound, plan
+from host.planning.tflm_refusal import TflmRefusal, tflm_refusal
 from host.planning.tflm_targets import TargetArena
 from host.tflite.model import Model
 
@@ -66,7 +67,7 @@ class PlanResult:
     runtime: str
     tensors: list[PlannedTensor]
     scratch: list[Scratch]
-    head: int  # head TFLM will use with the embedded plan (exact)
+    head: int  # head TFLM will use with the embedded plan (exact, if TFLM loads the model)
     tflm_head: int  # head TFLM uses without a plan (its greedy, exact)
     lower_bound: int  # max live bytes: tensors and scratch
     offline: bool  # False if no plan beat TFLM's own: nothing to embed
@@ -76,6 +77,7 @@ class PlanResult:
     overlap_bound: int | None = None  # lower bound with the allowed overlaps (--overlap)
     shared: list[SharedBytes] = field(default_factory=list)  # overlaps the plan uses
     kernel_set: str = ""  # the kernels an overlapping plan is proven for
+    tflm_refusal: TflmRefusal | None = None  # why TFLM will not load the model, if it will not
 
     @property
     def saving(self) -> int:
@@ -199,4 +201,5 @@ def plan_model(
         overlap_bound=lower_bound(everything, overlaps) if overlap else None,
         shared=_shared(pairs, final, {b.id: b.size for b in tbufs}) if best_fixed else [],
         kernel_set=overlap_rules.KERNEL_SETS[runtime] if overlap else "",
+        tflm_refusal=tflm_refusal(model),
     )

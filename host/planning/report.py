@@ -33,8 +33,7 @@ def plan_text(r: PlanResult) -> str:
     lines += [
         f"model            {r.model}",
         f"planner          {r.planner} ({r.seconds:.2f} s), scratch of {r.runtime} kernels",
-        f"arena head       {r.head} bytes (exact: what {_runtime_name(r.runtime)} reports "
-        "with this plan)",
+        f"arena head       {r.head} bytes ({_head_status(r)})",
         f"lower bound      {r.lower_bound} bytes (max live bytes; head is {ratio:.3f}x)",
         f"TFLM greedy      {r.tflm_head} bytes without a plan; saving {r.saving} bytes "
         f"({pct:.1f}%)",
@@ -45,8 +44,17 @@ def plan_text(r: PlanResult) -> str:
         lines.append("no plan beats TFLM's own: the model is left to TFLM's online planner")
     if r.target:
         lines += target_lines(r.target)
+    if r.tflm_refusal:
+        lines.append(f"TFLM refuses this model: {r.tflm_refusal.text()}")
     lines += [f"warning: {w}" for w in r.warnings]
     return "\n".join(lines)
+
+
+def _head_status(r: PlanResult) -> str:
+    """Whether the head is one the runtime will report: not if TFLM refuses the model."""
+    if r.runtime == "tflm" and r.tflm_refusal:
+        return "as planned; TFLM reports none: it refuses this model, see below"
+    return f"exact: what {_runtime_name(r.runtime)} reports with this plan"
 
 
 def _runtime_name(runtime: str) -> str:
@@ -122,5 +130,8 @@ def plan_json(r: PlanResult, embedded_in: str | None) -> dict[str, Any]:
         "tensors": [vars(t) for t in r.tensors],
         "scratch": [vars(s) for s in r.scratch],
         "warnings": r.warnings,
+        "tflm_runtime": {"runs": True}
+        if r.tflm_refusal is None
+        else {"runs": False, **r.tflm_refusal.to_json()},
         **extra,
     }

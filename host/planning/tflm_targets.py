@@ -17,7 +17,7 @@ from typing import Any
 
 from host.device.wire import Category
 from host.planning import tflm_structs
-from host.planning.tflm_kernels import refused_ops
+from host.planning.tflm_refusal import tflm_refusal
 from host.planning.tflm_tail import CATEGORIES, UNCATEGORIZED, predict
 from host.tflite.model import Model
 
@@ -66,8 +66,8 @@ def target_arena(model: Model, target: str) -> TargetArena:
 def _tflm(model: Model, target: str) -> TargetArena:
     abi = TFLM_ABIS[target]
     p = predict(model, abi)
-    refused = refused_ops(model)
-    known = not p.unknown and not refused
+    refused = tflm_refusal(model)
+    known = not p.unknown and refused is None
     head_exact = known and not (abi.pointer != 8 and _has(model, "ADD_N"))
     notes = [
         "TFLM reference kernels; optimised kernel libraries (CMSIS-NN, ...) allocate "
@@ -76,7 +76,7 @@ def _tflm(model: Model, target: str) -> TargetArena:
         "for a 16-byte aligned arena (alignas(16)); an unaligned one needs up to 15 bytes more",
     ]
     if refused:
-        notes.append(f"TFLM refuses this model in Prepare: {', '.join(refused)}")
+        notes.append(f"TFLM refuses this model ({refused.names()}): the figures are not exact")
     if p.unknown:
         missing = ", ".join(p.unknown)
         notes.append(f"kernels not modelled (their allocations are missing): {missing}")

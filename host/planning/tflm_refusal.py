@@ -1,0 +1,92 @@
+"""Whether TFLM will load a model: every operator needs a registered kernel, and some models
+are refused in Prepare (tflm_kernels.refused_ops). host.plan says so rather than call a head
+"exact" that TFLM never reports."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from host.planning import tflm_registered
+from host.planning.tflm_kernels import refused_ops
+from host.tflite.model import CUSTOM, Model
+
+PIP_TFLM = f"the pip tflite-micro {tflm_registered.VERSION}"
+# Custom operators that say what made the model (the operator's kernel is not TFLM's own).
+KNOWN_CUSTOM = {
+    "ethos-u": "an Arm Ethos-U NPU operator written by Vela: it runs only on a TFLM build with "
+    "the Ethos-U kernel and driver, on a device with that NPU",
+}
+
+
+@dataclass
+class Unregistered:
+    """An operator (builtin or custom) the kernels register nothing for."""
+
+    name: str
+    custom: bool
+    at: list[tuple[int, int]]  # (subgraph, operator) of each use
+
+    def label(self) -> str:
+        return f"custom operator '{self.name}'" if self.custom else self.name
+
+    def text(self) -> str:
+        by_subgraph: dict[int, list[int]] = {}
+        for s, o in self.at:
+            by_subgraph.setdefault(s, []).append(o)
+        where = "; ".join(
+            f"subgraph {s} operator{'s' if len(ops) > 1 else ''} {', '.join(map(str, ops))}"
+            for s, ops in by_subgraph.items()
+        )
+        why = f"; {KNOWN_CUSTOM[self.name]}" if self.custom and self.name in KNOWN_CUSTOM else ""
+        return f"{self.label()} ({where}{why})"
+
+
+@dataclass
+class TflmRefusal:
+    """Why TFLM refuses a model: operators without a kernel, or ones its Prepare refuses."""
+
+    kernels: str  # whose registrations were consulted
+    unregistered: list[Unregistered] = field(default_factory=list)
+    in_prepare: list[str] = field(default_factory=list)
+
+    def text(self) -> str:
+        parts = []
+        if self.unregistered:
+            names = "; ".join(u.text() for u in self.unregistered)
+            parts.append(f"{self.kernels} registers no kernel for {names}")
+        if self.in_prepare:
+            parts.append(f"its Prepare refuses {', '.join(self.in_prepare)}")
+        return "; ".join(parts)
+
+    def names(self) -> str:
+        """The refused operators in a few words."""
+        return ", ".join([u.label() for u in self.unregistered] + self.in_prepare)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "kernels": self.kernels,
+            "unregistered": [
+                {"name": u.name, "custom": u.custom, "operators": [list(a) for a in u.at]}
+                for u in self.unregistered
+            ],
+            "refused_in_prepare": self.in_prepare,
+            "message": self.text(),
+        }
+
+
+def tflm_refusal(
+    model: Model, registered: frozenset[str] = tflm_registered.OPERATORS, kernels: str = PIP_TFLM
+) -> TflmRefusal | None:
+    """Why TFLM with these registered kernels refuses the model, or None if it loads it (as far
+    as registrations and the Prepare refusals modelled here tell)."""
+    missing: dict[str, Unregistered] = {}
+    for sg in model.subgraphs:
+        for op in sg.operators:
+            if op.name not in registered:
+                u = missing.setdefault(op.name, Unregistered(op.name, op.opcode == CUSTOM, []))
+                u.at.append((sg.index, op.index))
+    prepare = refused_ops(model)
+    if not missing and not prepare:
+        return None
+    return TflmRefusal(kernels, list(missing.values()), prepare)

@@ -1,0 +1,112 @@
+"""host.plan says when TFLM will refuse a model (an operator it registers no kernel for, a
+custom operator such as Vela's ethos-u) instead of calling the head "exact", and the stored
+list of registered operators is the installed pip TFLM's."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from support.tflm_oracle import capture_output, oracle
+
+from host.planning import tflm_registered
+from host.planning.cli import main
+from host.planning.tflm_refusal import tflm_refusal
+from host.tflite.model import Model
+from host.tflite.ops import BUILTIN_CODES
+
+REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO / "tools"))
+
+import gen_operators_doc  # noqa: E402
+
+
+def test_stored_registrations_are_the_installed_tflms() -> None:
+    oracle()
+    from tflite_micro.python.tflite_micro import _version
+
+    if _version.__version__ != tflm_registered.VERSION:
+        pytest.skip(
+            f"installed tflite-micro {_version.__version__}, the list is for the stored one"
+        )
+    proc = subprocess.run(
+        [sys.executable, str(REPO / "tools" / "gen_tflm_registered.py"), "--check"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_stored_registrations_are_the_operator_tables() -> None:
+    """docs/operators.md's TFLM column comes from the same probe: the two lists agree."""
+    version, names = gen_operators_doc.stored_tflm(gen_operators_doc.DOC.read_text())
+    assert (version, names) == (tflm_registered.VERSION, sorted(tflm_registered.OPERATORS))
+
+
+def _tflm_says(data: bytes) -> str:
+    """What the pip TFLM prints and raises while loading the model."""
+    runtime = oracle()
+    said: list[str] = []
+
+    def load() -> None:
+        try:
+            runtime.Interpreter.from_bytes(data, arena_size=1 << 16)
+        except Exception as e:  # noqa: BLE001 - whatever TFLM raises is its verdict
+            said.append(str(e))
+
+    said.append(capture_output(load))
+    return "".join(said)
+
+
+ONE_OP = [("TILE", BUILTIN_CODES["TILE"], None), ("POW", BUILTIN_CODES["POW"], None)]
+CUSTOM = [
+    ("ethos-u", BUILTIN_CODES["CUSTOM"], "ethos-u"),
+    ("MyOp", BUILTIN_CODES["CUSTOM"], "MyOp"),
+]
+
+
+@pytest.mark.parametrize(("name", "code", "custom"), ONE_OP + CUSTOM)
+def test_unregistered_operator_is_named_as_tflm_refuses_it(
+    tmp_path: Path, capsys, name: str, code: int, custom: str | None
+) -> None:
+    data = gen_operators_doc._probe_model(code, custom)
+    assert "Failed to get registration from op code" in _tflm_says(data)
+    refusal = tflm_refusal(Model(data))
+    assert refusal is not None
+    assert [(u.name, u.custom, u.at) for u in refusal.unregistered] == [
+        (name, custom is not None, [(0, 0)])
+    ]
+    path = tmp_path / "m.tflite"
+    path.write_bytes(data)
+    assert main([str(path), "-q"]) == 0
+    out = capsys.readouterr().out
+    assert "exact: what TFLM reports" not in out
+    label = f"custom operator '{name}'" if custom else name
+    assert (
+        f"TFLM refuses this model: the pip tflite-micro {tflm_registered.VERSION} registers "
+        f"no kernel for {label} (subgraph 0 operator 0" in out
+    )
+    assert main([str(path), "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["tflm_runtime"]["runs"] is False
+    assert doc["tflm_runtime"]["unregistered"] == [
+        {"name": name, "custom": custom is not None, "operators": [[0, 0]]}
+    ]
+    assert doc["target"]["exact"] == {"head": False, "tail": False, "min_arena": False}
+
+
+def test_registered_operator_keeps_the_exact_head(tmp_path: Path, capsys) -> None:
+    data = gen_operators_doc._probe_model(BUILTIN_CODES["RELU"], None)
+    assert "Failed to get registration" not in _tflm_says(data)
+    assert tflm_refusal(Model(data)) is None
+    path = tmp_path / "m.tflite"
+    path.write_bytes(data)
+    assert main([str(path), "-q"]) == 0
+    out = capsys.readouterr().out
+    assert "exact: what TFLM reports" in out and "TFLM refuses" not in out
+    assert main([str(path), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["tflm_runtime"] == {"runs": True}
