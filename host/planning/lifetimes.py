@@ -161,12 +161,12 @@ class _Walker:
 
 def mark(
     model: Model, semantics: Semantics
-) -> tuple[dict[int, int], dict[int, int], dict[tuple[int, int], OpScope]]:
-    """First and last scope of every tensor a walk reaches (by global index), and the span of
-    every operator (by subgraph, operator), under a runtime's semantics."""
+) -> tuple[dict[int, int], dict[int, int], dict[tuple[int, int], OpScope], int]:
+    """First and last scope of every tensor a walk reaches (by global index), the span of
+    every operator (by subgraph, operator), under a runtime's semantics, and the last scope."""
     w = _Walker(model, semantics)
     w.walk(0)
-    return w.first, w.last, w.spans
+    return w.first, w.last, w.spans, w.scope
 
 
 def walk(model: Model) -> Walk:

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from host.planning.lifetimes import Walk, span_text, walk
 from host.planning.packing.problem import TFLM_ALIGNMENT as ALIGNMENT
-from host.planning.packing.problem import Buffer, collisions
+from host.planning.packing.problem import Buffer, align_up, collisions
 from host.tflite.model import OFFLINE_PLAN_NAME, Model, ModelError
 
 ONLINE = -1
@@ -73,6 +73,16 @@ def tensor_buffers(w: Walk) -> list[Buffer]:
     ]
 
 
+def variable_buffers(model: Model, w: Walk, offsets: list[int]) -> list[Buffer]:
+    """Variable tensors the plan places: TFLM and the runtime plan them where it gives an
+    offset. Their state outlives every invocation, so they live for the whole walk."""
+    return [
+        Buffer(t.global_index, 0, w.scopes + 1, align_up(t.nbytes()))
+        for t in model.tensors
+        if t.is_variable and offsets[t.global_index] >= 0 and t.nbytes() > 0
+    ]
+
+
 def check(model: Model, runtime: str = "tflm") -> list[str]:
     """Problems with the plan embedded in a model ([] if it is valid; ModelError if none).
     Overlaps are accepted where the overlap rules of `runtime`'s kernels allow them."""
@@ -93,6 +103,12 @@ def check(model: Model, runtime: str = "tflm") -> list[str]:
         return problems
     w = walk(model)
     planned = {lt.tensor.global_index for lt in w.lifetimes}
+    variables = {  # placed by the plan (an offset below -1 is refused)
+        t.global_index
+        for t in tensors
+        if t.is_variable and plan.offsets[t.global_index] != ONLINE and t.nbytes() > 0
+    }
+    planned |= variables
     names = {t.global_index: f"tensor {t.global_index} {t.name!r}" for t in tensors}
     for t, off in zip(tensors, plan.offsets, strict=True):
         if t.global_index not in planned:
@@ -119,7 +135,9 @@ def check(model: Model, runtime: str = "tflm") -> list[str]:
             f"{names[a.id]} at [{oa}, {oa + a.size}) live {_span(a)} overlaps {names[b.id]} at "
             f"[{ob}, {ob + b.size}) live {_span(b)} ({_op_at(model, w, b.start - 1)})"
         )
-        if rule is None:
+        if a.id in variables or b.id in variables:
+            msg += ": one is a variable tensor, whose state must outlive every invocation"
+        elif rule is None:
             msg += ": no kernel rule allows these two to share bytes"
         else:
             delta = offsets[rule.input] - offsets[rule.output]
@@ -168,12 +186,15 @@ def _shared_bytes(model: Model, w: Walk, offsets: list[int], runtime: str):
     from host.planning.overlap import overlap_pairs
 
     fixed = [b for b in tensor_buffers(w) if offsets[b.id] >= 0]
+    fixed += variable_buffers(model, w, offsets)
     shared = collisions(fixed, {b.id: offsets[b.id] for b in fixed})
     if not shared:
         return  # the rules are only needed where tensors share bytes
     rules = {(p.input, p.output): p for p in overlap_pairs(model, w, runtime)}
+    variables = {b.id for b in fixed} - {b.id for b in tensor_buffers(w)}
     for a, b in shared:
-        yield a, b, rules.get((a.id, b.id)) or rules.get((b.id, a.id))
+        rule = rules.get((a.id, b.id)) or rules.get((b.id, a.id))
+        yield a, b, None if variables & {a.id, b.id} else rule
 
 
 def _span(b: Buffer) -> str:

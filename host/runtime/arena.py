@@ -171,7 +171,7 @@ def predict(
     # ma_plan
     nt = sum(len(sg.tensors) for sg in subgraphs)
     ar.temp_alloc(4 * 2 * (nt + len(scratch)) + 4, 4)
-    first, last, spans = lifetimes.mark(model, lifetimes.MICROARENA)
+    first, last, spans, end = lifetimes.mark(model, lifetimes.MICROARENA)
     bufs = []
     for sg in subgraphs:
         for t in sg.tensors:
@@ -181,11 +181,12 @@ def predict(
             if t.is_variable and not is_offline(g):
                 continue
             off = offline[g] if offline is not None else -1
+            whole = t.is_variable  # a variable is live for the whole walk (planner.c)
             bufs.append(
                 dict(
                     size=align_up(t.nbytes(), ALIGN),
-                    first=first.get(g, -1),
-                    last=last.get(g, -1),
+                    first=0 if whole else first.get(g, -1),
+                    last=end if whole else last.get(g, -1),
                     offline=off,
                     owner=g,
                 )

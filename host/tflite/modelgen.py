@@ -49,6 +49,7 @@ class Graph:
         zero_point: list[int],
         data: bytes | None = None,
         qdim: int = 0,
+        is_variable: bool = False,
     ) -> int:
         buf = 0
         if data is not None:
@@ -56,7 +57,8 @@ class Graph:
             b = new_table("Buffer", {}, 1)
             set_child(b, 0, data)
             self.buffers.append(b)
-        t = new_table("Tensor", {1: ("b", dtype), 2: ("I", buf)}, 10)
+        scalars = {1: ("b", dtype), 2: ("I", buf)} | ({5: ("B", 1)} if is_variable else {})
+        t = new_table("Tensor", scalars, 10)
         set_child(t, 0, struct.pack(f"<{len(shape)}i", *shape))
         set_child(t, 3, name.encode())
         q = new_table("QuantizationParameters", {6: ("i", qdim)}, 7)

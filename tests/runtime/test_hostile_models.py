@@ -5,7 +5,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from support.subgraph_models import shared_branch_model, twice_called_subgraph_model
+from support.subgraph_models import (
+    shared_branch_model,
+    twice_called_subgraph_model,
+    variable_state_model,
+)
 from support.tflm_oracle import oracle, run_tflm
 
 from host.planning import offline_plan
@@ -84,3 +88,41 @@ def test_of_two_offline_plans_the_last_counts_everywhere() -> None:
     assert any("entry 1 of 2" in p for p in offline_plan.check(Model(short)))
     with pytest.raises(MicroarenaError, match="OfflineMemoryAllocation has 7 offsets"):
         Interpreter(short)
+
+
+def _invocations(data: bytes, n: int, tflm: bool) -> list[np.ndarray]:
+    """Outputs of n invocations of one interpreter on the same input (a state drifts)."""
+    x = np.array([[1.0, 2.0, -3.0, 0.5]], dtype=np.float32)
+    out = []
+    if tflm:
+        interp = oracle().Interpreter.from_bytes(data, arena_size=1 << 16)
+        for _ in range(n):
+            interp.set_input(x, 0)
+            interp.invoke()
+            out.append(np.array(interp.get_output(0)))
+    else:
+        ours = Interpreter(data)
+        for _ in range(n):
+            ours.set_input(0, x)
+            ours.invoke()
+            out.append(ours.get_output(0))
+    return out
+
+
+def test_variable_tensors_never_share_bytes() -> None:
+    """A variable keeps its state between invocations. A plan putting z (live after v's last
+    use) over v was accepted by --check and the runtime, and the state drifted; now both
+    refuse it, and the runtime's own placement keeps every other tensor off v's bytes."""
+    data, _ = variable_state_model()
+    want = _invocations(data, 3, tflm=True)
+    assert not np.array_equal(want[0], want[1])  # the state does change the output
+    for ours in (data, _with_plans(data, [[0, 16, 32, -1]]), _with_plans(data, [[-1, 0, -1, -1]])):
+        np.testing.assert_array_equal(np.array(_invocations(ours, 3, tflm=False)), want)
+    over_v = _with_plans(data, [[0, 16, 32, 16]])  # z at v's bytes
+    problems = offline_plan.check(Model(over_v))
+    assert len(problems) == 1 and "variable tensor" in problems[0], problems
+    with pytest.raises(MicroarenaError, match="one is a variable tensor"):
+        Interpreter(over_v)
+    assert arena_layout.predict(_with_plans(data, [[-1, 0, -1, -1]]), "host")["head"] == (
+        Interpreter(_with_plans(data, [[-1, 0, -1, -1]])).stats().head
+    )

@@ -79,3 +79,19 @@ def shared_branch_model() -> bytes:
     a, b = (g1.tensor(n, (1, 8), FLOAT32, [0.0], [0]) for n in "ab")
     g1.op(ADD_N, [a, a], [b], NO_OPTIONS, scalar_options({}, 1))
     return assemble([(g0, [c, x], [z]), (g1, [a], [b])])
+
+
+ADD, ADD_OPTIONS = 0, 11
+
+
+def variable_state_model() -> tuple[bytes, dict[str, int]]:
+    """A state kept in a variable tensor across invocations: v = ADD(v, x); y = ADD(v, x);
+    z = RELU(y). v's last use is operator 1, so z may follow it in time (but never in bytes)."""
+    (g,) = shared_graphs(1)
+    x = g.tensor("x", (1, 4), FLOAT32, [0.0], [0])
+    v = g.tensor("v", (1, 4), FLOAT32, [0.0], [0], is_variable=True)
+    y, z = (g.tensor(n, (1, 4), FLOAT32, [0.0], [0]) for n in "yz")
+    g.op(ADD, [v, x], [v], ADD_OPTIONS, scalar_options({}, 1))
+    g.op(ADD, [v, x], [y], ADD_OPTIONS, scalar_options({}, 1))
+    g.op(RELU, [y], [z], NO_OPTIONS, scalar_options({}, 1))
+    return assemble([(g, [x], [z])]), {"x": x, "v": v, "y": y, "z": z}

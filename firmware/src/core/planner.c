@@ -198,6 +198,15 @@ static int overlap_allowed(ma_interp *it, const buf *x, const buf *y, overlap_wh
   return 0;
 }
 
+static int variable(ma_interp *it, const buf *b) {
+  ma_tensor t;
+  int32_t sg, idx;
+  if (b->owner < 0) return 0;
+  locate(it, b->owner, &sg, &idx);
+  ma_describe(it, sg, idx, &t);
+  return t.is_variable;
+}
+
 static ma_status check_offline(ma_interp *it, const buf *b, int32_t n) {
   for (int32_t i = 0; i < n; i++) {
     if (b[i].offline < 0) continue;
@@ -213,9 +222,15 @@ static ma_status check_offline(ma_interp *it, const buf *b, int32_t n) {
       if (b[i].offline < b[j].offline + b[j].size && b[j].offline < b[i].offline + b[i].size) {
         int32_t sg2, idx2;
         overlap_why why = {-1, 0, 0};
+        locate(it, b[j].owner, &sg2, &idx2);
+        if (variable(it, &b[i]) || variable(it, &b[j]))
+          return ma_fail(it, MA_ERR_PLAN, "offline plan: tensor %d of subgraph %d [%d, %d) and "
+                         "tensor %d of subgraph %d [%d, %d) share bytes, and one is a variable "
+                         "tensor (its state must outlive every invocation)",
+                         (int)idx, (int)sg, (int)b[i].offline, (int)(b[i].offline + b[i].size),
+                         (int)idx2, (int)sg2, (int)b[j].offline, (int)(b[j].offline + b[j].size));
         if (overlap_allowed(it, &b[i], &b[j], &why) || overlap_allowed(it, &b[j], &b[i], &why))
           continue; /* an input over its operator's output, as the kernel's rule allows */
-        locate(it, b[j].owner, &sg2, &idx2);
         if (why.op >= 0 && why.has_rule)
           return ma_fail(it, MA_ERR_PLAN, "offline plan: tensor %d of subgraph %d [%d, %d) and "
                          "tensor %d of subgraph %d [%d, %d) overlap while both are live; "
@@ -290,6 +305,13 @@ ma_status ma_plan(ma_interp *it) {
                      (int)idx, (int)sg, (int)off);
     }
     buf e = {align16(t->bytes), w.first[g], w.last[g], 0, off, -1, g};
+    /* A variable keeps its state between invocations: it is live for the whole walk, so no
+     * other buffer may share its bytes (TFLM gives it the walk's lifetime and lets the state
+     * be overwritten). */
+    if (t->is_variable) {
+      e.first = 0;
+      e.last = w.scope;
+    }
     b[k++] = e;
   }
   for (int32_t r = 0; r < ns; r++) {
