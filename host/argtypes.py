@@ -32,6 +32,7 @@ def number(
 
 
 SECONDS = number(float, 0.0, 1e9, above=True)  # time-outs and budgets: finite, above 0
+FRACTION = number(float, 0.0, 1e6)  # a share of a whole: >= 0, finite (0.1 = 10% more)
 SEED = number(int, 0)  # numpy's seeds are integers >= 0
 
 

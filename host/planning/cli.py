@@ -13,8 +13,8 @@ import json
 import sys
 from pathlib import Path
 
-from host.argtypes import SECONDS
-from host.planning import offline_plan
+from host.argtypes import FRACTION, SECONDS
+from host.planning import bands, offline_plan
 from host.planning.overlap import KERNEL_SETS
 from host.planning.packing import (
     PLANNERS,
@@ -32,6 +32,7 @@ from host.progress import say
 from host.runtime import arena as arena_layout
 from host.tflite.model import Model, ModelError
 
+DEFAULT_MAC_BUDGET = 0.1
 MODEL_TIME_LIMIT = 1.5  # a model plans in under 2 s by default (most reach the bound at once)
 CSV_TIME_LIMIT = 10.0
 
@@ -95,6 +96,21 @@ def _parser() -> argparse.ArgumentParser:
         help="let an operator's output overlap its inputs where the kernels of --runtime "
         "provably allow it (TFLM: reference kernels only, not CMSIS-NN or other optimised ones)",
     )
+    p.add_argument(
+        "--bands",
+        action="store_true",
+        help="rewrite the model so its early stage runs in horizontal bands (same outputs, "
+        "bit for bit, on any TFLM), choosing the cut and band count with the smallest head "
+        "within --bands-mac-budget; needs -o OUT to write it",
+    )
+    p.add_argument(
+        "--bands-mac-budget",
+        type=FRACTION,
+        default=DEFAULT_MAC_BUDGET,
+        metavar="FRACTION",
+        help="with --bands: multiply-accumulates the bands may add by recomputing their halos, "
+        f"as a fraction of the model's (default {DEFAULT_MAC_BUDGET}: 10%% more)",
+    )
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.add_argument("--plot", metavar="FILE", help="draw the layout over time (.png or .svg)")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress messages")
@@ -113,13 +129,19 @@ def cmd_plan(args: argparse.Namespace) -> int:
     model = Model.load(args.model)
     limit = args.time_limit or MODEL_TIME_LIMIT
     runtime = args.runtime or args.target.split("-")[0]
+    progress = _progress(args.quiet or args.json)
+    banding = None
+    if args.bands:
+        banding = bands.apply(model, args.bands_mac_budget, runtime, args.overlap, progress)
+        model = banding.model
     result = plan_model(
         model,
         args.planner,
         limit,
         runtime,
-        _progress(args.quiet or args.json),
+        progress,
         overlap=args.overlap,
+        aliases=banding.aliases if banding else None,
     )
     offline_plan.embed(model, result.tensor_offsets())  # in memory; saved only with --embed
     _add_target(result, model, args.target)
@@ -137,8 +159,12 @@ def cmd_plan(args: argparse.Namespace) -> int:
     if args.json:
         doc = plan_json(result, args.output or args.model if args.embed else None)
         doc["microarena_runtime"] = {"runs": refused is None, "message": refused}
+        if banding:
+            doc["bands"] = banding.to_json()
         print(json.dumps(doc))
     else:
+        if banding:
+            print(banding.text())
         print(plan_text(result))
         verdict = "runs this model" if refused is None else f"cannot run this model: {refused}"
         print(f"microarena runtime {verdict}")
@@ -246,6 +272,7 @@ _MODE_ONLY = [
     ("-o/--output", "output", ("model",)),
     ("--plot", "plot", ("model",)),
     ("--overlap", "overlap", ("model",)),
+    ("--bands", "bands", ("model",)),
     ("--out-csv", "out_csv", ("buffers",)),
     ("--planner", "planner", ("model", "buffers")),
     ("--time-limit", "time_limit", ("model", "buffers")),
@@ -266,6 +293,12 @@ def main(argv: list[str] | None = None) -> int:
             wanted = " or ".join(MODE_NAMES[m] for m in modes)
             _parser().error(f"{option} means nothing with {MODE_NAMES[mode]}: it needs {wanted}")
     args.embed = args.embed or args.output is not None
+    if args.bands and args.embed and args.output is None:
+        _parser().error(
+            "--bands with --embed needs -o OUT: the rewritten model never replaces MODEL"
+        )
+    if args.bands_mac_budget != DEFAULT_MAC_BUDGET and not args.bands:
+        _parser().error("--bands-mac-budget means nothing without --bands")
     args.planner = args.planner or "best"
     args.target = args.target or DEFAULT_TARGET
     try:

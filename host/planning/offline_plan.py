@@ -124,12 +124,16 @@ def check(model: Model, runtime: str = "tflm") -> list[str]:
                 "(2 GiB less 16: the runtime refuses it)"
             )
     # Imported here: overlap reads options through scratch, which imports this module.
+    from host.planning.bands import concat_destinations
     from host.planning.overlap import KERNEL_SETS
 
     offsets = plan.offsets
+    in_place = concat_destinations(model)
     for a, b, rule in _shared_bytes(model, w, offsets, runtime):
         if rule is not None and offsets[rule.input] - offsets[rule.output] >= rule.min_delta:
             continue  # the kernel's rule allows it
+        if _copied_onto_itself(in_place, offsets, a.id, b.id):
+            continue
         oa, ob = offsets[a.id], offsets[b.id]
         msg = (
             f"{names[a.id]} at [{oa}, {oa + a.size}) live {_span(a)} overlaps {names[b.id]} at "
@@ -147,6 +151,15 @@ def check(model: Model, runtime: str = "tflm") -> list[str]:
             )
         problems.append(msg)
     return problems
+
+
+def _copied_onto_itself(in_place: dict[tuple[int, int], int], offsets, a: int, b: int) -> bool:
+    """A CONCATENATION input placed exactly at its destination inside the output."""
+    for x, y in ((a, b), (b, a)):
+        delta = in_place.get((x, y))
+        if delta is not None and offsets[x] - offsets[y] == delta:
+            return True
+    return False
 
 
 def notes(model: Model) -> list[str]:

@@ -133,6 +133,17 @@ def _shared(pairs: list[overlap_rules.Pair], offsets: dict[int, int], sizes: dic
     return out
 
 
+def _merge_aliases(tbufs: list[Buffer], aliases: dict[int, tuple[int, int]]) -> list[Buffer]:
+    """The buffers without the aliases, each host live from its aliases' first birth."""
+    start = {b.id: b.start for b in tbufs}
+    hosts: dict[int, int] = {}
+    for gi, (host, _) in aliases.items():
+        hosts[host] = min(hosts.get(host, start[host]), start[gi])
+    return [
+        Buffer(b.id, hosts.get(b.id, b.start), b.end, b.size) for b in tbufs if b.id not in aliases
+    ]
+
+
 def plan_model(
     model: Model,
     planner: str = "best",
@@ -140,21 +151,29 @@ def plan_model(
     runtime: str = "tflm",
     progress: Progress | None = None,
     overlap: bool = False,
+    aliases: dict[int, tuple[int, int]] | None = None,
 ) -> PlanResult:
     """Plan the model; with overlap=True an operator's input may share bytes with its output
-    where the TFLM reference kernel's rule (host.planning.overlap) proves it safe."""
+    where the TFLM reference kernel's rule (host.planning.overlap) proves it safe.
+
+    aliases: tensor -> (host tensor, byte offset): the tensor is placed inside its host (a band
+    written where a CONCATENATION would copy it, host.planning.bands), whose bytes are then
+    reserved from the first alias's birth."""
     t0 = time.monotonic()
     w = lifetimes.walk(model)
+    aliases = aliases or {}
     pairs = overlap_rules.overlap_pairs(model, w, runtime) if overlap else []
+    pairs = [p for p in pairs if p.input not in aliases and p.output not in aliases]
     overlaps = [Overlap(p.input, p.output, p.min_delta) for p in pairs]
     scratch, warnings = _scratch(model, w, runtime)
     tbufs = tensor_buffers(w)
     first_scratch_id = len(model.tensors)
     sbufs = _scratch_buffers(scratch, first_scratch_id)
+    tflm_head = arena_size(tbufs + sbufs, _tflm_place(tbufs, sbufs, {}))
+    tbufs = _merge_aliases(tbufs, aliases)
     everything = tbufs + sbufs
 
     online = _tflm_place(tbufs, sbufs, {})
-    tflm_head = arena_size(everything, online)
     candidates = []
     problems = [everything, tbufs] if sbufs else [everything]
     for problem in problems:  # the time budget is shared, so the total stays within it
@@ -171,6 +190,8 @@ def plan_model(
         if head < best_head or (head == best_head and not best_fixed):
             best_head, best_fixed = head, fixed
     final = _tflm_place(tbufs, sbufs, best_fixed, overlaps)
+    for gi, (host, offset) in aliases.items():
+        final[gi] = final[host] + offset
     for i, s in enumerate(scratch):
         s.offset = final[first_scratch_id + i]
     tensors = [

@@ -1,0 +1,458 @@
+"""Band rewrite: run a model's early stage in horizontal bands so its feature maps are never whole.
+
+The stage is operators 0..cut of subgraph 0: it reads one tensor X (usually the model input) and
+hands one tensor T (the cut) to the rest of the model. Each band computes rows [a, b) of T: it
+slices the rows of X its receptive field needs (halo included) with STRIDED_SLICE, runs the
+stage's operators on them with the same weights and quantization, VALID padding and, where the
+original padded (at an image edge, or on the width), an explicit PAD with the zero point, so
+every value equals the original's. A CONCATENATION on the height axis joins the bands into T,
+which keeps its tensor index: the operators after the stage are untouched.
+
+Why this is exact: an int8/float convolution skips padded taps, which contributes what a tap at
+the zero point contributes (filter * (zero_point - zero_point) = 0); a band's VALID window over
+explicitly padded rows therefore reads the same values in the same order as the original.
+Average pooling divides by the taps inside the image, so an average pool that pads is refused.
+"""
+
+from __future__ import annotations
+
+import copy
+import struct
+from dataclasses import dataclass, field
+
+from host.tflite import schema as S
+from host.tflite.flatbuf import Table, new_table, set_child
+from host.tflite.model import Model, ModelError, Operator, Subgraph, Tensor
+from host.tflite.ops import BUILTIN_CODES
+
+WINDOWED = ("CONV_2D", "DEPTHWISE_CONV_2D", "AVERAGE_POOL_2D", "MAX_POOL_2D")
+PADS = ("PAD", "PADV2")
+UNARY = (
+    "RELU", "RELU6", "RELU_N1_TO_1", "LOGISTIC", "TANH", "QUANTIZE", "DEQUANTIZE", "HARD_SWISH",
+    "LEAKY_RELU",
+)  # fmt: skip
+BINARY = ("ADD", "MUL", "SUB")
+SUPPORTED = WINDOWED + PADS + UNARY + BINARY
+SAME, VALID = 0, 1
+# Options slots (schema.fbs): Conv2DOptions / DepthwiseConv2DOptions / Pool2DOptions.
+OPT_PADDING = 0
+CONV_STRIDE_H, CONV_DIL_H, DW_DIL_H, POOL_STRIDE_H, POOL_FILTER_H = 2, 5, 6, 2, 4
+CONV_STRIDE_W, CONV_DIL_W, DW_DIL_W, POOL_STRIDE_W, POOL_FILTER_W = 1, 4, 5, 1, 3
+CONCAT_OPTIONS, PAD_OPTIONS, STRIDED_SLICE_OPTIONS = 10, 22, 32
+INT32 = 2
+OFFLINE_PLAN = b"OfflineMemoryAllocation"
+
+
+class BandError(ModelError):
+    """The stage cannot be split into bands; the message says why."""
+
+
+@dataclass(frozen=True)
+class Window:
+    """One spatial axis of a windowed operator: output i reads inputs i*stride - pad + j*dil."""
+
+    kernel: int
+    stride: int
+    dilation: int
+    pad_before: int
+    pad_after: int
+
+    def reads(self, lo: int, hi: int, size: int) -> tuple[int, int, int, int]:
+        """Input rows [a, b) that output rows [lo, hi) read, inside the image, and the padding
+        rows (before, after) the band needs outside it."""
+        start = lo * self.stride - self.pad_before
+        end = (hi - 1) * self.stride - self.pad_before + (self.kernel - 1) * self.dilation + 1
+        return max(start, 0), min(end, size), max(0, -start), max(0, end - size)
+
+
+def same_window(size: int, out: int, kernel: int, stride: int, dil: int, padding: int) -> Window:
+    """TFLite's padding arithmetic (TFLM's ComputePaddingHeightWidth)."""
+    eff = (kernel - 1) * dil + 1
+    total = max((out - 1) * stride + eff - size, 0) if padding == SAME else 0
+    return Window(kernel, stride, dil, total // 2, total - total // 2)
+
+
+@dataclass
+class StageOp:
+    op: Operator
+    kind: str  # "window", "pad" or "elementwise"
+    rows: Window | None = None  # height axis (window ops)
+    cols: Window | None = None  # width axis
+    pads: tuple[tuple[int, int], ...] = ()  # PAD: per dimension (before, after)
+    macs: int = 0  # multiply-accumulates per output row
+
+
+@dataclass
+class Stage:
+    """Operators 0..cut of subgraph 0, their one external input X and their output T."""
+
+    sub: Subgraph
+    ops: list[StageOp]
+    x: int  # tensor index of the stage input
+    t: int  # tensor index of the cut
+
+    @property
+    def t_tensor(self) -> Tensor:
+        return self.sub.tensors[self.t]
+
+    def produced(self) -> set[int]:
+        return {o for s in self.ops for o in s.op.outputs}
+
+
+def _options(model: Model, op: Operator, sub: int = 0) -> Table | None:
+    raw = model.root.get(S.MODEL_SUBGRAPHS)[sub].get(S.SUBGRAPH_OPERATORS)[op.index]
+    return raw.get(S.OP_OPTIONS)
+
+
+def concat_axis(model: Model, sub: Subgraph, op: Operator) -> int | None:
+    """A CONCATENATION's axis, made non-negative (None if out of range)."""
+    opts = _options(model, op, sub.index)
+    rank = len(sub.tensors[op.outputs[0]].shape)
+    axis = opts.scalar(0, "i", 0) if opts is not None else 0
+    axis = axis + rank if axis < 0 else axis
+    return axis if 0 <= axis < rank else None
+
+
+def _activation(t: Tensor) -> bool:
+    return not t.is_const and len(t.shape) == 4 and t.shape[0] == 1
+
+
+def _consts_i32(model: Model, t: Tensor) -> list[int]:
+    data = model.buffer_data(t.buffer)
+    return list(struct.unpack(f"<{len(data) // 4}i", data))
+
+
+def describe_op(model: Model, sub: Subgraph, op: Operator) -> StageOp:
+    """How a stage operator maps output rows to input rows; BandError for what cannot be split."""
+    name = op.name
+    if name not in SUPPORTED:
+        raise BandError(f"operator {op.index} ({name}) cannot run in bands (supported: "
+                        f"{', '.join(SUPPORTED)})")  # fmt: skip
+    if len(op.outputs) != 1 or op.intermediates:
+        raise BandError(f"operator {op.index} ({name}) has {len(op.outputs)} outputs")
+    out = sub.tensors[op.outputs[0]]
+    x = sub.tensors[op.inputs[0]]
+    if not (_activation(out) and _activation(x)):
+        raise BandError(f"operator {op.index} ({name}) is not on a [1, H, W, C] feature map")
+    if name in WINDOWED:
+        return _window_op(model, sub, op, x, out)
+    if name in PADS:
+        pads_t = sub.tensors[op.inputs[1]]
+        if not pads_t.is_const or pads_t.type != INT32:
+            raise BandError(f"operator {op.index} (PAD) has paddings that are not int32 constants")
+        v = _consts_i32(model, pads_t)
+        pads = tuple((v[2 * i], v[2 * i + 1]) for i in range(4))
+        if pads[0] != (0, 0) or pads[3] != (0, 0):
+            raise BandError(f"operator {op.index} (PAD) pads the batch or channel axis")
+        return StageOp(op, "pad", pads=pads)
+    for i in op.inputs[1:]:
+        t = sub.tensors[i]
+        if not t.is_const and t.shape != out.shape:
+            raise BandError(f"operator {op.index} ({name}) broadcasts a feature map")
+        if t.is_const and len(t.shape) == 4 and t.shape[1] not in (1,):
+            raise BandError(f"operator {op.index} ({name}) has a constant varying over rows")
+    return StageOp(op, "elementwise")
+
+
+def _window_op(model: Model, sub: Subgraph, op: Operator, x: Tensor, out: Tensor) -> StageOp:
+    opts = _options(model, op)
+    if opts is None:
+        raise BandError(f"operator {op.index} ({op.name}) has no options")
+    padding = opts.scalar(OPT_PADDING, "B", SAME)
+    if op.name in ("CONV_2D", "DEPTHWISE_CONV_2D"):
+        w = sub.tensors[op.inputs[1]]
+        kh, kw = w.shape[1], w.shape[2]
+        dil = DW_DIL_H if op.name == "DEPTHWISE_CONV_2D" else CONV_DIL_H
+        dil_w = DW_DIL_W if op.name == "DEPTHWISE_CONV_2D" else CONV_DIL_W
+        sh, sw = opts.scalar(CONV_STRIDE_H, "i", 1), opts.scalar(CONV_STRIDE_W, "i", 1)
+        dh, dw = opts.scalar(dil, "i", 1), opts.scalar(dil_w, "i", 1)
+        taps = kh * kw * (w.shape[3] if op.name == "CONV_2D" else 1)
+    else:
+        kh, kw = opts.scalar(POOL_FILTER_H, "i", 1), opts.scalar(POOL_FILTER_W, "i", 1)
+        sh, sw = opts.scalar(POOL_STRIDE_H, "i", 1), opts.scalar(POOL_STRIDE_W, "i", 1)
+        dh = dw = 1
+        taps = 0
+    rows = same_window(x.shape[1], out.shape[1], kh, sh, dh, padding)
+    cols = same_window(x.shape[2], out.shape[2], kw, sw, dw, padding)
+    if op.name == "AVERAGE_POOL_2D" and (rows.pad_before or rows.pad_after or cols.pad_before
+                                         or cols.pad_after):  # fmt: skip
+        raise BandError(f"operator {op.index} (AVERAGE_POOL_2D) pads: its average counts only "
+                        "taps inside the image, which explicit padding would change")  # fmt: skip
+    return StageOp(op, "window", rows, cols, macs=out.shape[2] * out.shape[3] * taps)
+
+
+def find_stage(model: Model, cut: int) -> Stage:
+    """The stage of operators 0..cut of subgraph 0; BandError if it cannot run in bands."""
+    if len(model.subgraphs) != 1:
+        raise BandError("models with more than one subgraph are not split into bands")
+    sub = model.subgraphs[0]
+    if not 0 <= cut < len(sub.operators) - 1:
+        raise BandError(f"cut after operator {cut}: the model has {len(sub.operators)} operators")
+    ops = [describe_op(model, sub, op) for op in sub.operators[: cut + 1]]
+    produced = {o for s in ops for o in s.op.outputs}
+    external = {
+        i for s in ops for i in s.op.inputs if i >= 0 and not sub.tensors[i].is_const
+    } - produced
+    if len(external) != 1:
+        raise BandError(f"the stage reads {len(external)} feature maps from outside; bands need 1")
+    t = ops[-1].op.outputs[0]
+    later = [i for op in sub.operators[cut + 1 :] for i in op.inputs]
+    for o in produced - {t}:
+        if o in later or o in sub.outputs:
+            raise BandError(f"tensor {o} of the stage is also read after the cut")
+    if t in sub.outputs:
+        raise BandError("the cut tensor is a model output")
+    return Stage(sub, ops, external.pop(), t)
+
+
+# ------------------------------------------------------------------ row ranges
+
+
+Rows = tuple[int, int]
+
+
+def needs(stage: Stage, lo: int, hi: int) -> dict[int, Rows]:
+    """Rows of every stage tensor that rows [lo, hi) of T need (union over its readers)."""
+    need: dict[int, Rows] = {stage.t: (lo, hi)}
+    for s in reversed(stage.ops):
+        out = s.op.outputs[0]
+        if out not in need:
+            raise BandError(f"operator {s.op.index} ({s.op.name}) does not lead to the cut")
+        for i, rows in _input_rows(stage, s, *need[out]).items():
+            old = need.get(i)
+            need[i] = rows if old is None else (min(old[0], rows[0]), max(old[1], rows[1]))
+    return need
+
+
+def _input_rows(stage: Stage, s: StageOp, lo: int, hi: int) -> dict[int, Rows]:
+    x = stage.sub.tensors[s.op.inputs[0]]
+    size = x.shape[1]
+    if s.kind == "window":
+        a, b, _, _ = s.rows.reads(lo, hi, size)  # type: ignore[union-attr]
+        return {s.op.inputs[0]: (a, b)}
+    if s.kind == "pad":
+        top = s.pads[1][0]
+        return {s.op.inputs[0]: (min(max(lo - top, 0), size), min(max(hi - top, 0), size))}
+    return {i: (lo, hi) for i in s.op.inputs if i >= 0 and not stage.sub.tensors[i].is_const}
+
+
+def band_macs(stage: Stage, bounds: list[int]) -> int:
+    """Multiply-accumulates of the stage's convolutions computed band by band."""
+    total = 0
+    for lo, hi in zip(bounds, bounds[1:], strict=False):
+        need = needs(stage, lo, hi)
+        for s in stage.ops:
+            a, b = need[s.op.outputs[0]]
+            total += s.macs * (b - a)
+    return total
+
+
+def stage_macs(stage: Stage) -> int:
+    return sum(s.macs * stage.sub.tensors[s.op.outputs[0]].shape[1] for s in stage.ops)
+
+
+# ------------------------------------------------------------------ writing the model
+
+
+@dataclass
+class _Writer:
+    """Appends tensors, buffers and operators to a decoded model, keeping every index valid."""
+
+    model: Model
+    tensors: list[Table]
+    buffers: list[Table]
+    free: list[int]  # tensor slots of the stage's old tensors, reused for band tensors
+    ops: list[Table] = field(default_factory=list)
+    consts: dict[bytes, int] = field(default_factory=dict)
+
+    def opcode(self, name: str) -> int:
+        code = BUILTIN_CODES[name]
+        codes = self.model.root.get(S.MODEL_OPCODES, [])
+        for i, oc in enumerate(codes):
+            builtin = max(oc.scalar(S.OPCODE_BUILTIN, "i", 0),
+                          oc.scalar(S.OPCODE_DEPRECATED_BUILTIN, "b", 0))  # fmt: skip
+            if builtin == code:
+                return i
+        oc = new_table("OperatorCode", {0: ("b", min(code, 127)), 2: ("i", 1), 3: ("i", code)}, 4)
+        set_child(self.model.root, S.MODEL_OPCODES, codes + [oc])
+        return len(codes)
+
+    def add_tensor(self, table: Table) -> int:
+        if self.free:
+            i = self.free.pop(0)
+            self.tensors[i] = table
+            return i
+        self.tensors.append(table)
+        return len(self.tensors) - 1
+
+    def like(self, template: Table, rows: int, name: str, extra_cols: int = 0) -> int:
+        """A new feature map as `template` (type, quantization) with `rows` rows."""
+        t = copy.deepcopy(template)
+        shape = list(struct.unpack(f"<{len(t.get(0)) // 4}i", t.get(0)))
+        shape[1], shape[2] = rows, shape[2] + extra_cols
+        set_child(t, S.TENSOR_SHAPE, struct.pack("<4i", *shape))
+        set_child(t, S.TENSOR_NAME, name.encode())
+        if t.has(S.TENSOR_SHAPE_SIGNATURE):
+            t.field_offsets[S.TENSOR_SHAPE_SIGNATURE] = 0
+            t.children.pop(S.TENSOR_SHAPE_SIGNATURE, None)
+        if t.has(S.TENSOR_BUFFER):
+            struct.pack_into("<I", t.inline, t.field_offsets[S.TENSOR_BUFFER], 0)
+        return self.add_tensor(t)
+
+    def const_i32(self, values: list[int], shape: tuple[int, ...], name: str) -> int:
+        data = struct.pack(f"<{len(values)}i", *values)
+        key = data + struct.pack(f"<{len(shape)}i", *shape)
+        if key not in self.consts:
+            b = new_table("Buffer", {}, 1)
+            set_child(b, S.BUFFER_DATA, data)
+            self.buffers.append(b)
+            t = new_table("Tensor", {1: ("b", INT32), 2: ("I", len(self.buffers) - 1)}, 10)
+            set_child(t, S.TENSOR_SHAPE, struct.pack(f"<{len(shape)}i", *shape))
+            set_child(t, S.TENSOR_NAME, name.encode())
+            self.consts[key] = self.add_tensor(t)
+        return self.consts[key]
+
+    def op(self, name: str, inputs: list[int], outputs: list[int], opt_type: int,
+           opts: Table) -> None:  # fmt: skip
+        op = new_table("Operator", {0: ("I", self.opcode(name)), 3: ("B", opt_type)}, 14)
+        set_child(op, S.OP_INPUTS, struct.pack(f"<{len(inputs)}i", *inputs))
+        set_child(op, S.OP_OUTPUTS, struct.pack(f"<{len(outputs)}i", *outputs))
+        set_child(op, S.OP_OPTIONS, opts)
+        self.ops.append(op)
+
+    def copy_op(self, original: Table, inputs: list[int], output: int, valid: bool) -> None:
+        op = copy.deepcopy(original)
+        set_child(op, S.OP_INPUTS, struct.pack(f"<{len(inputs)}i", *inputs))
+        set_child(op, S.OP_OUTPUTS, struct.pack("<i", output))
+        if valid:
+            _set_byte(op.get(S.OP_OPTIONS), OPT_PADDING, VALID)
+        self.ops.append(op)
+
+    def rows(self, src: int, have: Rows, want: Rows, name: str) -> int:
+        """Tensor src (holding rows `have`) cut down to rows `want` (a STRIDED_SLICE if they
+        differ)."""
+        if have == want:
+            return src
+        shape = struct.unpack("<4i", self.tensors[src].get(0))
+        a, b = want[0] - have[0], want[1] - have[0]
+        begin = self.const_i32([0, a, 0, 0], (4,), "bands/begin")
+        end = self.const_i32([1, b, shape[2], shape[3]], (4,), "bands/end")
+        strides = self.const_i32([1, 1, 1, 1], (4,), "bands/strides")
+        out = self.like(self.tensors[src], b - a, name)
+        self.op("STRIDED_SLICE", [src, begin, end, strides], [out], STRIDED_SLICE_OPTIONS,
+                new_table("Scalars", {}, 1))  # fmt: skip
+        return out
+
+    def pad(self, src: int, pads: list[tuple[int, int]], name: str) -> int:
+        if not any(a or b for a, b in pads):
+            return src
+        shape = struct.unpack("<4i", self.tensors[src].get(0))
+        flat = [v for p in pads for v in p]
+        paddings = self.const_i32(flat, (4, 2), "bands/paddings")
+        rows = shape[1] + pads[1][0] + pads[1][1]
+        out = self.like(self.tensors[src], rows, name, pads[2][0] + pads[2][1])
+        self.op("PAD", [src, paddings], [out], PAD_OPTIONS, new_table("Scalars", {}, 1))
+        return out
+
+
+def _set_byte(opts: Table, slot: int, value: int) -> None:
+    if opts.has(slot):
+        struct.pack_into("<B", opts.inline, opts.field_offsets[slot], value)
+        return
+    if slot >= len(opts.field_offsets):
+        opts.field_offsets += [0] * (slot + 1 - len(opts.field_offsets))
+    opts.field_offsets[slot] = len(opts.inline)
+    opts.inline += struct.pack("<B", value)
+
+
+@dataclass
+class BandPlan:
+    """What a rewrite produced: the band outputs (tensor indices, rows of T) for the planner."""
+
+    t: int
+    parts: list[tuple[int, int, int]]  # (tensor index, first row, end row) per band
+    concat_op: int  # operator index of the joining CONCATENATION
+    row_bytes: int
+
+
+def rewrite(model: Model, cut: int, bounds: list[int]) -> tuple[Model, BandPlan]:
+    """The model with operators 0..cut run in bands of T rows [bounds[i], bounds[i+1])."""
+    stage = find_stage(model, cut)
+    height = stage.t_tensor.shape[1]
+    if (
+        bounds[0] != 0
+        or bounds[-1] != height
+        or any(a >= b for a, b in zip(bounds, bounds[1:], strict=False))
+    ):
+        raise BandError(f"band bounds {bounds} do not split the cut's {height} rows")
+    out = Model(model.to_bytes(), model.source)  # a private copy to edit
+    root_sg = out.root.get(S.MODEL_SUBGRAPHS)[0]
+    raw_ops = root_sg.get(S.SUBGRAPH_OPERATORS)
+    tensors = list(root_sg.get(S.SUBGRAPH_TENSORS))
+    free = sorted(stage.produced() - {stage.t})
+    w = _Writer(out, list(tensors), list(out.buffers), free)
+    parts = []
+    for band, (lo, hi) in enumerate(zip(bounds, bounds[1:], strict=False)):
+        parts.append((_emit_band(w, stage, raw_ops, tensors, band, lo, hi), lo, hi))
+    concat_opts = new_table("Scalars", {0: ("i", 1), 1: ("b", 0)}, 2)
+    w.op("CONCATENATION", [p[0] for p in parts], [stage.t], CONCAT_OPTIONS, concat_opts)
+    concat_op = len(w.ops) - 1
+    new_ops = w.ops + list(raw_ops[cut + 1 :])
+    set_child(root_sg, S.SUBGRAPH_TENSORS, w.tensors)
+    set_child(root_sg, S.SUBGRAPH_OPERATORS, new_ops)
+    set_child(out.root, S.MODEL_BUFFERS, w.buffers)
+    _drop_offline_plan(out)
+    result = Model(out.to_bytes(), model.source)
+    t = stage.t_tensor
+    return result, BandPlan(stage.t, parts, concat_op, t.nbytes() // height)
+
+
+def _emit_band(
+    w: _Writer, stage: Stage, raw_ops: list[Table], originals: list[Table], band: int, lo: int,
+    hi: int,
+) -> int:  # fmt: skip
+    need = needs(stage, lo, hi)
+    held: dict[int, tuple[int, Rows]] = {
+        stage.x: (stage.x, (0, stage.sub.tensors[stage.x].shape[1]))
+    }
+    tag = f"band{band}"
+    for s in stage.ops:
+        op, out = s.op, s.op.outputs[0]
+        out_rows = need[out]
+        name = f"{stage.sub.tensors[out].name}/{tag}"
+        ins = list(op.inputs)
+        x = stage.sub.tensors[op.inputs[0]]
+        if s.kind == "window":
+            a, b, top, bottom = s.rows.reads(*out_rows, x.shape[1])  # type: ignore[union-attr]
+            src = w.rows(*held[op.inputs[0]], (a, b), f"{name}/rows")
+            c = s.cols
+            pads = [(0, 0), (top, bottom), (c.pad_before, c.pad_after), (0, 0)]  # type: ignore[union-attr]
+            ins[0] = w.pad(src, pads, f"{name}/padded")
+            valid = True
+        elif s.kind == "pad":
+            top = s.pads[1][0]
+            a, b = _input_rows(stage, s, *out_rows)[op.inputs[0]]
+            before = max(0, min(out_rows[1], top) - out_rows[0])
+            after = out_rows[1] - out_rows[0] - before - (b - a)
+            ins[0] = w.rows(*held[op.inputs[0]], (a, b), f"{name}/rows")
+            pads = [(0, 0), (before, after), s.pads[2], (0, 0)]
+            flat = [v for p in pads for v in p]
+            ins[1] = w.const_i32(flat, (4, 2), "bands/paddings")
+            valid = False
+        else:
+            for k, i in enumerate(op.inputs):
+                if i >= 0 and not stage.sub.tensors[i].is_const:
+                    ins[k] = w.rows(*held[i], out_rows, f"{name}/in{k}")
+            valid = False
+        new = w.like(originals[out], out_rows[1] - out_rows[0], name)
+        w.copy_op(raw_ops[op.index], ins, new, valid)
+        held[out] = (new, out_rows)
+    return held[stage.t][0]
+
+
+def _drop_offline_plan(model: Model) -> None:
+    """A plan for the original tensors means nothing after the rewrite: drop it."""
+    entries = model.root.get(S.MODEL_METADATA, [])
+    keep = [m for m in entries if m.get(S.METADATA_NAME) != OFFLINE_PLAN]
+    if len(keep) != len(entries):
+        set_child(model.root, S.MODEL_METADATA, keep)
