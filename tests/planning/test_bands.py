@@ -152,3 +152,32 @@ def test_cli_bands(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
         plan_main([str(src), "--bands", "--embed"])
     with pytest.raises(SystemExit):
         plan_main([str(src), "--bands-mac-budget", "0.2"])
+
+
+def test_runtime_runs_the_bands_in_place() -> None:
+    """This project's runtime (host build) accepts each band at its destination inside T,
+    gives the original model's outputs on the real TFLM, reports the plan's head, and refuses
+    a band moved 16 bytes off its destination."""
+    from support.tflm_oracle import random_inputs
+
+    from host.runtime.binding import Interpreter, MicroarenaError
+
+    original = Model.load(shared_model("tflm_person_detect_int8"))
+    banding = bands.apply(original, 0.1, "microarena", True)
+    result = bands.plan_model(
+        banding.model, "best", 1.5, "microarena", None, overlap=True, aliases=banding.aliases
+    )
+    offsets = {t.global_index: t.offset for t in result.tensors}
+    offline_plan.embed(banding.model, offsets)
+    assert offline_plan.check(banding.model, "microarena") == []
+    it = Interpreter(banding.model.to_bytes())
+    assert it.stats().head == result.head
+    for seed in range(RUNS // 2):
+        it.set_input(0, random_inputs(it, 1, seed)[0])
+        it.invoke()
+        assert np.array_equal(it.get_output(0), run_tflm(original.to_bytes(), seed).outputs[0])
+    part = banding.model.subgraphs[0].operators[_concat_op(banding.model)].inputs[1]
+    offsets[part] += 16
+    offline_plan.embed(banding.model, offsets)
+    with pytest.raises(MicroarenaError, match="overlap while both are live"):
+        Interpreter(banding.model.to_bytes())

@@ -185,13 +185,19 @@ static int overlap_allowed(ma_interp *it, const buf *x, const buf *y, overlap_wh
     int read = 0;
     for (uint32_t j = 0; j < ins.len; j++) {
       if (fb_vec_i32(&it->rd, ins, j) != x->owner) continue;
-      read = 1;
+      read++;
       int64_t d;
       int any;
+      if (mak_copied_in_place(&f.node, (int32_t)j, &d)) {
+        if (read > 1 || (int64_t)x->offline - y->offline != d) return 0;
+        why->need = INT64_MAX; /* exactly at d, which the check below cannot state: see the end */
+        continue;
+      }
       if (!mak_overlap_rule(it, &f.node, (int32_t)j, &d, &any)) return 0;
       if (!any && d > why->need) why->need = d;
     }
     if (!read) return 0; /* x is not this operator's input: no rule covers it */
+    if (why->need == INT64_MAX) return read == 1; /* one copy onto itself */
     why->has_rule = 1;
     return (int64_t)x->offline - y->offline >= why->need;
   }

@@ -77,6 +77,10 @@ const char *ma_custom_op_name(int32_t code);               /* NULL for builtin c
 int mak_overlap_rule(struct ma_context *ctx, const ma_node *node, int32_t slot, int64_t *min_delta,
                      int *any_offset);
 
+/* 1 if input `slot` of a CONCATENATION is copied in one piece (nothing before its axis), with
+ * *at its byte offset inside the output: placed exactly there, it is copied onto itself. */
+int mak_copied_in_place(const ma_node *node, int32_t slot, int64_t *at);
+
 #ifdef __cplusplus
 }
 #endif

@@ -150,3 +150,24 @@ int mak_overlap_rule(struct ma_context *ctx, const ma_node *node, int32_t slot, 
   *min_delta = b.worst;
   return 1;
 }
+
+/* CONCATENATION copies input after input with memmove (shape_ops.c): one call per input when
+ * the dimensions before the axis are all 1, so an input placed at its destination is moved
+ * onto itself and stays as it is. Anywhere else, an earlier input's copy could overwrite it. */
+int mak_copied_in_place(const ma_node *node, int32_t slot, int64_t *at) {
+  if (node->builtin_code != MA_OP_CONCATENATION || node->n_outputs != 1 || slot < 0 ||
+      slot >= node->n_inputs)
+    return 0;
+  const ma_tensor *out = node->outputs[0];
+  int32_t axis = ma_opt_i32(&node->options, 0, 0);
+  if (axis < 0) axis += out->ndims;
+  if (axis < 0 || axis >= out->ndims || mak_dims_product(out, 0, axis) != 1) return 0;
+  int64_t offset = 0;
+  for (int32_t i = 0; i < slot; ++i) {
+    const ma_tensor *in = node->inputs[i];
+    if (in == NULL) return 0;
+    offset += (int64_t)ma_num_elements(in) * (int64_t)ma_type_size(in->type);
+  }
+  *at = offset;
+  return 1;
+}
