@@ -18,6 +18,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from support.conformance import single_op_model
+from test_conformance_fast_s8 import CASES as FAST_S8_CASES
 
 from host.device.firmware import read_build_mk
 from host.paths import SHARED_MODELS
@@ -120,6 +122,15 @@ def test_overlap_plan_on_qemu_cortex_m4(name: str, arm_library: Path, tmp_path: 
     plain.invoke()
     for o in range(plain.num_outputs()):
         np.testing.assert_array_equal(host.get_output(o), plain.get_output(o))
+
+
+@pytest.mark.parametrize("case", FAST_S8_CASES, ids=str)
+def test_fast_s8_case_on_qemu_cortex_m4(case, arm_library: Path, tmp_path: Path) -> None:
+    """The DSP instructions of fast_s8.c's paths (the host build runs their portable form,
+    checked against TFLM by test_conformance_fast_s8.py): outputs equal the host build's."""
+    path = tmp_path / "case.tflite"
+    path.write_bytes(single_op_model(case))
+    _check_on_qemu(path, arm_library, tmp_path)
 
 
 def _check_on_qemu(path: Path, arm_library: Path, tmp_path: Path) -> Interpreter:

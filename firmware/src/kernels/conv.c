@@ -9,6 +9,7 @@
  */
 #include <string.h>
 
+#include "fast_s8.h"
 #include "kernel_util.h"
 #include "kernels.h"
 
@@ -134,6 +135,7 @@ static ma_status conv_eval(struct ma_context *ctx, ma_node *node) {
   const mak_conv_data *d = node->user_data;
   const int8_t *shift = mak_conv_shifts(d);
   const mak_window_geom g = window_geom(node, d);
+  if (mak_fast_conv_s8(node, d, &g)) return MA_OK;
   const ma_tensor *bias_t = mak_input(node, 2);
   const int32_t cin = node->inputs[0]->dims[3], cout = node->outputs[0]->dims[3];
   const int32_t fin = node->inputs[1]->dims[3];
@@ -190,6 +192,7 @@ static ma_status dwconv_eval(struct ma_context *ctx, ma_node *node) {
   const mak_conv_data *d = node->user_data;
   const int8_t *shift = mak_conv_shifts(d);
   const mak_window_geom g = window_geom(node, d);
+  if (mak_fast_dwconv_s8(node, d, &g)) return MA_OK;
   const ma_tensor *bias_t = mak_input(node, 2);
   const int32_t cin = node->inputs[0]->dims[3], cout = node->outputs[0]->dims[3];
   const int32_t mult = cout / cin;

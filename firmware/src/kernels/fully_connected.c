@@ -10,6 +10,7 @@
  */
 #include <string.h>
 
+#include "fast_s8.h"
 #include "kernel_util.h"
 #include "kernels.h"
 
@@ -129,6 +130,9 @@ static ma_status fc_eval(struct ma_context *ctx, ma_node *node) {
     eval_16x8(node, d, units, depth, batches);
     return MA_OK;
   }
+  if (mak_fast_fc_s8(node, d->input_offset, d->filter_offset, d->output_offset, d->act_min,
+                     d->act_max, d->n_mult, d->mult, shift))
+    return MA_OK;
   const int8_t *in = node->inputs[0]->data, *w = node->inputs[1]->data;
   const int32_t *bias = bias_t ? bias_t->data : NULL;
   int8_t *out = node->outputs[0]->data;

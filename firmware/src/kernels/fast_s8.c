@@ -1,0 +1,360 @@
+/* Fast int8 paths of CONV_2D, DEPTHWISE_CONV_2D and FULLY_CONNECTED (see fast_s8.h).
+ *
+ * The inner loops take four int8 values per 32-bit load. With the Armv7E-M DSP extension
+ * (Cortex-M4, M7, M33, M55) SXTAB16 widens an input word to two int16 pairs with the input
+ * offset added, and SMLAD (SMLABB/SMLATT for depthwise) multiplies and accumulates them;
+ * elsewhere (M0, M3, the host build) the same loops take the bytes apart in C. Both add the
+ * same products into wrapping int32 sums, so the order of the additions does not matter and
+ * every path equals the reference loops, which the host conformance suite checks on the
+ * portable path and the QEMU tests (every intermediate tensor) on the DSP one.
+ *
+ * Blocking: a convolution computes four output channels per pass over the window (one input
+ * load serves four weight rows), a depthwise convolution four channels per pass over the taps
+ * with the sums in registers, FULLY_CONNECTED four units per pass over the input row. */
+#include "fast_s8.h"
+
+#include <string.h>
+
+#if defined(__ARM_FEATURE_DSP) && __ARM_FEATURE_DSP
+#include <arm_acle.h>
+#define FAST_DSP 1
+#else
+#define FAST_DSP 0
+#endif
+
+/* Offsets for which x + input_offset fits an int16 lane and the output clamp below is exact. */
+static bool offsets_ok(int32_t input_offset, int32_t output_offset) {
+  return input_offset >= -255 && input_offset <= 255 && output_offset >= -65536 &&
+         output_offset <= 65536;
+}
+
+/* Input, weights and output int8 (other typed paths stay in the reference kernels). */
+static bool all_s8(const ma_node *node) {
+  return node->inputs[0]->type == MA_INT8 && node->inputs[1]->type == MA_INT8 &&
+         node->outputs[0]->type == MA_INT8;
+}
+
+static inline uint32_t load4(const int8_t *p) {
+  uint32_t v;
+  memcpy(&v, p, 4); /* one unaligned LDR on Armv7-M */
+  return v;
+}
+
+static inline int32_t wrap_mac(int32_t acc, int32_t w, int32_t x) {
+  return (int32_t)((uint32_t)acc + (uint32_t)(w * x));
+}
+
+#if FAST_DSP
+/* Four input values plus the offset: bytes 0 and 2 in `even`, bytes 1 and 3 in `odd`. */
+typedef struct {
+  int16x2_t even, odd;
+} quad;
+
+/* SXTB16 and SXTAB16 of the value rotated by 8 bits, in one instruction each (GCC 12 does not
+ * fold the rotation into them). */
+static inline int16x2_t sxtb16_ror8(uint32_t v) {
+  int16x2_t r;
+  __asm__("sxtb16 %0, %1, ror #8" : "=r"(r) : "r"(v));
+  return r;
+}
+
+static inline int16x2_t sxtab16_ror8(int16x2_t a, uint32_t v) {
+  int16x2_t r;
+  __asm__("sxtab16 %0, %1, %2, ror #8" : "=r"(r) : "r"(a), "r"(v));
+  return r;
+}
+
+static inline quad quad_in(uint32_t v, int32_t off) {
+  const int16x2_t off2 = (int16x2_t)(((uint32_t)off & 0xFFFFu) * 0x10001u);
+  const quad q = {__sxtab16(off2, (int8x4_t)v), sxtab16_ror8(off2, v)};
+  return q;
+}
+
+/* acc + the dot product of the four inputs with four weights. */
+static inline int32_t quad_dot(int32_t acc, quad x, uint32_t w) {
+  acc = __smlad(__sxtb16((int8x4_t)w), x.even, acc);
+  return __smlad(sxtb16_ror8(w), x.odd, acc);
+}
+
+/* a[k] + input k * weight k, for the four lanes k. */
+static inline void quad_mac(int32_t a[4], quad x, uint32_t w) {
+  const int16x2_t we = __sxtb16((int8x4_t)w), wo = sxtb16_ror8(w);
+  a[0] = __smlabb(x.even, we, a[0]);
+  a[2] = __smlatt(x.even, we, a[2]);
+  a[1] = __smlabb(x.odd, wo, a[1]);
+  a[3] = __smlatt(x.odd, wo, a[3]);
+}
+#else
+typedef struct {
+  int32_t v[4];
+} quad;
+
+static inline int32_t lane(uint32_t v, int k) { return (int8_t)(uint8_t)(v >> (8 * k)); }
+
+static inline quad quad_in(uint32_t v, int32_t off) {
+  const quad q = {{lane(v, 0) + off, lane(v, 1) + off, lane(v, 2) + off, lane(v, 3) + off}};
+  return q;
+}
+
+static inline int32_t quad_dot(int32_t acc, quad x, uint32_t w) {
+  for (int k = 0; k < 4; ++k) acc = wrap_mac(acc, lane(w, k), x.v[k]);
+  return acc;
+}
+
+static inline void quad_mac(int32_t a[4], quad x, uint32_t w) {
+  for (int k = 0; k < 4; ++k) a[k] = wrap_mac(a[k], lane(w, k), x.v[k]);
+}
+#endif
+
+/* acc[r] += sum_i w[r * ws + i] * (x[i] + off) for the four weight rows r. */
+static inline void dot4(const int8_t *x, const int8_t *w, size_t ws, int32_t n, int32_t off,
+                        int32_t acc[4]) {
+  const int8_t *w0 = w, *w1 = w + ws, *w2 = w1 + ws, *w3 = w2 + ws;
+  int32_t a0 = acc[0], a1 = acc[1], a2 = acc[2], a3 = acc[3];
+  int32_t i = 0;
+#if FAST_DSP
+  if (n >= 4) { /* the loop below, in assembly: GCC 12 spills it to the stack */
+    const int8_t *xq = x, *x_end = x + (n & ~3), *wa = w0, *wb = w2;
+    const int16x2_t off2 = (int16x2_t)(((uint32_t)off & 0xFFFFu) * 0x10001u);
+    int32_t t, u, xe, xo;
+    __asm__(
+        "1:\n\t"
+        "ldr %[t], [%[x]], #4\n\t"
+        "sxtab16 %[xe], %[off2], %[t]\n\t"
+        "sxtab16 %[xo], %[off2], %[t], ror #8\n\t"
+        "ldr %[t], [%[wa], %[ws]]\n\t"
+        "sxtb16 %[u], %[t]\n\t"
+        "smlad %[a1], %[u], %[xe], %[a1]\n\t"
+        "sxtb16 %[t], %[t], ror #8\n\t"
+        "smlad %[a1], %[t], %[xo], %[a1]\n\t"
+        "ldr %[t], [%[wa]], #4\n\t"
+        "sxtb16 %[u], %[t]\n\t"
+        "smlad %[a0], %[u], %[xe], %[a0]\n\t"
+        "sxtb16 %[t], %[t], ror #8\n\t"
+        "smlad %[a0], %[t], %[xo], %[a0]\n\t"
+        "ldr %[t], [%[wb], %[ws]]\n\t"
+        "sxtb16 %[u], %[t]\n\t"
+        "smlad %[a3], %[u], %[xe], %[a3]\n\t"
+        "sxtb16 %[t], %[t], ror #8\n\t"
+        "smlad %[a3], %[t], %[xo], %[a3]\n\t"
+        "ldr %[t], [%[wb]], #4\n\t"
+        "sxtb16 %[u], %[t]\n\t"
+        "smlad %[a2], %[u], %[xe], %[a2]\n\t"
+        "sxtb16 %[t], %[t], ror #8\n\t"
+        "smlad %[a2], %[t], %[xo], %[a2]\n\t"
+        "ldr %[u], %[end]\n\t"
+        "cmp %[x], %[u]\n\t"
+        "bne 1b"
+        : [a0] "+r"(a0), [a1] "+r"(a1), [a2] "+r"(a2), [a3] "+r"(a3), [x] "+r"(xq),
+          [wa] "+r"(wa), [wb] "+r"(wb), [t] "=&r"(t), [u] "=&r"(u), [xe] "=&r"(xe),
+          [xo] "=&r"(xo)
+        : [ws] "r"(ws), [off2] "r"(off2), [end] "m"(x_end)
+        : "cc", "memory");
+    i = n & ~3;
+  }
+#else
+  for (; i + 4 <= n; i += 4) {
+    const quad q = quad_in(load4(x + i), off);
+    a0 = quad_dot(a0, q, load4(w0 + i));
+    a1 = quad_dot(a1, q, load4(w1 + i));
+    a2 = quad_dot(a2, q, load4(w2 + i));
+    a3 = quad_dot(a3, q, load4(w3 + i));
+  }
+#endif
+  for (; i < n; ++i) {
+    const int32_t xi = x[i] + off;
+    a0 = wrap_mac(a0, w0[i], xi);
+    a1 = wrap_mac(a1, w1[i], xi);
+    a2 = wrap_mac(a2, w2[i], xi);
+    a3 = wrap_mac(a3, w3[i], xi);
+  }
+  acc[0] = a0;
+  acc[1] = a1;
+  acc[2] = a2;
+  acc[3] = a3;
+}
+
+static inline int32_t dot1(const int8_t *x, const int8_t *w, int32_t n, int32_t off, int32_t a) {
+  int32_t i = 0;
+  for (; i + 4 <= n; i += 4) a = quad_dot(a, quad_in(load4(x + i), off), load4(w + i));
+  for (; i < n; ++i) a = wrap_mac(a, w[i], x[i] + off);
+  return a;
+}
+
+/* The requantization of mak_requantize with the same integer steps, inlined: the doubling
+ * high multiply as one rounding shift ((a * b + 2^30) >> 31 equals TFLite's nudge-and-truncate
+ * for every product; its one saturating case needs a multiplier of INT32_MIN, which
+ * mak_quantize_multiplier never gives), and the output offset added after the clamp, which is
+ * exact for the offsets offsets_ok admits. */
+typedef struct {
+  int32_t offset, lo, hi; /* lo, hi: the activation range minus the offset */
+} out_range;
+
+static out_range make_range(int32_t offset, int32_t act_min, int32_t act_max) {
+  const out_range r = {offset, act_min - offset, act_max - offset};
+  return r;
+}
+
+static inline int8_t requant(int32_t acc, int32_t mult, int shift, const out_range *r) {
+  const int left = shift > 0 ? shift : 0, right = shift > 0 ? 0 : -shift;
+  const int32_t x = (int32_t)((uint32_t)acc << left);
+  int32_t v = (int32_t)(((int64_t)x * mult + (INT64_C(1) << 30)) >> 31);
+  if (right > 0) {
+    const int e = right > 31 ? 31 : right;
+    const int32_t mask = (int32_t)((UINT32_C(1) << e) - 1u);
+    const int32_t threshold = (mask >> 1) + (v < 0 ? 1 : 0);
+    v = (v >> e) + ((v & mask) > threshold ? 1 : 0);
+  }
+  v = v < r->lo ? r->lo : (v > r->hi ? r->hi : v);
+  return (int8_t)(v + r->offset);
+}
+
+/* ------------------------------------------------------------------ CONV_2D */
+
+/* acc[0..rows) += window of w times the filters of `rows` output channels from f (rows 1 or
+ * 4, fstride bytes apart). Taps of a filter row without dilation are contiguous in both input
+ * and filter, so they are one run. */
+static inline void window_dot(const int8_t *in, const int8_t *f, size_t fstride,
+                              const mak_window_geom *g, const mak_window *w, int32_t cin,
+                              int32_t off, int32_t *acc, int rows) {
+  const int32_t span = g->dil_w == 1 ? w->fx1 - w->fx0 : 1;
+  for (int32_t fy = w->fy0; fy < w->fy1; ++fy) {
+    const size_t row = ((size_t)w->b * g->in_h + w->iy0 + g->dil_h * fy) * g->in_w;
+    for (int32_t fx = w->fx0; fx < w->fx1; fx += span) {
+      const int8_t *ip = in + (row + w->ix0 + g->dil_w * fx) * cin;
+      const int8_t *fp = f + ((size_t)fy * g->kw + fx) * cin;
+      if (rows == 4)
+        dot4(ip, fp, fstride, span * cin, off, acc);
+      else
+        acc[0] = dot1(ip, fp, span * cin, off, acc[0]);
+    }
+  }
+}
+
+bool mak_fast_conv_s8(const ma_node *node, const mak_conv_data *d, const mak_window_geom *g) {
+  const ma_tensor *in_t = node->inputs[0], *f_t = node->inputs[1], *bias_t = mak_input(node, 2);
+  if (!all_s8(node) || f_t->dims[3] != in_t->dims[3] ||
+      !offsets_ok(d->input_offset, d->output_offset))
+    return false; /* grouped convolutions run the reference loop */
+  const int8_t *in = in_t->data, *f = f_t->data;
+  const int32_t *bias = bias_t ? bias_t->data : NULL;
+  int8_t *out = node->outputs[0]->data;
+  const int32_t cin = in_t->dims[3], cout = node->outputs[0]->dims[3];
+  const size_t fstride = (size_t)g->kh * g->kw * cin;
+  const int8_t *shift = mak_conv_shifts(d);
+  const out_range r = make_range(d->output_offset, d->act_min, d->act_max);
+  const int32_t per_channel = d->n_mult > 1;
+  mak_window w;
+  mak_window_start(g, &w);
+  while (mak_window_next(g, &w)) {
+    int8_t *o = out + w.pixel * (size_t)cout;
+    int32_t oc = 0;
+    for (; oc + 4 <= cout; oc += 4) {
+      int32_t acc[4];
+      for (int k = 0; k < 4; ++k) acc[k] = bias ? bias[oc + k] : 0;
+      window_dot(in, f + oc * fstride, fstride, g, &w, cin, d->input_offset, acc, 4);
+      for (int k = 0; k < 4; ++k) {
+        const int32_t mi = per_channel ? oc + k : 0;
+        o[oc + k] = requant(acc[k], d->mult[mi], shift[mi], &r);
+      }
+    }
+    for (; oc < cout; ++oc) {
+      int32_t acc = bias ? bias[oc] : 0;
+      window_dot(in, f + oc * fstride, fstride, g, &w, cin, d->input_offset, &acc, 1);
+      const int32_t mi = per_channel ? oc : 0;
+      o[oc] = requant(acc, d->mult[mi], shift[mi], &r);
+    }
+  }
+  return true;
+}
+
+/* -------------------------------------------------------- DEPTHWISE_CONV_2D */
+
+/* Sums of channels [c, c + 4) (rows 4) or c (rows 1) over the window's taps into a. */
+static inline void dw_taps(const int8_t *in, const int8_t *f, const mak_window_geom *g,
+                           const mak_window *w, int32_t ch, int32_t c, int32_t off, int32_t *a,
+                           int rows) {
+  int32_t s[4] = {a[0], rows == 4 ? a[1] : 0, rows == 4 ? a[2] : 0, rows == 4 ? a[3] : 0};
+  for (int32_t fy = w->fy0; fy < w->fy1; ++fy) {
+    const size_t row = ((size_t)w->b * g->in_h + w->iy0 + g->dil_h * fy) * g->in_w;
+    const int8_t *ip = in + (row + w->ix0 + g->dil_w * w->fx0) * ch + c;
+    const int8_t *fp = f + ((size_t)fy * g->kw + w->fx0) * ch + c;
+    const size_t istep = (size_t)g->dil_w * ch;
+    for (int32_t fx = w->fx0; fx < w->fx1; ++fx, ip += istep, fp += ch) {
+      if (rows == 4)
+        quad_mac(s, quad_in(load4(ip), off), load4(fp));
+      else
+        s[0] = wrap_mac(s[0], *fp, *ip + off);
+    }
+  }
+  for (int k = 0; k < rows; ++k) a[k] = s[k];
+}
+
+bool mak_fast_dwconv_s8(const ma_node *node, const mak_conv_data *d, const mak_window_geom *g) {
+  const ma_tensor *in_t = node->inputs[0], *bias_t = mak_input(node, 2);
+  const int32_t ch = in_t->dims[3];
+  if (!all_s8(node) || node->outputs[0]->dims[3] != ch ||
+      !offsets_ok(d->input_offset, d->output_offset))
+    return false; /* depth multipliers above 1 run the reference loop */
+  const int8_t *in = in_t->data, *f = node->inputs[1]->data;
+  const int32_t *bias = bias_t ? bias_t->data : NULL;
+  int8_t *out = node->outputs[0]->data;
+  const int8_t *shift = mak_conv_shifts(d);
+  const out_range r = make_range(d->output_offset, d->act_min, d->act_max);
+  const int32_t per_channel = d->n_mult > 1;
+  int32_t acc[MAK_DW_BLOCK];
+  mak_window w;
+  mak_window_start(g, &w);
+  while (mak_window_next(g, &w)) {
+    int8_t *o = out + w.pixel * (size_t)ch;
+    /* A block's channels are all read before any is written (overlap.c's rule). */
+    for (int32_t c0 = 0; c0 < ch; c0 += MAK_DW_BLOCK) {
+      const int32_t n = ch - c0 < MAK_DW_BLOCK ? ch - c0 : MAK_DW_BLOCK;
+      for (int32_t k = 0; k < n; ++k) acc[k] = bias ? bias[c0 + k] : 0;
+      int32_t k = 0;
+      for (; k + 4 <= n; k += 4) dw_taps(in, f, g, &w, ch, c0 + k, d->input_offset, acc + k, 4);
+      for (; k < n; ++k) dw_taps(in, f, g, &w, ch, c0 + k, d->input_offset, acc + k, 1);
+      for (k = 0; k < n; ++k) {
+        const int32_t mi = per_channel ? c0 + k : 0;
+        o[c0 + k] = requant(acc[k], d->mult[mi], shift[mi], &r);
+      }
+    }
+  }
+  return true;
+}
+
+/* ---------------------------------------------------------- FULLY_CONNECTED */
+
+bool mak_fast_fc_s8(const ma_node *node, int32_t input_offset, int32_t filter_offset,
+                    int32_t output_offset, int32_t act_min, int32_t act_max, int32_t n_mult,
+                    const int32_t *mult, const int8_t *shift) {
+  const ma_tensor *in_t = node->inputs[0], *w_t = node->inputs[1], *bias_t = mak_input(node, 2);
+  if (!all_s8(node) || filter_offset != 0 || !offsets_ok(input_offset, output_offset))
+    return false;
+  const int32_t units = w_t->dims[0], depth = w_t->dims[1];
+  const int32_t batches = ma_num_elements(in_t) / depth;
+  const int8_t *in = in_t->data, *wt = w_t->data;
+  const int32_t *bias = bias_t ? bias_t->data : NULL;
+  int8_t *out = node->outputs[0]->data;
+  const out_range r = make_range(output_offset, act_min, act_max);
+  for (int32_t b = 0; b < batches; ++b) {
+    const int8_t *x = in + (size_t)b * depth;
+    int8_t *o = out + (size_t)b * units;
+    int32_t u = 0;
+    for (; u + 4 <= units; u += 4) {
+      int32_t acc[4];
+      for (int k = 0; k < 4; ++k) acc[k] = bias ? bias[u + k] : 0;
+      dot4(x, wt + (size_t)u * depth, (size_t)depth, depth, input_offset, acc);
+      for (int k = 0; k < 4; ++k) {
+        const int32_t mi = n_mult > 1 ? u + k : 0;
+        o[u + k] = requant(acc[k], mult[mi], shift[mi], &r);
+      }
+    }
+    for (; u < units; ++u) {
+      const int32_t acc = dot1(x, wt + (size_t)u * depth, depth, input_offset, bias ? bias[u] : 0);
+      const int32_t mi = n_mult > 1 ? u : 0;
+      o[u] = requant(acc, mult[mi], shift[mi], &r);
+    }
+  }
+  return true;
+}

@@ -1,0 +1,24 @@
+/* Fast int8 paths of CONV_2D, DEPTHWISE_CONV_2D and FULLY_CONNECTED (fast_s8.c).
+ *
+ * Each returns false, having done nothing, when the node is outside what it handles; the
+ * caller then runs its reference loop. Results are bit-identical to the reference loops (and
+ * so to TFLM's reference kernels): the sums are the same wrapping int32 sums in another order,
+ * the requantization the same integer steps. Loop orders keep the overlap rules of overlap.c:
+ * output pixels in order, and every read of a pixel's window (a depthwise block's channels)
+ * before that pixel's (block's) first write. */
+#ifndef MA_FAST_S8_H
+#define MA_FAST_S8_H
+
+#include <stdbool.h>
+
+#include "kernel_util.h"
+
+bool mak_fast_conv_s8(const ma_node *node, const mak_conv_data *d, const mak_window_geom *g);
+bool mak_fast_dwconv_s8(const ma_node *node, const mak_conv_data *d, const mak_window_geom *g);
+/* FULLY_CONNECTED int8 with per-tensor or per-channel weights (mult, shift per unit when
+ * n_mult > 1), and no weight zero point. */
+bool mak_fast_fc_s8(const ma_node *node, int32_t input_offset, int32_t filter_offset,
+                    int32_t output_offset, int32_t act_min, int32_t act_max, int32_t n_mult,
+                    const int32_t *mult, const int8_t *shift);
+
+#endif

@@ -1,0 +1,142 @@
+"""Conformance of the fast int8 paths (firmware/src/kernels/fast_s8.c) with the real TFLM:
+CONV_2D, DEPTHWISE_CONV_2D and FULLY_CONNECTED one-operator models run on the runtime's
+ASan+UBSan build and on TFLM with the same inputs (integer inputs span int8, ends included),
+outputs compared bit for bit. The cases hit each loop's edges: channel and depth counts that
+are not multiples of the 4-wide loops (their tails), depthwise channels across the 32-channel
+block, padding that clips the window, strides, dilation (taps no longer contiguous), batches,
+per-tensor and per-channel weights, zero points at the int8 ends, no bias, saturating
+outputs, and the shapes the fast paths leave to the reference loops (groups, depth
+multiplier 2, a FULLY_CONNECTED weight zero point). The same paths run with the DSP
+instructions on the Cortex-M boards, where tests/device/test_boards_models.py compares every
+intermediate tensor with the host's.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+from support.conformance import I8, I32, Case, T, check, q8, run_cases
+
+RNG = np.random.default_rng(2020)
+SAME, VALID = 0, 1
+ACT_RELU, ACT_RELU6 = 1, 3
+
+
+def weights(shape: tuple[int, ...], channels: int, qdim: int, per_channel: bool, zp: int = 0) -> T:
+    scales = [0.004 + 0.001 * (i % 7) for i in range(channels)] if per_channel else [0.006]
+    data = RNG.integers(-127, 128, shape)
+    return T(shape, I8, scales, [zp] * len(scales), data=data, qdim=qdim)
+
+
+def bias(n: int, with_bias: bool) -> list[T]:
+    return [T((n,), I32, data=RNG.integers(-20_000, 20_000, n))] if with_bias else []
+
+
+def conv(
+    name: str,
+    ins: tuple[int, int, int, int],
+    kernel: tuple[int, int],
+    cout: int,
+    out_hw: tuple[int, int],
+    stride: int = 1,
+    dilation: int = 1,
+    padding: int = SAME,
+    act: int = 0,
+    per_channel: bool = True,
+    zps: tuple[int, int] = (-128, 5),
+    out_scale: float = 0.5,
+    with_bias: bool = True,
+    fin: int | None = None,
+    depthwise: bool = False,
+) -> Case:
+    """CONV_2D, or DEPTHWISE_CONV_2D (depth multiplier cout / input channels)."""
+    if depthwise:
+        shape, qdim, op, options = (1, *kernel, cout), 3, "DEPTHWISE_CONV_2D", "DepthwiseConv2D"
+        slots = {3: ("i", cout // ins[3]), 4: ("b", act), 5: ("i", dilation), 6: ("i", dilation)}
+    else:
+        shape, qdim, op, options = (cout, *kernel, fin or ins[3]), 0, "CONV_2D", "Conv2D"
+        slots = {3: ("b", act), 4: ("i", dilation), 5: ("i", dilation)}
+    slots.update({0: ("B", padding), 1: ("i", stride), 2: ("i", stride)})
+    out = q8((ins[0], out_hw[0], out_hw[1], cout), out_scale, zps[1])
+    tensors = [
+        q8(ins, 0.05, zps[0]),
+        weights(shape, cout, qdim, per_channel),
+        *bias(cout, with_bias),
+    ]
+    return Case(f"{op} int8 {name}", op, tensors, [out], f"{options}Options", slots)
+
+
+def dwconv(name: str, ins: tuple[int, int, int, int], kernel: tuple[int, int],
+           out_hw: tuple[int, int], multiplier: int = 1, **kw: Any) -> Case:  # fmt: skip
+    kw.setdefault("out_scale", 0.1)
+    return conv(name, ins, kernel, ins[3] * multiplier, out_hw, depthwise=True, **kw)
+
+
+def fc(
+    name: str,
+    ins: tuple[int, int],
+    units: int,
+    per_channel: bool = False,
+    act: int = 0,
+    zps: tuple[int, int] = (-128, 5),
+    out_scale: float = 0.3,
+    filter_zp: int = 0,
+    with_bias: bool = True,
+) -> Case:
+    w = weights((units, ins[1]), units, 0, per_channel, filter_zp)
+    out = q8((ins[0], units), out_scale, zps[1])
+    return Case(
+        f"FULLY_CONNECTED int8 {name}",
+        "FULLY_CONNECTED",
+        [q8(ins, 0.05, zps[0]), w, *bias(units, with_bias)],
+        [out],
+        "FullyConnectedOptions",
+        {0: ("b", act)},
+    )
+
+
+CASES = [
+    conv("1x1 16 -> 8 per-channel", (1, 5, 6, 16), (1, 1), 8, (5, 6)),
+    conv("1x1 7 -> 6 (depth and channel tails) per-tensor", (1, 4, 5, 7), (1, 1), 6, (4, 5),
+         per_channel=False, zps=(127, -128)),
+    conv("1x1 stride 2 VALID 9 -> 13", (2, 7, 7, 9), (1, 1), 13, (4, 4), stride=2,
+         padding=VALID),
+    conv("3x3 SAME 3 -> 5 clipped windows", (1, 6, 7, 3), (3, 3), 5, (6, 7)),
+    conv("3x3 SAME stride 2 5 -> 9 RELU6", (1, 9, 8, 5), (3, 3), 9, (5, 4), stride=2,
+         act=ACT_RELU6, out_scale=0.02),
+    conv("3x3 VALID dilation 2 6 -> 4", (1, 9, 9, 6), (3, 3), 4, (5, 5), dilation=2,
+         padding=VALID),
+    conv("10x4 SAME stride 2 1 -> 8 no bias", (1, 25, 10, 1), (10, 4), 8, (13, 5), stride=2,
+         with_bias=False, zps=(0, 0)),
+    conv("3x3 SAME 12 -> 4 saturating RELU", (1, 5, 5, 12), (3, 3), 4, (5, 5), act=ACT_RELU,
+         out_scale=0.05, zps=(127, -100)),
+    conv("3x3 groups 2 (reference loop)", (1, 5, 5, 4), (3, 3), 6, (5, 5), fin=2),
+    dwconv("3x3 SAME 8 channels", (1, 6, 6, 8), (3, 3), (6, 6)),
+    dwconv("3x3 SAME stride 2 37 channels (block and tails)", (1, 7, 9, 37), (3, 3), (4, 5),
+           stride=2, act=ACT_RELU6, out_scale=0.02),
+    dwconv("5x5 VALID dilation 2 6 channels per-tensor", (2, 11, 12, 6), (5, 5), (3, 4),
+           dilation=2, padding=VALID, per_channel=False, zps=(127, -128)),
+    dwconv("3x3 SAME 3 channels no bias", (1, 4, 5, 3), (3, 3), (4, 5), with_bias=False,
+           zps=(0, 0)),
+    dwconv("3x3 VALID 64 channels saturating", (1, 4, 4, 64), (3, 3), (2, 2), padding=VALID,
+           out_scale=0.005),
+    dwconv("3x3 SAME multiplier 2 (reference loop)", (1, 5, 5, 3), (3, 3), (5, 5),
+           multiplier=2),
+    fc("depth 18 units 7 batch 3 RELU", (3, 18), 7, act=ACT_RELU),
+    fc("depth 64 units 8 per-channel", (2, 64), 8, per_channel=True, zps=(127, -128)),
+    fc("depth 3 units 2 no bias", (1, 3), 2, with_bias=False, zps=(0, 0), out_scale=0.01),
+    fc("depth 130 units 10", (1, 130), 10, out_scale=1.0),
+    fc("weight zero point (reference loop)", (2, 16), 5, filter_zp=3),
+]  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def results(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    return run_cases(CASES, tmp_path_factory.mktemp("conformance_fast_s8"))
+
+
+@pytest.mark.parametrize("case", CASES, ids=str)
+def test_operator_matches_tflm(results: dict, case: Case) -> None:
+    check(case, results[case.name])
