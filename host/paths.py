@@ -13,6 +13,9 @@ BUILD = REPO / "build"
 # MICROARENA_SHARED_MODELS names another folder: tests/test_without_shared_models.py points it
 # at an absent one to prove the suite skips (with its reasons) rather than fails without it.
 SHARED_MODELS = Path(os.environ.get("MICROARENA_SHARED_MODELS") or REPO.parent / "shared/models")
+# Public model-zoo models made by others for microcontrollers (../shared/zoo/SOURCES.tsv);
+# tests skip where the folder is absent.
+SHARED_ZOO = Path(os.environ.get("MICROARENA_SHARED_ZOO") or REPO.parent / "shared/zoo")
 # The hard buffer-packing problems with peers' results (benchmarks/dsa_bench.py).
 DSA_PROBLEMS = REPO.parent / "shared" / "benchmarks" / "dsa_challenging"
 

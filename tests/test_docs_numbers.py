@@ -17,7 +17,7 @@ from types import ModuleType
 
 import pytest
 
-from host.paths import DSA_PROBLEMS, REPO, SHARED_MODELS
+from host.paths import DSA_PROBLEMS, REPO, SHARED_MODELS, SHARED_ZOO
 from host.planning import offline_plan
 from host.planning.packing import arena_size, lower_bound, plan, read_csv
 from host.planning.plan import plan_model
@@ -279,3 +279,19 @@ def test_dsa_table_best_is_the_deterministic_run() -> None:
     bench = _benchmark("dsa_bench")
     for letter, (_, _, _, best) in _dsa_table().items():
         assert bench.run(_dsa_problem(letter), 10.0, clock_cap=False)["best"] == best, letter
+
+
+def test_vela_plan_figures() -> None:
+    """docs/planning.md's heads for the Vela model: TFLM's with Vela's plan, and ours."""
+    from host.planning.scratch import predict_tflm_head
+
+    path = SHARED_ZOO / "tflm_person_detect_vela.tflite"
+    if not path.exists():
+        pytest.skip(f"zoo model {path} is absent (tests read ../shared/zoo)")
+    model = Model.load(path)
+    said = _numbers(
+        r"Vela's plan for `tflm_person_detect_vela` needs a (\d+)-byte head, the best plan "
+        r"without its knowledge of the Ethos-U operator (\d+)",
+        "docs/planning.md",
+    )
+    assert said == [predict_tflm_head(model), plan_model(model).head]

@@ -11,11 +11,10 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Callable
+from pathlib import Path
 
 from host.argtypes import FRACTION, SECONDS
-from host.fileio import Output, is_stdout, write_outputs
-from host.planning import bands, offline_plan
+from host.planning import bands, offline_plan, plan_origin
 from host.planning.overlap import KERNEL_SETS
 from host.planning.packing import (
     PLANNERS,
@@ -28,10 +27,12 @@ from host.planning.packing import (
 )
 from host.planning.plan import PlanResult, plan_model
 from host.planning.report import plan_json, plan_text
+from host.planning.scratch import predict_tflm_head
+from host.planning.tflm_refusal import tflm_refusal
 from host.planning.tflm_targets import DEFAULT_TARGET, TARGETS, TargetArena, target_arena
 from host.progress import say
 from host.runtime import arena as arena_layout
-from host.tflite.model import Model, ModelError, read_model
+from host.tflite.model import Model, ModelError
 
 DEFAULT_MAC_BUDGET = 0.1
 MODEL_TIME_LIMIT = 1.5  # a model plans in under 2 s by default (most reach the bound at once)
@@ -41,11 +42,8 @@ EPILOG = """\
 The plan is written as TFLM's OfflineMemoryAllocation metadata: any TFLM runtime (and this
 project's firmware) then places tensors at these offsets. Kernel scratch buffers are still
 placed by TFLM at run time; the planner simulates that, so the head it prints is the one TFLM
-will report. Files (--embed, -o, --out-csv, --plot) are written atomically and together: each is
-written beside its target, read back and checked (the planned model re-validated) before any
-lands, so after a failure every file is as it was. A replaced file keeps its permissions, a
-symlink keeps pointing at the file it names, which gets the new contents. With -o /dev/stdout
-the report goes to standard error. The model must be a regular file of at most 2 GiB.
+will report. Files (--embed, -o, --out-csv, --plot) are written atomically: a replaced file keeps
+its permissions, a symlink keeps pointing at the file it names, which gets the new contents.
 Exit status: 0 ok, 1 invalid plan (--check), 2 bad input.
 """
 
@@ -63,6 +61,12 @@ def _parser() -> argparse.ArgumentParser:
         "-o",
         "--output",
         help="write the planned model to OUTPUT, leaving MODEL as it is (implies --embed)",
+    )
+    p.add_argument(
+        "--replace-plan",
+        action="store_true",
+        help="let --embed write over an offline plan another tool (Vela, ...) put in the model; "
+        "without it such a model is left as it is (host.plan replaces its own plans unasked)",
     )
     p.add_argument("--check", metavar="MODEL", help="validate the plan embedded in MODEL")
     p.add_argument(
@@ -131,6 +135,13 @@ def cmd_plan(args: argparse.Namespace) -> int:
 
         check_plot_path(args.plot)  # before any work (and before --embed writes anything)
     model = Model.load(args.model)
+    existing = plan_origin.origin(model)
+    existing_head = _existing_head(model) if existing else None
+    if existing and not existing.replaceable and args.embed and not args.replace_plan:
+        raise PlanError(
+            f"{args.model} already carries {existing.text}; nothing written: --replace-plan "
+            "writes this planner's plan over it (--check MODEL says whether TFLM runs it as is)"
+        )
     limit = args.time_limit or MODEL_TIME_LIMIT
     runtime = args.runtime or args.target.split("-")[0]
     progress = _progress(args.quiet or args.json)
@@ -147,59 +158,62 @@ def cmd_plan(args: argparse.Namespace) -> int:
         overlap=args.overlap,
         aliases=banding.aliases if banding else None,
     )
-    offline_plan.embed(model, result.tensor_offsets())  # in memory; saved only with --embed
+    planned_for = runtime + ("+overlap" if args.overlap else "")
+    offline_plan.embed(model, result.tensor_offsets(), planned_for)  # saved only with --embed
     _add_target(result, model, args.target)
-    _write_outputs(args, result, model, runtime)
+    if args.embed:
+        out = Path(args.output or args.model)
+        model.save(out)
+        problems = offline_plan.check(Model.load(out), runtime)
+        if problems:  # a bug of ours: say so rather than leave a bad model unnoticed
+            raise PlanError(f"written plan failed its own check: {problems[0]}")
+    if args.plot:
+        from host.planning.plot import plot_plan
+
+        plot_plan(result, model, args.plot)
     refused = _microarena_refusal(model)
-    out = sys.stderr if args.embed and is_stdout(args.output or args.model) else sys.stdout
     if args.json:
         doc = plan_json(result, args.output or args.model if args.embed else None)
         doc["microarena_runtime"] = {"runs": refused is None, "message": refused}
         if banding:
             doc["bands"] = banding.to_json()
-        print(json.dumps(doc), file=out)
+        if existing:
+            doc["existing_plan"] = {
+                **existing.to_json(),
+                "tflm_head": existing_head,
+                "action": _action(existing, args),
+            }
+        print(json.dumps(doc))
     else:
         if banding:
-            print(banding.text(), file=out)
-        print(plan_text(result), file=out)
+            print(banding.text())
+        print(plan_text(result))
+        if existing:
+            print(
+                f"existing plan    {existing.text}\n                 TFLM head with it "
+                f"{existing_head} bytes (this plan: {result.head}); {_action(existing, args)}"
+            )
         verdict = "runs this model" if refused is None else f"cannot run this model: {refused}"
-        print(f"microarena runtime {verdict}", file=out)
+        print(f"microarena runtime {verdict}")
         if args.embed:
-            print(f"\nplan embedded in {args.output or args.model}", file=out)
+            print(f"\nplan embedded in {args.output or args.model}")
     return 0
 
 
-def _write_outputs(args: argparse.Namespace, result: PlanResult, model: Model, runtime: str):
-    """The planned model (--embed, -o) and the plot land together, each checked, or neither.
+def _existing_head(model: Model) -> int | None:
+    """TFLM's head with the plan the model carries (None where that plan cannot be used)."""
+    try:
+        return predict_tflm_head(model)
+    except Exception:  # a plan TFLM refuses (wrong size, ...): --check says why
+        return None
 
-    With the model written to standard output, the report goes to standard error so that the
-    output can be piped on as a model.
-    """
-    outputs = []
+
+def _action(existing: plan_origin.PlanOrigin, args: argparse.Namespace) -> str:
+    """What this run did with the plan the model carried."""
     if args.embed:
-        data = model.to_bytes()
-        outputs.append(Output(args.output or args.model, data, _written_model_check(runtime)))
-    if args.plot:
-        from host.planning.plot import plot_bytes
-
-        outputs.append(Output(args.plot, plot_bytes(result, model, args.plot)))
-    write_outputs(outputs)
-
-
-def _written_model_check(runtime: str) -> Callable[[bytes], None]:
-    """The check the planned model's bytes pass before they replace any file: they read back
-    as a model whose embedded plan is valid.
-
-    Hook: a field-by-field comparison of the written model with the original (the rewrite keeps
-    every field's meaning, issue 18 finding 6) belongs here too once host/tflite/ has one.
-    """
-
-    def check(data: bytes) -> None:
-        problems = offline_plan.check(Model(data, "the planned model"), runtime)
-        if problems:  # a bug of ours: say so rather than leave a bad model unnoticed
-            raise PlanError(f"planned model failed its own check, nothing written: {problems[0]}")
-
-    return check
+        return "replaced by this plan"
+    how = "--embed" if existing.replaceable else "--embed --replace-plan"
+    return f"kept (the report is for a new plan, which {how} writes over it)"
 
 
 def _microarena_refusal(model: Model) -> str | None:
@@ -226,20 +240,31 @@ def predict_model(path: str) -> dict:
     head/tail/total/temporary come from host.runtime.arena, the exact Python model of the
     firmware's allocator; the recorder compares a board's report with this.
     """
-    data = read_model(path)
-    Model(data, path)  # clear errors for a bad model before the predictor sees it
-    return dict(arena_layout.predict(data))
+    Model.load(path)  # clear errors for a bad model before the predictor sees it
+    return dict(arena_layout.predict(Path(path).read_bytes()))
 
 
 def cmd_check(args: argparse.Namespace) -> int:
     runtime = args.runtime or args.target.split("-")[0]
     model = Model.load(args.check)
     problems = offline_plan.check(model, runtime)
+    unjudged = offline_plan.not_judged(model, runtime)
     notes = offline_plan.notes(model)
+    origin = plan_origin.origin(model)
+    refusal = tflm_refusal(model)
+    if refusal:
+        notes.append(f"TFLM refuses this model: {refusal.text()}")
     target = args.target if args.target.startswith(runtime) else f"{runtime}-cortex-m"
     arena = None if problems else _check_arena(model, target, notes)
     if args.json:
-        doc = {"model": args.check, "valid": not problems, "problems": problems, "notes": notes}
+        doc = {
+            "model": args.check,
+            "valid": not problems,
+            "problems": problems,
+            "not_judged": unjudged,
+            "origin": origin.to_json() if origin else None,
+            "notes": notes,
+        }
         if arena is not None:
             doc["target"] = arena.to_json()
         print(json.dumps(doc))
@@ -256,13 +281,23 @@ def cmd_check(args: argparse.Namespace) -> int:
             if shared
             else ""
         )
-        print(f"{args.check}: offline plan OK ({n} offsets{extra})")
+        if unjudged:
+            print(
+                f"{args.check}: offline plan OK for every operator this tool can judge ({n} "
+                f"offsets{extra}); TFLM places the tensors as written; {len(unjudged)} overlaps "
+                "not judged:"
+            )
+            print("".join(f"  - {msg}\n" for msg in unjudged), end="")
+        else:
+            print(f"{args.check}: offline plan OK ({n} offsets{extra})")
         if arena is not None:
             print(
                 f"  head {arena.head} bytes with this plan on {target} "
                 f"({'exact' if arena.exact.get('head') else 'NOT exact'}); arena to set "
                 f"{arena.min_arena} bytes"
             )
+    if origin:
+        print(f"  plan: {origin.text}")
     print("".join(f"  note: {n}\n" for n in notes), end="")
     return 1 if problems else 0
 
@@ -299,6 +334,7 @@ def cmd_buffers(args: argparse.Namespace) -> int:
 # Options that mean something in some modes only: (option, its attribute, those modes).
 _MODE_ONLY = [
     ("--embed", "embed", ("model",)),
+    ("--replace-plan", "replace_plan", ("model",)),
     ("-o/--output", "output", ("model",)),
     ("--plot", "plot", ("model",)),
     ("--overlap", "overlap", ("model",)),

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from host.planning.lifetimes import Walk, span_text, walk
 from host.planning.packing.problem import TFLM_ALIGNMENT as ALIGNMENT
 from host.planning.packing.problem import Buffer, align_up, collisions
-from host.tflite.model import OFFLINE_PLAN_NAME, Model, ModelError
+from host.tflite.model import CUSTOM, OFFLINE_PLAN_NAME, Model, ModelError
 
 ONLINE = -1
 VERSION = 0  # TFLM's documented format version; TFLM and this runtime ignore the field
@@ -55,12 +55,20 @@ def read(model: Model) -> OfflinePlan | None:
     return None if data is None else decode(data)
 
 
-def embed(model: Model, tensor_offsets: dict[int, int]) -> None:
-    """Write offsets (by global tensor index) into the model; other tensors get -1."""
+def embed(model: Model, tensor_offsets: dict[int, int], planned_for: str | None = None) -> None:
+    """Write offsets (by global tensor index) into the model; other tensors get -1. With
+    planned_for (a runtime, "+overlap" for an overlapping plan) a marker records beside the
+    plan that host.plan wrote it, and for what (plan_origin)."""
     offsets = [ONLINE] * len(model.tensors)
     for gi, off in tensor_offsets.items():
         offsets[gi] = off
-    model.set_metadata(OFFLINE_PLAN_NAME, encode(offsets, len(model.subgraphs)))
+    data = encode(offsets, len(model.subgraphs))
+    model.set_metadata(OFFLINE_PLAN_NAME, data)
+    if planned_for is not None:
+        from host.planning import plan_origin
+
+        runtime, _, overlap = planned_for.partition("+")
+        model.set_metadata(plan_origin.MARKER, plan_origin.marker(data, runtime, bool(overlap)))
 
 
 def tensor_buffers(w: Walk) -> list[Buffer]:
@@ -134,6 +142,8 @@ def check(model: Model, runtime: str = "tflm") -> list[str]:
             continue  # the kernel's rule allows it
         if _copied_onto_itself(in_place, offsets, a.id, b.id):
             continue
+        if rule is None and _unjudged_owner(model, w, a, b) is not None:
+            continue  # listed by not_judged(): no verdict either way
         oa, ob = offsets[a.id], offsets[b.id]
         msg = (
             f"{names[a.id]} at [{oa}, {oa + a.size}) live {_span(a)} overlaps {names[b.id]} at "
@@ -160,6 +170,74 @@ def _copied_onto_itself(in_place: dict[tuple[int, int], int], offsets, a: int, b
         if delta is not None and offsets[x] - offsets[y] == delta:
             return True
     return False
+
+
+def not_judged(model: Model, runtime: str = "tflm") -> list[str]:
+    """Tensors the plan lets share bytes that check() cannot judge: both belong to an
+    operator whose kernel is unknown here (a custom operator no kernel set registers, such as
+    Vela's ethos-u, which decides itself what its scratch tensors and input/output hold), and
+    no other operator uses either while both are live. TFLM runs such a plan as written."""
+    plan = read(model)
+    if plan is None or len(plan.offsets) != len(model.tensors):
+        return []
+    w = walk(model)
+    out = []
+    for a, b, rule in _shared_bytes(model, w, plan.offsets, runtime):
+        owner = _unjudged_owner(model, w, a, b) if rule is None else None
+        if owner is None:
+            continue
+        oa, ob = plan.offsets[a.id], plan.offsets[b.id]
+        shared = f"[{max(oa, ob)}, {min(oa + a.size, ob + b.size)})"
+        ta, tb = model.tensors[a.id], model.tensors[b.id]
+        out.append(
+            f"tensors {a.id} {ta.name!r} and {b.id} {tb.name!r} share bytes {shared} while "
+            f"both are live; {owner}, the only operator using either then, and its kernel's "
+            "use of them is unknown here: not judged"
+        )
+    return out
+
+
+def _unjudged_owner(model: Model, w: Walk, a: Buffer, b: Buffer) -> str | None:
+    """The operator that alone uses two sharing tensors while both are live, if no kernel set
+    here knows it (its description), else None. A tensor nothing writes (an operator's own
+    scratch, such as Vela's) holds nothing between the operators that use it."""
+    from host.planning.tflm_registered import OPERATORS
+
+    if model.tensors[a.id].is_variable or model.tensors[b.id].is_variable:
+        return None  # a variable's state outlives every operator: judged as such
+    unwritten = _unwritten(model)
+    first, last = max(a.start, b.start) - 1, min(a.end, b.end) - 2  # undo tensor_buffers' shift
+    users = set()
+    for scope in range(max(first, 0), last + 1):
+        s, k = w.owners[scope]
+        if k < 0:
+            continue
+        sg = model.subgraphs[s]
+        op = sg.operators[k]
+        base = sg.tensors[0].global_index if sg.tensors else 0
+        mine = {base + i for i in op.inputs + op.outputs if i >= 0}
+        if any(x in unwritten and x not in mine for x in (a.id, b.id)):
+            continue  # one of the two holds nothing during this operator
+        if a.id in mine or b.id in mine:
+            users.add((s, k, a.id in mine and b.id in mine))
+    if len(users) != 1:
+        return None
+    ((s, k, both),) = users
+    op = model.subgraphs[s].operators[k]
+    if not both or op.opcode != CUSTOM or op.name in OPERATORS:
+        return None
+    where = f" of subgraph {s}" if s else ""
+    return f"both are tensors of operator {k}{where}, custom operator {op.name!r}"
+
+
+def _unwritten(model: Model) -> set[int]:
+    """Global indices of tensors no operator writes and no caller passes in."""
+    out = set()
+    for sg in model.subgraphs:
+        base = sg.tensors[0].global_index if sg.tensors else 0
+        written = set(sg.inputs) | {i for op in sg.operators for i in op.outputs}
+        out |= {base + i for i in range(len(sg.tensors)) if i not in written}
+    return out
 
 
 def notes(model: Model) -> list[str]:

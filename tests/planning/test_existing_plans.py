@@ -1,0 +1,148 @@
+"""A model that already carries an offline plan: host.plan says whose (Vela's, recognised by
+its Ethos-U operator; its own; another tool's), keeps it unless --replace-plan, and --check
+judges only the operators whose kernels it knows (Vela's deliberate aliasing of Ethos-U scratch
+tensors is "not judged", an overlap around a known operator stays INVALID)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from host.paths import SHARED_ZOO
+from host.planning import offline_plan, plan_origin
+from host.planning.cli import main
+from host.tflite.model import OFFLINE_PLAN_NAME, Model
+from host.tflite.modelgen import Graph, assemble, scalar_options
+from host.tflite.ops import BUILTIN_CODES
+
+INT8, UINT8 = 9, 3
+
+
+def _vela_like(then_softmax: bool = False) -> bytes:
+    """An Ethos-U model as Vela writes it: one `ethos-u` operator with a command stream, weights,
+    two scratch tensors (nothing writes them) and the input, all placed at offset 0 by Vela's
+    own plan; with then_softmax a SOFTMAX whose output Vela's plan also puts at 0, over its
+    input: an overlap of a kernel this tool knows, which is unsafe."""
+    g = Graph()
+    out = g.tensor("out", (1, 64), INT8, [0.5], [0])
+    cms = g.tensor("_split_1_command_stream", (8,), UINT8, [], [], bytes(range(8)))
+    flash = g.tensor("_split_1_flash", (16,), UINT8, [], [], bytes(16))
+    scratch = g.tensor("_split_1_scratch", (256,), UINT8, [], [])
+    fast = g.tensor("_split_1_scratch_fast", (256,), UINT8, [], [])
+    x = g.tensor("input", (1, 8, 8, 1), INT8, [0.5], [0])
+    g.op("ethos-u", [cms, flash, scratch, fast, x], [out], 0, scalar_options({}, 1))
+    outputs = [out]
+    if then_softmax:
+        sm = g.tensor("softmax", (1, 64), INT8, [1 / 256], [-128])
+        g.op(BUILTIN_CODES["SOFTMAX"], [out], [sm], 0, scalar_options({}, 1))
+        outputs = [sm]
+    m = Model(assemble(g, [x], outputs))
+    m.set_metadata(b"vela_version", b"3.11.0")
+    offsets = [0 if not t.is_const else -1 for t in m.tensors]
+    m.set_metadata(OFFLINE_PLAN_NAME, offline_plan.encode(offsets, 1))
+    return m.to_bytes()
+
+
+def _write(tmp_path: Path, data: bytes, name: str = "m.tflite") -> Path:
+    p = tmp_path / name
+    p.write_bytes(data)
+    return p
+
+
+def test_vela_plan_is_named_and_kept(tmp_path: Path, capsys) -> None:
+    data = _vela_like()
+    p = _write(tmp_path, data)
+    assert main([str(p), "-q"]) == 0
+    out = capsys.readouterr().out
+    assert "existing plan    Arm Vela 3.11.0's offline plan for an Ethos-U NPU" in out
+    assert "'_split_1_scratch', '_split_1_scratch_fast'" in out
+    assert "kept (the report is for a new plan, which --embed --replace-plan writes over" in out
+    assert main([str(p), "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)["existing_plan"]
+    assert (doc["owner"], doc["tensors_placed"], doc["action"][:4]) == ("vela", 4, "kept")
+    assert doc["tflm_head"] == 256  # everything at 0: the largest tensor
+    assert p.read_bytes() == data
+
+
+def test_embed_refuses_to_replace_vela_plan_unless_told(tmp_path: Path, capsys) -> None:
+    data = _vela_like()
+    p = _write(tmp_path, data)
+    for args in ([str(p), "--embed"], [str(p), "-o", str(tmp_path / "out.tflite")]):
+        assert main([*args, "-q"]) == 2
+        err = capsys.readouterr().err
+        assert "already carries Arm Vela 3.11.0's offline plan" in err
+        assert "nothing written: --replace-plan" in err
+    assert p.read_bytes() == data and not (tmp_path / "out.tflite").exists()
+    assert main([str(p), "--embed", "--replace-plan", "-q"]) == 0
+    assert "replaced by this plan" in capsys.readouterr().out
+    replaced = Model.load(p)
+    origin = plan_origin.origin(replaced)
+    assert origin is not None and origin.owner == "host.plan"
+    assert offline_plan.read(replaced) != offline_plan.read(Model(data))
+    # Its own plan it replaces unasked.
+    assert main([str(p), "--embed", "-q"]) == 0
+
+
+def test_plan_of_unknown_origin_is_kept_and_own_plan_recognised_by_its_crc(tmp_path: Path) -> None:
+    g = Graph()
+    x = g.tensor("x", (1, 16), INT8, [0.5], [0])
+    y = g.tensor("y", (1, 16), INT8, [0.5], [0])
+    g.op(BUILTIN_CODES["RELU"], [x], [y], 0, scalar_options({}, 1))
+    p = _write(tmp_path, assemble(g, [x], [y]))
+    assert main([str(p), "--embed", "-q"]) == 0
+    ours = Model.load(p)
+    assert plan_origin.origin(ours).owner == "host.plan"  # type: ignore[union-attr]
+    # Another tool rewrites the offsets and leaves the marker: no longer ours.
+    ours.set_metadata(OFFLINE_PLAN_NAME, offline_plan.encode([32, 0], 1))
+    ours.save(p)
+    origin = plan_origin.origin(Model.load(p))
+    assert origin is not None and origin.owner == "unknown" and "another tool" in origin.text
+    assert main([str(p), "--embed", "-q"]) == 2
+    # A plan that places nothing is no one's work to keep.
+    ours.set_metadata(OFFLINE_PLAN_NAME, offline_plan.encode([-1, -1], 1))
+    ours.save(p)
+    assert plan_origin.origin(Model.load(p)).owner == "empty"  # type: ignore[union-attr]
+    assert main([str(p), "--embed", "-q"]) == 0
+
+
+def test_check_does_not_judge_vela_aliasing_of_ethos_u_tensors(tmp_path: Path, capsys) -> None:
+    p = _write(tmp_path, _vela_like())
+    assert main(["--check", str(p)]) == 0
+    out = capsys.readouterr().out
+    assert "INVALID" not in out
+    assert "offline plan OK for every operator this tool can judge" in out
+    assert "6 overlaps not judged" in out
+    assert (
+        "tensors 3 '_split_1_scratch' and 4 '_split_1_scratch_fast' share bytes [0, 256) while "
+        "both are live; both are tensors of operator 0, custom operator 'ethos-u'"
+    ) in out
+    assert "plan: Arm Vela 3.11.0's" in out
+    assert "TFLM refuses this model" in out and "custom operator 'ethos-u'" in out
+    assert main(["--check", str(p), "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["valid"] and doc["problems"] == [] and len(doc["not_judged"]) == 6
+    assert doc["origin"]["owner"] == "vela"
+
+
+def test_check_still_judges_known_kernels_in_a_vela_model(tmp_path: Path, capsys) -> None:
+    p = _write(tmp_path, _vela_like(then_softmax=True))
+    assert main(["--check", str(p)]) == 1
+    out = capsys.readouterr().out
+    assert "INVALID offline plan" in out
+    assert "tensor 0 'out'" in out and "'softmax'" in out and "operator 1 SOFTMAX" in out
+    problems = offline_plan.check(Model.load(p))
+    assert len(problems) == 1  # only the SOFTMAX pair; the Ethos-U ones stay not judged
+    assert len(offline_plan.not_judged(Model.load(p))) == 6
+
+
+@pytest.mark.parametrize("name", ["tflm_person_detect_vela"])
+def test_real_vela_model(name: str, capsys) -> None:
+    path = SHARED_ZOO / f"{name}.tflite"
+    if not path.exists():
+        pytest.skip(f"zoo model {path} is absent (tests read ../shared/zoo)")
+    assert main(["--check", str(path), "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["valid"] and doc["origin"]["owner"] == "vela" and doc["not_judged"]
+    assert main([str(path), "--embed", "-o", "/dev/null", "-q"]) == 2
