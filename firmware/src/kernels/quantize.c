@@ -1,4 +1,5 @@
-/* QUANTIZE (float32 -> int8/int16, int8/int16 -> int8/int16/int32 requantization) and DEQUANTIZE
+/* QUANTIZE (float32 -> int8/int16, and the requantizations TFLM runs: int8 -> int8/uint8/int16/
+ * int32, uint8 -> int8, int16 -> int8/int16/int32, int32 -> int8/int16) and DEQUANTIZE
  * (int8/int16/uint8 -> float32), per-tensor.
  *
  * Float quantization rounds value / scale in float, half away from zero, as TFLM's
@@ -18,6 +19,17 @@ typedef struct {
   int32_t shift;
 } quant_data;
 
+/* The integer pairs TFLM's QUANTIZE evaluates (its Prepare accepts more, which Eval refuses). */
+static bool requantizes(uint8_t in, uint8_t out) {
+  switch (in) {
+    case MA_INT8: return out == MA_INT8 || out == MA_UINT8 || out == MA_INT16 || out == MA_INT32;
+    case MA_UINT8: return out == MA_INT8;
+    case MA_INT16: return out == MA_INT8 || out == MA_INT16 || out == MA_INT32;
+    case MA_INT32: return out == MA_INT8 || out == MA_INT16;
+    default: return false;
+  }
+}
+
 static ma_status quant_prepare_common(struct ma_context *ctx, ma_node *node, bool dequant) {
   const char *op = dequant ? "DEQUANTIZE" : "QUANTIZE";
   ma_status st = mak_check_node(ctx, node, op, 1, 1, 1, 1);
@@ -31,8 +43,7 @@ static ma_status quant_prepare_common(struct ma_context *ctx, ma_node *node, boo
          out->type == MA_FLOAT32;
   else
     ok = (in->type == MA_FLOAT32 && (out->type == MA_INT8 || out->type == MA_INT16)) ||
-         ((in->type == MA_INT8 || in->type == MA_INT16) &&
-          (out->type == MA_INT8 || out->type == MA_INT16 || out->type == MA_INT32));
+         requantizes(in->type, out->type);
   if (!ok)
     return ma_fail(ctx, MA_ERR_UNSUPPORTED, "%s: %s to %s", op, mak_type_name(in->type),
                    mak_type_name(out->type));
@@ -73,21 +84,36 @@ static int32_t quantize_one(const quant_data *d, float v, int32_t lo, int32_t hi
   return q < lo ? lo : (q > hi ? hi : (int32_t)q);
 }
 
+static int32_t load_int(const ma_tensor *t, int32_t i) {
+  switch (t->type) {
+    case MA_INT8: return ((const int8_t *)t->data)[i];
+    case MA_UINT8: return ((const uint8_t *)t->data)[i];
+    case MA_INT16: return ((const int16_t *)t->data)[i];
+    default: return ((const int32_t *)t->data)[i];
+  }
+}
+
+/* (x - zp_in) * scale_in / scale_out + zp_out, saturated to the output type. */
+static void requantize(const quant_data *d, const ma_tensor *in, ma_tensor *out, int32_t n) {
+  for (int32_t i = 0; i < n; ++i) {
+    const int32_t x = mak_wrap_sub(load_int(in, i), d->in_zp);
+    const int32_t v = mak_add_sat(mak_mbqm(x, d->mult, d->shift), d->out_zp);
+    switch (out->type) {
+      case MA_INT8: ((int8_t *)out->data)[i] = (int8_t)mak_clamp(v, INT8_MIN, INT8_MAX); break;
+      case MA_UINT8: ((uint8_t *)out->data)[i] = (uint8_t)mak_clamp(v, 0, UINT8_MAX); break;
+      case MA_INT16: ((int16_t *)out->data)[i] = (int16_t)mak_clamp(v, INT16_MIN, INT16_MAX); break;
+      default: ((int32_t *)out->data)[i] = v; break;
+    }
+  }
+}
+
 static ma_status quantize_eval(struct ma_context *ctx, ma_node *node) {
   (void)ctx;
   const quant_data *d = node->user_data;
   const ma_tensor *in = node->inputs[0], *out = node->outputs[0];
   const int32_t n = ma_num_elements(in);
-  if (in->type != MA_FLOAT32) { /* requantize: (x - zp_in) * scale_in / scale_out + zp_out */
-    for (int32_t i = 0; i < n; ++i) {
-      const int32_t x = in->type == MA_INT8 ? ((const int8_t *)in->data)[i]
-                                            : ((const int16_t *)in->data)[i];
-      const int32_t v = mak_add_sat(mak_mbqm(x - d->in_zp, d->mult, d->shift), d->out_zp);
-      if (out->type == MA_INT8) ((int8_t *)out->data)[i] = (int8_t)mak_clamp(v, INT8_MIN, INT8_MAX);
-      else if (out->type == MA_INT16)
-        ((int16_t *)out->data)[i] = (int16_t)mak_clamp(v, INT16_MIN, INT16_MAX);
-      else ((int32_t *)out->data)[i] = v;
-    }
+  if (in->type != MA_FLOAT32) {
+    requantize(d, in, node->outputs[0], n);
   } else if (out->type == MA_INT8) {
     for (int32_t i = 0; i < n; ++i)
       ((int8_t *)out->data)[i] =
