@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from host.fileio import write_atomic
+from host import fileio
+from host.fileio import Output, read_file, write_atomic, write_outputs
 from host.planning import cli as plan_cli
 from host.tflite import modelgen
 
@@ -87,6 +88,58 @@ def test_errors_name_the_users_path_and_leave_no_temporary(tmp_path: Path) -> No
             write_atomic(path, b"x")
         assert e.value.filename == str(path) and ".tmp" not in str(e.value), e.value
     assert not list(tmp_path.rglob("*.tmp")) and not (tmp_path / "missing").exists()
+
+
+def test_outputs_land_all_or_none(tmp_path: Path, monkeypatch) -> None:
+    """A failure while the second output lands puts the first file back as it was."""
+    a, b, new = tmp_path / "a", tmp_path / "b", tmp_path / "new"
+    a.write_bytes(b"old a")
+    b.write_bytes(b"old b")
+    real_replace, calls = os.replace, []
+
+    def failing_replace(src, dst):
+        calls.append(dst)
+        if len(calls) == 3:  # a and new landed, b fails
+            raise OSError(28, "No space left on device")
+        real_replace(src, dst)
+
+    monkeypatch.setattr(fileio.os, "replace", failing_replace)
+    with pytest.raises(OSError) as e:
+        write_outputs([Output(a, b"new a"), Output(new, b"n"), Output(b, b"new b")])
+    assert e.value.filename == str(b)
+    assert a.read_bytes() == b"old a" and b.read_bytes() == b"old b" and not new.exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a", "b"]
+
+
+def test_a_failed_check_writes_nothing(tmp_path: Path) -> None:
+    a, b = tmp_path / "a", tmp_path / "b"
+    a.write_bytes(b"old a")
+
+    def refuse(data: bytes) -> None:
+        raise ValueError(f"bad {data!r}")
+
+    with pytest.raises(ValueError, match="bad b'new b'"):
+        write_outputs([Output(a, b"new a"), Output(b, b"new b", refuse)])
+    assert a.read_bytes() == b"old a" and sorted(p.name for p in tmp_path.iterdir()) == ["a"]
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs on this system")
+def test_read_file_refuses_what_is_not_a_bounded_regular_file(tmp_path: Path) -> None:
+    """A FIFO (no writer: it would block), /dev/zero (endless), a folder, a file over the limit."""
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    big = tmp_path / "big"
+    big.write_bytes(b"x" * 11)
+    for path, words in [
+        (fifo, "FIFO"),
+        (Path("/dev/zero"), "character device"),
+        (tmp_path, "folder"),
+        (big, "limit of 10 bytes"),
+    ]:
+        with pytest.raises(OSError, match=words) as e:
+            read_file(path, 10)
+        assert e.value.filename == str(path)
+    assert read_file(big, 11) == b"x" * 11
 
 
 def test_plan_embed_keeps_mode_and_symlink(tmp_path: Path) -> None:

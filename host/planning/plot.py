@@ -57,6 +57,11 @@ def check_plot_path(path: str) -> None:
 
 def plot_plan(r: PlanResult, model: Model, path: str) -> None:
     """Draw the plan of `model` into a .png or .svg file (written atomically)."""
+    write_atomic(path, plot_bytes(r, model, path))
+
+
+def plot_bytes(r: PlanResult, model: Model, path: str) -> bytes:
+    """The .png or .svg file (chosen by `path`'s suffix) plot_plan writes."""
     check_plot_path(path)
     import matplotlib.pyplot as plt
 
@@ -64,7 +69,7 @@ def plot_plan(r: PlanResult, model: Model, path: str) -> None:
     out = io.BytesIO()
     fig.savefig(out, format=Path(path).suffix.lower()[1:], dpi=DPI)
     plt.close(fig)
-    write_atomic(path, out.getvalue())
+    return out.getvalue()
 
 
 @dataclass

@@ -11,7 +11,7 @@ import struct
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from host.fileio import write_atomic
+from host.fileio import read_file, write_atomic
 from host.tflite import schema as S
 from host.tflite.flatbuf import FlatBufferError, Table, decode, encode, new_table, set_child
 from host.tflite.ops import BUILTIN_CODES, BUILTIN_NAMES
@@ -23,6 +23,14 @@ MAX_MODEL_BYTES = 2**31 - 1  # flatbuffers' 2 GB limit; larger models use extern
 
 class ModelError(ValueError):
     """The model cannot be read or is not supported; the message says why."""
+
+
+def read_model(path: str | os.PathLike[str]) -> bytes:
+    """A model file's bytes: a regular file of at most MAX_MODEL_BYTES (see host/fileio.py)."""
+    try:
+        return read_file(path, MAX_MODEL_BYTES, "model")
+    except OSError as e:
+        raise ModelError(f"cannot read {path}: {e.strerror}") from None
 
 
 @dataclass
@@ -114,12 +122,7 @@ class Model:
 
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> Model:
-        p = Path(path)
-        try:
-            data = p.read_bytes()
-        except OSError as e:
-            raise ModelError(f"cannot read {p}: {e.strerror}") from None
-        return cls(data, str(p))
+        return cls(read_model(path), str(path))
 
     # ------------------------------------------------------------------ reading
 
