@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from host.planning.lifetimes import Walk, span_text, walk
 from host.planning.packing.problem import TFLM_ALIGNMENT as ALIGNMENT
-from host.planning.packing.problem import Buffer, align_up, collisions
+from host.planning.packing.problem import Buffer, PlanError, align_up, collisions
 from host.tflite.model import CUSTOM, OFFLINE_PLAN_NAME, Model, ModelError
 
 ONLINE = -1
@@ -61,6 +61,12 @@ def embed(model: Model, tensor_offsets: dict[int, int], planned_for: str | None 
     plan that host.plan wrote it, and for what (plan_origin)."""
     offsets = [ONLINE] * len(model.tensors)
     for gi, off in tensor_offsets.items():
+        end = off + model.tensors[gi].nbytes()
+        if end > MAX_END:  # offsets are int32: no plan can place it, no runtime could run it
+            raise PlanError(
+                f"{model.tensors[gi].name} would end at byte {end} of the arena, beyond the "
+                f"{MAX_END} (2 GiB) an offline plan can address"
+            )
         offsets[gi] = off
     data = encode(offsets, len(model.subgraphs))
     model.set_metadata(OFFLINE_PLAN_NAME, data)

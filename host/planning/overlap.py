@@ -19,6 +19,7 @@ one address, so its only overlap is the exact same offset (SAME_OFFSET).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -39,6 +40,11 @@ UNARY = ("RELU", "RELU6", "LOGISTIC", "TANH", "QUANTIZE", "DEQUANTIZE")
 MICROARENA_UNARY = ("RELU", "LEAKY_RELU", "LOGISTIC", "QUANTIZE", "DEQUANTIZE")  # overlap.c
 BINARY = ("ADD", "MUL")
 SAME_OFFSET = "same offset"  # rule of ops that alias input and output or copy with memcpy
+# The rules build index arrays as large as an operator's output (in pixels or elements). A
+# model may declare any shape in a few bytes, so an operator needing more than this many
+# indices gets no rule (it does not overlap) rather than gigabytes of memory: 4 Mi indices,
+# about 32 MiB per array, beyond any microcontroller's activations.
+MAX_RULE_INDICES = 1 << 22
 
 
 @dataclass(frozen=True)
@@ -218,7 +224,27 @@ def rule(k: Kernel, slot: int) -> int | None:
 def op_rules(model: Model, sg: Subgraph, op: Operator, runtime: str = "tflm") -> list[Rule] | None:
     """The overlap rules of an operator's activation inputs; None if it has no proven rule."""
     k = describe(model, sg, op, runtime)
-    return None if k is None else [Rule(s, rule(k, s)) for s in k.slots]
+    if k is None or not 0 < indices(k) <= MAX_RULE_INDICES:
+        return None  # no proven rule; or empty or huge shapes (a damaged model): no overlap
+    return [Rule(s, rule(k, s)) for s in k.slots]
+
+
+def indices(k: Kernel) -> int:
+    """How many indices the rule of `k` builds (0 if a dimension, kernel size, stride or
+    dilation is not positive: no rule stands for such shapes)."""
+    sizes = [*k.out_shape, *(d for shape in k.in_shapes for d in shape)]
+    if k.window:
+        kernel, stride, dilation, _ = k.window
+        sizes += [*kernel, *stride, *dilation]
+    if min(sizes, default=1) <= 0:
+        return 0
+    if k.loop == "fully_connected":
+        return k.fc[0]
+    if k.window:  # a row of window taps per output row and column, and the output's pixels
+        b, oh, ow, oc = k.out_shape
+        channels = 1 if k.loop == "conv" else -(-oc // k.block)
+        return b * oh * ow * channels + oh * k.window[0][0] + ow * k.window[0][1]
+    return math.prod(k.out_shape) + max(math.prod(s) for s in k.in_shapes)
 
 
 def describe(model: Model, sg: Subgraph, op: Operator, runtime: str = "tflm") -> Kernel | None:

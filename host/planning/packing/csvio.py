@@ -11,13 +11,14 @@ import io
 import os
 from collections.abc import Mapping, Sequence
 
-from host.fileio import write_atomic
+from host.fileio import read_file, write_atomic
 
 from .problem import Buffer, PlanError, check_buffers
 
 REQUIRED = ("id", "lower", "upper", "size")
 OPTIONAL = ("offset",)
 MAX_BYTES = 2**32 - 1  # sizes and offsets: a 32-bit address space, as any microcontroller's
+MAX_CSV_BYTES = 64 << 20  # a problem file: about two million buffers
 
 
 def _int_field(row: dict[str, str], name: str, where: str, high: int | None = None) -> int:
@@ -36,9 +37,13 @@ def _int_field(row: dict[str, str], name: str, where: str, high: int | None = No
 def read_csv(path: str | os.PathLike[str]) -> list[Buffer]:
     """Buffers from a MiniMalloc CSV. An `offset` column, if present, fixes those buffers."""
     try:
-        with open(path, newline="", encoding="utf-8") as f:
-            rows = list(csv.reader(f))
-    except (OSError, UnicodeDecodeError) as e:
+        text = read_file(path, MAX_CSV_BYTES, "CSV problem").decode("utf-8")
+        rows = list(csv.reader(io.StringIO(text, newline="")))
+    except csv.Error as e:  # a field over csv's limit (128 KiB), a NUL byte
+        raise PlanError(f"{path}: not a CSV problem: {e}") from None
+    except OSError as e:
+        raise PlanError(f"{path}: cannot read: {e.strerror}") from None
+    except UnicodeDecodeError as e:
         raise PlanError(f"{path}: cannot read: {e}") from None
     if not rows:
         raise PlanError(f"{path}: empty file, expected a header 'id,lower,upper,size'")
