@@ -26,13 +26,15 @@ from host.device.tflm_text import (
     category_differences,
     tflm_prediction,
 )
-from host.fileio import write_atomic
+from host.fileio import read_file, read_stream, write_atomic
 from host.progress import percent_steps, say
+from host.tflite.model import ModelError, read_model
 
 if TYPE_CHECKING:
     from host.device.boards import Board
 
 EXIT_OK, EXIT_MISMATCH, EXIT_USAGE, EXIT_NO_REPORT, EXIT_INTERRUPT = 0, 1, 2, 3, 130
+MAX_LOG_BYTES = 64 << 20  # a log read (--log) or kept (--save): a report is a few KiB
 
 
 class RecordError(Exception):
@@ -85,7 +87,7 @@ def record_stream(
     try:
         while (chunk := read()) is not None:
             if chunk:
-                raw += chunk
+                raw += chunk[: MAX_LOG_BYTES - len(raw)]  # kept for --save, up to the limit
                 seen = col.lines_seen
                 if _feed(dec, col, chunk, rec):
                     return rec
@@ -108,6 +110,18 @@ def record_stream(
         rec.raw = bytes(raw)
         if rec.text is None and col.current is not None and col.current.complete:
             rec.text = col.current
+        rec.warnings += _stream_warnings(dec, col, len(raw))
+
+
+def _stream_warnings(dec: wire.FrameDecoder, col: TextReportCollector, kept: int) -> list[str]:
+    """What was dropped from the stream: overlong lines, unreadable report lines, log bytes."""
+    out = [f"report text: {e}" for e in col.errors]
+    if dec.dropped_lines:
+        s = "s" if dec.dropped_lines > 1 else ""
+        out.append(f"{dec.dropped_lines} line{s} over {wire.MAX_LINE} bytes dropped (noise?)")
+    if kept >= MAX_LOG_BYTES:
+        out.append(f"only the first {MAX_LOG_BYTES} bytes of the log are kept")
+    return out
 
 
 def _feed(dec: wire.FrameDecoder, col: TextReportCollector, chunk: bytes, rec: Recording) -> bool:
@@ -190,7 +204,11 @@ def open_port(url: str, baud: int) -> Port:
 
 
 def file_reader(path: str) -> Reader:
-    data = sys.stdin.buffer.read() if path == "-" else Path(path).read_bytes()
+    """The whole log at once: standard input (`-`) or a regular file, MAX_LOG_BYTES at most."""
+    if path == "-":
+        data = read_stream(sys.stdin.buffer, MAX_LOG_BYTES, "standard input", "log")
+    else:
+        data = read_file(path, MAX_LOG_BYTES, "log")
     chunks: Iterator[bytes] = iter([data])
     return lambda: next(chunks, None)
 
@@ -467,7 +485,7 @@ def _acquire(args: argparse.Namespace) -> Recording:
         try:
             read = file_reader(args.log)
         except OSError as e:
-            raise UsageError(f"cannot read {args.log}: {e}") from e
+            raise UsageError(f"cannot read {args.log}: {e.strerror}") from e
         return record_stream(read, args.log, args.timeout, args.text_only)
     if args.arena and not (args.board and args.upload):
         raise UsageError("--arena needs --board and --upload (the probe firmware)")
@@ -504,9 +522,9 @@ def _record_port(args: argparse.Namespace, url: str, source: str) -> Recording:
 
 def _read_model(path: str) -> bytes:
     try:
-        data = Path(path).read_bytes()
-    except OSError as e:
-        raise UsageError(f"cannot read {path}: {e}") from e
+        data = read_model(path)
+    except ModelError as e:
+        raise UsageError(str(e)) from e
     if not data:
         raise UsageError(f"{path} is empty")
     return data

@@ -22,12 +22,15 @@ from dataclasses import dataclass, field
 from host.device.wire import Category
 
 TAG = "[RecordingMicroAllocator]"
+# A number of at most 19 digits (any 64-bit count): a longer one makes the line unreadable,
+# a clean bad line rather than a huge integer (Python refuses over 4300 digits).
+_NUM = r"(-?[0-9]{1,19})"
 _REGION = re.compile(
-    r"\[RecordingMicroAllocator\] Arena allocation (total|head|tail) (-?\d+) bytes$"
+    rf"\[RecordingMicroAllocator\] Arena allocation (total|head|tail) {_NUM} bytes$"
 )
 _CATEGORY = re.compile(
-    r"\[RecordingMicroAllocator\] '([^']*)' used (-?\d+) bytes with alignment overhead "
-    r"\(requested (-?\d+) bytes for (-?\d+) ([^)]*)\)$"
+    rf"\[RecordingMicroAllocator\] '([^']*)' used {_NUM} bytes with alignment overhead "
+    rf"\(requested {_NUM} bytes for {_NUM} ([^)]*)\)$"
 )
 
 

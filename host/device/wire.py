@@ -22,6 +22,7 @@ MARKER = "@MA1 "
 VERSION = 1
 BYTES_PER_LINE = 32
 MAX_PAYLOAD = 1 << 20  # a record never needs more; bounds memory on a noisy line
+MAX_LINE = 4096  # bytes in a line of a board's output; a longer one is dropped as a bad line
 
 # Field tags (docs/wire_format.md).
 TAG_STATUS = 1
@@ -254,30 +255,74 @@ def _hex_field(s: str, digits: int, name: str) -> int:
         raise WireError(f"{name} is not hex: {s!r}") from e
 
 
+class LineSplitter:
+    """Splits a byte stream into lines, linear in its input: each byte is looked at once, and
+    an unfinished line is held up to MAX_LINE bytes; beyond that it is dropped up to its end
+    (None in place of the line), so noise without line ends costs neither time nor memory."""
+
+    def __init__(self) -> None:
+        self._partial = bytearray()
+        self._overlong = False
+
+    @property
+    def pending(self) -> int:
+        """Bytes of the unfinished line held (at most MAX_LINE)."""
+        return len(self._partial)
+
+    def feed(self, data: bytes) -> list[bytes | None]:
+        lines: list[bytes | None] = []
+        start = 0
+        while (end := data.find(b"\n", start)) >= 0:
+            self._add(data[start:end])
+            lines.append(None if self._overlong else bytes(self._partial))
+            self._partial.clear()
+            self._overlong = False
+            start = end + 1
+        self._add(data[start:])
+        return lines
+
+    def finish(self) -> list[bytes | None]:
+        """End of input: the unfinished line, if any."""
+        return self.feed(b"\n") if self._partial or self._overlong else []
+
+    def _add(self, part: bytes) -> None:
+        if self._overlong or len(self._partial) + len(part) > MAX_LINE:
+            self._overlong = True
+            self._partial.clear()
+        else:
+            self._partial += part
+
+
 class FrameDecoder:
     """Incremental decoder: feed raw bytes, get accepted reports and rejections back.
 
     Lines without the marker are other output and pass through `other_lines` untouched. A new
-    start line abandons a record in progress (the board was reset), which is reported.
+    start line abandons a record in progress (the board was reset), which is reported. A line
+    over MAX_LINE bytes is dropped (counted in `dropped_lines`); inside a record it breaks it.
     """
 
     def __init__(self) -> None:
-        self._partial = b""
+        self._lines = LineSplitter()
         self._in_frame = False
         self._length = 0
         self._crc = 0
         self._seq = 0
         self._buf = bytearray()
         self.other_lines: list[str] = []
+        self.dropped_lines = 0
+
+    @property
+    def pending_bytes(self) -> int:
+        """Bytes held of a line not yet ended (bounded by MAX_LINE)."""
+        return self._lines.pending
 
     def feed(self, data: bytes) -> list[WireReport | Rejected]:
-        data = self._partial + data
-        *lines, self._partial = data.split(b"\n")
-        if len(self._partial) > 4 * MAX_PAYLOAD:  # a stream without line ends: drop it
-            self._partial = b""
+        return self._events(self._lines.feed(data))
+
+    def _events(self, lines: list[bytes | None]) -> list[WireReport | Rejected]:
         events: list[WireReport | Rejected] = []
         for raw in lines:
-            ev = self._line(raw.rstrip(b"\r"))
+            ev = self._overlong() if raw is None else self._line(raw.rstrip(b"\r"))
             if ev is not None:
                 events.append(ev)
         return events
@@ -285,18 +330,24 @@ class FrameDecoder:
     def finish(self) -> list[WireReport | Rejected]:
         """End of input: a record still open was truncated."""
         events: list[WireReport | Rejected] = []
-        if self._partial:
-            in_frame = self._in_frame
-            for ev in self.feed(b"\n"):
-                if in_frame and isinstance(ev, Rejected):
-                    ev = Rejected(f"truncated: the last line was cut short ({ev.reason})")
-                events.append(ev)
+        in_frame = self._in_frame
+        for ev in self._events(self._lines.finish()):
+            if in_frame and isinstance(ev, Rejected):
+                ev = Rejected(f"truncated: the last line was cut short ({ev.reason})")
+            events.append(ev)
         if self._in_frame:
             self._in_frame = False
             events.append(
                 Rejected(f"truncated: input ended after {len(self._buf)} of {self._length} bytes")
             )
         return events
+
+    def _overlong(self) -> Rejected | None:
+        self.dropped_lines += 1
+        if not self._in_frame:
+            return None
+        self._in_frame = False
+        return Rejected(f"a line over {MAX_LINE} bytes broke the record (noise on the line?)")
 
     def _line(self, raw: bytes) -> WireReport | Rejected | None:
         text = raw.decode("latin-1")
