@@ -109,6 +109,7 @@ class Case:
     custom_options: bytes | None = None  # a custom operator's (op is then its name)
     invokes: int = 1  # > 1: state carried between invocations, each compared
     oracle: str = "tflm"  # "litert": TFLite's reference kernels (an operator TFLM lacks)
+    edit: Callable[[bytes], bytes] | None = None  # rewrites the written model (its layout)
 
     def __str__(self) -> str:
         return self.name
@@ -140,7 +141,33 @@ def single_op_model(case: Case) -> bytes:
     opt_type = opt_types[case.options] if case.options else 0
     code = op_codes.get(case.op, case.op)  # not a builtin: a custom operator's name
     g.op(code, ids[:n_in], ids[n_in:], opt_type, options, case.custom_options)
-    return modelgen.assemble(g, graph_inputs(case, ids[:n_in]), ids[n_in:])
+    model = modelgen.assemble(g, graph_inputs(case, ids[:n_in]), ids[n_in:])
+    return model if case.edit is None else case.edit(model)
+
+
+def buffers_4_aligned(model: bytes) -> bytes:
+    """The model re-written with every buffer's bytes at 4 modulo 8: as a flatbuffer writer
+    that ignores the schema's force_align lays out a [ubyte] vector (its 4-byte length prefix
+    aligned), so 8-byte constants are only 4-byte aligned, as in ARM ML-zoo's int16 models."""
+    from host.tflite import flatbuf
+    from host.tflite.schema import BUFFER_DATA, SCHEMA
+
+    data_kind = SCHEMA.tables["Buffer"][BUFFER_DATA]
+
+    class Writer(flatbuf._Writer):
+        def vector(self, v: Any, kind: flatbuf.FieldKind) -> int:
+            if kind is not data_kind:
+                return super().vector(v, kind)  # type: ignore[arg-type]
+            self.pad_to(8)  # the length prefix at 0 mod 8: the bytes after it at 4 mod 8
+            pos = len(self.out)
+            self.out += struct.pack("<I", len(v)) + bytes(v)
+            return pos
+
+    w = Writer(SCHEMA)
+    w.out += bytes(4) + SCHEMA.identifier
+    w.patch(0, w.table(flatbuf.decode(model, SCHEMA)))
+    w.pad_to(16)
+    return bytes(w.out)
 
 
 def graph_inputs(case: Case, ids: list[int]) -> list[int]:

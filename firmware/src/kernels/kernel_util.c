@@ -606,7 +606,7 @@ int32_t mak_dims_product(const ma_tensor *t, int32_t from, int32_t to) {
 /* ---------------------------------------------------------------- data-movement helpers */
 
 int64_t mak_index_at(const ma_tensor *t, int32_t i) {
-  if (t->type == MA_INT64) return ((const int64_t *)t->data)[i];
+  if (t->type == MA_INT64) return mak_load_i64(t->data, i);
   return ((const int32_t *)t->data)[i];
 }
 

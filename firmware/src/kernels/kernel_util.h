@@ -206,11 +206,17 @@ static inline int32_t mak_requantize16(int64_t acc, bool acc64, int32_t mult, in
                                : mak_mbqm((int32_t)(uint32_t)(uint64_t)acc, mult, shift);
   return mak_clamp(mak_add_sat(scaled, out_offset), act_min, act_max);
 }
+/* Element i of int64 data that may be only 4-byte aligned (constants in the file: see
+ * ma_check_const_alignment); memcpy compiles to plain loads where unaligned ones are legal. */
+static inline int64_t mak_load_i64(const void *data, int32_t i) {
+  int64_t v;
+  memcpy(&v, (const uint8_t *)data + (size_t)i * sizeof v, sizeof v);
+  return v;
+}
 /* Bias i of a 16x8 node (int64 or int32 bias; 0 without one). */
 static inline int64_t mak_bias16(const ma_tensor *bias, int32_t i) {
   if (bias == NULL) return 0;
-  return bias->type == MA_INT64 ? ((const int64_t *)bias->data)[i]
-                                : ((const int32_t *)bias->data)[i];
+  return bias->type == MA_INT64 ? mak_load_i64(bias->data, i) : ((const int32_t *)bias->data)[i];
 }
 /* Whether a 16x8 node accumulates in int64 (see mak_requantize16); bias_type_option is the
  * options' quantized_bias_type, which decides when there is no bias. */

@@ -134,7 +134,7 @@ static void store(const ma_node *node, const mak_conv_data *d, size_t oi, int32_
       uint64_t acc = (uint64_t)isum; /* wraps on hostile biases instead of overflowing */
       if (bias != NULL)
         acc += (uint64_t)(bias->type == MA_INT16 ? ((const int16_t *)bias->data)[oc]
-                                                 : ((const int64_t *)bias->data)[oc]);
+                                                 : mak_load_i64(bias->data, oc));
       const int32_t v = mak_mbqm64((int64_t)acc, d->mult[mi], mak_conv_shifts(d)[mi]);
       ((int16_t *)out->data)[oi] = (int16_t)mak_clamp(v, d->act_min, d->act_max);
       break;
