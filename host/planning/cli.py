@@ -13,9 +13,10 @@ import json
 import sys
 from collections.abc import Callable
 
-from host.argtypes import FRACTION, SECONDS
+from host.argtypes import FRACTION, SECONDS, file_path
 from host.fileio import Output, is_stdout, write_outputs
-from host.planning import bands, offline_plan, plan_origin
+from host.planning import bands, c_header, offline_plan, plan_origin
+from host.planning.c_header import c_name
 from host.planning.overlap import KERNEL_SETS
 from host.planning.packing import (
     PLANNERS,
@@ -36,6 +37,7 @@ from host.runtime import arena as arena_layout
 from host.tflite.model import Model, ModelError, read_model
 
 DEFAULT_MAC_BUDGET = 0.1
+HEADER_NAME = "g_model"  # TFLM's examples' name for the model array
 MODEL_TIME_LIMIT = 1.5  # a model plans in under 2 s by default (most reach the bound at once)
 CSV_TIME_LIMIT = 10.0
 
@@ -65,6 +67,21 @@ def _parser() -> argparse.ArgumentParser:
         "-o",
         "--output",
         help="write the planned model to OUTPUT, leaving MODEL as it is (implies --embed)",
+    )
+    p.add_argument(
+        "--header",
+        metavar="FILE",
+        type=file_path,
+        help="also write the planned model as a C/C++ header for a stock TFLM project: a const "
+        "16-byte aligned array and the arena size to set on --target as a #define",
+    )
+    p.add_argument(
+        "--header-name",
+        metavar="NAME",
+        type=c_name,
+        default=None,
+        help=f"with --header: the array's name (default {HEADER_NAME}; its length is NAME_len, "
+        "the arena size NAME_ARENA_SIZE in capitals)",
     )
     p.add_argument(
         "--replace-plan",
@@ -140,8 +157,9 @@ def cmd_plan(args: argparse.Namespace) -> int:
         check_plot_path(args.plot)  # before any work (and before --embed writes anything)
     model = Model.load(args.model)
     existing = plan_origin.origin(model)
+    writes = args.embed or args.header  # outputs holding the new plan
     existing_head = _existing_head(model) if existing else None
-    if existing and not existing.replaceable and args.embed and not args.replace_plan:
+    if existing and not existing.replaceable and writes and not args.replace_plan:
         raise PlanError(
             f"{args.model} already carries {existing.text}; nothing written: --replace-plan "
             "writes this planner's plan over it (--check MODEL says whether TFLM runs it as is)"
@@ -194,6 +212,9 @@ def cmd_plan(args: argparse.Namespace) -> int:
         print(f"microarena runtime {verdict}", file=out)
         if args.embed:
             print(f"\nplan embedded in {args.output or args.model}", file=out)
+        if args.header:
+            macro = c_header.arena_macro(args.header_name or HEADER_NAME)
+            print(f"header written to {args.header} ({macro} for {args.target})", file=out)
     return 0
 
 
@@ -211,7 +232,24 @@ def _write_outputs(args: argparse.Namespace, result: PlanResult, model: Model, r
         from host.planning.plot import plot_bytes
 
         outputs.append(Output(args.plot, plot_bytes(result, model, args.plot)))
+    if args.header:
+        outputs.append(_header_output(args, result, model.to_bytes()))
     write_outputs(outputs)
+
+
+def _header_output(args: argparse.Namespace, result: PlanResult, data: bytes) -> Output:
+    """The --header file: the planned model's bytes and the target's arena to set."""
+    if result.target is None:
+        raise PlanError(f"no --header: the arena on {args.target} is unknown ({result.warnings})")
+    refusal = result.tflm_refusal.text() if result.tflm_refusal else None
+    name = args.header_name or HEADER_NAME
+    text = c_header.render(data, name, result.target, args.header, args.model, refusal)
+
+    def check(written: bytes) -> None:
+        if c_header.array_bytes(written.decode()) != data:  # a bug of ours: never let it land
+            raise PlanError("the header's array is not the planned model, nothing written")
+
+    return Output(args.header, text.encode(), check)
 
 
 def _written_model_check(runtime: str) -> Callable[[bytes], None]:
@@ -366,6 +404,8 @@ def cmd_buffers(args: argparse.Namespace) -> int:
 _MODE_ONLY = [
     ("--embed", "embed", ("model",)),
     ("--replace-plan", "replace_plan", ("model",)),
+    ("--header", "header", ("model",)),
+    ("--header-name", "header_name", ("model",)),
     ("-o/--output", "output", ("model",)),
     ("--plot", "plot", ("model",)),
     ("--overlap", "overlap", ("model",)),
@@ -396,6 +436,8 @@ def main(argv: list[str] | None = None) -> int:
         )
     if args.bands_mac_budget != DEFAULT_MAC_BUDGET and not args.bands:
         _parser().error("--bands-mac-budget means nothing without --bands")
+    if args.header_name and not args.header:
+        _parser().error("--header-name means nothing without --header")
     args.planner = args.planner or "best"
     args.target = args.target or DEFAULT_TARGET
     try:

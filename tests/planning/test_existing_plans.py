@@ -9,6 +9,7 @@ import json
 from pathlib import Path
 
 import pytest
+from support.vela_models import vela_like
 
 from host.paths import SHARED_ZOO
 from host.planning import offline_plan, plan_origin
@@ -17,32 +18,7 @@ from host.tflite.model import OFFLINE_PLAN_NAME, Model
 from host.tflite.modelgen import Graph, assemble, scalar_options
 from host.tflite.ops import BUILTIN_CODES
 
-INT8, UINT8 = 9, 3
-
-
-def _vela_like(then_softmax: bool = False) -> bytes:
-    """An Ethos-U model as Vela writes it: one `ethos-u` operator with a command stream, weights,
-    two scratch tensors (nothing writes them) and the input, all placed at offset 0 by Vela's
-    own plan; with then_softmax a SOFTMAX whose output Vela's plan also puts at 0, over its
-    input: an overlap of a kernel this tool knows, which is unsafe."""
-    g = Graph()
-    out = g.tensor("out", (1, 64), INT8, [0.5], [0])
-    cms = g.tensor("_split_1_command_stream", (8,), UINT8, [], [], bytes(range(8)))
-    flash = g.tensor("_split_1_flash", (16,), UINT8, [], [], bytes(16))
-    scratch = g.tensor("_split_1_scratch", (256,), UINT8, [], [])
-    fast = g.tensor("_split_1_scratch_fast", (256,), UINT8, [], [])
-    x = g.tensor("input", (1, 8, 8, 1), INT8, [0.5], [0])
-    g.op("ethos-u", [cms, flash, scratch, fast, x], [out], 0, scalar_options({}, 1))
-    outputs = [out]
-    if then_softmax:
-        sm = g.tensor("softmax", (1, 64), INT8, [1 / 256], [-128])
-        g.op(BUILTIN_CODES["SOFTMAX"], [out], [sm], 0, scalar_options({}, 1))
-        outputs = [sm]
-    m = Model(assemble(g, [x], outputs))
-    m.set_metadata(b"vela_version", b"3.11.0")
-    offsets = [0 if not t.is_const else -1 for t in m.tensors]
-    m.set_metadata(OFFLINE_PLAN_NAME, offline_plan.encode(offsets, 1))
-    return m.to_bytes()
+INT8 = 9
 
 
 def _write(tmp_path: Path, data: bytes, name: str = "m.tflite") -> Path:
@@ -52,7 +28,7 @@ def _write(tmp_path: Path, data: bytes, name: str = "m.tflite") -> Path:
 
 
 def test_vela_plan_is_named_and_kept(tmp_path: Path, capsys) -> None:
-    data = _vela_like()
+    data = vela_like()
     p = _write(tmp_path, data)
     assert main([str(p), "-q"]) == 0
     out = capsys.readouterr().out
@@ -67,7 +43,7 @@ def test_vela_plan_is_named_and_kept(tmp_path: Path, capsys) -> None:
 
 
 def test_embed_refuses_to_replace_vela_plan_unless_told(tmp_path: Path, capsys) -> None:
-    data = _vela_like()
+    data = vela_like()
     p = _write(tmp_path, data)
     for args in ([str(p), "--embed"], [str(p), "-o", str(tmp_path / "out.tflite")]):
         assert main([*args, "-q"]) == 2
@@ -108,7 +84,7 @@ def test_plan_of_unknown_origin_is_kept_and_own_plan_recognised_by_its_crc(tmp_p
 
 
 def test_check_does_not_judge_vela_aliasing_of_ethos_u_tensors(tmp_path: Path, capsys) -> None:
-    p = _write(tmp_path, _vela_like())
+    p = _write(tmp_path, vela_like())
     assert main(["--check", str(p)]) == 0
     out = capsys.readouterr().out
     assert "INVALID" not in out
@@ -127,7 +103,7 @@ def test_check_does_not_judge_vela_aliasing_of_ethos_u_tensors(tmp_path: Path, c
 
 
 def test_check_still_judges_known_kernels_in_a_vela_model(tmp_path: Path, capsys) -> None:
-    p = _write(tmp_path, _vela_like(then_softmax=True))
+    p = _write(tmp_path, vela_like(then_softmax=True))
     assert main(["--check", str(p)]) == 1
     out = capsys.readouterr().out
     assert "INVALID offline plan" in out

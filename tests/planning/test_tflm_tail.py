@@ -11,9 +11,7 @@ alignment the prediction assumes.
 from __future__ import annotations
 
 import csv
-import faulthandler
 import json
-import os
 import shutil
 import struct
 import subprocess
@@ -26,8 +24,8 @@ from support.tflm_oracle import (
     MODELS,
     capture_output,
     oracle,
-    random_inputs,
     runnable_models,
+    runs_in_arena,
     shared_model,
 )
 
@@ -51,31 +49,6 @@ class PipArena:
     min_arena: int
 
 
-def _runs(data: bytes, arena_size: int) -> bool:
-    """Whether the real interpreter sets up and invokes in this arena; in a child process, since
-    TFLM can crash outright on some too-small arenas."""
-    pid = os.fork()
-    if pid == 0:  # pragma: no cover - the child
-        faulthandler.disable()  # a crash here is an answer ("does not run"), not news
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, 1)
-        os.dup2(devnull, 2)
-        ok = False
-        try:
-            runtime = oracle()
-            interp = runtime.Interpreter.from_bytes(data, arena_size=arena_size)
-            inputs = len(Model(data).subgraphs[0].inputs)
-            for i, arr in enumerate(random_inputs(interp, inputs)):
-                interp.set_input(arr, i)
-            interp.invoke()
-            ok = True
-        except BaseException:
-            pass
-        os._exit(0 if ok else 1)
-    _, status = os.waitpid(pid, 0)
-    return os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
-
-
 def _measure(data: bytes) -> PipArena:
     """The real interpreter's report, and its minimum arena by bisection (started around the
     prediction to save probes; the answer is bracketed by probes, not assumed)."""
@@ -84,7 +57,7 @@ def _measure(data: bytes) -> PipArena:
     text = capture_output(interp.print_allocations)
     lines = [ln.strip() for ln in text.splitlines() if "[RecordingMicroAllocator]" in ln]
     near = predict(Model(data), X86_64_PIP).min_arena
-    return PipArena(lines, smallest_arena(lambda size: _runs(data, size), near=near))
+    return PipArena(lines, smallest_arena(lambda size: runs_in_arena(data, size), near=near))
 
 
 @pytest.fixture(scope="session")
@@ -283,7 +256,7 @@ def test_refused_converted_models_are_the_ones_tflm_refuses(path: Path) -> None:
 
 def _check_refusal(path: Path) -> None:
     refused = refused_ops(Model.load(path))
-    assert bool(refused) == (not _runs(path.read_bytes(), BIG_ARENA)), refused
+    assert bool(refused) == (not runs_in_arena(path.read_bytes(), BIG_ARENA)), refused
 
 
 def _conformance_cases() -> list:
@@ -342,7 +315,7 @@ def test_detection_postprocess_arena_to_set(options: dict) -> None:
     predicted = predict(Model(data), X86_64_PIP)
     assert predicted.exact and not predicted.unknown
     assert predicted.min_arena == smallest_arena(
-        lambda size: _runs(data, size), near=predicted.min_arena
+        lambda size: runs_in_arena(data, size), near=predicted.min_arena
     )
 
 
@@ -354,12 +327,12 @@ def test_conformance_case_min_arena(case) -> None:
     from support.conformance import single_op_model
 
     data = single_op_model(case)
-    if not _runs(data, 1 << 20):
+    if not runs_in_arena(data, 1 << 20):
         pytest.skip("TFLM refuses this case")
     predicted = predict(Model(data), X86_64_PIP)
     if predicted.unknown:
         pytest.skip(f"operators not modelled: {predicted.unknown}")
-    real = smallest_arena(lambda size: _runs(data, size), near=predicted.min_arena)
+    real = smallest_arena(lambda size: runs_in_arena(data, size), near=predicted.min_arena)
     if predicted.exact:
         assert predicted.min_arena == real
     else:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import csv
 import ctypes
+import faulthandler
 import os
 import platform
 import re
@@ -23,6 +24,7 @@ import numpy as np
 import pytest
 
 from host.paths import SHARED_MODELS
+from host.tflite.model import Model
 
 MODELS = SHARED_MODELS
 # Converter-made models committed as test data (tools/make_keras_models.py writes them).
@@ -156,6 +158,30 @@ def random_inputs(interp, count: int, seed: int = 0) -> list[np.ndarray]:
             lo, hi = max(info.min, -128), min(info.max, 127)
             arrays.append(rng.integers(lo, hi + 1, shape).astype(dtype))
     return arrays
+
+
+def runs_in_arena(data: bytes, arena_size: int) -> bool:
+    """Whether the real interpreter sets up and invokes the model in this arena; in a child
+    process, since TFLM can crash outright on some too-small arenas."""
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child
+        faulthandler.disable()  # a crash here is an answer ("does not run"), not news
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, 1)
+        os.dup2(devnull, 2)
+        ok = False
+        try:
+            interp = oracle().Interpreter.from_bytes(data, arena_size=arena_size)
+            inputs = len(Model(data).subgraphs[0].inputs)
+            for i, arr in enumerate(random_inputs(interp, inputs)):
+                interp.set_input(arr, i)
+            interp.invoke()
+            ok = True
+        except BaseException:
+            pass
+        os._exit(0 if ok else 1)
+    _, status = os.waitpid(pid, 0)
+    return os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
 
 
 def deterministic_inputs(interp, count: int) -> list[np.ndarray]:
