@@ -34,7 +34,8 @@ from host.planning.tflm_refusal import tflm_refusal
 from host.planning.tflm_targets import DEFAULT_TARGET, TARGETS, TargetArena, target_arena
 from host.progress import say
 from host.runtime import arena as arena_layout
-from host.tflite.model import Model, ModelError, read_model
+from host.tflite.compare import check_rewrite
+from host.tflite.model import OFFLINE_PLAN_NAME, Model, ModelError, read_model
 
 DEFAULT_MAC_BUDGET = 0.1
 HEADER_NAME = "g_model"  # TFLM's examples' name for the model array
@@ -226,7 +227,8 @@ def _write_outputs(args: argparse.Namespace, result: PlanResult, model: Model, r
     """
     outputs = []
     if args.embed:
-        data = model.to_bytes()
+        # Every field but the plan and its marker keeps its meaning, or nothing is written.
+        data = check_rewrite(model, (OFFLINE_PLAN_NAME, plan_origin.MARKER))
         outputs.append(Output(args.output or args.model, data, _written_model_check(runtime)))
     if args.plot:
         from host.planning.plot import plot_bytes

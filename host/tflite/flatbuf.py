@@ -100,11 +100,33 @@ class Table:
 # --------------------------------------------------------------------------- reading
 
 
+# A file decodes to at most its own size unless tables or vectors are shared (referenced from
+# several places); sharing beyond this factor is refused rather than unfolded.
+EXPANSION = 8
+
+
+def _aliased(offs: list[int], slot: int) -> bool:
+    """Does another field start inside the 4-byte offset of `slot`? (Writers never do this;
+    a crafted vtable can, so that a scalar reads the offset's bytes.)"""
+    at = offs[slot]
+    return any(o and at <= o < at + 4 for i, o in enumerate(offs) if i != slot)
+
+
+def _own_storage(t: Table, slot: int) -> None:
+    """Give an offset field fresh bytes at the table's end, so that writing its new offset
+    leaves the bytes another field reads (an aliased scalar keeps its value)."""
+    while len(t.inline) % 4:
+        t.inline.append(0)
+    t.field_offsets[slot] = len(t.inline)
+    t.inline += bytes(4)
+
+
 class _Reader:
     def __init__(self, data: bytes, schema: Schema) -> None:
         self.data = memoryview(data)
         self.n = len(data)
         self.schema = schema
+        self.budget = EXPANSION * self.n + 4096
 
     def _need(self, pos: int, size: int, what: str) -> None:
         if pos < 0 or size < 0 or pos + size > self.n:
@@ -145,6 +167,7 @@ class _Reader:
             raise FlatBufferError(
                 f"{name} table has fields newer than this tool's schema (slot >= {known})"
             )
+        self.spend(tbl_size + vt_size, name)
         t = Table(name, offs, bytearray(self.data[pos : pos + tbl_size]), pos % 8)
         for slot, kind in fields.items():
             if slot < nslots and offs[slot]:
@@ -153,7 +176,19 @@ class _Reader:
                     continue
                 fpos = pos + offs[slot]
                 t.children[slot] = self.value(fpos, kind, t, f"{name}.{slot}", depth)
+                if _aliased(offs, slot):
+                    _own_storage(t, slot)
         return t
+
+    def spend(self, size: int, what: str) -> None:
+        """Counts decoded bytes: tables shared many times (a subgraph's tensors, say) would
+        otherwise decode to far more than the file holds."""
+        self.budget -= size
+        if self.budget < 0:
+            raise FlatBufferError(
+                f"{what}: the {self.n}-byte file decodes to more than {EXPANSION} times its "
+                "size (tables or vectors shared many times)"
+            )
 
     def value(self, fpos: int, kind: FieldKind, parent: Table, what: str, depth: int) -> Any:
         target = self.deref(fpos, what)
@@ -173,6 +208,7 @@ class _Reader:
     def string(self, pos: int, what: str) -> bytes:
         length = self.u32(pos, what)
         self._need(pos + 4, length, what)
+        self.spend(4 + length, what)
         return bytes(self.data[pos + 4 : pos + 4 + length])
 
     def vector(self, pos: int, kind: Vec, what: str, depth: int) -> Any:
@@ -180,8 +216,10 @@ class _Reader:
         if kind.elem in SCALAR_FORMATS:
             size = struct.calcsize(SCALAR_FORMATS[kind.elem])
             self._need(pos + 4, count * size, what)
+            self.spend(4 + count * size, what)
             return bytes(self.data[pos + 4 : pos + 4 + count * size])
         self._need(pos + 4, count * 4, what)
+        self.spend(4 + count * 4, what)
         items = []
         for i in range(count):
             slot_pos = pos + 4 + 4 * i

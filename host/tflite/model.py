@@ -110,6 +110,7 @@ class Model:
 
     def __init__(self, data: bytes, source: str = "<bytes>") -> None:
         self.source = source
+        self.loaded = data  # the bytes read: a rewrite is compared with them (tflite/compare.py)
         if len(data) >= 8 and data[4:8] != b"TFL3":
             raise ModelError(f"{source}: not a TensorFlow Lite model (no 'TFL3' identifier)")
         try:

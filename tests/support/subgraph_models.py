@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import struct
 
+from host.tflite import flatbuf
 from host.tflite.flatbuf import encode, new_table, set_child
 from host.tflite.modelgen import Graph, scalar_options
 from host.tflite.schema import SCHEMA
@@ -95,3 +96,34 @@ def variable_state_model() -> tuple[bytes, dict[str, int]]:
     g.op(ADD, [v, x], [y], ADD_OPTIONS, scalar_options({}, 1))
     g.op(RELU, [y], [z], NO_OPTIONS, scalar_options({}, 1))
     return assemble([(g, [x], [z])]), {"x": x, "v": v, "y": y, "z": z}
+
+
+class _SharingWriter(flatbuf._Writer):
+    """Writes a table object once however often it is referenced (flatbuffers allow this;
+    the project's writer never does it)."""
+
+    def __init__(self, schema) -> None:
+        super().__init__(schema)
+        self.seen: dict[int, int] = {}
+
+    def table(self, t) -> int:
+        if id(t) not in self.seen:
+            self.seen[id(t)] = super().table(t)
+        return self.seen[id(t)]
+
+
+def shared_tables_model(subgraphs: int, tensors: int) -> bytes:
+    """`subgraphs` references to one subgraph whose tensor list references one tensor table
+    `tensors` times: a small file that unfolds to subgraphs * tensors tensors."""
+    (g,) = shared_graphs(1)
+    x = g.tensor("x", (1, 4), FLOAT32, [0.0], [0])
+    y = g.tensor("y", (1, 4), FLOAT32, [0.0], [0])
+    g.op(RELU, [x], [y], NO_OPTIONS, scalar_options({}, 1))
+    root = flatbuf.decode(assemble([(g, [x], [y])]), SCHEMA)
+    sg = root.children[2][0]
+    sg.children[0] = [sg.children[0][0]] * tensors
+    root.children[2] = [sg] * subgraphs
+    w = _SharingWriter(SCHEMA)
+    w.out += bytes(4) + SCHEMA.identifier
+    w.patch(0, w.table(root))
+    return bytes(w.out)
