@@ -39,6 +39,15 @@ typedef struct {
   uint32_t bytes;
 } ma_wire_tensor;
 
+/* One operator's time in one invoke (a profile): ticks at the record's clock_hz, including
+ * the operators of subgraphs it runs. */
+typedef struct {
+  uint16_t subgraph;
+  uint32_t op;   /* index in its subgraph */
+  uint32_t code; /* builtin operator code, or a custom one (MA_CUSTOM_CODE_BASE up) */
+  uint64_t ticks;
+} ma_wire_op;
+
 typedef struct {
   int32_t status;          /* ma_status: 0 = ok */
   const char *message;     /* error text, or NULL */
@@ -66,6 +75,9 @@ typedef struct {
   void (*tensor_at)(const void *src, size_t i, ma_wire_tensor *out);
   const void *tensor_src;
   size_t n_tensors;
+
+  const ma_wire_op *ops; /* per-operator profile, in the order operators first ran; or NULL */
+  size_t n_ops;
 } ma_wire_report;
 
 /* CRC-32 (IEEE, as zlib): start with crc = 0 and chain calls over consecutive pieces. */

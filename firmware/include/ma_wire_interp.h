@@ -19,6 +19,8 @@ typedef struct {
   uint64_t cycles;    /* one invoke */
   uint32_t clock_hz;
   const char *info;   /* board, model name...; or NULL */
+  const ma_wire_op *ops; /* a per-operator profile (ma_wire_report.ops), or NULL */
+  size_t n_ops;
 } ma_wire_run;
 
 /* Text lines and record for an interpreter that loaded (ma_open returned MA_OK). */

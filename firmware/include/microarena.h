@@ -108,6 +108,13 @@ ma_status ma_invoke(ma_interp *it);
  * MA_MAX_WHILE_ITERATIONS): a model's loop condition is data, so it may never end. */
 void ma_set_while_limit(ma_interp *it, int32_t iterations);
 
+/* Operator hook (a profiler): called before (done 0) and after (done 1) every operator an
+ * invoke runs, nested subgraphs' operators included (between their caller's two calls), with
+ * the operator's subgraph, index and code (builtin, or from MA_CUSTOM_CODE_BASE). NULL removes
+ * it. Keep it short: it runs inside ma_invoke. */
+typedef void (*ma_op_hook)(void *ctx, int32_t subgraph, int32_t op, int32_t code, int done);
+void ma_set_op_hook(ma_interp *it, ma_op_hook hook, void *ctx);
+
 /* The message of the last error, "" if none. */
 const char *ma_error(const ma_interp *it);
 

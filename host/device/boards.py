@@ -153,6 +153,7 @@ def build_image(
     build_root: Path = BUILD_ROOT,
     plan: str = "none",
     kernels: str = "model",
+    profile: bool = False,
 ) -> Path:
     """Build (or bring up to date) the firmware for a board with PlatformIO; returns the .elf.
 
@@ -161,6 +162,7 @@ def build_image(
     then holds all of them and runs the one named by ``emulate.run(..., args=<model stem>)``.
     ``plan="best"`` (or "greedy") embeds host.plan's offline memory plan in the model first.
     ``kernels="model"`` links only the kernels of the model's operators, "all" every kernel.
+    ``profile=True`` makes the model application report each operator's ticks too.
     """
     get_board(board)
     variant = app
@@ -183,6 +185,9 @@ def build_image(
         env["MICROARENA_KERNELS"] = kernels
         if kernels != "model":
             variant += f"-kernels_{kernels}"
+        env["MICROARENA_PROFILE"] = "1" if profile else "0"
+        if profile:
+            variant += "-profile"
     build_dir = Path(build_root) / variant
     env["PLATFORMIO_BUILD_DIR"] = str(build_dir)
     proc = subprocess.run(

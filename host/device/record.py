@@ -326,12 +326,45 @@ def to_json(
         "source": rec.source,
         "report": rec.report.to_dict() if rec.report else None,
         "timing": timing,
+        "profile": profile_rows(r, emulated) if r is not None and r.ops else None,
         "text_report": rec.text.to_dict() if rec.text else None,
         "rejected": rec.rejected,
         "warnings": rec.warnings,
         "prediction": predicted,
         "prediction_differences": diffs,
     }
+
+
+def profile_rows(r: wire.WireReport, emulated: Board | None) -> list[dict]:
+    """The record's per-operator ticks as instructions (emulated board) or cycles, each with
+    its operator name and share of the invoke, slowest first."""
+    from host.tflite.model import builtin_name
+
+    unit = "instructions" if emulated is not None else "cycles"
+    scale = emulated.qemu_tick_ns if emulated is not None else 1.0
+    total = sum(o.ticks for o in r.ops if o.subgraph == 0) or 1
+    rows = [
+        {
+            "subgraph": o.subgraph,
+            "op": o.op,
+            "name": builtin_name(o.code) if o.code < wire.CUSTOM_CODE_BASE else "CUSTOM",
+            unit: round(o.ticks * scale),
+            "share": o.ticks / total if o.subgraph == 0 else None,
+        }
+        for o in r.ops
+    ]
+    return sorted(rows, key=lambda row: -row[unit])
+
+
+def _profile_table(r: wire.WireReport, emulated: Board | None) -> list[str]:
+    rows = profile_rows(r, emulated)
+    unit = "instructions" if emulated is not None else "cycles"
+    out = ["per operator (share of subgraph 0; a nested subgraph's operators inside their caller):"]
+    out.append(f"  {'subgraph':>8} {'op':>4}  {'operator':28}{unit:>14}{'share':>8}")
+    for row in rows:
+        share = f"{100 * row['share']:7.1f}%" if row["share"] is not None else f"{'':8}"
+        out.append(f"  {row['subgraph']:>8} {row['op']:>4}  {row['name']:28}{row[unit]:>14}{share}")
+    return out
 
 
 def _emulated_board(board: str | None) -> Board | None:
@@ -386,6 +419,8 @@ def format_table(rec: Recording, predicted: dict | None, emulated: Board | None 
             out.append(f"output crc32: {r.output_crc:08x} over {r.output_bytes} bytes")
         if r.tensors:
             out.append(f"tensor placements: {len(r.tensors)} (offsets with --json)")
+        if r.ops:
+            out += _profile_table(r, emulated)
     out += [f"rejected: {why}" for why in rec.rejected]
     out += [f"warning: {w}" for w in rec.warnings]
     return "\n".join(out)
@@ -408,6 +443,7 @@ EXAMPLES = """examples:
   python -m host.record --port socket://127.0.0.1:4444 --json --save run.log
   python -m host.record --board mps2-an386 --model model.tflite --plan
   python -m host.record --board mps2-an386 --upload model.tflite
+  python -m host.record --board mps2-an386 --model model.tflite --profile
   python -m host.record --log run.log
 """
 
@@ -473,6 +509,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     ap.add_argument(
         "--save", metavar="FILE", help="write the raw log to FILE, the report to FILE.json"
+    )
+    ap.add_argument(
+        "--profile",
+        action="store_true",
+        help="with --board and --model: build the firmware with an operator hook and report "
+        "each operator's instructions (a record from any board that has them shows them too)",
     )
     ap.add_argument("--json", action="store_true", help="print JSON instead of a table")
     return ap
@@ -546,7 +588,7 @@ def _record_board(args: argparse.Namespace) -> Recording:
             elf = probe.build_probe(args.board)
         else:
             say(f"building the image of {args.model} for {args.board} (PlatformIO)")
-            elf = boards.build_image(args.board, args.model)
+            elf = boards.build_image(args.board, args.model, profile=args.profile)
         say(f"booting QEMU ({args.board})")
         limit = f"arena={args.arena}" if args.arena else ""
         emu = emulate.start(args.board, elf, args=limit)
@@ -573,6 +615,8 @@ def run(argv: list[str] | None = None) -> int:
         else:
             print("\n".join(f"{p['device']}\t{p['description']}" for p in ports) or "no ports")
         return EXIT_OK
+    if args.profile and not (args.board and args.model):
+        raise UsageError("--profile needs --board and --model (it builds the model's firmware)")
     if args.model and not args.board:
         raise UsageError(
             "--model needs --board (it is built into that board's firmware); to compare a "

@@ -32,6 +32,9 @@ TAG_TENSOR = 4
 TAG_CYCLES = 5
 TAG_OUTPUT = 6
 TAG_INFO = 7
+TAG_OP = 8
+# Operator codes from here up are custom operators (MA_CUSTOM_CODE_BASE in ma_kernel.h).
+CUSTOM_CODE_BASE = 0x100000
 
 # Status codes: the values of ma_status in firmware/src/kernels/ma_kernel.h.
 STATUS_NAMES = {
@@ -69,6 +72,16 @@ class TensorPlacement:
 
 
 @dataclass
+class OpTime:
+    """One operator's ticks in the invoke (a profiling firmware), nested subgraphs' included."""
+
+    subgraph: int
+    op: int
+    code: int
+    ticks: int
+
+
+@dataclass
 class WireReport:
     status: int
     message: str = ""
@@ -85,6 +98,7 @@ class WireReport:
     info: str = ""
     categories: list[Category] = field(default_factory=list)
     tensors: list[TensorPlacement] = field(default_factory=list)
+    ops: list[OpTime] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -129,6 +143,8 @@ def encode_payload(r: WireReport) -> bytes:
         out.append(_tlv(TAG_CYCLES, struct.pack("<QI", r.cycles, r.clock_hz or 0)))
     if r.output_crc is not None:
         out.append(_tlv(TAG_OUTPUT, struct.pack("<II", r.output_crc, r.output_bytes or 0)))
+    for o in r.ops:
+        out.append(_tlv(TAG_OP, struct.pack("<HIIQ", o.subgraph, o.op, o.code, o.ticks)))
     if r.info:
         out.append(_tlv(TAG_INFO, r.info.encode("utf-8")))
     return b"".join(out)
@@ -169,7 +185,7 @@ def decode_payload(payload: bytes) -> WireReport:
     seen: set[int] = set()
     rest: list[tuple[int, bytes]] = []
     for tag, value in _fields(payload):
-        if tag in seen and tag not in (TAG_CATEGORY, TAG_TENSOR):
+        if tag in seen and tag not in (TAG_CATEGORY, TAG_TENSOR, TAG_OP):
             raise WireError(f"field {tag} appears twice")
         seen.add(tag)
         if tag == TAG_STATUS:
@@ -213,6 +229,9 @@ def _apply_field(r: WireReport, tag: int, value: bytes) -> None:
         r.output_crc, r.output_bytes = struct.unpack_from("<II", value)
     elif tag == TAG_INFO:
         r.info = _text(value, "info")
+    elif tag == TAG_OP:
+        _need(value, 18, "operator time")
+        r.ops.append(OpTime(*struct.unpack_from("<HIIQ", value)))
     # Unknown tags are skipped: newer firmware may add fields.
 
 

@@ -320,10 +320,35 @@ def test_usage_errors(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> Non
     assert code == record.EXIT_USAGE and "--plan needs a model" in err
     code, _, err = run_cli(capsys, "--port", "socket://127.0.0.1:1", "--arena", "4096")
     assert code == record.EXIT_USAGE and "--arena needs --board and --upload" in err
+    code, _, err = run_cli(capsys, "--log", str(log), "--profile")
+    assert code == record.EXIT_USAGE and "--profile needs --board and --model" in err
     for bad in ([], ["--port", "x", "--timeout", "-1"], ["--port", "x", "--baud", "fast"]):
         with pytest.raises(SystemExit) as e:
             record.main(bad)  # argparse explains
         assert e.value.code == 2
+
+
+def test_operator_profile_in_a_record(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """A record with per-operator ticks (a profiling firmware): named operators, slowest
+    first, shares of subgraph 0 (a nested subgraph's operator has none); from a log the unit is
+    cycles (hardware)."""
+    ops = [(0, 0, 9, 100), (0, 1, 3, 300), (1, 0, wire.CUSTOM_CODE_BASE + 1, 50)]
+    log = tmp_path / "r.log"
+    log.write_bytes(board_output(report(ops=[wire.OpTime(*o) for o in ops])))
+    code, doc, _ = run_json(capsys, "--log", str(log))
+    assert code == record.EXIT_OK
+    assert doc["profile"] == [
+        {"subgraph": 0, "op": 1, "name": "CONV_2D", "cycles": 300, "share": 0.75},
+        {"subgraph": 0, "op": 0, "name": "FULLY_CONNECTED", "cycles": 100, "share": 0.25},
+        {"subgraph": 1, "op": 0, "name": "CUSTOM", "cycles": 50, "share": None},
+    ]
+    code, out, _ = run_cli(capsys, "--log", str(log))
+    rows = out[out.index("per operator") :].splitlines()[2:]
+    assert [r.split() for r in rows] == [
+        ["0", "1", "CONV_2D", "300", "75.0%"],
+        ["0", "0", "FULLY_CONNECTED", "100", "25.0%"],
+        ["1", "0", "CUSTOM", "50"],
+    ]
 
 
 def test_list_ports_json(capsys: pytest.CaptureFixture[str]) -> None:

@@ -22,6 +22,7 @@ from support.tflm_oracle import run_tflm
 from host.device import record, upload
 from host.paths import SHARED_MODELS
 from host.runtime import arena as arena_layout
+from host.tflite.model import Model
 
 ROOT = Path(__file__).resolve().parents[2]
 MODELS = SHARED_MODELS
@@ -115,6 +116,22 @@ def test_model_app_agrees_with_probe(capsys: pytest.CaptureFixture[str], tmp_pat
     probe = record_json(capsys, tmp_path, "--upload", str(path))["report"]
     same = ("head", "tail", "total", "categories", "tensors", "output_crc", "output_bytes")
     assert {k: app[k] for k in same} == {k: probe[k] for k in same}
+
+
+def test_profile_times_every_operator(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """--profile: each operator of the model once, named as in the model, with instructions
+    that add up to nearly the whole invoke (the rest: the interpreter between operators)."""
+    needs_emulator()
+    path = model_path("tflm_micro_speech_int8")
+    doc = record_json(capsys, tmp_path, "--profile", "--model", str(path))
+    check_report(doc, path)
+    names = [op.name for op in Model(path.read_bytes()).subgraphs[0].operators]
+    rows = doc["profile"]
+    assert sorted((r["op"], r["name"]) for r in rows) == list(enumerate(names))
+    assert all(r["subgraph"] == 0 and r["instructions"] > 0 for r in rows)
+    spent = sum(r["instructions"] for r in rows)
+    assert 0.95 * doc["timing"]["instructions"] < spent <= doc["timing"]["instructions"]
+    assert abs(sum(r["share"] for r in rows) - 1) < 1e-9
 
 
 def test_board_failures_are_reported(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:

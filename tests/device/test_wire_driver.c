@@ -8,6 +8,7 @@
  *   cycles <n> <hz>                   output <crc> <bytes>
  *   cat <used> <requested> <count> <name>|<unit>
  *   tensor <subgraph> <region> <index> <offset> <bytes>
+ *   op <subgraph> <op> <code> <ticks>
  *   crc <hex bytes>                   (prints the CRC-32 of the bytes instead)
  *   mode text|record|both             (default both)
  */
@@ -57,12 +58,14 @@ static void print_crc(const char *hex) {
 int main(void) {
   static char line[LINE];
   static tensor_list tensors;
+  static ma_wire_op ops[MAX_ITEMS];
   static ma_wire_category cats[MAX_ITEMS];
   ma_wire_report r;
   memset(&r, 0, sizeof r);
   r.categories = cats;
   r.tensor_src = &tensors;
   r.tensor_at = tensor_at;
+  r.ops = ops;
   char mode[16] = "both";
 
   while (fgets(line, sizeof line, stdin) != NULL) {
@@ -105,6 +108,12 @@ int main(void) {
       ma_wire_tensor *t = &tensors.t[r.n_tensors++];
       t->subgraph = (uint16_t)a[0], t->region = (uint8_t)a[1];
       t->index = a[2], t->offset = a[3], t->bytes = a[4];
+    } else if (strncmp(line, "op ", 3) == 0) {
+      unsigned long long ticks;
+      if (sscanf(arg, "%u %u %u %llu", &a[0], &a[1], &a[2], &ticks) != 4) return 2;
+      if (r.n_ops == MAX_ITEMS) return 2;
+      ma_wire_op *o = &ops[r.n_ops++];
+      o->subgraph = (uint16_t)a[0], o->op = a[1], o->code = a[2], o->ticks = ticks;
     } else if (strncmp(line, "crc ", 4) == 0) {
       print_crc(arg);
       return 0;

@@ -136,6 +136,8 @@ env.Append(
 )
 if emulated:
     env.Append(CPPDEFINES=["BOARD_EMULATED"])
+if option("profile", "0") == "1":  # the model application times each operator
+    env.Append(CPPDEFINES=["MA_APP_PROFILE"])
 
 # Board support (host/device/firmware.py): start-up, printing, the UART, semihosting only
 # where an emulator runs.

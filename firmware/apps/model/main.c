@@ -5,6 +5,9 @@
  *   - one "output" line per output tensor (bytes in hex, CRC-32) for comparison with TFLM,
  *   - "ticks=" for one invoke (SysTick; under QEMU -icount, ticks * 1e9 / tick_hz instructions),
  *   - the arena report (TFLM RecordingMicroAllocator lines + CRC-checked record, ma_wire.h),
+ *     with, in a profiling build (-DMA_APP_PROFILE: custom_profile = 1, host.record --profile),
+ *     each operator's ticks (the invoke's ticks then include the hook's own, a few dozen
+ *     instructions per operator),
  * then exits (semihosting on an emulator, idles on a real board) with 0, or 1 on error.
  */
 #include <stdint.h>
@@ -19,6 +22,36 @@
 static uint8_t arena[MA_APP_ARENA_BYTES] __attribute__((aligned(16)));
 
 #define MAX_HEX_BYTES 256u /* longer outputs are compared by CRC only */
+
+#ifdef MA_APP_PROFILE
+/* Operators timed, in the order they first ran; an operator run again (in a loop body) adds
+ * to its entry. Operators past the capacity go untimed (their caller's time still holds
+ * them). The stack holds start times of operators running nested subgraphs. */
+#define PROFILE_CAPACITY 256
+static ma_wire_op profile[PROFILE_CAPACITY];
+static size_t n_profile;
+static uint64_t started[MA_MAX_NESTING + 1];
+static int depth;
+
+static void time_op(void *ctx, int32_t sg, int32_t op, int32_t code, int done) {
+  (void)ctx;
+  if (!done) {
+    if (depth <= MA_MAX_NESTING) started[depth] = board_ticks();
+    depth++;
+    return;
+  }
+  const uint64_t now = board_ticks();
+  if (--depth > MA_MAX_NESTING) return;
+  size_t i = 0;
+  while (i < n_profile && (profile[i].subgraph != (uint16_t)sg || profile[i].op != (uint32_t)op))
+    i++;
+  if (i == n_profile) {
+    if (n_profile == PROFILE_CAPACITY) return;
+    profile[n_profile++] = (ma_wire_op){(uint16_t)sg, (uint32_t)op, (uint32_t)code, 0};
+  }
+  profile[i].ticks += now - started[depth];
+}
+#endif
 
 static void uart_put(void *ctx, const char *s, size_t n) {
   (void)ctx;
@@ -112,6 +145,9 @@ int main(void) {
     return BOARD_EXIT_FAIL;
   }
   for (int32_t i = 0; i < ma_num_inputs(it); i++) ma_fill_deterministic_input(ma_input(it, i));
+#ifdef MA_APP_PROFILE
+  ma_set_op_hook(it, time_op, NULL);
+#endif
   uint64_t t0 = board_ticks();
   st = ma_invoke(it);
   uint64_t ticks = board_ticks() - t0;
@@ -127,7 +163,12 @@ int main(void) {
   board_puts(" tick_hz=");
   board_put_u64(board_tick_hz());
   board_puts("\n");
-  ma_wire_run run = {(int32_t)st, (uint32_t)sizeof arena, 1, ticks, board_tick_hz(), info};
+  ma_wire_run run = {(int32_t)st, (uint32_t)sizeof arena, 1, ticks, board_tick_hz(), info,
+                     NULL, 0};
+#ifdef MA_APP_PROFILE
+  run.ops = profile;
+  run.n_ops = n_profile;
+#endif
   ma_wire_emit_interp(it, &run, uart_put, NULL);
   board_puts(st == MA_OK ? "status=ok\n" : "status=error\n");
   return st == MA_OK ? BOARD_EXIT_OK : BOARD_EXIT_FAIL;

@@ -149,7 +149,7 @@ static ma_status run_model(const uint8_t *model, uint32_t size, uint8_t *arena,
   uint64_t t0 = board_ticks();
   st = ma_invoke(it);
   uint64_t t1 = board_ticks();
-  ma_wire_run run = {st, arena_size, 1, t1 - t0, board_tick_hz(), info};
+  ma_wire_run run = {st, arena_size, 1, t1 - t0, board_tick_hz(), info, NULL, 0};
   ma_wire_emit_interp(it, &run, uart_put, NULL);
   return st;
 }

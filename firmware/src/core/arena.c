@@ -76,7 +76,7 @@ ma_status ma_fail(struct ma_context *ctx, ma_status status, const char *fmt, ...
 /* ------------------------------------------------------------ kernel services */
 
 void ma_log_request(ma_interp *it, int kind, size_t bytes) {
-  if (it->log != NULL) it->log(it->log_ctx, kind, bytes, it->cur_subgraph, it->cur_node);
+  if (it->cb.log != NULL) it->cb.log(it->log_ctx, kind, bytes, it->cur_subgraph, it->cur_node);
 }
 
 void *ma_persistent(struct ma_context *ctx, size_t bytes) {

@@ -79,8 +79,13 @@ struct ma_context {
   int32_t *scratch_offsets; /* tail, after prepare */
   int32_t depth;            /* current subgraph nesting while invoking */
   int32_t max_while;        /* iterations one WHILE may run (ma_set_while_limit) */
-  ma_request_log_fn log;    /* set-up request log (ma_open_logged), may be NULL */
-  void *log_ctx;
+  /* The set-up request log (ma_open_logged), then, once open, the operator hook
+   * (ma_set_op_hook): never both, so they share a slot and the context does not grow. */
+  union {
+    ma_request_log_fn log;
+    ma_op_hook op_hook;
+  } cb;
+  void *log_ctx; /* either's context */
   int32_t cur_subgraph, cur_node; /* operator being prepared (scratch ownership) */
   int32_t phase;                  /* MA_PHASE_* */
   ma_rec rec[MA_REC_COUNT];

@@ -245,7 +245,7 @@ ma_status ma_open_logged(ma_interp **out, const void *model, size_t model_size, 
   it->rd.size = (uint32_t)model_size;
   it->phase = MA_PHASE_PARSE;
   it->max_while = MA_MAX_WHILE_ITERATIONS;
-  it->log = log;
+  it->cb.log = log;
   it->log_ctx = log_ctx;
 
   ma_status st = ma_parse_model(it);
@@ -269,7 +269,7 @@ ma_status ma_open_logged(ma_interp **out, const void *model, size_t model_size, 
     ma_describe(it, 0, x, &it->io[i]);
   }
   it->phase = MA_PHASE_READY;
-  it->log = NULL; /* the log belongs to set-up: no call after ma_open_logged returns */
+  it->cb.op_hook = NULL; /* the log belongs to set-up: no call after ma_open_logged returns */
   if (msg != NULL && msg_size > 0) msg[0] = 0;
   *out = it;
   return MA_OK;
@@ -287,12 +287,15 @@ ma_status ma_invoke_subgraph(ma_interp *it, int32_t sg) {
     ma_frame f;
     st = ma_build_frame(it, sg, n, &f);
     if (st != MA_OK) break;
+    const ma_op_hook hook = it->cb.op_hook;
+    if (hook != NULL) hook(it->log_ctx, sg, k, n->code, 0);
     if (ma_is_core_op(n->code)) {
       st = ma_core_eval(it, n, &f);
     } else {
       st = ma_find_kernel(n->code)->eval(it, &f.node);
       if (st != MA_OK) st = at_operator(it, st, sg, k, "eval");
     }
+    if (hook != NULL) hook(it->log_ctx, sg, k, n->code, 1);
   }
   it->depth--;
   return st;
@@ -303,6 +306,12 @@ ma_status ma_invoke(ma_interp *it) {
   if (it->msg != NULL && it->msg_size > 0) it->msg[0] = 0;
   it->depth = 0;
   return ma_invoke_subgraph(it, 0);
+}
+
+void ma_set_op_hook(ma_interp *it, ma_op_hook hook, void *ctx) {
+  if (it == NULL || it->phase != MA_PHASE_READY) return;
+  it->cb.op_hook = hook;
+  it->log_ctx = ctx;
 }
 
 const char *ma_error(const ma_interp *it) {

@@ -12,6 +12,7 @@ enum {
   TAG_CYCLES = 5,
   TAG_OUTPUT = 6,
   TAG_INFO = 7,
+  TAG_OP = 8,
   BYTES_PER_LINE = 32,
   MAX_TEXT = 0xFFF0, /* a field length is 16 bits: longer text is cut */
   MAX_NAME = 255
@@ -198,6 +199,17 @@ static void sink_tensors(sink *s, const ma_wire_report *r) {
   }
 }
 
+static void sink_ops(sink *s, const ma_wire_report *r) {
+  for (size_t i = 0; i < r->n_ops; i++) {
+    const ma_wire_op *o = &r->ops[i];
+    sink_field(s, TAG_OP, 18);
+    sink_le(s, o->subgraph, 2);
+    sink_le(s, o->op, 4);
+    sink_le(s, o->code, 4);
+    sink_le(s, o->ticks, 8);
+  }
+}
+
 /* The whole payload; called once per pass, so it must depend only on *r. */
 static void sink_payload(sink *s, const ma_wire_report *r) {
   sink_u8(s, WIRE_VERSION);
@@ -226,6 +238,7 @@ static void sink_payload(sink *s, const ma_wire_report *r) {
     sink_le(s, r->output_crc, 4);
     sink_le(s, r->output_bytes, 4);
   }
+  sink_ops(s, r);
   size_t info = capped_len(r->info, MAX_TEXT);
   if (info > 0) {
     sink_field(s, TAG_INFO, info);
