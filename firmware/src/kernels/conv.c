@@ -1,10 +1,11 @@
-/* CONV_2D and DEPTHWISE_CONV_2D, float32 and int8 (per-channel), NHWC; CONV_2D also 16x8
- * (int16 activations, int8 weights).
+/* CONV_2D and DEPTHWISE_CONV_2D, float32, int8 (per-channel) and 16x8 (int16 activations,
+ * int8 weights), NHWC.
  *
  * Same arithmetic as TFLM's reference ConvPerChannel / DepthwiseConvPerChannel: int32
  * accumulation of filter * (input - input_zero_point), bias, per-channel requantization,
  * clamp. 16x8 applies no zero points (as TFLM; models with them are refused) and sums in
- * int64 with an int64 bias, in int32 with an int32 one (mak_requantize16). Floats
+ * int64 with an int64 bias, in int32 with an int32 one (mak_requantize16); TFLM's 16x8
+ * depthwise kernel takes int64 biases only. Floats
  * accumulate in the same order as the reference, so results agree to rounding.
  */
 #include <string.h>
@@ -57,7 +58,7 @@ static ma_status conv_prepare_common(struct ma_context *ctx, ma_node *node, cons
                    (int)ma_num_elements(bias), (int)cout);
 
   st = mak_check_weighted_types(ctx, op, in, filter, bias, out,
-                                depthwise ? MAK_NO_INT16 : MA_INT64, MA_INT32);
+                                MA_INT64, depthwise ? MA_INT64 : MA_INT32);
   if (st != MA_OK) return st;
   const bool is_f32 = in->type == MA_FLOAT32;
 
@@ -187,12 +188,43 @@ static ma_status conv_eval(struct ma_context *ctx, ma_node *node) {
 
 
 
+/* 16x8 depthwise: each output channel's exact int64 sum, its bias, mak_requantize16. */
+static void dwconv_16x8(const ma_node *node, const mak_conv_data *d, const mak_window_geom *g) {
+  const int16_t *in = node->inputs[0]->data;
+  const int8_t *f = node->inputs[1]->data;
+  const ma_tensor *bias = mak_input(node, 2);
+  int16_t *out = node->outputs[0]->data;
+  const int32_t cin = node->inputs[0]->dims[3], cout = node->outputs[0]->dims[3];
+  const int32_t mult = cout / cin;
+  mak_window w;
+  mak_window_start(g, &w);
+  while (mak_window_next(g, &w)) {
+    for (int32_t oc = 0; oc < cout; ++oc) {
+      int64_t acc = 0;
+      for (int32_t fy = w.fy0; fy < w.fy1; ++fy)
+        for (int32_t fx = w.fx0; fx < w.fx1; ++fx)
+          acc += (int32_t)f[((size_t)fy * g->kw + fx) * cout + oc] *
+                 in[tap_offset(g, &w, d, fy, fx, cin) + oc / mult];
+      /* Wraps on hostile biases instead of overflowing. */
+      const uint64_t total = (uint64_t)acc + (uint64_t)mak_bias16(bias, oc);
+      const int32_t mi = d->n_mult > 1 ? oc : 0;
+      out[w.pixel * (size_t)cout + oc] =
+          (int16_t)mak_requantize16((int64_t)total, true, d->mult[mi], mak_conv_shifts(d)[mi],
+                                    d->output_offset, d->act_min, d->act_max);
+    }
+  }
+}
+
 static ma_status dwconv_eval(struct ma_context *ctx, ma_node *node) {
   (void)ctx;
   const mak_conv_data *d = node->user_data;
   const int8_t *shift = mak_conv_shifts(d);
   const mak_window_geom g = window_geom(node, d);
   if (mak_fast_dwconv_s8(node, d, &g)) return MA_OK;
+  if (node->inputs[0]->type == MA_INT16) {
+    dwconv_16x8(node, d, &g);
+    return MA_OK;
+  }
   const ma_tensor *bias_t = mak_input(node, 2);
   const int32_t cin = node->inputs[0]->dims[3], cout = node->outputs[0]->dims[3];
   const int32_t mult = cout / cin;

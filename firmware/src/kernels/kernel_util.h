@@ -49,6 +49,11 @@ void mak_inv_sqrt(int32_t x, int32_t *mult, int *shift);
 /* sigmoid(i / 24) in Q0.16, the table TFLM's int16 sigmoid/tanh interpolate (measured from
  * TFLM by tools/measure_sigmoid_table.py into sigmoid_table.c). */
 extern const uint16_t mak_sigmoid_table[256];
+/* int16 SOFTMAX's tables of exp(x), x in [-10, 0], and 1 / (1 + x), x in [0, 1] (softmax_lut.c,
+ * computed as TFLM does by tools/gen_softmax_lut.py), read by mak_lut_lookup16. */
+enum { MAK_SOFTMAX_LUT_SIZE = 513 };
+extern const int16_t mak_softmax_exp_lut[MAK_SOFTMAX_LUT_SIZE];
+extern const int16_t mak_softmax_recip_lut[MAK_SOFTMAX_LUT_SIZE];
 
 /* ---- quantization parameters of a tensor (read safely from the model) ---- */
 float mak_scale(const ma_tensor *t, int32_t i);      /* 0 when not quantized */

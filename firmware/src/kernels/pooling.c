@@ -1,6 +1,7 @@
-/* AVERAGE_POOL_2D and MAX_POOL_2D (float32, int8) and L2_POOL_2D (float32, as TFLM), NHWC.
+/* AVERAGE_POOL_2D and MAX_POOL_2D (float32, int8, int16) and L2_POOL_2D (float32, as TFLM),
+ * NHWC.
  *
- * int8 average pooling rounds the int32 sum half away from zero when dividing by the
+ * Integer average pooling rounds the int32 sum half away from zero when dividing by the
  * number of cells inside the image, as TFLM's reference does; padding cells never count.
  * L2 pooling is sqrt(sum of squares / cells), summed in TFLM's order.
  */
@@ -33,7 +34,8 @@ static ma_status pool_prepare(struct ma_context *ctx, ma_node *node) {
   if (in->ndims != 4 || out->ndims != 4 || in->dims[0] != out->dims[0] ||
       in->dims[3] != out->dims[3])
     return ma_fail(ctx, MA_ERR_MODEL, "%s: input and output must be 4-D with equal N and C", op);
-  if (in->type != MA_FLOAT32 && (in->type != MA_INT8 || node->variant == POOL_L2))
+  const bool integer = in->type == MA_INT8 || in->type == MA_INT16;
+  if (in->type != MA_FLOAT32 && (!integer || node->variant == POOL_L2))
     return ma_fail(ctx, MA_ERR_UNSUPPORTED, "%s: input type %s", op, mak_type_name(in->type));
   if ((st = mak_check_type(ctx, op, "output", out, in->type)) != MA_OK) return st;
   const ma_options *o = &node->options;
@@ -65,7 +67,7 @@ static ma_status pool_eval(struct ma_context *ctx, ma_node *node) {
   const mak_window_geom g = {in->dims[0], in->dims[1], in->dims[2], out->dims[1], out->dims[2],
                              d->filter_h, d->filter_w, d->stride_h, d->stride_w, 1, 1,
                              d->pad_h, d->pad_w};
-  const bool is_f32 = in->type == MA_FLOAT32;
+  const bool is_f32 = in->type == MA_FLOAT32, is_i16 = in->type == MA_INT16;
   mak_window w;
   mak_window_start(&g, &w);
   while (mak_window_next(&g, &w)) {
@@ -76,7 +78,7 @@ static ma_status pool_eval(struct ma_context *ctx, ma_node *node) {
       const size_t oi = w.pixel * (size_t)depth + c;
       float fsum = 0.0f, fmax = -FLT_MAX, fsq = 0.0f;
       int64_t isum = 0; /* a hostile window cannot overflow it */
-      int32_t imax = INT8_MIN;
+      int32_t imax = INT16_MIN;
       for (int32_t fy = w.fy0; fy < w.fy1; ++fy) {
         for (int32_t fx = w.fx0; fx < w.fx1; ++fx) {
           const size_t ii =
@@ -87,7 +89,8 @@ static ma_status pool_eval(struct ma_context *ctx, ma_node *node) {
             fsq += v * v;
             if (v > fmax) fmax = v;
           } else {
-            const int32_t v = ((const int8_t *)in->data)[ii];
+            const int32_t v = is_i16 ? ((const int16_t *)in->data)[ii]
+                                     : ((const int8_t *)in->data)[ii];
             isum += v;
             if (v > imax) imax = v;
           }
@@ -102,7 +105,9 @@ static ma_status pool_eval(struct ma_context *ctx, ma_node *node) {
         const int32_t v = kind == POOL_MAX ? imax
                           : (int32_t)(isum > 0 ? (isum + count / 2) / count
                                                : (isum - count / 2) / count);
-        ((int8_t *)out->data)[oi] = (int8_t)mak_clamp(v, d->act_min, d->act_max);
+        const int32_t clamped = mak_clamp(v, d->act_min, d->act_max);
+        if (is_i16) ((int16_t *)out->data)[oi] = (int16_t)clamped;
+        else ((int8_t *)out->data)[oi] = (int8_t)clamped;
       }
     }
   }

@@ -1,9 +1,13 @@
-/* SOFTMAX over the last dimension: float32, and int8 input with int8 or int16 output.
+/* SOFTMAX over the last dimension: float32, int8 input with int8 or int16 output, and int16.
  *
  * int8 uses the same fixed-point method as TFLM's reference Softmax: differences to the row
  * maximum are scaled by beta * input_scale into Q5.26, exponentiated with gemmlowp's
  * exp_on_negative_values, summed in Q12.19 and divided through a fixed-point reciprocal.
  * Differences below diff_min contribute nothing and give the minimum output.
+ *
+ * int16 follows TFLM's SoftmaxInt16: differences to the row maximum rescaled so that
+ * [-65535, 0] spans exp's table on [-10, 0], exps summed in Q16.15, the sum normalised and
+ * inverted through the 1 / (1 + x) table; both tables interpolate 513 int16 entries.
  */
 #include <math.h>
 #include <string.h>
@@ -19,6 +23,22 @@ typedef struct {
 static const char OP[] = "SOFTMAX";
 enum { SCALED_DIFF_INT_BITS = 5, ACCUM_INT_BITS = 12 };
 
+/* TFLM's conditions on int16: zero points 0, output scale 1/32768; the input difference
+ * scaled by beta * input scale / (10 / 65535). */
+static ma_status prepare_int16(struct ma_context *ctx, softmax_data *d, const ma_tensor *in,
+                               const ma_tensor *out) {
+  const float want = 1.0f / 32768;
+  if (mak_zero_point(in, 0) != 0 || mak_zero_point(out, 0) != 0 ||
+      fabsf(mak_scale(out, 0) - want) > 0.001f * want)
+    return ma_fail(ctx, MA_ERR_UNSUPPORTED,
+                   "%s: int16 needs zero points 0 and output scale 1/32768", OP);
+  int shift;
+  mak_quantize_multiplier((double)mak_scale(in, 0) * (double)d->beta / (10.0 / 65535.0),
+                          &d->input_multiplier, &shift);
+  d->input_left_shift = shift;
+  return MA_OK;
+}
+
 static ma_status softmax_prepare(struct ma_context *ctx, ma_node *node) {
   ma_status st = mak_check_node(ctx, node, OP, 1, 1, 1, 1);
   if (st != MA_OK) return st;
@@ -32,6 +52,7 @@ static ma_status softmax_prepare(struct ma_context *ctx, ma_node *node) {
   node->user_data = d;
   d->beta = ma_opt_f32(&node->options, 0, 0.0f);
   if (in->type == MA_FLOAT32) return mak_check_type(ctx, OP, "output", out, MA_FLOAT32);
+  if (in->type == MA_INT16 && out->type == MA_INT16) return prepare_int16(ctx, d, in, out);
   if (in->type != MA_INT8 || (out->type != MA_INT8 && out->type != MA_INT16))
     return ma_fail(ctx, MA_ERR_UNSUPPORTED, "%s: %s input with %s output", OP,
                    mak_type_name(in->type), mak_type_name(out->type));
@@ -99,6 +120,41 @@ static void softmax_row_q(const softmax_data *d, const int8_t *in, void *out, in
   }
 }
 
+/* TFLM's int16 table look-up: entry 256 + x / 128, interpolated by the low 7 bits. */
+static int16_t lut_lookup16(int16_t x, const int16_t *lut) {
+  const int32_t index = 256 + (x >> 7), offset = x & 0x7f;
+  const int16_t slope = (int16_t)(lut[index + 1] - lut[index]);
+  return (int16_t)(lut[index] + ((slope * offset + 64) >> 7));
+}
+
+static void softmax_row_16(const softmax_data *d, const int16_t *in, int16_t *out,
+                           int32_t depth) {
+  int32_t max = INT16_MIN;
+  for (int32_t c = 0; c < depth; ++c)
+    if (in[c] > max) max = in[c];
+  uint32_t sum = 0; /* Q16.15; wraps (as TFLM's int32 would overflow) on huge rows */
+  for (int32_t c = 0; c < depth; ++c) { /* exps kept in the output, as TFLM does */
+    const int32_t scaled = mak_mbqm(in[c] - max, d->input_multiplier, d->input_left_shift);
+    out[c] = lut_lookup16((int16_t)mak_clamp(mak_add_sat(scaled, 32767), INT16_MIN, INT16_MAX),
+                          mak_softmax_exp_lut);
+    sum += (uint32_t)out[c];
+  }
+  int headroom_plus_one = 0; /* leading zeros of the sum */
+  while (headroom_plus_one < 32 && !((sum << headroom_plus_one) & 0x80000000u))
+    ++headroom_plus_one;
+  /* A row's sum is at least one exp(0) (about 32767), so 1 <= headroom_plus_one <= 17. */
+  if (headroom_plus_one < 1 || headroom_plus_one > 17) headroom_plus_one = 17;
+  const int32_t shifted =
+      (int32_t)((((int64_t)sum << (headroom_plus_one - 1)) + (1 << 13)) >> 14);
+  const int32_t x = mak_clamp(shifted - ((1 << 15) + (1 << 16)), INT16_MIN, INT16_MAX);
+  const int64_t recip = lut_lookup16((int16_t)x, mak_softmax_recip_lut);
+  const int right_shift = 31 - headroom_plus_one;
+  for (int32_t c = 0; c < depth; ++c) {
+    const int64_t v = (out[c] * recip + ((int64_t)1 << (right_shift - 1))) >> right_shift;
+    out[c] = (int16_t)(v < 0 ? 0 : (v > INT16_MAX ? INT16_MAX : v));
+  }
+}
+
 static ma_status softmax_eval(struct ma_context *ctx, ma_node *node) {
   (void)ctx;
   const softmax_data *d = node->user_data;
@@ -119,6 +175,8 @@ static ma_status softmax_eval(struct ma_context *ctx, ma_node *node) {
         sum += y[c];
       }
       for (int32_t c = 0; c < depth; ++c) y[c] /= sum;
+    } else if (in->type == MA_INT16) {
+      softmax_row_16(d, (const int16_t *)in->data + base, (int16_t *)out->data + base, depth);
     } else if (out->type == MA_INT16) {
       softmax_row_q(d, (const int8_t *)in->data + base, (int16_t *)out->data + base, depth, true);
     } else {
