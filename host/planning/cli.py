@@ -118,7 +118,11 @@ def _parser() -> argparse.ArgumentParser:
         "--time-limit",
         type=SECONDS,
         default=None,
-        help="search budget in seconds, above 0 (default: 1.5 for a model, 10 for --buffers)",
+        help="seconds of search for a better plan than TFLM's greedy one, above 0 (default: "
+        "1.5 for a model, 10 for --buffers). On top come reading the input, TFLM's greedy "
+        "placement and the checks of the plan (a few seconds at 20,000 buffers: they grow "
+        "with the square of the buffer count) and, for a model, the --target arena "
+        "prediction (seconds on a model of thousands of operators)",
     )
     p.add_argument(
         "--overlap",

@@ -3,6 +3,7 @@ bounded memory and a clean error, never a traceback (issue 18, findings 7 and 8)
 
 from __future__ import annotations
 
+import random
 import sys
 from pathlib import Path
 
@@ -67,3 +68,19 @@ def test_csv_field_over_128_kib_is_refused_cleanly(tmp_path: Path) -> None:
     csv = tmp_path / "p.csv"
     csv.write_text("id,lower,upper,size\n0,0,1," + "9" * (200 << 10) + "\n")
     clean_refusal(run_bounded("host.plan", "--buffers", str(csv), "-q"), str(csv))
+
+
+def test_time_limit_on_20000_buffers(tmp_path: Path) -> None:
+    """Finding 10: `--time-limit 0.5` on 20,000 buffers took 31-41 s (TFLM's greedy placement,
+    run before the search, was a Python loop over every placed buffer). It is array operations
+    now, the search is skipped once the set-up has used the time, and --help says what the
+    limit bounds: a few seconds in all (the child's time-out here is the bound tested)."""
+    rng = random.Random(1)
+    rows = []
+    for i in range(20_000):
+        lower = rng.randrange(20_000)
+        rows.append(f"{i},{lower},{lower + rng.randrange(1, 200)},{rng.randrange(1, 5000)}")
+    csv = tmp_path / "p.csv"
+    csv.write_text("id,lower,upper,size\n" + "\n".join(rows) + "\n")
+    r = run_bounded("host.plan", "--buffers", str(csv), "--time-limit", "0.5", timeout=20)
+    assert r.returncode == 0 and "20000 buffers: arena" in r.stdout, r.stderr

@@ -34,9 +34,9 @@ def _limit_memory() -> None:
 
 
 def run_bounded(
-    module: str, *args: str, stdin: int | None = subprocess.DEVNULL
+    module: str, *args: str, stdin: int | None = subprocess.DEVNULL, timeout: float = TIMEOUT
 ) -> subprocess.CompletedProcess[str]:
-    """`python -m module args` with MEMORY of address space (Linux) and TIMEOUT seconds; the
+    """`python -m module args` with MEMORY of address space (Linux) and `timeout` seconds; the
     caller asserts on its status and messages. Raises TimeoutExpired if it hangs."""
     limit = _limit_memory if sys.platform.startswith("linux") else None
     return subprocess.run(
@@ -46,7 +46,7 @@ def run_bounded(
         text=True,
         errors="replace",
         stdin=stdin,
-        timeout=TIMEOUT,
+        timeout=timeout,
         preexec_fn=limit,
         env={**os.environ, "OPENBLAS_NUM_THREADS": "1"},  # one thread: less address space
     )

@@ -97,8 +97,8 @@ def _plan_best(
         [lower_bound(buffers, overlaps, alignment)]
         + [b.offset + b.size for b in buffers if b.offset is not None]
     )
-    if best_arena <= lower:
-        return best
+    if best_arena <= lower or time.monotonic() >= deadline:
+        return best  # optimal already, or the set-up has used the time
     budget = int(WORK_PER_SECOND * time_limit)
     return search_plan(buffers, best, lower, alignment, budget, deadline, progress, overlaps)
 

@@ -14,10 +14,11 @@ way, so a caller that passes unrounded sizes still gets TFLM's layout.
 
 from __future__ import annotations
 
-from bisect import bisect_right
 from collections.abc import Sequence
 
-from .problem import Buffer, align_up
+import numpy as np
+
+from .problem import Buffer, PlanError, align_up
 
 
 def tflm_order(buffers: Sequence[Buffer], alignment: int = 16) -> list[int]:
@@ -35,30 +36,48 @@ def plan_greedy(buffers: Sequence[Buffer], alignment: int = 16) -> dict[int, int
 
 
 def first_fit(buffers: Sequence[Buffer], order: Sequence[int], alignment: int) -> dict[int, int]:
-    """Place buffers in `order` with TFLM's first-fit rule; fixed ones stay where they are."""
+    """Place buffers in `order` with TFLM's first-fit rule; fixed ones stay where they are.
+
+    The placed buffers are kept in offset order (one placed at a taken offset after the others)
+    as arrays, so each placement is a few array operations over them rather than a Python loop:
+    20,000 buffers take a second, not a minute.
+    """
     sizes = [align_up(b.size, alignment) for b in buffers]
-    starts = [b.start for b in buffers]
-    ends = [b.end for b in buffers]
-    by_offset: list[int] = []  # offsets of placed buffers, ascending
-    placed: list[int] = []  # buffer indices, parallel to by_offset
+    highest = max((b.offset for b in buffers if b.offset is not None), default=0)
+    if sum(sizes) + highest >= 2**62:  # offsets and tops must fit the int64 arrays
+        raise PlanError("buffer sizes and offsets add up to over 2**62 bytes")
+    placed = _Placed(len(buffers))
     offsets: dict[int, int] = {}
     for i in order:
-        fixed = buffers[i].offset
-        if fixed is not None:
-            cand = fixed
-        else:
-            cand, size, s, e = 0, sizes[i], starts[i], ends[i]
-            for o, j in zip(by_offset, placed, strict=True):
-                if starts[j] >= e or s >= ends[j]:
-                    continue  # not live at the same time
-                if o - cand >= size:
-                    break  # the gap below j is big enough
-                top = o + sizes[j]
-                if top > cand:
-                    # Tops are aligned unless a fixed offset is not: only then round.
-                    cand = top if top % alignment == 0 else align_up(top, alignment)
-        at = bisect_right(by_offset, cand)
-        by_offset.insert(at, cand)
-        placed.insert(at, i)
-        offsets[buffers[i].id] = cand
+        b = buffers[i]
+        at = b.offset if b.offset is not None else placed.first_gap(b.start, b.end, sizes[i])
+        placed.add(at, align_up(at + sizes[i], alignment), b.start, b.end)
+        offsets[b.id] = at
     return offsets
+
+
+class _Placed:
+    """Placed buffers in offset order: offset, aligned top and lifetime [start, end)."""
+
+    def __init__(self, capacity: int) -> None:
+        self.cols = np.zeros((4, capacity), dtype=np.int64)
+        self.count = 0
+
+    def first_gap(self, start: int, end: int, size: int) -> int:
+        """TFLM's rule: walking the buffers live at the same time in offset order, the first
+        gap below one that holds `size` bytes, else the top of them all. The lowest free offset
+        below buffer k is the highest (aligned) top of those before it."""
+        off, top, s, e = self.cols[:, : self.count]
+        live = (s < end) & (start < e)
+        off, top = off[live], top[live]
+        if not off.size:
+            return 0
+        below = np.maximum.accumulate(np.concatenate(([0], top)))
+        fits = off - below[:-1] >= size
+        return int(below[np.argmax(fits)] if fits.any() else below[-1])
+
+    def add(self, offset: int, top: int, start: int, end: int) -> None:
+        at = int(np.searchsorted(self.cols[0, : self.count], offset, side="right"))
+        self.cols[:, at + 1 : self.count + 1] = self.cols[:, at : self.count]
+        self.cols[:, at] = (offset, top, start, end)
+        self.count += 1
