@@ -101,7 +101,7 @@ CASES: dict[str, list[Case]] = {
         bad("{demo}", "--time-limit", "0", says="--time-limit: must be above 0"),
         bad("{demo}", "--time-limit", "nan", says="--time-limit: must be above 0"),
         ok("{demo}", "--overlap", says="arena head"),
-        ok("{demo}", "--bands", "-q", says="bands: operators 0.."),
+        ok("{demo}", "--bands", "-q", says="bands: no split within the budget lowers"),
         ok(
             "{demo}",
             "--bands",

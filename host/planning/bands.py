@@ -14,18 +14,19 @@ halos; the smallest head within the compute budget wins.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 
 from host.planning import lifetimes
-from host.planning.packing.problem import TFLM_ALIGNMENT
-from host.planning.plan import PlanResult, plan_model
+from host.planning.packing.problem import TFLM_ALIGNMENT, Buffer, collisions
+from host.planning.plan import Layout, PlanResult, plan_model
 from host.rewrite import bands as rw
 from host.tflite.model import Model
 
 CONCATENATION_AXIS_SLOT = 0
-DEFAULT_COUNTS = (2, 3, 4, 6, 8, 10)
-MAX_CONCAT_INPUTS = 10  # TFLM's kMaxInputNum (concatenation.cc): more fail to prepare
+DEFAULT_COUNTS = (2, 3, 4, 6, 8, rw.MAX_BANDS)
+CHOICE_TIME_LIMIT = 0.3  # seconds of search per choice weighed
 
 
 @dataclass
@@ -101,9 +102,83 @@ def plan_banded(
 ) -> tuple[Model, PlanResult]:
     banded, bp = rw.rewrite(model, cut, bounds)
     result = plan_model(
-        banded, "best", time_limit, runtime, None, overlap=overlap, aliases=aliases(banded, bp)
+        banded, "best", time_limit, runtime, None, overlap=overlap, **placement(banded, bp, runtime)
     )
     return banded, result
+
+
+def placement(model: Model, bp: rw.BandPlan, runtime: str) -> dict:
+    """plan_model's arguments for a banded model (see layouts)."""
+    pieces = row_pieces(model, lifetimes.walk(model)) if runtime == "tflm" else {}
+    return {"layouts": functools.partial(layouts, aliases(model, bp), pieces)}
+
+
+def layouts(
+    parts: dict[int, tuple[int, int]],
+    pieces: dict[int, list[Piece]],
+    tbufs: list[Buffer],
+    first_id: int,
+) -> list[Layout]:
+    """Planning problems for a banded model: T reserved whole from its first band's birth, each
+    band inside it; and where the stage input X is pieced (TFLM: its planner checks nothing,
+    this project's runtime would refuse a tensor over another's dead rows), X and T fixed
+    relative to each other, lowest valid gap first, so that the bands fill X's rows no later
+    band reads."""
+    by_id = {b.id: b for b in tbufs}
+    hosts = {host for host, _ in parts.values()}
+    start = {
+        h: min([by_id[h].start] + [by_id[p].start for p, (x, _) in parts.items() if x == h])
+        for h in hosts
+    }
+    merged = [
+        Buffer(b.id, start.get(b.id, b.start), b.end, b.size) for b in tbufs if b.id not in parts
+    ]
+    out = [Layout(merged, {p: (h, off) for p, (h, off) in parts.items()})]
+    if len(hosts) != 1 or len(pieces) != 1:
+        return out
+    (t,), (x,) = hosts, pieces
+    group = [(t, 0)] + [(p, off) for p, (_, off) in parts.items()]
+    rest = [b for b in tbufs if b.id != x and b.id not in {g for g, _ in group}]
+    # T's bytes are its bands' until the CONCATENATION has run: T proper starts after it.
+    t_buf = by_id[t]
+    by_id[t] = Buffer(t, max(by_id[p].end for p in parts), t_buf.end, t_buf.size)
+    for x_base, t_base in _gaps(by_id, group, x, pieces[x], first_id):
+        fixed = [_at(by_id[g], t_base + off) for g, off in group]
+        ids = range(first_id, first_id + len(pieces[x]))
+        fixed += [
+            Buffer(i, by_id[x].start, max(by_id[x].start + 1, last + 2), hi - lo, x_base + lo)
+            for i, (lo, hi, last) in zip(ids, pieces[x], strict=True)
+        ]
+        out.append(Layout(rest + fixed, {x: (first_id, -pieces[x][0][0])}))
+    return out
+
+
+def _at(b: Buffer, offset: int) -> Buffer:
+    return Buffer(b.id, b.start, b.end, b.size, offset)
+
+
+def _gaps(by_id, group, x: int, pieces: list[Piece], first_id: int) -> list[tuple[int, int]]:
+    """(X base, T base): the smallest gap with T below X, and with X below T, at which no band
+    lands on rows of X a later band still reads."""
+    out = []
+    for t_below in (True, False):
+        for gap in range(0, by_id[x].size + by_id[group[0][0]].size + 1, TFLM_ALIGNMENT):
+            x_base, t_base = (gap, 0) if t_below else (0, gap)
+            fixed = [_at(by_id[g], t_base + off) for g, off in group]
+            fixed += [
+                Buffer(
+                    first_id + i,
+                    by_id[x].start,
+                    max(by_id[x].start + 1, last + 2),
+                    hi - lo,
+                    x_base + lo,
+                )
+                for i, (lo, hi, last) in enumerate(pieces)
+            ]
+            if not collisions(fixed, {b.id: b.offset for b in fixed}):
+                out.append((x_base, t_base))
+                break
+    return out
 
 
 def cuts(model: Model) -> list[int]:
@@ -113,9 +188,10 @@ def cuts(model: Model) -> list[int]:
     for cut in range(len(model.subgraphs[0].operators) - 1):
         try:
             st = rw.find_stage(model, cut)
+        except rw.OperatorRefused as e:
+            first_error = first_error or e
+            break  # the stage only grows: once an operator is refused, every later cut is
         except rw.BandError as e:
-            if out:
-                break  # the stage only grows: once an operator is refused, every later cut is
             first_error = first_error or e
             continue
         if st.t_tensor.shape[1] >= 2:
@@ -129,7 +205,7 @@ def choices(
     model: Model,
     runtime: str = "tflm",
     overlap: bool = False,
-    time_limit: float = 0.3,
+    time_limit: float = CHOICE_TIME_LIMIT,
     counts: tuple[int, ...] = DEFAULT_COUNTS,
     progress: Callable[[str], None] | None = None,
     budget: float | None = None,
@@ -195,30 +271,41 @@ def concat_destinations(model: Model) -> dict[tuple[int, int], int]:
 
 @dataclass
 class Banding:
-    """The rewrite host.plan --bands chose, and the alternatives it weighed."""
+    """The rewrite host.plan --bands chose (None: no split lowers the head), and the
+    alternatives it weighed."""
 
     model: Model
-    aliases: dict[int, tuple[int, int]]
-    chosen: Choice
+    placement: dict  # plan_model's keyword arguments (layouts)
+    chosen: Choice | None
     options: list[Choice]
     budget: float
+    unbanded_head: int
 
     def to_json(self) -> dict:
         return {
             "mac_budget": self.budget,
-            "chosen": self.chosen.to_json(),
+            "unbanded_head": self.unbanded_head,
+            "chosen": self.chosen.to_json() if self.chosen else None,
             "choices": [c.to_json() for c in self.options if not c.error],
         }
 
     def text(self) -> str:
         c = self.chosen
-        lines = [
-            f"bands: operators 0..{c.cut} run in {c.bands} bands of rows {c.bounds} of the cut "
-            f"tensor; +{c.added_macs} MACs ({100 * c.added_fraction:.1f}% of {c.model_macs}, "
-            f"budget {100 * self.budget:.0f}%)",
-            "  other choices (cut after operator, bands: head, added MACs):",
-        ]
+        if c is None:
+            lines = [
+                f"bands: no split within the budget lowers the head below "
+                f"{self.unbanded_head} B: the model is planned as it is"
+            ]
+        else:
+            lines = [
+                f"bands: operators 0..{c.cut} run in {c.bands} bands of rows {c.bounds} of the "
+                f"cut tensor; +{c.added_macs} MACs ({100 * c.added_fraction:.1f}% of "
+                f"{c.model_macs}, budget {100 * self.budget:.0f}%); head {c.head} B, "
+                f"{self.unbanded_head} B unbanded",
+            ]
         ranked = sorted((o for o in self.options if not o.error), key=lambda o: o.head)[:6]
+        if ranked:
+            lines.append("  choices (cut after operator, bands: head, added MACs):")
         lines += [
             f"    {o.cut:3d}, {o.bands:2d}: {o.head:8d} B  +{100 * o.added_fraction:.1f}% MACs"
             for o in ranked
@@ -233,13 +320,93 @@ def apply(
     overlap: bool,
     progress: Callable[[str], None] | None = None,
 ) -> Banding:
-    """Choose the cheapest split within the budget and rewrite the model; BandError if none."""
+    """Choose the split with the smallest head within the budget and rewrite the model; the
+    model as it is where no split lowers its head; BandError if its stage cannot be split."""
     options = choices(model, runtime, overlap, progress=progress, budget=budget)
+    unbanded = plan_model(model, "best", CHOICE_TIME_LIMIT, runtime, None, overlap=overlap).head
     chosen = best(options, budget)
-    if chosen is None:
-        reasons = {c.error for c in options if c.error}
-        why = f" ({'; '.join(sorted(reasons))})" if reasons else ""
-        raise rw.BandError(f"no way to split {model.source} into bands within a MAC budget of "
-                           f"{budget}{why}")  # fmt: skip
+    if chosen is None or chosen.head >= unbanded:
+        return Banding(model, {}, None, options, budget, unbanded)
     banded, bp = rw.rewrite(model, chosen.cut, chosen.bounds)
-    return Banding(banded, aliases(banded, bp), chosen, options, budget)
+    return Banding(banded, placement(banded, bp, runtime), chosen, options, budget, unbanded)
+
+
+# ------------------------------------------------------------------ rows no later band reads
+
+Piece = tuple[int, int, int]  # bytes [lo, hi) of a tensor, and the last scope reading them
+
+
+def _slice_rows(model: Model, sub, op) -> tuple[int, int] | None:
+    """Rows [a, b) a STRIDED_SLICE copies whole (all of batch 1, every column and channel)
+    from a [1, H, W, C] map, or None for any other slice."""
+    if op.name != "STRIDED_SLICE" or len(op.inputs) != 4:
+        return None
+    x = sub.tensors[op.inputs[0]]
+    args = [sub.tensors[i] for i in op.inputs[1:]]
+    if len(x.shape) != 4 or x.shape[0] != 1 or any(not a.is_const or a.type != 2 for a in args):
+        return None
+    opts = rw._options(model, op, sub.index)
+    if opts is not None and any(opts.scalar(s, "i", 0) for s in range(5)):
+        return None  # begin/end/ellipsis/new-axis/shrink masks change what is read
+    begin, end, strides = (rw._consts_i32(model, a) for a in args)
+    _, h, w, c = x.shape
+    if (
+        strides != [1, 1, 1, 1]
+        or begin[0]
+        or begin[2:] != [0, 0]
+        or end[0] != 1
+        or end[2:] != [w, c]
+    ):
+        return None
+    a, b = begin[1], end[1]
+    return (a, b) if 0 <= a < b <= h else None
+
+
+def row_pieces(model: Model, w: lifetimes.Walk) -> dict[int, list[Piece]]:
+    """Tensors of subgraph 0 read only by whole-row STRIDED_SLICEs (a banded stage's input):
+    their bytes in 16-byte aligned pieces, each with the last scope that reads it. A piece's
+    bytes may hold another tensor born after that scope: no later band reads them."""
+    if not model.subgraphs:
+        return {}
+    sub = model.subgraphs[0]
+    scope = {s.op: s.first for s in w.op_scopes if s.subgraph == 0}
+    first = {lt.tensor.global_index: lt.first for lt in w.lifetimes}
+    readers: dict[int, list] = {}
+    for op in sub.operators:
+        for i in op.inputs:
+            if i >= 0:
+                readers.setdefault(i, []).append(op)
+    out = {}
+    for ti, ops in readers.items():
+        x = sub.tensors[ti]
+        rows = [_slice_rows(model, sub, op) for op in ops]
+        if ti in sub.outputs or x.global_index not in first or any(r is None for r in rows):
+            continue
+        death = [first[x.global_index]] * x.shape[1]  # rows no band reads are dead at once
+        for op, (a, b) in zip(ops, rows, strict=True):  # type: ignore[misc]
+            for r in range(a, b):
+                death[r] = max(death[r], scope[op.index])
+        out[x.global_index] = _aligned_pieces(death, x.nbytes() // x.shape[1])
+    return out
+
+
+def _aligned_pieces(death: list[int], row_bytes: int) -> list[Piece]:
+    """Per-row deaths as 16-byte aligned pieces: a chunk dies with the last of its rows."""
+    size = lifetimes.align_up(row_bytes * len(death))
+    chunks = []
+    for lo in range(0, size, TFLM_ALIGNMENT):
+        rows = range(lo // row_bytes, min(len(death), -(-(lo + TFLM_ALIGNMENT) // row_bytes)))
+        chunks.append(max((death[r] for r in rows), default=death[-1]))
+    pieces: list[Piece] = []
+    for k, d in enumerate(chunks):
+        lo = k * TFLM_ALIGNMENT
+        if pieces and pieces[-1][2] == d:
+            pieces[-1] = (pieces[-1][0], lo + TFLM_ALIGNMENT, d)
+        else:
+            pieces.append((lo, lo + TFLM_ALIGNMENT, d))
+    return pieces
+
+
+def dead_under(pieces: list[Piece], lo: int, hi: int, born: int) -> bool:
+    """Are bytes [lo, hi) of a pieced tensor all read for the last time before scope `born`?"""
+    return all(d < born for a, b, d in pieces if a < hi and lo < b)

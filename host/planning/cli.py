@@ -183,7 +183,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
         runtime,
         progress,
         overlap=args.overlap,
-        aliases=banding.aliases if banding else None,
+        **(banding.placement if banding else {}),
     )
     planned_for = runtime + ("+overlap" if args.overlap else "")
     offline_plan.embed(model, result.tensor_offsets(), planned_for)  # saved only with --embed

@@ -138,11 +138,12 @@ def check(model: Model, runtime: str = "tflm") -> list[str]:
                 "(2 GiB less 16: the runtime refuses it)"
             )
     # Imported here: overlap reads options through scratch, which imports this module.
-    from host.planning.bands import concat_destinations
+    from host.planning.bands import concat_destinations, row_pieces
     from host.planning.overlap import KERNEL_SETS
 
     offsets = plan.offsets
     in_place = concat_destinations(model)
+    pieces = row_pieces(model, w)
     for a, b, rule in _shared_bytes(model, w, offsets, runtime):
         if rule is not None and offsets[rule.input] - offsets[rule.output] >= rule.min_delta:
             continue  # the kernel's rule allows it
@@ -150,6 +151,8 @@ def check(model: Model, runtime: str = "tflm") -> list[str]:
             continue
         if rule is None and _unjudged_owner(model, w, a, b) is not None:
             continue  # listed by not_judged(): no verdict either way
+        if _over_dead_rows(pieces, offsets, a, b):
+            continue
         oa, ob = offsets[a.id], offsets[b.id]
         msg = (
             f"{names[a.id]} at [{oa}, {oa + a.size}) live {_span(a)} overlaps {names[b.id]} at "
@@ -244,6 +247,18 @@ def _unwritten(model: Model) -> set[int]:
         written = set(sg.inputs) | {i for op in sg.operators for i in op.outputs}
         out |= {base + i for i in range(len(sg.tensors)) if i not in written}
     return out
+
+
+def _over_dead_rows(pieces: dict, offsets, a: Buffer, b: Buffer) -> bool:
+    """One tensor over rows of a banded stage's input that no later band reads."""
+    from host.planning.bands import dead_under
+
+    for x, y in ((a, b), (b, a)):
+        if x.id in pieces:
+            lo = max(offsets[x.id], offsets[y.id]) - offsets[x.id]
+            hi = min(offsets[x.id] + x.size, offsets[y.id] + y.size) - offsets[x.id]
+            return dead_under(pieces[x.id], lo, hi, y.start - 1)
+    return False
 
 
 def notes(model: Model) -> list[str]:

@@ -7,6 +7,7 @@ placement, and the plan written is the best of a few candidates, never worse tha
 
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -16,6 +17,7 @@ from host.planning import overlap as overlap_rules
 from host.planning import scratch as scratch_model
 from host.planning.offline_plan import tensor_buffers
 from host.planning.packing import Buffer, Overlap, arena_size, lower_bound, plan
+from host.planning.packing.greedy import plan_greedy
 from host.planning.tflm_refusal import TflmRefusal, tflm_refusal
 from host.planning.tflm_targets import TargetArena
 from host.tflite.model import Model
@@ -112,9 +114,14 @@ def _tflm_place(
     scratch: list[Buffer],
     fixed: dict[int, int],
     overlaps: list[Overlap] | None = None,
+    checked: bool = True,
 ) -> dict[int, int]:
-    """Where TFLM's greedy puts everything given offline offsets for some tensors."""
+    """Where TFLM's greedy puts everything given offline offsets for some tensors. checked:
+    refuse fixed tensors that share bytes where no overlap allows it; a banded model's plan
+    shares bytes by rules of its own (host.planning.bands), which TFLM does not check."""
     bufs = [Buffer(b.id, b.start, b.end, b.size, fixed.get(b.id)) for b in tensors] + scratch
+    if not checked:
+        return plan_greedy(bufs)
     return plan(bufs, planner="greedy", overlaps=overlaps or ())
 
 
@@ -133,15 +140,17 @@ def _shared(pairs: list[overlap_rules.Pair], offsets: dict[int, int], sizes: dic
     return out
 
 
-def _merge_aliases(tbufs: list[Buffer], aliases: dict[int, tuple[int, int]]) -> list[Buffer]:
-    """The buffers without the aliases, each host live from its aliases' first birth."""
-    start = {b.id: b.start for b in tbufs}
-    hosts: dict[int, int] = {}
-    for gi, (host, _) in aliases.items():
-        hosts[host] = min(hosts.get(host, start[host]), start[gi])
-    return [
-        Buffer(b.id, hosts.get(b.id, b.start), b.end, b.size) for b in tbufs if b.id not in aliases
-    ]
+@dataclass
+class Layout:
+    """A planning problem standing for the model's tensors, some of them replaced by buffers
+    fixed relative to one another (host.planning.bands), and where each replaced tensor's
+    offset is read back from: tensor -> (buffer id, bytes to add)."""
+
+    buffers: list[Buffer]
+    offsets_of: dict[int, tuple[int, int]] = field(default_factory=dict)
+
+
+LayoutMaker = Callable[[list[Buffer], int], list[Layout]]  # (tensor buffers, first free id)
 
 
 def plan_model(
@@ -151,47 +160,53 @@ def plan_model(
     runtime: str = "tflm",
     progress: Progress | None = None,
     overlap: bool = False,
-    aliases: dict[int, tuple[int, int]] | None = None,
+    layouts: LayoutMaker | None = None,
 ) -> PlanResult:
     """Plan the model; with overlap=True an operator's input may share bytes with its output
     where the TFLM reference kernel's rule (host.planning.overlap) proves it safe.
 
-    aliases: tensor -> (host tensor, byte offset): the tensor is placed inside its host (a band
-    written where a CONCATENATION would copy it, host.planning.bands), whose bytes are then
-    reserved from the first alias's birth."""
+    layouts: other planning problems to try (a banded model's, host.planning.bands); their
+    plans are judged as TFLM will lay them out, which checks nothing (--check does)."""
     t0 = time.monotonic()
     w = lifetimes.walk(model)
-    aliases = aliases or {}
     pairs = overlap_rules.overlap_pairs(model, w, runtime) if overlap else []
-    pairs = [p for p in pairs if p.input not in aliases and p.output not in aliases]
     overlaps = [Overlap(p.input, p.output, p.min_delta) for p in pairs]
     scratch, warnings = _scratch(model, w, runtime)
     tbufs = tensor_buffers(w)
     first_scratch_id = len(model.tensors)
     sbufs = _scratch_buffers(scratch, first_scratch_id)
-    tflm_head = arena_size(tbufs + sbufs, _tflm_place(tbufs, sbufs, {}))
-    tbufs = _merge_aliases(tbufs, aliases)
     everything = tbufs + sbufs
+    place = functools.partial(_tflm_place, checked=layouts is None)
+    tried = layouts(tbufs, first_scratch_id + len(sbufs)) if layouts else [Layout(tbufs)]
 
     online = _tflm_place(tbufs, sbufs, {})
+    tflm_head = arena_size(everything, online)
     candidates = []
-    problems = [everything, tbufs] if sbufs else [everything]
-    for problem in problems:  # the time budget is shared, so the total stays within it
+    problems = [
+        (lay, bufs)
+        for lay in tried
+        for bufs in ([lay.buffers + sbufs, lay.buffers] if sbufs else [lay.buffers])
+    ]
+    for lay, problem in problems:  # the time budget is shared, so the total stays within it
         share = time_limit / len(problems)
+        ids = {b.id for b in problem}
         offsets = plan(
-            problem, planner=planner, time_limit=share, progress=progress, overlaps=overlaps
+            problem,
+            planner=planner,
+            time_limit=share,
+            progress=progress,
+            overlaps=[o for o in overlaps if o.input in ids and o.output in ids],
         )
+        offsets.update({gi: offsets[i] + d for gi, (i, d) in lay.offsets_of.items()})
         candidates.append({b.id: offsets[b.id] for b in tbufs})
     # TFLM's own tensor placement, replayed as an offline plan, is the fallback candidate.
     candidates.append({b.id: online[b.id] for b in tbufs})
     best_head, best_fixed = tflm_head, {}
     for fixed in candidates:
-        head = arena_size(everything, _tflm_place(tbufs, sbufs, fixed, overlaps))
+        head = arena_size(everything, place(tbufs, sbufs, fixed, overlaps))
         if head < best_head or (head == best_head and not best_fixed):
             best_head, best_fixed = head, fixed
-    final = _tflm_place(tbufs, sbufs, best_fixed, overlaps)
-    for gi, (host, offset) in aliases.items():
-        final[gi] = final[host] + offset
+    final = place(tbufs, sbufs, best_fixed, overlaps)
     for i, s in enumerate(scratch):
         s.offset = final[first_scratch_id + i]
     tensors = [

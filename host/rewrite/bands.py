@@ -28,9 +28,16 @@ from host.tflite.ops import BUILTIN_CODES
 WINDOWED = ("CONV_2D", "DEPTHWISE_CONV_2D", "AVERAGE_POOL_2D", "MAX_POOL_2D")
 PADS = ("PAD", "PADV2")
 UNARY = (
-    "RELU", "RELU6", "RELU_N1_TO_1", "LOGISTIC", "TANH", "QUANTIZE", "DEQUANTIZE", "HARD_SWISH",
+    "RELU",
+    "RELU6",
+    "RELU_N1_TO_1",
+    "LOGISTIC",
+    "TANH",
+    "QUANTIZE",
+    "DEQUANTIZE",
+    "HARD_SWISH",
     "LEAKY_RELU",
-)  # fmt: skip
+)
 BINARY = ("ADD", "MUL", "SUB")
 SUPPORTED = WINDOWED + PADS + UNARY + BINARY
 SAME, VALID = 0, 1
@@ -40,11 +47,16 @@ CONV_STRIDE_H, CONV_DIL_H, DW_DIL_H, POOL_STRIDE_H, POOL_FILTER_H = 2, 5, 6, 2, 
 CONV_STRIDE_W, CONV_DIL_W, DW_DIL_W, POOL_STRIDE_W, POOL_FILTER_W = 1, 4, 5, 1, 3
 CONCAT_OPTIONS, PAD_OPTIONS, STRIDED_SLICE_OPTIONS = 10, 22, 32
 INT32 = 2
+MAX_BANDS = 10  # inputs of one CONCATENATION in TFLM (kMaxInputNum): more fail to prepare
 OFFLINE_PLAN = b"OfflineMemoryAllocation"
 
 
 class BandError(ModelError):
     """The stage cannot be split into bands; the message says why."""
+
+
+class OperatorRefused(BandError):
+    """An operator cannot run in bands: no stage containing it can be split."""
 
 
 @dataclass(frozen=True)
@@ -126,38 +138,41 @@ def describe_op(model: Model, sub: Subgraph, op: Operator) -> StageOp:
     """How a stage operator maps output rows to input rows; BandError for what cannot be split."""
     name = op.name
     if name not in SUPPORTED:
-        raise BandError(f"operator {op.index} ({name}) cannot run in bands (supported: "
-                        f"{', '.join(SUPPORTED)})")  # fmt: skip
+        raise OperatorRefused(
+            f"operator {op.index} ({name}) cannot run in bands (supported: {', '.join(SUPPORTED)})"
+        )
     if len(op.outputs) != 1 or op.intermediates:
-        raise BandError(f"operator {op.index} ({name}) has {len(op.outputs)} outputs")
+        raise OperatorRefused(f"operator {op.index} ({name}) has {len(op.outputs)} outputs")
     out = sub.tensors[op.outputs[0]]
     x = sub.tensors[op.inputs[0]]
     if not (_activation(out) and _activation(x)):
-        raise BandError(f"operator {op.index} ({name}) is not on a [1, H, W, C] feature map")
+        raise OperatorRefused(f"operator {op.index} ({name}) is not on a [1, H, W, C] feature map")
     if name in WINDOWED:
         return _window_op(model, sub, op, x, out)
     if name in PADS:
         pads_t = sub.tensors[op.inputs[1]]
         if not pads_t.is_const or pads_t.type != INT32:
-            raise BandError(f"operator {op.index} (PAD) has paddings that are not int32 constants")
+            raise OperatorRefused(
+                f"operator {op.index} (PAD) has paddings that are not int32 constants"
+            )
         v = _consts_i32(model, pads_t)
         pads = tuple((v[2 * i], v[2 * i + 1]) for i in range(4))
         if pads[0] != (0, 0) or pads[3] != (0, 0):
-            raise BandError(f"operator {op.index} (PAD) pads the batch or channel axis")
+            raise OperatorRefused(f"operator {op.index} (PAD) pads the batch or channel axis")
         return StageOp(op, "pad", pads=pads)
     for i in op.inputs[1:]:
         t = sub.tensors[i]
         if not t.is_const and t.shape != out.shape:
-            raise BandError(f"operator {op.index} ({name}) broadcasts a feature map")
+            raise OperatorRefused(f"operator {op.index} ({name}) broadcasts a feature map")
         if t.is_const and len(t.shape) == 4 and t.shape[1] not in (1,):
-            raise BandError(f"operator {op.index} ({name}) has a constant varying over rows")
+            raise OperatorRefused(f"operator {op.index} ({name}) has a constant varying over rows")
     return StageOp(op, "elementwise")
 
 
 def _window_op(model: Model, sub: Subgraph, op: Operator, x: Tensor, out: Tensor) -> StageOp:
     opts = _options(model, op)
     if opts is None:
-        raise BandError(f"operator {op.index} ({op.name}) has no options")
+        raise OperatorRefused(f"operator {op.index} ({op.name}) has no options")
     padding = opts.scalar(OPT_PADDING, "B", SAME)
     if op.name in ("CONV_2D", "DEPTHWISE_CONV_2D"):
         w = sub.tensors[op.inputs[1]]
@@ -174,10 +189,13 @@ def _window_op(model: Model, sub: Subgraph, op: Operator, x: Tensor, out: Tensor
         taps = 0
     rows = same_window(x.shape[1], out.shape[1], kh, sh, dh, padding)
     cols = same_window(x.shape[2], out.shape[2], kw, sw, dw, padding)
-    if op.name == "AVERAGE_POOL_2D" and (rows.pad_before or rows.pad_after or cols.pad_before
-                                         or cols.pad_after):  # fmt: skip
-        raise BandError(f"operator {op.index} (AVERAGE_POOL_2D) pads: its average counts only "
-                        "taps inside the image, which explicit padding would change")  # fmt: skip
+    if op.name == "AVERAGE_POOL_2D" and (
+        rows.pad_before or rows.pad_after or cols.pad_before or cols.pad_after
+    ):
+        raise OperatorRefused(
+            f"operator {op.index} (AVERAGE_POOL_2D) pads: its average counts only "
+            "taps inside the image, which explicit padding would change"
+        )
     return StageOp(op, "window", rows, cols, macs=out.shape[2] * out.shape[3] * taps)
 
 
@@ -269,8 +287,9 @@ class _Writer:
         code = BUILTIN_CODES[name]
         codes = self.model.root.get(S.MODEL_OPCODES, [])
         for i, oc in enumerate(codes):
-            builtin = max(oc.scalar(S.OPCODE_BUILTIN, "i", 0),
-                          oc.scalar(S.OPCODE_DEPRECATED_BUILTIN, "b", 0))  # fmt: skip
+            builtin = max(
+                oc.scalar(S.OPCODE_BUILTIN, "i", 0), oc.scalar(S.OPCODE_DEPRECATED_BUILTIN, "b", 0)
+            )
             if builtin == code:
                 return i
         oc = new_table("OperatorCode", {0: ("b", min(code, 127)), 2: ("i", 1), 3: ("i", code)}, 4)
@@ -312,8 +331,9 @@ class _Writer:
             self.consts[key] = self.add_tensor(t)
         return self.consts[key]
 
-    def op(self, name: str, inputs: list[int], outputs: list[int], opt_type: int,
-           opts: Table) -> None:  # fmt: skip
+    def op(
+        self, name: str, inputs: list[int], outputs: list[int], opt_type: int, opts: Table
+    ) -> None:
         op = new_table("Operator", {0: ("I", self.opcode(name)), 3: ("B", opt_type)}, 14)
         set_child(op, S.OP_INPUTS, struct.pack(f"<{len(inputs)}i", *inputs))
         set_child(op, S.OP_OUTPUTS, struct.pack(f"<{len(outputs)}i", *outputs))
@@ -339,8 +359,13 @@ class _Writer:
         end = self.const_i32([1, b, shape[2], shape[3]], (4,), "bands/end")
         strides = self.const_i32([1, 1, 1, 1], (4,), "bands/strides")
         out = self.like(self.tensors[src], b - a, name)
-        self.op("STRIDED_SLICE", [src, begin, end, strides], [out], STRIDED_SLICE_OPTIONS,
-                new_table("Scalars", {}, 1))  # fmt: skip
+        self.op(
+            "STRIDED_SLICE",
+            [src, begin, end, strides],
+            [out],
+            STRIDED_SLICE_OPTIONS,
+            new_table("Scalars", {}, 1),
+        )
         return out
 
     def pad(self, src: int, pads: list[tuple[int, int]], name: str) -> int:
@@ -385,6 +410,8 @@ def rewrite(model: Model, cut: int, bounds: list[int]) -> tuple[Model, BandPlan]
         or any(a >= b for a, b in zip(bounds, bounds[1:], strict=False))
     ):
         raise BandError(f"band bounds {bounds} do not split the cut's {height} rows")
+    if len(bounds) - 1 > MAX_BANDS:
+        raise BandError(f"{len(bounds) - 1} bands: TFLM's CONCATENATION joins {MAX_BANDS} at most")
     out = Model(model.to_bytes(), model.source)  # a private copy to edit
     root_sg = out.root.get(S.MODEL_SUBGRAPHS)[0]
     raw_ops = root_sg.get(S.SUBGRAPH_OPERATORS)
@@ -408,9 +435,14 @@ def rewrite(model: Model, cut: int, bounds: list[int]) -> tuple[Model, BandPlan]
 
 
 def _emit_band(
-    w: _Writer, stage: Stage, raw_ops: list[Table], originals: list[Table], band: int, lo: int,
+    w: _Writer,
+    stage: Stage,
+    raw_ops: list[Table],
+    originals: list[Table],
+    band: int,
+    lo: int,
     hi: int,
-) -> int:  # fmt: skip
+) -> int:
     need = needs(stage, lo, hi)
     held: dict[int, tuple[int, Rows]] = {
         stage.x: (stage.x, (0, stage.sub.tensors[stage.x].shape[1]))

@@ -1,0 +1,81 @@
+"""Arena head with --bands per CNN: vs TFLM's own, the plan's, and the plan's with --overlap.
+
+Run by hand: .venv/bin/python benchmarks/bands_bench.py [--tflm] [--budget 0.1]
+Every shared model and every converter-made model (tests/data/keras); a model whose early
+stage cannot run in bands says why. With --tflm, the real TFLM (pip tflite-micro) runs the
+banded model with its --overlap plan on 5 random inputs: the head it reports and whether every
+output equals the original model's are printed. Prints a Markdown table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from benchmarks.overlap_bench import RUNS, on_tflm  # noqa: E402
+from host.paths import SHARED_MODELS, require_models  # noqa: E402
+from host.planning import bands, offline_plan  # noqa: E402
+from host.planning.plan import plan_model  # noqa: E402
+from host.rewrite.bands import BandError  # noqa: E402
+from host.tflite.model import Model, ModelError  # noqa: E402
+
+CONVERTER_MODELS = ROOT / "tests" / "data" / "keras"
+
+
+def row(path: Path, budget: float, time_limit: float, tflm: bool) -> str:
+    model = Model.load(path)
+    plain = plan_model(model, time_limit=time_limit)
+    over = plan_model(model, time_limit=time_limit, overlap=True)
+    start = f"| {path.stem} | {plain.tflm_head} | {plain.head} | {over.head} |"
+    heads = []
+    for overlap in (False, True):
+        try:
+            b = bands.apply(Model.load(path), budget, "tflm", overlap)
+        except BandError as e:
+            return f"{start} not split: {str(e)[:60]} |"
+        r = plan_model(b.model, time_limit=time_limit, overlap=overlap, **b.placement)
+        heads.append((b, r))
+    (_, plain_b), (b, r) = heads
+    c = b.chosen
+    if c is None:
+        return f"{start} {plain_b.head} | {r.head} | 1.00x | no gain |"
+    text = (
+        f"{start} {plain_b.head} | {r.head} | {r.head / over.head:.2f}x | {c.cut}, {c.bands} "
+        f"| {100 * c.added_fraction:.1f}% |"
+    )
+    if tflm:
+        offline_plan.embed(b.model, r.tensor_offsets())
+        text += f" {on_tflm(path.read_bytes(), b.model.to_bytes())} |"
+    return text
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--tflm", action="store_true", help="also run the real TFLM on each plan")
+    ap.add_argument("--budget", type=float, default=0.1, help="--bands-mac-budget (default 0.1)")
+    ap.add_argument("--time-limit", type=float, default=1.5)
+    args = ap.parse_args()
+    require_models(SHARED_MODELS)
+    cols = (
+        "| model | TFLM head | plan | plan --overlap | --bands | --bands --overlap "
+        "| vs --overlap | cut after op, bands | MACs added |"
+    )
+    if args.tflm:
+        cols += f" TFLM head (bands, overlap) | identical ({RUNS} inputs) |"
+    print(cols)
+    print("|" + "---|" * (cols.count("|") - 1))
+    paths = sorted(SHARED_MODELS.glob("*.tflite")) + sorted(CONVERTER_MODELS.glob("*.tflite"))
+    for path in paths:
+        try:
+            print(row(path, args.budget, args.time_limit, args.tflm), flush=True)
+        except ModelError as e:
+            print(f"| {path.stem} | error: {e} |", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
