@@ -69,6 +69,7 @@ typedef struct {
 
 /* Limits a hostile model cannot exceed. */
 #define MA_MAX_NESTING 8                /* subgraph call depth (IF/WHILE/CALL_ONCE) */
+#define MA_MAX_SCOPES 262144            /* operators the planner's walk visits, callees' included */
 #define MA_MAX_WHILE_ITERATIONS 1000000 /* per WHILE invocation, default */
 
 /* Loads `model` (must stay valid and unchanged while the interpreter lives, 8-byte aligned)

@@ -18,6 +18,10 @@ from host.tflite.model import Model, ModelError, Tensor
 
 RESOURCE = 13
 MAX_CALL_DEPTH = 32
+# Scopes a walk may open (operators visited, callees' included, plus one per call): a subgraph
+# called from many places, a few levels deep, unfolds exponentially. The runtime's limit
+# (MA_MAX_SCOPES in firmware/include/microarena.h); TFLM has none and walks on for minutes.
+MAX_SCOPES = 262144
 
 
 # How every report and message writes a lifetime: half-open over allocation scopes (TFLM's
@@ -159,20 +163,62 @@ class _Walker:
         self.stack.pop()
 
 
+def unfolded_scopes(model: Model, semantics: Semantics) -> int:
+    """Scopes a walk from subgraph 0 opens, counted once per subgraph (linear in the model),
+    capped just past MAX_SCOPES; ModelError for recursion TFLM cannot plan."""
+    limit = semantics.max_depth
+    memo: dict[tuple[int, int], int] = {}  # by subgraph and, where the depth is cut, depth
+    stack: list[int] = []
+    n = len(model.subgraphs)
+
+    def count(si: int) -> int:
+        key = (si, len(stack) if limit is not None else 0)
+        if key in memo:
+            return memo[key]
+        if limit is None and (si in stack or len(stack) >= MAX_CALL_DEPTH):
+            chain = " -> ".join(str(s) for s in [*stack, si])
+            raise ModelError(f"subgraph calls recurse ({chain}); TFLM cannot plan this model")
+        stack.append(si)
+        total = 0
+        deep = limit is not None and len(stack) > limit  # as _Walker._callees
+        for op in model.subgraphs[si].operators:
+            total += 1
+            for callee in [] if deep else op.called_subgraphs:
+                if limit is None or 0 < callee < n:
+                    total += 1 + count(callee)
+            total = min(total, MAX_SCOPES + 1)
+        stack.pop()
+        memo[key] = total
+        return total
+
+    return count(0)
+
+
+def _bounded_walker(model: Model, semantics: Semantics) -> _Walker:
+    scopes = unfolded_scopes(model, semantics)
+    if scopes > MAX_SCOPES:
+        raise ModelError(
+            f"{model.source}: the subgraph call graph unfolds into more than {MAX_SCOPES} "
+            "operator visits (subgraphs called from many places); TFLM and the runtime walk "
+            "every call, so this model would take minutes to plan"
+        )
+    w = _Walker(model, semantics)
+    w.walk(0)
+    return w
+
+
 def mark(
     model: Model, semantics: Semantics
 ) -> tuple[dict[int, int], dict[int, int], dict[tuple[int, int], OpScope], int]:
     """First and last scope of every tensor a walk reaches (by global index), the span of
     every operator (by subgraph, operator), under a runtime's semantics, and the last scope."""
-    w = _Walker(model, semantics)
-    w.walk(0)
+    w = _bounded_walker(model, semantics)
     return w.first, w.last, w.spans, w.scope
 
 
 def walk(model: Model) -> Walk:
     """Lifetimes of every tensor TFLM plans, and each operator's scope span."""
-    w = _Walker(model, TFLM)
-    w.walk(0)
+    w = _bounded_walker(model, TFLM)
     out = []
     for t in model.tensors:
         if not needs_allocating(t):

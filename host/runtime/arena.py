@@ -139,7 +139,8 @@ def predict(
                 in_tail.add(t.global_index)
 
     # prepare_all
-    ar.temp_alloc(4 * len(subgraphs), 4)  # call-graph check, then reset
+    ar.temp_alloc(4 * len(subgraphs), 4)  # call-graph check: depths, then scopes; reset
+    ar.temp_alloc(8 * len(subgraphs), 8)
     ar.temp = 0
     handles = sum(op.opcode == OP_VAR_HANDLE for sg in subgraphs for op in sg.operators)
     if handles:

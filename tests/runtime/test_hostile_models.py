@@ -3,52 +3,52 @@ checked against the real TFLM: its outputs and its head, or a clean refusal."""
 
 from __future__ import annotations
 
+import re
+import time
+from pathlib import Path
+
 import numpy as np
 import pytest
+from support.callgraph_models import fanout_model
+from support.model_fuzz import our_outputs, tflm_outputs
 from support.subgraph_models import (
     shared_branch_model,
+    shared_tables_model,
     twice_called_subgraph_model,
     variable_state_model,
 )
 from support.tflm_oracle import oracle, run_tflm
 
-from host.planning import offline_plan
+from host.planning import lifetimes, offline_plan
 from host.planning.packing.problem import align_up
+from host.planning.scratch import predict_tflm_head
 from host.runtime import arena as arena_layout
 from host.runtime.binding import Interpreter, MicroarenaError
 from host.tflite import schema as S
 from host.tflite.flatbuf import new_table, set_child
-from host.tflite.model import OFFLINE_PLAN_NAME, Model
+from host.tflite.model import OFFLINE_PLAN_NAME, Model, ModelError
 
-
-def _tflm(data: bytes, inputs: list[np.ndarray]) -> tuple[list[np.ndarray], object]:
-    interp = oracle().Interpreter.from_bytes(data, arena_size=1 << 16)
-    for i, arr in enumerate(inputs):
-        interp.set_input(arr, i)
-    interp.invoke()
-    return [np.array(interp.get_output(0))], interp
-
-
-def _ours(data: bytes, inputs: list[np.ndarray]) -> tuple[list[np.ndarray], Interpreter]:
-    interp = Interpreter(data)
-    for i, arr in enumerate(inputs):
-        interp.set_input(i, arr)
-    interp.invoke()
-    return [interp.get_output(0)], interp
+REPO = Path(__file__).resolve().parents[2]
+PROBE = 64 << 20  # an arena far larger than any of these models needs
 
 
 def test_subgraph_called_twice_keeps_its_tensors_live_across_both_calls() -> None:
     """Two IFs calling one subgraph: its tensors live from the first call to the last (TFLM
     keeps a tensor's first creation); planning them for the last call alone put them over a
     tensor live across the first call (outputs -24 where TFLM gives -16)."""
-    x = np.arange(8, dtype=np.float32).reshape(1, 8) - 4
     for data in (shared_branch_model(), twice_called_subgraph_model()[0]):
-        for c in (True, False):
-            inputs = [np.array([c]), x]
-            want, _ = _tflm(data, inputs)
-            got, ours = _ours(data, inputs)
-            np.testing.assert_array_equal(got[0], want[0])
-            assert ours.stats().head == arena_layout.predict(data, "host")["head"]
+        _runs_as_tflm(data)
+
+
+def _runs_as_tflm(data: bytes) -> None:
+    """Outputs equal TFLM's for both conditions; the head is what host.runtime.arena says."""
+    x = np.arange(8, dtype=np.float32).reshape(1, 8) - 4
+    for c in (True, False):
+        inputs = [np.array([c]), x]
+        want = tflm_outputs(data, inputs)
+        got, ours = our_outputs(data, inputs)
+        np.testing.assert_array_equal(got[0], want[0])
+        assert ours.stats().head == arena_layout.predict(data, "host")["head"]
 
 
 def _with_plans(data: bytes, plans: list[list[int]]) -> bytes:
@@ -79,8 +79,8 @@ def test_of_two_offline_plans_the_last_counts_everywhere() -> None:
     assert [got[g] for g in range(len(sizes))] == stacked
     assert offline_plan.check(Model(planned)) == []
     inputs = [np.array([True]), np.arange(8, dtype=np.float32).reshape(1, 8) - 4]
-    want, _ = _tflm(planned, inputs)
-    np.testing.assert_array_equal(_ours(planned, inputs)[0][0], want[0])
+    want = tflm_outputs(planned, inputs)
+    np.testing.assert_array_equal(our_outputs(planned, inputs)[0][0], want[0])
     heads = [run_tflm(_with_plans(data, [p])).head for p in (online, stacked)]
     assert heads[0] < heads[1] == run_tflm(planned).head  # TFLM too follows the last
     # An entry with the wrong count is refused by TFLM wherever it stands; so by both here.
@@ -126,3 +126,51 @@ def test_variable_tensors_never_share_bytes() -> None:
     assert arena_layout.predict(_with_plans(data, [[-1, 0, -1, -1]]), "host")["head"] == (
         Interpreter(_with_plans(data, [[-1, 0, -1, -1]])).stats().head
     )
+
+
+def test_fanned_out_call_graphs_are_refused_in_bounded_time() -> None:
+    """An IF calling the next subgraph as both branches, 12 IFs a subgraph, 7 levels: 20 KB
+    whose walk unfolds into about 24**7 operator visits (TFLM walks them all; the runtime took
+    minutes, with a signed overflow in its scope counter). Both the runtime and the Python
+    walk now count the walk per subgraph and refuse it past MAX_SCOPES."""
+    data = fanout_model([12] * 7)
+    assert len(data) < 25_000
+    start = time.monotonic()
+    with pytest.raises(MicroarenaError, match=f"more than {lifetimes.MAX_SCOPES} operator"):
+        Interpreter(data, PROBE)
+    with pytest.raises(ModelError, match=f"more than {lifetimes.MAX_SCOPES} operator"):
+        lifetimes.walk(Model(data))
+    assert time.monotonic() - start < 5
+
+
+def test_fanned_out_call_graphs_within_the_limit_run_as_tflm() -> None:
+    data = fanout_model([3, 3, 3, 3])  # 3627 scopes
+    assert lifetimes.unfolded_scopes(Model(data), lifetimes.TFLM) == 3627
+    _runs_as_tflm(data)
+    assert run_tflm(data).head == predict_tflm_head(Model(data))  # host.plan's walk is TFLM's
+
+
+def test_subgraphs_sharing_their_lists_are_refused() -> None:
+    """250 subgraphs listing one tensor 5000 times: 21 KB naming 1.25 million tensors (the
+    runtime never finished opening it). Refused: each listed entry takes 4 bytes of a file."""
+    data = shared_tables_model(250, 5000)
+    with pytest.raises(MicroarenaError, match="more than its 21396 bytes can hold"):
+        Interpreter(data, PROBE)
+    with pytest.raises(ModelError, match="more than 8 times its size"):
+        Model(data)
+
+
+def test_limits_agree() -> None:
+    header = (REPO / "firmware/include/microarena.h").read_text()
+    assert re.search(rf"#define MA_MAX_SCOPES {lifetimes.MAX_SCOPES}\b", header)
+
+
+def test_plan_and_scratch_refuse_a_fanned_out_model(tmp_path: Path, capsys) -> None:
+    from host.planning.cli import main as plan_main
+    from host.planning.scratch import main as scratch_main
+
+    p = tmp_path / "fan.tflite"
+    p.write_bytes(fanout_model([12] * 7))
+    for main in (plan_main, scratch_main):
+        assert main([str(p)]) == 2
+        assert "operator visits" in capsys.readouterr().err

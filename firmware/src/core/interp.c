@@ -17,37 +17,56 @@ static ma_status at_operator(ma_interp *it, ma_status st, int32_t sg, int32_t k,
   return st;
 }
 
-/* Call depth of subgraph `sg` (1 = calls nothing); depth[] is 0 = unknown, -1 = on the stack.
- * Recursion stops at MA_MAX_NESTING, so cycles and deep nesting are both rejected. */
-static int32_t call_depth(ma_interp *it, int32_t sg, int32_t *depth, int32_t level) {
-  if (depth[sg] > 0) return depth[sg];
-  if (depth[sg] < 0 || level > MA_MAX_NESTING) return MA_MAX_NESTING + 1;
-  depth[sg] = -1;
+typedef struct {
+  int32_t *depth;  /* call depth (1 = calls nothing); 0 = unknown, -1 = on the stack */
+  int64_t *scopes; /* scopes the planner's walk of the subgraph opens, capped past the limit */
+} call_info;
+
+/* Call depth of subgraph `sg`, and (memoised, so linear in the model) the scopes a walk of
+ * it opens: one per operator and one per callee, plus the callee's own. Recursion stops at
+ * MA_MAX_NESTING, so cycles and deep nesting are both rejected. */
+static int32_t call_depth(ma_interp *it, int32_t sg, call_info *ci, int32_t level) {
+  if (ci->depth[sg] > 0) return ci->depth[sg];
+  if (ci->depth[sg] < 0 || level > MA_MAX_NESTING) return MA_MAX_NESTING + 1;
+  ci->depth[sg] = -1;
   int32_t best = 1;
+  int64_t scopes = 0;
   ma_subgraph *s = &it->subgraphs[sg];
   for (int32_t k = 0; k < s->n_nodes && best <= MA_MAX_NESTING; k++) {
     int32_t callees[2];
     ma_op_callees(it, &s->nodes[k], callees);
+    scopes += 1;
     for (int c = 0; c < 2; c++) {
       int32_t callee = callees[c];
       if (callee < 0) continue;
-      int32_t d = call_depth(it, callee, depth, level + 1) + 1;
+      int32_t d = call_depth(it, callee, ci, level + 1) + 1;
       if (d > best) best = d;
+      scopes += 1 + ci->scopes[callee];
     }
+    if (scopes > MA_MAX_SCOPES) scopes = MA_MAX_SCOPES + 1; /* no overflow however wide */
   }
-  depth[sg] = best;
+  ci->depth[sg] = best;
+  ci->scopes[sg] = scopes;
   return best;
 }
 
 static ma_status check_call_graph(ma_interp *it) {
-  int32_t *depth = ma_temp_alloc(it, sizeof(int32_t) * (size_t)it->n_subgraphs, 4);
-  if (depth == NULL) return MA_ERR_ARENA;
-  memset(depth, 0, sizeof(int32_t) * (size_t)it->n_subgraphs);
+  size_t n = (size_t)it->n_subgraphs;
+  call_info ci = {ma_temp_alloc(it, sizeof(int32_t) * n, 4), NULL};
+  ci.scopes = ma_temp_alloc(it, sizeof(int64_t) * n, 8);
+  if (ci.depth == NULL || ci.scopes == NULL) return MA_ERR_ARENA;
+  memset(ci.depth, 0, sizeof(int32_t) * n);
+  memset(ci.scopes, 0, sizeof(int64_t) * n);
   for (int32_t s = 0; s < it->n_subgraphs; s++) {
-    if (call_depth(it, s, depth, 1) > MA_MAX_NESTING) {
+    if (call_depth(it, s, &ci, 1) > MA_MAX_NESTING) {
       return ma_fail(it, MA_ERR_UNSUPPORTED, "subgraph calls are recursive or nested deeper "
                      "than %d (from subgraph %d)", MA_MAX_NESTING, (int)s);
     }
+  }
+  if (ci.scopes[0] > MA_MAX_SCOPES) {
+    return ma_fail(it, MA_ERR_UNSUPPORTED, "the subgraph call graph unfolds into more than %d "
+                   "operator visits (subgraphs called from many places); the planner walks "
+                   "every call, as TFLM does", MA_MAX_SCOPES);
   }
   ma_temp_reset(it);
   return MA_OK;

@@ -369,14 +369,23 @@ ma_status ma_parse_model(ma_interp *it) {
   it->subgraphs = ma_tail_alloc(it, sizeof(ma_subgraph) * sgs.len, _Alignof(ma_subgraph),
                                 MA_REC_PERSISTENT_BUFFER);
   if (it->subgraphs == NULL) return MA_ERR_ARENA;
-  int64_t total = 0;
+  int64_t total = 0, entries = 0;
   for (uint32_t s = 0; s < sgs.len; s++) {
     fb_tab st = fb_vec_table(rd, sgs, s);
     fb_vec tensors = fb_vector(rd, &st, 0, 4);
+    fb_vec ops = fb_vector(rd, &st, 3, 4);
     if (rd->bad) return bad(it, "subgraph table", (int32_t)s, -1);
     it->subgraphs[s].first_global = (int32_t)total;
     total += tensors.len;
+    entries += (int64_t)tensors.len + ops.len;
     if (total > INT32_MAX / 64) return bad(it, "too many tensors", (int32_t)s, -1);
+  }
+  /* Each listed tensor or operator takes 4 bytes of the file, unless subgraphs share their
+   * lists: refuse what the file cannot hold, so the work stays bounded by its size. */
+  if (entries * 4 > (int64_t)rd->size) {
+    return ma_fail(it, MA_ERR_MODEL, "malformed model: its subgraphs list %ld tensors and "
+                   "operators, more than its %lu bytes can hold (subgraphs share their lists)",
+                   (long)entries, (unsigned long)rd->size);
   }
   it->n_tensors_total = (int32_t)total;
   it->buffers = bufs;

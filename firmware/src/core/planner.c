@@ -34,8 +34,22 @@ static int listed(ma_interp *it, fb_vec v, int32_t t) {
   return 0;
 }
 
+/* The first scratch request of operator k of subgraph sg (or past them): requests are made
+ * in prepare order, by subgraph then operator, so a binary search keeps each visit cheap. */
+static int32_t first_request(const ma_interp *it, int32_t sg, int32_t k) {
+  int32_t lo = 0, hi = it->n_scratch;
+  while (lo < hi) {
+    int32_t mid = lo + (hi - lo) / 2;
+    const ma_scratch_req *r = &it->scratch_reqs[mid];
+    if (r->subgraph < sg || (r->subgraph == sg && r->node < k)) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
 /* Marks lifetimes of subgraph `sg` and, nested inside each calling operator (one new scope
- * per callee), of the subgraphs it invokes. Depth was bounded at load (call graph check). */
+ * per callee), of the subgraphs it invokes. Depth and the number of scopes were bounded at
+ * load (call graph check, MA_MAX_SCOPES). */
 static void mark(walk *w, int32_t sg, int32_t depth) {
   ma_interp *it = w->it;
   ma_subgraph *s = &it->subgraphs[sg];
@@ -75,11 +89,10 @@ static void mark(walk *w, int32_t sg, int32_t depth) {
       if (t >= 0) last[t] = w->scope;
     }
     for (uint32_t j = 0; j < outs.len; j++) last[fb_vec_i32(&it->rd, outs, j)] = w->scope;
-    for (int32_t r = 0; r < it->n_scratch; r++) {
-      if (it->scratch_reqs[r].subgraph == sg && it->scratch_reqs[r].node == k) {
-        created(&w->sfirst[r], &w->slast[r], op_scope);
-        w->slast[r] = w->scope;
-      }
+    for (int32_t r = first_request(it, sg, k); r < it->n_scratch; r++) {
+      if (it->scratch_reqs[r].subgraph != sg || it->scratch_reqs[r].node != k) break;
+      created(&w->sfirst[r], &w->slast[r], op_scope);
+      w->slast[r] = w->scope;
     }
   }
   /* Outputs live to the end of the walk (TFLM marks them here, created if no operator did). */

@@ -1,0 +1,243 @@
+"""Fuzzers of the runtime and the planner against the pip TFLM (issue 18): a short seeded run
+is a test (tests/runtime/test_model_fuzz.py), a long one is run by hand
+(tools/fuzz_models.py --seconds N). Each check returns None when the model passes, else a line
+saying what differed; a finding becomes a regression case in tests/data/fuzz/.
+
+- call graphs: random IF call graphs (fan-out, sharing, depth; support/callgraph_models.py):
+  the runtime's outputs equal TFLM's for both conditions, its head host.runtime.arena's, and
+  TFLM's head host.plan's prediction.
+- plans: random offline plans for a model: where `--check` accepts one (for either runtime's
+  kernels) that runtime opens the planned model and its outputs equal those without a plan;
+  where the runtime's check refuses it, the runtime refuses it too.
+- mutations: a call-graph model with one field changed while keeping a valid structure (an
+  IF's branch, a tensor's shape, a tensor's type): what the runtime runs, TFLM runs to the
+  same outputs (or crashes on: it runs in a child process); the runtime may refuse what TFLM
+  runs, with a message.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import struct
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+from support.callgraph_models import random_call_graph
+from support.tflm_oracle import oracle, run_tflm
+
+from host.planning import offline_plan
+from host.planning.lifetimes import walk
+from host.planning.scratch import predict_tflm_head
+from host.runtime import arena as arena_layout
+from host.runtime.binding import Interpreter, MicroarenaError
+from host.tflite import schema as S
+from host.tflite.flatbuf import set_child
+from host.tflite.model import OFFLINE_PLAN_NAME, Model, ModelError
+
+REPO = Path(__file__).resolve().parents[2]
+
+X = np.arange(8, dtype=np.float32).reshape(1, 8) / 4 - 1
+ARENA = 1 << 20
+
+
+def inputs_for(data: bytes, c: bool) -> list[np.ndarray]:
+    """The condition and the value, shaped as the model's own inputs say."""
+    sg0 = Model(data).subgraphs[0]
+    shape = sg0.tensors[sg0.inputs[1]].shape
+    return [np.array([c]), np.resize(X, shape).astype(np.float32)]
+
+
+def tflm_outputs(data: bytes, inputs: list[np.ndarray]) -> list[np.ndarray]:
+    interp = oracle().Interpreter.from_bytes(data, arena_size=ARENA)
+    for i, arr in enumerate(inputs):
+        interp.set_input(arr, i)
+    interp.invoke()
+    return [np.array(interp.get_output(0))]
+
+
+def our_outputs(data: bytes, inputs: list[np.ndarray]) -> tuple[list[np.ndarray], Interpreter]:
+    interp = Interpreter(data)
+    for i, arr in enumerate(inputs):
+        interp.set_input(i, arr)
+    interp.invoke()
+    return [interp.get_output(0)], interp
+
+
+def check_call_graph(data: bytes) -> str | None:
+    """The runtime runs a call-graph model as TFLM does, for both conditions."""
+    for c in (True, False):
+        inputs = inputs_for(data, c)
+        want = tflm_outputs(data, inputs)
+        got, ours = our_outputs(data, inputs)
+        if not np.array_equal(got[0], want[0]):
+            return f"condition {c}: runtime {got[0].ravel()} but TFLM {want[0].ravel()}"
+        predicted = arena_layout.predict(data, "host")["head"]
+        if ours.stats().head != predicted:
+            return f"runtime head {ours.stats().head}, host.runtime.arena predicts {predicted}"
+    tflm, predicted = run_tflm(data).head, predict_tflm_head(Model(data))
+    if tflm != predicted:
+        return f"TFLM head {tflm}, host.plan predicts {predicted}"
+    return None
+
+
+def random_plan(rng: random.Random, model: Model) -> list[int]:
+    """Offsets for the planned tensors (some left online), on a grid of their sizes, so that
+    overlaps are common and exact."""
+    w = walk(model)
+    offsets = [-1] * len(model.tensors)
+    for lt in w.lifetimes:
+        if rng.random() < 0.8:
+            offsets[lt.tensor.global_index] = 16 * rng.randrange(0, 1 + len(w.lifetimes) * 2)
+    for t in model.tensors:
+        if t.is_variable and rng.random() < 0.5:
+            offsets[t.global_index] = 16 * rng.randrange(0, 8)
+    return offsets
+
+
+def with_plan(data: bytes, offsets: list[int]) -> bytes:
+    model = Model(data)
+    model.set_metadata(OFFLINE_PLAN_NAME, offline_plan.encode(offsets, len(model.subgraphs)))
+    return model.to_bytes()
+
+
+def check_plan(data: bytes, offsets: list[int]) -> str | None:
+    """An offline plan `--check` accepts runs to the same outputs; one it refuses for the
+    runtime's kernels the runtime refuses too."""
+    planned = with_plan(data, offsets)
+    problems = offline_plan.check(Model(planned), "microarena")
+    try:
+        Interpreter(planned)
+    except MicroarenaError as e:
+        return f"--check accepts the plan, the runtime refuses it: {e}" if not problems else None
+    if problems:
+        return f"the runtime accepts a plan --check refuses: {problems[0]}"
+    for c in (True, False):
+        inputs = inputs_for(data, c)
+        want = our_outputs(data, inputs)[0]
+        got = our_outputs(planned, inputs)[0]
+        if not np.array_equal(got[0], want[0]):
+            return f"condition {c}: planned outputs {got[0].ravel()}, unplanned {want[0].ravel()}"
+    if not offline_plan.check(Model(planned), "tflm"):
+        for c in (True, False):
+            inputs = inputs_for(data, c)
+            if not np.array_equal(tflm_outputs(planned, inputs)[0], tflm_outputs(data, inputs)[0]):
+                return f"condition {c}: TFLM's outputs change under a plan --check accepts"
+    return None
+
+
+def mutate(rng: random.Random, data: bytes) -> bytes:
+    """One field of a call-graph model changed, the structure kept valid."""
+    model = Model(data)
+    sgs = model.root.get(S.MODEL_SUBGRAPHS)
+    sg = rng.choice(sgs)
+    kind = rng.choice(["branch", "shape", "type"])
+    if kind == "branch":
+        ifs = [op for s in sgs for op in s.get(S.SUBGRAPH_OPERATORS, []) if op.get(S.OP_OPTIONS)]
+        op = rng.choice(ifs) if ifs else None
+        opts = op.get(S.OP_OPTIONS) if op is not None else None
+        if opts is not None and opts.has(0):
+            struct.pack_into("<i", opts.inline, opts.field_offsets[rng.randint(0, 1)],
+                             rng.randrange(0, len(sgs) + 1))  # fmt: skip
+    else:
+        tensor = rng.choice(sg.get(S.SUBGRAPH_TENSORS))
+        if kind == "shape":
+            dims = [rng.choice([1, 2, 8, 4]) for _ in range(rng.randint(1, 3))]
+            set_child(tensor, S.TENSOR_SHAPE, struct.pack(f"<{len(dims)}i", *dims))
+        else:
+            struct.pack_into("<b", tensor.inline, tensor.field_offsets[S.TENSOR_TYPE],
+                             rng.choice([0, 6, 9, 2]))  # fmt: skip
+    return model.to_bytes()
+
+
+def _tflm_child(path: str, c: str) -> int:
+    """Runs in a child: TFLM's output for a model, or 'refused'."""
+    data = Path(path).read_bytes()
+    try:
+        out = tflm_outputs(data, inputs_for(data, c == "1"))[0]
+    except Exception as e:  # noqa: BLE001 - any refusal counts as one
+        print(f"refused {type(e).__name__}")
+        return 0
+    np.save(path + f".{c}.npy", out)
+    print("ran")
+    return 0
+
+
+def tflm_in_child(data: bytes, c: bool, scratch: Path) -> np.ndarray | str:
+    """TFLM's output, 'refused', or 'crashed' (it segfaults on some hostile models)."""
+    path = scratch / "model.tflite"
+    path.write_bytes(data)
+    env = {**os.environ, "PYTHONPATH": f"{REPO}{os.pathsep}{REPO / 'tests'}"}
+    proc = subprocess.run(
+        [sys.executable, __file__, str(path), "1" if c else "0"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=env,
+    )
+    if proc.returncode != 0:
+        return "crashed"
+    if proc.stdout.startswith("refused"):
+        return "refused"
+    return np.load(str(path) + f".{'1' if c else '0'}.npy")
+
+
+def check_mutation(data: bytes, scratch: Path) -> str | None:
+    """Both run to the same outputs, or the runtime refuses with a message. It may refuse
+    what TFLM runs: TFLM copies IF operands of different sizes, reads past tensors, and so
+    on (docs/runtime.md); but what it runs, TFLM must run (or crash on) to the same outputs."""
+    try:
+        Model(data)
+    except ModelError:
+        return None  # the host tools refuse it; the runtime's own refusals are fuzzed in C
+    for c in (True, False):
+        try:
+            ours: np.ndarray | str = our_outputs(data, inputs_for(data, c))[0][0]
+        except (MicroarenaError, ValueError) as e:
+            ours = f"refused ({e})"
+        theirs = tflm_in_child(data, c, scratch)
+        if isinstance(ours, str) or isinstance(theirs, str) and theirs == "crashed":
+            continue
+        if isinstance(theirs, str):
+            return f"condition {c}: the runtime runs it, TFLM {theirs}"
+        if not np.array_equal(ours, theirs):
+            return f"condition {c}: runtime {ours.ravel()} but TFLM {theirs.ravel()}"
+    return None
+
+
+@dataclass
+class Finding:
+    fuzzer: str
+    model: bytes
+    message: str
+
+
+def fuzz(seed: int, scratch: Path, rounds: int | None = None, seconds: float | None = None,
+         ) -> Iterator[Finding | None]:  # fmt: skip
+    """Rounds of the three fuzzers from one seed, until `rounds` or `seconds` run out: yields
+    a Finding for each failed check and None after each round (for progress)."""
+    rng = random.Random(seed)
+    end = None if seconds is None else time.monotonic() + seconds
+    done = 0
+    while (rounds is None or done < rounds) and (end is None or time.monotonic() < end):
+        data = random_call_graph(rng, rng.randint(2, 5), rng.randint(1, 5))
+        plan = random_plan(rng, Model(data))
+        mutated = mutate(rng, data)
+        for fuzzer, model, message in (
+            ("call graph", data, check_call_graph(data)),
+            ("plan", with_plan(data, plan), check_plan(data, plan)),
+            ("mutation", mutated, check_mutation(mutated, scratch)),
+        ):
+            if message is not None:
+                yield Finding(fuzzer, model, message)
+        done += 1
+        yield None
+
+
+if __name__ == "__main__":
+    sys.exit(_tflm_child(sys.argv[1], sys.argv[2]))
