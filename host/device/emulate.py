@@ -33,11 +33,13 @@ from pathlib import Path
 
 from host.argtypes import SECONDS
 from host.device.boards import BuildError, build_image, emulated_boards, get_board, invoke_timing
+from host.fileio import read_file
 from host.progress import say
 
 QEMU = "qemu-system-arm"
 FAULT_EXIT = 70  # boards/common/board.h BOARD_EXIT_FAULT
 TIMEOUT_EXIT = 124  # CLI exit status on time-out, as timeout(1)
+MAX_IMAGE_BYTES = 64 << 20  # a firmware image: far above any board's flash
 FAULT_LINE = re.compile(r"^\*\*\* FAULT.*$", re.MULTILINE)
 
 
@@ -152,11 +154,14 @@ class Emulation:
         spec = get_board(board)
         if spec.qemu_machine is None:
             raise ValueError(f"board {board!r} is a real board and cannot be emulated")
-        if not elf.is_file():
-            raise FileNotFoundError(f"firmware image not found: {elf}")
-        with open(elf, "rb") as f:
-            if f.read(4) != b"\x7fELF":
-                raise ValueError(f"{elf} is not an ELF image (QEMU would run it as raw bytes)")
+        try:
+            image = read_file(elf, MAX_IMAGE_BYTES, "firmware image")  # not /dev/zero, a FIFO
+        except FileNotFoundError:
+            raise FileNotFoundError(f"firmware image not found: {elf}") from None
+        except OSError as e:
+            raise ValueError(f"cannot read {elf}: {e.strerror}") from None
+        if image[:4] != b"\x7fELF":
+            raise ValueError(f"{elf} is not an ELF image (QEMU would run it as raw bytes)")
         if shutil.which(QEMU) is None:
             raise EmulationError(f"{QEMU} is not on PATH (Debian package qemu-system-arm)")
         self.board = board

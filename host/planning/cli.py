@@ -259,12 +259,10 @@ def _header_output(args: argparse.Namespace, result: PlanResult, data: bytes) ->
 
 
 def _written_model_check(runtime: str) -> Callable[[bytes], None]:
-    """The check the planned model's bytes pass before they replace any file: they read back
-    as a model whose embedded plan is valid.
-
-    Hook: a field-by-field comparison of the written model with the original (the rewrite keeps
-    every field's meaning, issue 18 finding 6) belongs here too once host/tflite/ has one.
-    """
+    """The check the planned model's bytes pass, as read back from beside the target, before
+    they replace any file: a model whose embedded plan is valid. (The field-by-field comparison
+    with the original, check_rewrite, ran on these same bytes before they were written: the
+    read-back must equal them.)"""
 
     def check(data: bytes) -> None:
         problems = offline_plan.check(Model(data, "the planned model"), runtime)

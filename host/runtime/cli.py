@@ -13,16 +13,20 @@ unreadable file.
 from __future__ import annotations
 
 import argparse
+import io
 import json
+import math
 import sys
-from pathlib import Path
 
 import numpy as np
 
 from host.argtypes import SEED, number
+from host.fileio import read_file
 from host.runtime.binding import STATUS_NAMES, Interpreter, MicroarenaError, TensorInfo
+from host.tflite.model import read_model
 
 MAX_ARENA = 2**32 - 1  # the runtime's reports hold 32-bit sizes; no microcontroller has more
+NPY_HEADER_BYTES = 1 << 20  # numpy's headers are far smaller
 INPUT_RULE = """\
 --input: an array saved with numpy.save, with the input's shape and either its dtype or values
 that dtype holds exactly (int8 features saved as int32, say). Anything else is refused, never
@@ -70,11 +74,13 @@ def _parser() -> argparse.ArgumentParser:
 
 def load_input(path: str, i: int, d: TensorInfo) -> np.ndarray:
     """The array for input i from a .npy file, refused unless it is exactly what the input holds."""
-    with open(path, "rb") as f:
-        if f.read(6) != b"\x93NUMPY":
-            raise ValueError(f"{path}: not a .npy file (write one with numpy.save)")
+    # At most 8 bytes an element (any numeric type converts) and the header: a bounded read of
+    # a regular file, so /dev/zero or a FIFO is refused rather than read forever.
+    data = read_file(path, 8 * math.prod(d.shape) + NPY_HEADER_BYTES, "input")
+    if data[:6] != b"\x93NUMPY":
+        raise ValueError(f"{path}: not a .npy file (write one with numpy.save)")
     try:
-        value = np.load(path, allow_pickle=False)
+        value = np.load(io.BytesIO(data), allow_pickle=False)
     except ValueError as e:  # a damaged or truncated file, an object array
         raise ValueError(f"{path}: {e}") from None
     want = np.dtype(d.dtype)
@@ -110,7 +116,7 @@ def random_input(shape: tuple[int, ...], dtype: type, rng: np.random.Generator) 
 
 
 def run(args: argparse.Namespace) -> dict:
-    model = Path(args.model).read_bytes()
+    model = read_model(args.model)
     it = Interpreter(model, args.arena_size)
     if len(args.input) > it.num_inputs():
         raise ValueError(
