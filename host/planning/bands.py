@@ -25,7 +25,7 @@ from host.rewrite import bands as rw
 from host.tflite.model import Model
 
 CONCATENATION_AXIS_SLOT = 0
-DEFAULT_COUNTS = (2, 3, 4, 6, 8, rw.MAX_BANDS)
+DEFAULT_COUNTS = (2, 3, 4, 6, 8, 10, 12, 16, 24)
 CHOICE_TIME_LIMIT = 0.3  # seconds of search per choice weighed
 
 
@@ -91,10 +91,19 @@ def model_macs(model: Model) -> int:
 
 
 def aliases(model: Model, bp: rw.BandPlan) -> dict[int, tuple[int, int]]:
-    """Each band part inside T, at its rows' byte offset (global tensor indices)."""
+    """Every band part and partial join inside T: tensor -> (T, byte offset), global indices."""
     sub = model.subgraphs[0]
-    t = sub.tensors[bp.t].global_index
-    return {sub.tensors[p].global_index: (t, lo * bp.row_bytes) for p, lo, _ in bp.parts}
+    gi = [t.global_index for t in sub.tensors]
+    out: dict[int, tuple[int, int]] = {}
+
+    def place(tensor: int, offset: int) -> None:
+        for part in bp.joins.get(tensor, []):
+            out[gi[part]] = (gi[bp.t], offset)
+            place(part, offset)
+            offset += sub.tensors[part].nbytes()
+
+    place(bp.t, 0)
+    return out
 
 
 def plan_banded(
@@ -110,11 +119,14 @@ def plan_banded(
 def placement(model: Model, bp: rw.BandPlan, runtime: str) -> dict:
     """plan_model's arguments for a banded model (see layouts)."""
     pieces = row_pieces(model, lifetimes.walk(model)) if runtime == "tflm" else {}
-    return {"layouts": functools.partial(layouts, aliases(model, bp), pieces)}
+    gi = [t.global_index for t in model.subgraphs[0].tensors]
+    joins = {gi[o]: [gi[i] for i in ins] for o, ins in bp.joins.items()}
+    return {"layouts": functools.partial(layouts, aliases(model, bp), joins, pieces)}
 
 
 def layouts(
     parts: dict[int, tuple[int, int]],
+    joins: dict[int, list[int]],
     pieces: dict[int, list[Piece]],
     tbufs: list[Buffer],
     first_id: int,
@@ -139,9 +151,10 @@ def layouts(
     (t,), (x,) = hosts, pieces
     group = [(t, 0)] + [(p, off) for p, (_, off) in parts.items()]
     rest = [b for b in tbufs if b.id != x and b.id not in {g for g, _ in group}]
-    # T's bytes are its bands' until the CONCATENATION has run: T proper starts after it.
-    t_buf = by_id[t]
-    by_id[t] = Buffer(t, max(by_id[p].end for p in parts), t_buf.end, t_buf.size)
+    # A join's bytes are its parts' until its CONCATENATION has run: it starts after that.
+    for j, ins in joins.items():
+        b = by_id[j]
+        by_id[j] = Buffer(j, max(by_id[i].end for i in ins), b.end, b.size)
     for x_base, t_base in _gaps(by_id, group, x, pieces[x], first_id):
         fixed = [_at(by_id[g], t_base + off) for g, off in group]
         ids = range(first_id, first_id + len(pieces[x]))

@@ -392,46 +392,63 @@ def _set_byte(opts: Table, slot: int, value: int) -> None:
 
 @dataclass
 class BandPlan:
-    """What a rewrite produced: the band outputs (tensor indices, rows of T) for the planner."""
+    """What a rewrite produced, for the planner: the cut tensor T and the CONCATENATIONs that
+    join the bands into it (more than MAX_BANDS bands: groups joined first)."""
 
     t: int
-    parts: list[tuple[int, int, int]]  # (tensor index, first row, end row) per band
-    concat_op: int  # operator index of the joining CONCATENATION
-    row_bytes: int
+    bounds: list[int]
+    joins: dict[int, list[int]]  # output tensor -> its inputs, in order (tensor indices)
 
 
 def rewrite(model: Model, cut: int, bounds: list[int]) -> tuple[Model, BandPlan]:
     """The model with operators 0..cut run in bands of T rows [bounds[i], bounds[i+1])."""
     stage = find_stage(model, cut)
     height = stage.t_tensor.shape[1]
+    count = len(bounds) - 1
     if (
         bounds[0] != 0
         or bounds[-1] != height
         or any(a >= b for a, b in zip(bounds, bounds[1:], strict=False))
     ):
         raise BandError(f"band bounds {bounds} do not split the cut's {height} rows")
-    if len(bounds) - 1 > MAX_BANDS:
-        raise BandError(f"{len(bounds) - 1} bands: TFLM's CONCATENATION joins {MAX_BANDS} at most")
+    if count > MAX_BANDS**2:
+        raise BandError(f"{count} bands: at most {MAX_BANDS**2} (CONCATENATIONs of {MAX_BANDS})")
     out = Model(model.to_bytes(), model.source)  # a private copy to edit
     root_sg = out.root.get(S.MODEL_SUBGRAPHS)[0]
     raw_ops = root_sg.get(S.SUBGRAPH_OPERATORS)
     tensors = list(root_sg.get(S.SUBGRAPH_TENSORS))
     free = sorted(stage.produced() - {stage.t})
     w = _Writer(out, list(tensors), list(out.buffers), free)
-    parts = []
+    groups = -(-count // MAX_BANDS)
+    size = -(-count // groups)
+    joins: dict[int, list[int]] = {}
+    group: list[int] = []
+    top: list[int] = []
     for band, (lo, hi) in enumerate(zip(bounds, bounds[1:], strict=False)):
-        parts.append((_emit_band(w, stage, raw_ops, tensors, band, lo, hi), lo, hi))
-    concat_opts = new_table("Scalars", {0: ("i", 1), 1: ("b", 0)}, 2)
-    w.op("CONCATENATION", [p[0] for p in parts], [stage.t], CONCAT_OPTIONS, concat_opts)
-    concat_op = len(w.ops) - 1
-    new_ops = w.ops + list(raw_ops[cut + 1 :])
+        group.append(_emit_band(w, stage, raw_ops, tensors, band, lo, hi))
+        if len(group) == size or band == count - 1:
+            if groups == 1:
+                top = group
+                break
+            first = bounds[band + 1 - len(group)]
+            name = f"{stage.t_tensor.name}/bands{band + 1 - len(group)}-{band}"
+            joined = w.like(tensors[stage.t], bounds[band + 1] - first, name)
+            _join(w, group, joined, joins)
+            top.append(joined)
+            group = []
+    _join(w, top, stage.t, joins)
     set_child(root_sg, S.SUBGRAPH_TENSORS, w.tensors)
-    set_child(root_sg, S.SUBGRAPH_OPERATORS, new_ops)
+    set_child(root_sg, S.SUBGRAPH_OPERATORS, w.ops + list(raw_ops[cut + 1 :]))
     set_child(out.root, S.MODEL_BUFFERS, w.buffers)
     _drop_offline_plan(out)
-    result = Model(out.to_bytes(), model.source)
-    t = stage.t_tensor
-    return result, BandPlan(stage.t, parts, concat_op, t.nbytes() // height)
+    return Model(out.to_bytes(), model.source), BandPlan(stage.t, bounds, joins)
+
+
+def _join(w: _Writer, parts: list[int], output: int, joins: dict[int, list[int]]) -> None:
+    """A CONCATENATION of `parts` on the height axis into `output`."""
+    opts = new_table("Scalars", {0: ("i", 1), 1: ("b", 0)}, 2)
+    w.op("CONCATENATION", parts, [output], CONCAT_OPTIONS, opts)
+    joins[output] = list(parts)
 
 
 def _emit_band(

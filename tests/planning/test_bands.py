@@ -46,9 +46,12 @@ def _truncated(model: Model, ops: int, output: int) -> bytes:
     return m.to_bytes()
 
 
-def _concat_op(model: Model) -> int:
+def _concat_op(model: Model, t: int | None = None) -> int:
+    """The CONCATENATION writing T (the first one if t is None)."""
     ops = model.subgraphs[0].operators
-    return next(op.index for op in ops if op.name == "CONCATENATION")
+    return next(
+        op.index for op in ops if op.name == "CONCATENATION" and (t is None or op.outputs == [t])
+    )
 
 
 def _same_outputs(a: bytes, b: bytes, runs: int) -> None:
@@ -74,7 +77,7 @@ def _check_t(original: Model, banding: bands.Banding, planned: Model, runs: int)
     assert banding.chosen is not None
     stage = rw.find_stage(original, banding.chosen.cut)
     want = _truncated(original, banding.chosen.cut + 1, stage.t)
-    got = _truncated(planned, _concat_op(planned) + 1, stage.t)
+    got = _truncated(planned, _concat_op(planned, stage.t) + 1, stage.t)
     _same_outputs(want, got, runs)
 
 
@@ -112,7 +115,7 @@ def test_demo_model_every_cut(overlap: bool) -> None:
             assert run_tflm(data).head == result.head
             _same_outputs(original.to_bytes(), data, 3)
             want = _truncated(original, cut + 1, stage.t)
-            _same_outputs(want, _truncated(banded, _concat_op(banded) + 1, stage.t), 2)
+            _same_outputs(want, _truncated(banded, _concat_op(banded, stage.t) + 1, stage.t), 2)
 
 
 def _residual_model() -> bytes:
@@ -171,7 +174,7 @@ def test_residual_stage_every_cut_identical() -> None:
             banded, _ = rw.rewrite(original, cut, bounds)
             _same_outputs(original.to_bytes(), banded.to_bytes(), 3)
             want = _truncated(original, cut + 1, stage.t)
-            _same_outputs(want, _truncated(banded, _concat_op(banded) + 1, stage.t), 3)
+            _same_outputs(want, _truncated(banded, _concat_op(banded, stage.t) + 1, stage.t), 3)
 
 
 def test_converter_made_cnn_identical() -> None:
@@ -185,7 +188,7 @@ def test_converter_made_cnn_identical() -> None:
         banded, _ = rw.rewrite(original, cut, bounds)
         _same_outputs(original.to_bytes(), banded.to_bytes(), 3)
         want = _truncated(original, cut + 1, stage.t)
-        _same_outputs(want, _truncated(banded, _concat_op(banded) + 1, stage.t), 3)
+        _same_outputs(want, _truncated(banded, _concat_op(banded, stage.t) + 1, stage.t), 3)
 
 
 def test_checker_refuses_a_band_off_its_destination() -> None:
@@ -242,3 +245,23 @@ def test_cli_bands_without_gain(tmp_path: Path, capsys: pytest.CaptureFixture[st
         plan_main([str(src), "--bands", "--embed"])
     with pytest.raises(SystemExit):
         plan_main([str(src), "--bands-mac-budget", "0.2"])
+
+
+def test_more_bands_than_one_concatenation_joins() -> None:
+    """12 bands of person_detect (TFLM's CONCATENATION takes 10 inputs): joined in groups,
+    each group in place inside T; outputs, T and head as planned on the real TFLM."""
+    original = Model.load(shared_model("tflm_person_detect_int8"))
+    cut = 7
+    t = rw.find_stage(original, cut).t_tensor
+    bounds = bands.aligned_bounds(t.shape[1], t.nbytes() // t.shape[1], 12)
+    assert bounds is not None and len(bounds) == 13
+    banded, result = bands.plan_banded(original, cut, bounds, "tflm", True, 1.5)
+    joins = [op for op in banded.subgraphs[0].operators if op.name == "CONCATENATION"]
+    assert len(joins) == 3 and all(len(op.inputs) <= rw.MAX_BANDS for op in joins)
+    offline_plan.embed(banded, result.tensor_offsets())
+    assert offline_plan.check(banded, "tflm") == []
+    assert run_tflm(banded.to_bytes()).head == result.head
+    _same_outputs(original.to_bytes(), banded.to_bytes(), 5)
+    stage = rw.find_stage(original, cut)
+    want = _truncated(original, cut + 1, stage.t)
+    _same_outputs(want, _truncated(banded, _concat_op(banded, stage.t) + 1, stage.t), 2)
