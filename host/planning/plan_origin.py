@@ -30,6 +30,8 @@ class PlanOrigin:
     owner: str  # "vela", "host.plan", "empty" (places no tensor) or "unknown"
     text: str  # whose, in words
     placed: int  # tensors the plan places (offset >= 0)
+    runtime: str = ""  # host.plan's: whose kernels it planned for
+    overlap: bool = False  # host.plan's: an --overlap plan
 
     @property
     def replaceable(self) -> bool:
@@ -53,9 +55,13 @@ def origin(model: Model) -> PlanOrigin | None:
         return PlanOrigin("unknown", "a malformed offline plan", 0)
     planned = {t.global_index for t in model.tensors if needs_allocating(t)}
     placed = sum(1 for gi, off in enumerate(offsets) if off >= 0 and gi in planned)
-    ours = _ours(model.metadata(MARKER), entries[-1])
-    if ours is not None:
-        return PlanOrigin("host.plan", ours, placed)
+    info = _ours(model.metadata(MARKER), entries[-1])
+    if info is not None:
+        overlap = bool(info.get("overlap"))
+        text = f"an offline plan host.plan wrote for the {info['runtime']} kernels" + (
+            ", with overlaps" if overlap else ""
+        )
+        return PlanOrigin("host.plan", text, placed, str(info["runtime"]), overlap)
     vela = _vela_operators(model)
     if vela:
         return PlanOrigin("vela", _vela_text(model, vela), placed)
@@ -98,13 +104,31 @@ def _vela_text(model: Model, ops: list[tuple[int, int]]) -> str:
     )
 
 
-def _ours(mark: bytes | None, plan: bytes) -> str | None:
-    """host.plan's description of the plan, if the marker is there and is this plan's."""
+def _ours(mark: bytes | None, plan: bytes) -> dict[str, Any] | None:
+    """host.plan's marker, if it is there and is this plan's (its CRC matches)."""
     try:
         info = json.loads(mark or b"null")
-        if not isinstance(info, dict) or info.get("crc32") != zlib.crc32(plan):
-            return None
-        overlap = ", with overlaps" if info.get("overlap") else ""
-        return f"an offline plan host.plan wrote for the {info['runtime']} kernels{overlap}"
-    except (ValueError, KeyError):
+    except ValueError:
         return None
+    if not isinstance(info, dict) or info.get("crc32") != zlib.crc32(plan):
+        return None
+    return info if isinstance(info.get("runtime"), str) else None
+
+
+def replan_hint(model: Model, path: str, runtime: str = "microarena") -> str | None:
+    """For a plan `runtime` refuses: whose kernels it was made for and how to plan for this
+    one instead (None if the plan is already host.plan's for it, or there is none)."""
+    o = origin(model)
+    if o is None or (o.owner == "host.plan" and o.runtime == runtime):
+        return None
+    if o.owner == "host.plan":
+        how = f"python -m host.plan {path} --embed --runtime {runtime}"
+        return (
+            f"the plan was made by host.plan{' --overlap' if o.overlap else ''} for the "
+            f"{o.runtime} kernels, whose loops differ from this runtime's: re-plan it with "
+            f"`{how}{' --overlap' if o.overlap else ''}`"
+        )
+    return (
+        f"the model carries {o.text}; `python -m host.plan {path} --embed --replace-plan "
+        f"--runtime {runtime}` writes one for this runtime"
+    )

@@ -22,8 +22,14 @@ import numpy as np
 
 from host.argtypes import SEED, number
 from host.fileio import read_file
-from host.runtime.binding import STATUS_NAMES, Interpreter, MicroarenaError, TensorInfo
-from host.tflite.model import read_model
+from host.runtime.binding import (
+    MA_ERR_PLAN,
+    STATUS_NAMES,
+    Interpreter,
+    MicroarenaError,
+    TensorInfo,
+)
+from host.tflite.model import Model, read_model
 
 MAX_ARENA = 2**32 - 1  # the runtime's reports hold 32-bit sizes; no microcontroller has more
 NPY_HEADER_BYTES = 1 << 20  # numpy's headers are far smaller
@@ -149,6 +155,16 @@ def run(args: argparse.Namespace) -> dict:
     }
 
 
+def _plan_hint(path: str) -> str | None:
+    """Why the model's offline plan may not suit this runtime, and how to re-plan it."""
+    from host.planning.plan_origin import replan_hint
+
+    try:
+        return replan_hint(Model(read_model(path), path), path)
+    except (OSError, ValueError):  # the error already said what is wrong with the file
+        return None
+
+
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     if args.list_ops:
@@ -161,9 +177,13 @@ def main(argv: list[str] | None = None) -> int:
     try:
         result = run(args)
     except MicroarenaError as e:
+        hint = _plan_hint(args.model) if e.status == MA_ERR_PLAN else None
         if args.json:
-            print(json.dumps({"error": STATUS_NAMES.get(e.status), "message": e.message}))
+            doc = {"error": STATUS_NAMES.get(e.status), "message": e.message}
+            print(json.dumps({**doc, "hint": hint} if hint else doc))
         print(f"error: {e}", file=sys.stderr)
+        if hint:
+            print(f"hint: {hint}", file=sys.stderr)
         return 1
     except (OSError, ValueError) as e:
         print(f"error: {e}", file=sys.stderr)

@@ -122,3 +122,25 @@ def test_real_vela_model(name: str, capsys) -> None:
     doc = json.loads(capsys.readouterr().out)
     assert doc["valid"] and doc["origin"]["owner"] == "vela" and doc["not_judged"]
     assert main([str(path), "--embed", "-o", "/dev/null", "-q"]) == 2
+
+
+def test_runtime_refusing_a_plan_says_whose_kernels_it_was_for(tmp_path: Path, capsys) -> None:
+    """An --overlap plan made for TFLM's kernels, which this runtime's kernels do not allow:
+    host.run says so and how to re-plan; re-planned as it says, the model runs."""
+    from host.paths import REPO
+    from host.runtime.cli import main as run
+
+    p = _write(tmp_path, (REPO / "tests" / "data" / "keras" / "mlp_int8.tflite").read_bytes())
+    assert main([str(p), "--overlap", "--embed", "-q"]) == 0
+    capsys.readouterr()
+    assert run([str(p)]) == 1
+    err = capsys.readouterr().err
+    assert "MA_ERR_PLAN" in err and "overlap while both are live" in err
+    fix = f"python -m host.plan {p} --embed --runtime microarena --overlap"
+    assert (
+        "hint: the plan was made by host.plan --overlap for the tflm kernels, whose loops differ "
+        f"from this runtime's: re-plan it with `{fix}`"
+    ) in err
+    assert run([str(p), "--json"]) == 1
+    assert json.loads(capsys.readouterr().out)["hint"].endswith(f"`{fix}`")
+    assert main(fix.split()[3:]) == 0 and run([str(p)]) == 0
