@@ -3,10 +3,11 @@ CONV_2D, DEPTHWISE_CONV_2D and FULLY_CONNECTED one-operator models run on the ru
 ASan+UBSan build and on TFLM with the same inputs (integer inputs span int8, ends included),
 outputs compared bit for bit. The cases hit each loop's edges: channel and depth counts that
 are not multiples of the 4-wide loops (their tails), depthwise channels across the 32-channel
-block, padding that clips the window, strides, dilation (taps no longer contiguous), batches,
+block, depth multipliers (1 to 8, four output lanes reading different input channels),
+padding that clips the window, strides, dilation (taps no longer contiguous), batches,
 per-tensor and per-channel weights, zero points at the int8 ends, no bias, saturating
-outputs, and the shapes the fast paths leave to the reference loops (groups, depth
-multiplier 2, a FULLY_CONNECTED weight zero point). The same paths run with the DSP
+outputs, and the shapes the fast paths leave to the reference loops (groups, a
+FULLY_CONNECTED weight zero point). The same paths run with the DSP
 instructions on the Cortex-M boards, where tests/device/test_boards_models.py compares every
 intermediate tensor with the host's.
 """
@@ -122,8 +123,11 @@ CASES = [
            zps=(0, 0)),
     dwconv("3x3 VALID 64 channels saturating", (1, 4, 4, 64), (3, 3), (2, 2), padding=VALID,
            out_scale=0.005),
-    dwconv("3x3 SAME multiplier 2 (reference loop)", (1, 5, 5, 3), (3, 3), (5, 5),
-           multiplier=2),
+    dwconv("3x3 SAME multiplier 2", (1, 5, 5, 3), (3, 3), (5, 5), multiplier=2),
+    dwconv("3x3 SAME stride 2 multiplier 8 from 1 channel", (1, 9, 10, 1), (3, 3), (5, 5),
+           stride=2, multiplier=8, act=ACT_RELU6, out_scale=0.02),
+    dwconv("3x3 VALID multiplier 3 (lanes across input channels) 11 -> 33", (1, 5, 6, 11),
+           (3, 3), (3, 4), padding=VALID, multiplier=3, per_channel=False, zps=(127, -128)),
     fc("depth 18 units 7 batch 3 RELU", (3, 18), 7, act=ACT_RELU),
     fc("depth 64 units 8 per-channel", (2, 64), 8, per_channel=True, zps=(127, -128)),
     fc("depth 3 units 2 no bias", (1, 3), 2, with_bias=False, zps=(0, 0), out_scale=0.01),

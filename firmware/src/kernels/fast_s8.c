@@ -106,8 +106,12 @@ static inline void quad_mac(int32_t a[4], quad x, uint32_t w) {
 }
 #endif
 
-/* acc[r] += sum_i w[r * ws + i] * (x[i] + off) for the four weight rows r. */
-static inline void dot4(const int8_t *x, const int8_t *w, size_t ws, int32_t n, int32_t off,
+/* acc[r] += sum_i w[r * ws + i] * (x[i] + off) for the four weight rows r. Not inlined on
+ * DSP builds: its assembly loop needs 13 registers, more than a caller leaves free. */
+#if FAST_DSP
+__attribute__((noinline))
+#endif
+static void dot4(const int8_t *x, const int8_t *w, size_t ws, int32_t n, int32_t off,
                         int32_t acc[4]) {
   const int8_t *w0 = w, *w1 = w + ws, *w2 = w1 + ws, *w3 = w2 + ws;
   int32_t a0 = acc[0], a1 = acc[1], a2 = acc[2], a3 = acc[3];
@@ -211,29 +215,39 @@ static inline int8_t requant(int32_t acc, int32_t mult, int shift, const out_ran
 
 /* ------------------------------------------------------------------ CONV_2D */
 
-/* acc[0..rows) += window of w times the filters of `rows` output channels from f (rows 1 or
- * 4, fstride bytes apart). Taps of a filter row without dilation are contiguous in both input
- * and filter, so they are one run. */
-static inline void window_dot(const int8_t *in, const int8_t *f, size_t fstride,
-                              const mak_window_geom *g, const mak_window *w, int32_t cin,
-                              int32_t off, int32_t *acc, int rows) {
+/* A run of a window: input and filter bytes that are contiguous in both (a filter row's taps
+ * inside the input without dilation, else one tap). Found once per output pixel, then used
+ * by every block of output channels. */
+typedef struct {
+  const int8_t *in;
+  int32_t f; /* offset in each output channel's filter */
+  int32_t n;
+} run;
+
+enum { MAX_RUNS = 32 }; /* windows with more (tall or dilated filters) take the reference loop */
+
+static int32_t max_runs(const mak_window_geom *g) {
+  return g->dil_w == 1 ? g->kh : g->kh * g->kw;
+}
+
+static int32_t window_runs(const int8_t *in, const mak_window_geom *g, const mak_window *w,
+                           int32_t cin, run *runs) {
   const int32_t span = g->dil_w == 1 ? w->fx1 - w->fx0 : 1;
+  int32_t n = 0;
   for (int32_t fy = w->fy0; fy < w->fy1; ++fy) {
     const size_t row = ((size_t)w->b * g->in_h + w->iy0 + g->dil_h * fy) * g->in_w;
     for (int32_t fx = w->fx0; fx < w->fx1; fx += span) {
-      const int8_t *ip = in + (row + w->ix0 + g->dil_w * fx) * cin;
-      const int8_t *fp = f + ((size_t)fy * g->kw + fx) * cin;
-      if (rows == 4)
-        dot4(ip, fp, fstride, span * cin, off, acc);
-      else
-        acc[0] = dot1(ip, fp, span * cin, off, acc[0]);
+      const run r = {in + (row + w->ix0 + g->dil_w * fx) * cin, (fy * g->kw + fx) * cin,
+                     span * cin};
+      runs[n++] = r;
     }
   }
+  return n;
 }
 
 bool mak_fast_conv_s8(const ma_node *node, const mak_conv_data *d, const mak_window_geom *g) {
   const ma_tensor *in_t = node->inputs[0], *f_t = node->inputs[1], *bias_t = mak_input(node, 2);
-  if (!all_s8(node) || f_t->dims[3] != in_t->dims[3] ||
+  if (!all_s8(node) || f_t->dims[3] != in_t->dims[3] || max_runs(g) > MAX_RUNS ||
       !offsets_ok(d->input_offset, d->output_offset))
     return false; /* grouped convolutions run the reference loop */
   const int8_t *in = in_t->data, *f = f_t->data;
@@ -243,24 +257,28 @@ bool mak_fast_conv_s8(const ma_node *node, const mak_conv_data *d, const mak_win
   const size_t fstride = (size_t)g->kh * g->kw * cin;
   const int8_t *shift = mak_conv_shifts(d);
   const out_range r = make_range(d->output_offset, d->act_min, d->act_max);
-  const int32_t per_channel = d->n_mult > 1;
+  const int32_t per_channel = d->n_mult > 1, off = d->input_offset;
+  run runs[MAX_RUNS];
   mak_window w;
   mak_window_start(g, &w);
   while (mak_window_next(g, &w)) {
+    const int32_t nr = window_runs(in, g, &w, cin, runs);
     int8_t *o = out + w.pixel * (size_t)cout;
     int32_t oc = 0;
     for (; oc + 4 <= cout; oc += 4) {
+      const int8_t *fo = f + oc * fstride;
       int32_t acc[4];
       for (int k = 0; k < 4; ++k) acc[k] = bias ? bias[oc + k] : 0;
-      window_dot(in, f + oc * fstride, fstride, g, &w, cin, d->input_offset, acc, 4);
+      for (int32_t i = 0; i < nr; ++i) dot4(runs[i].in, fo + runs[i].f, fstride, runs[i].n, off, acc);
       for (int k = 0; k < 4; ++k) {
         const int32_t mi = per_channel ? oc + k : 0;
         o[oc + k] = requant(acc[k], d->mult[mi], shift[mi], &r);
       }
     }
     for (; oc < cout; ++oc) {
+      const int8_t *fo = f + oc * fstride;
       int32_t acc = bias ? bias[oc] : 0;
-      window_dot(in, f + oc * fstride, fstride, g, &w, cin, d->input_offset, &acc, 1);
+      for (int32_t i = 0; i < nr; ++i) acc = dot1(runs[i].in, fo + runs[i].f, runs[i].n, off, acc);
       const int32_t mi = per_channel ? oc : 0;
       o[oc] = requant(acc, d->mult[mi], shift[mi], &r);
     }
@@ -270,50 +288,81 @@ bool mak_fast_conv_s8(const ma_node *node, const mak_conv_data *d, const mak_win
 
 /* -------------------------------------------------------- DEPTHWISE_CONV_2D */
 
-/* Sums of channels [c, c + 4) (rows 4) or c (rows 1) over the window's taps into a. */
-static inline void dw_taps(const int8_t *in, const int8_t *f, const mak_window_geom *g,
-                           const mak_window *w, int32_t ch, int32_t c, int32_t off, int32_t *a,
-                           int rows) {
-  int32_t s[4] = {a[0], rows == 4 ? a[1] : 0, rows == 4 ? a[2] : 0, rows == 4 ? a[3] : 0};
-  for (int32_t fy = w->fy0; fy < w->fy1; ++fy) {
-    const size_t row = ((size_t)w->b * g->in_h + w->iy0 + g->dil_h * fy) * g->in_w;
-    const int8_t *ip = in + (row + w->ix0 + g->dil_w * w->fx0) * ch + c;
-    const int8_t *fp = f + ((size_t)fy * g->kw + w->fx0) * ch + c;
-    const size_t istep = (size_t)g->dil_w * ch;
-    for (int32_t fx = w->fx0; fx < w->fx1; ++fx, ip += istep, fp += ch) {
-      if (rows == 4)
-        quad_mac(s, quad_in(load4(ip), off), load4(fp));
-      else
-        s[0] = wrap_mac(s[0], *fp, *ip + off);
-    }
+/* The taps of one output pixel: `rows` x `cols` taps from input `in` (channel 0) and filter
+ * `f`, input steps between rows and columns in bytes. */
+typedef struct {
+  const int8_t *in, *f;
+  int32_t rows, cols;
+  size_t in_row, in_col, f_row;
+} taps;
+
+static taps window_taps(const int8_t *in, const int8_t *f, const mak_window_geom *g,
+                        const mak_window *w, int32_t cin, int32_t cout) {
+  const size_t row = (size_t)w->b * g->in_h + w->iy0 + g->dil_h * w->fy0;
+  const taps t = {in + (row * g->in_w + w->ix0 + g->dil_w * w->fx0) * cin,
+                  f + ((size_t)w->fy0 * g->kw + w->fx0) * cout,
+                  w->fy1 - w->fy0,
+                  w->fx1 - w->fx0,
+                  (size_t)g->dil_h * g->in_w * cin,
+                  (size_t)g->dil_w * cin,
+                  (size_t)g->kw * cout};
+  return t;
+}
+
+/* a[k] += sum over taps of filter * (input + off), channels c..c+3, depth multiplier 1. */
+static inline void dw4(const taps *t, int32_t c, int32_t ch, int32_t off, int32_t a[4]) {
+  int32_t s[4] = {a[0], a[1], a[2], a[3]};
+  const int8_t *ip = t->in + c, *fp = t->f + c;
+  for (int32_t y = 0; y < t->rows; ++y, ip += t->in_row, fp += t->f_row) {
+    const int8_t *i = ip, *f = fp;
+    for (int32_t x = 0; x < t->cols; ++x, i += t->in_col, f += ch)
+      quad_mac(s, quad_in(load4(i), off), load4(f));
   }
-  for (int k = 0; k < rows; ++k) a[k] = s[k];
+  for (int k = 0; k < 4; ++k) a[k] = s[k];
+}
+
+/* The same for `lanes` (1 to 4) output channels c.. reading input channels in_ch[k]. */
+static inline void dw_lanes(const taps *t, int32_t c, const int32_t in_ch[4], int lanes,
+                            int32_t cout, int32_t off, int32_t *a) {
+  int32_t s[4] = {a[0], lanes > 1 ? a[1] : 0, lanes > 2 ? a[2] : 0, lanes > 3 ? a[3] : 0};
+  const int8_t *ip = t->in, *fp = t->f + c;
+  for (int32_t y = 0; y < t->rows; ++y, ip += t->in_row, fp += t->f_row) {
+    const int8_t *i = ip, *f = fp;
+    for (int32_t x = 0; x < t->cols; ++x, i += t->in_col, f += cout)
+      for (int k = 0; k < lanes; ++k) s[k] = wrap_mac(s[k], f[k], i[in_ch[k]] + off);
+  }
+  for (int k = 0; k < lanes; ++k) a[k] = s[k];
 }
 
 bool mak_fast_dwconv_s8(const ma_node *node, const mak_conv_data *d, const mak_window_geom *g) {
   const ma_tensor *in_t = node->inputs[0], *bias_t = mak_input(node, 2);
-  const int32_t ch = in_t->dims[3];
-  if (!all_s8(node) || node->outputs[0]->dims[3] != ch ||
-      !offsets_ok(d->input_offset, d->output_offset))
-    return false; /* depth multipliers above 1 run the reference loop */
+  if (!all_s8(node) || !offsets_ok(d->input_offset, d->output_offset)) return false;
+  const int32_t cin = in_t->dims[3], cout = node->outputs[0]->dims[3], mult = cout / cin;
   const int8_t *in = in_t->data, *f = node->inputs[1]->data;
   const int32_t *bias = bias_t ? bias_t->data : NULL;
   int8_t *out = node->outputs[0]->data;
   const int8_t *shift = mak_conv_shifts(d);
   const out_range r = make_range(d->output_offset, d->act_min, d->act_max);
-  const int32_t per_channel = d->n_mult > 1;
+  const int32_t per_channel = d->n_mult > 1, off = d->input_offset;
   int32_t acc[MAK_DW_BLOCK];
   mak_window w;
   mak_window_start(g, &w);
   while (mak_window_next(g, &w)) {
-    int8_t *o = out + w.pixel * (size_t)ch;
+    const taps t = window_taps(in, f, g, &w, cin, cout);
+    int8_t *o = out + w.pixel * (size_t)cout;
     /* A block's channels are all read before any is written (overlap.c's rule). */
-    for (int32_t c0 = 0; c0 < ch; c0 += MAK_DW_BLOCK) {
-      const int32_t n = ch - c0 < MAK_DW_BLOCK ? ch - c0 : MAK_DW_BLOCK;
+    for (int32_t c0 = 0; c0 < cout; c0 += MAK_DW_BLOCK) {
+      const int32_t n = cout - c0 < MAK_DW_BLOCK ? cout - c0 : MAK_DW_BLOCK;
       for (int32_t k = 0; k < n; ++k) acc[k] = bias ? bias[c0 + k] : 0;
       int32_t k = 0;
-      for (; k + 4 <= n; k += 4) dw_taps(in, f, g, &w, ch, c0 + k, d->input_offset, acc + k, 4);
-      for (; k < n; ++k) dw_taps(in, f, g, &w, ch, c0 + k, d->input_offset, acc + k, 1);
+      if (mult == 1)
+        for (; k + 4 <= n; k += 4) dw4(&t, c0 + k, cout, off, acc + k);
+      for (; k < n; k += 4) {
+        const int lanes = n - k < 4 ? n - k : 4;
+        const int32_t c = c0 + k;
+        const int32_t in_ch[4] = {c / mult, (c + 1) / mult, (c + 2) / mult, (c + 3) / mult};
+        dw_lanes(&t, c, in_ch, lanes, cout, off, acc + k);
+      }
       for (k = 0; k < n; ++k) {
         const int32_t mi = per_channel ? c0 + k : 0;
         o[c0 + k] = requant(acc[k], d->mult[mi], shift[mi], &r);
