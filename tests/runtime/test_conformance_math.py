@@ -24,6 +24,7 @@ from support.conformance import (
     f32,
     q8,
     q16,
+    random_tensor,
     run_cases,
 )  # fmt: skip
 
@@ -335,9 +336,24 @@ def comparisons() -> list[Case]:
     return cases
 
 
+def extreme_floats(rng: np.random.Generator, ts: list[T]) -> list[np.ndarray]:
+    """Floats beyond every integer type's range, NaN, infinities, halves and small values."""
+    values = [1e10, -1e10, 300.7, -300.7, 127.9, -128.9, 2.5, -2.5, np.nan, np.inf, -np.inf,
+              7e4, -1.5, 0.0, 3e9, -3e9]  # fmt: skip
+    return [np.array(values, np.float32)]
+
+
+def half_zeros(rng: np.random.Generator, ts: list[T]) -> list[np.ndarray]:
+    """Random values of the input's type, about half of them 0 (casts to bool)."""
+    x = random_tensor(rng, ts[0])
+    return [np.where(rng.random(x.shape) < 0.5, np.zeros_like(x), x)]
+
+
 def casts() -> list[Case]:
     def cast(a: T, b: T, name: str, **kw) -> Case:
         return Case(f"CAST {name}", "CAST", [a], [b], **kw)
+
+    names = {I8: "int8", I16: "int16", I32: "int32", U32: "uint32", F32: "float32"}
 
     return [
         cast(f32((40,), low=-300, high=300), T((40,), I32), "float to int32 truncates"),
@@ -352,6 +368,12 @@ def casts() -> list[Case]:
         cast(T((40,), I8), T((40,), I16), "int8 to int16"),
         cast(T((40,), BOOL), f32((40,)), "bool to float"),
         cast(T((40,), BOOL), T((40,), I32), "bool to int32"),
+        *[cast(f32((16,)), T((16,), t), f"float to {names[t]} saturates, NaN to 0",
+               make_inputs=extreme_floats) for t in (I8, I16, I32, U32)],
+        *[cast(T((40,), t) if t != F32 else f32((40,)), T((40,), BOOL), f"{names[t]} to bool",
+               make_inputs=half_zeros)
+          for t in (I8, I16, I32, U32, F32)],
+        cast(f32((16,)), T((16,), BOOL), "float to bool, NaN true", make_inputs=extreme_floats),
         cast(T((4,), I64), T((4,), I32), "int64 refused",
              refuse=("MA_ERR_UNSUPPORTED", ["CAST", "INT64"])),
     ]  # fmt: skip

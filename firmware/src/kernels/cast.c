@@ -1,10 +1,8 @@
-/* CAST between int8, int16, int32, uint32, float32 and bool (input only), as TFLM's
- * static_cast: integers wrap to narrower types, floats truncate toward zero, bool is 0 or 1.
- *
- * A float outside the target's range has no defined C conversion; it converts as gcc does on
- * x86-64 (where the reference TFLM runs): to int8/int16/int32 through int32, giving INT32_MIN
- * (then wrapped), to uint32 through int64.
+/* CAST between int8, int16, int32, uint32, float32 and bool, as the pip TFLM computes it:
+ * integers wrap to narrower types, floats truncate toward zero and saturate to the target's
+ * range (NaN gives 0), any value casts to bool as value != 0 (NaN too).
  */
+#include <math.h>
 #include <string.h>
 
 #include "kernel_util.h"
@@ -14,9 +12,9 @@ typedef struct {
   uint8_t in_type, out_type;
 } cast_data;
 
-static bool cast_type_ok(uint8_t t, bool input) {
+static bool cast_type_ok(uint8_t t) {
   return t == MA_INT8 || t == MA_INT16 || t == MA_INT32 || t == MA_UINT32 || t == MA_FLOAT32 ||
-         (input && t == MA_BOOL);
+         t == MA_BOOL;
 }
 
 static ma_status cast_prepare(struct ma_context *ctx, ma_node *node) {
@@ -26,10 +24,9 @@ static ma_status cast_prepare(struct ma_context *ctx, ma_node *node) {
   const ma_tensor *in = node->inputs[0], *out = node->outputs[0];
   if (ma_num_elements(in) != ma_num_elements(out))
     return ma_fail(ctx, MA_ERR_MODEL, "%s: input and output sizes differ", op);
-  if (!cast_type_ok(in->type, true) || !cast_type_ok(out->type, false))
+  if (!cast_type_ok(in->type) || !cast_type_ok(out->type))
     return ma_fail(ctx, MA_ERR_UNSUPPORTED,
-                   "%s: %s to %s is not supported (from int8, int16, int32, uint32, float32, "
-                   "bool to int8, int16, int32, uint32, float32)",
+                   "%s: %s to %s is not supported (int8, int16, int32, uint32, float32, bool)",
                    op, mak_type_name(in->type), mak_type_name(out->type));
   cast_data *d = ma_persistent(ctx, sizeof *d);
   if (d == NULL) return MA_ERR_ARENA;
@@ -39,11 +36,11 @@ static ma_status cast_prepare(struct ma_context *ctx, ma_node *node) {
   return MA_OK;
 }
 
-static inline int32_t float_to_i32(float f) {
-  return (f >= -2147483648.0f && f < 2147483648.0f) ? (int32_t)f : INT32_MIN;
-}
-static inline int64_t float_to_i64(float f) {
-  return (f >= -9223372036854775808.0f && f < 9223372036854775808.0f) ? (int64_t)f : INT64_MIN;
+/* f truncated toward zero and saturated to [lo, hi]; NaN gives 0. */
+static inline double float_to_int(float f, double lo, double hi) {
+  if (f != f) return 0.0;
+  const double t = (double)f < lo ? lo : ((double)f > hi ? hi : (double)f);
+  return t < 0.0 ? ceil(t) : floor(t);
 }
 
 #define CAST_LOOP(TOUT, READ) \
@@ -58,6 +55,7 @@ static inline int64_t float_to_i64(float f) {
       case MA_INT16: CAST_LOOP(int16_t, READ); break;        \
       case MA_INT32: CAST_LOOP(int32_t, READ); break;        \
       case MA_UINT32: CAST_LOOP(uint32_t, READ); break;      \
+      case MA_BOOL: CAST_LOOP(uint8_t, (READ) != 0); break;  \
       default: CAST_LOOP(float, READ); break;                \
     }                                                        \
   } while (0)
@@ -77,10 +75,11 @@ static ma_status cast_eval(struct ma_context *ctx, ma_node *node) {
     default: { /* MA_FLOAT32 */
       const float *x = in->data;
       switch (d->out_type) {
-        case MA_INT8: CAST_LOOP(int8_t, float_to_i32(x[i])); break;
-        case MA_INT16: CAST_LOOP(int16_t, float_to_i32(x[i])); break;
-        case MA_INT32: CAST_LOOP(int32_t, float_to_i32(x[i])); break;
-        case MA_UINT32: CAST_LOOP(uint32_t, float_to_i64(x[i])); break;
+        case MA_INT8: CAST_LOOP(int8_t, float_to_int(x[i], INT8_MIN, INT8_MAX)); break;
+        case MA_INT16: CAST_LOOP(int16_t, float_to_int(x[i], INT16_MIN, INT16_MAX)); break;
+        case MA_INT32: CAST_LOOP(int32_t, float_to_int(x[i], INT32_MIN, INT32_MAX)); break;
+        case MA_UINT32: CAST_LOOP(uint32_t, float_to_int(x[i], 0, UINT32_MAX)); break;
+        case MA_BOOL: CAST_LOOP(uint8_t, x[i] != 0.0f); break;
         default: memmove(y, x, sizeof(float) * (size_t)n); break;
       }
       break;
