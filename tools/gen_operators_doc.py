@@ -225,8 +225,10 @@ def render(version: str, tflm: list[str]) -> str:
         "host build; do not edit "
         "(`tests/runtime/test_operators_doc.py` regenerates it and compares).",
         "",
-        f"**Coverage: the runtime implements {len(both)} of the {len(tflm)} operators the pip "
-        f"TFLM (tflite-micro {version}) registers ({100 * len(both) / len(tflm):.0f}%)**"
+        *_matrix_headline(),
+        "",
+        f"Operators: the runtime has a kernel for {len(both)} of the {len(tflm)} operators the "
+        f"pip TFLM (tflite-micro {version}) registers"
         + (f", plus {', '.join(extra)}." if extra else "."),
         *_tflite_sentence(extra),
         "",
@@ -249,8 +251,54 @@ def render(version: str, tflm: list[str]) -> str:
             f"| {name} | {'yes' if name in tflm else 'no'} | {'yes' if name in ours else 'no'} "
             f"| {', '.join(sorted(runs.get(name, set())))} | {why} |"
         )
+    lines += _matrix_section()
     lines += ["", f"<!-- TFLM {version} operators: {' '.join(tflm)} -->", ""]
     return "\n".join(lines)
+
+
+def _matrix() -> dict[str, dict[str, str]]:
+    import sweep_types
+
+    return sweep_types.stored()
+
+
+def _matrix_headline() -> list[str]:
+    import sweep_types as sw
+
+    verdicts = [v for pairs in _matrix().values() for v in pairs.values()]
+    total, same = len(verdicts), sum(v == sw.RUNS for v in verdicts)
+    gaps = total - same
+    return [
+        f"**Coverage by types: {same} of the {total} (operator, types) pairs the pip TFLM "
+        f"runs in the type sweep run here with TFLM's bytes ({100 * same / total:.1f}%); "
+        f"{gaps} gap{'s' if gaps != 1 else ''}, listed in the type matrix below.**"
+    ]
+
+
+def _matrix_section() -> list[str]:
+    import sweep_types as sw
+
+    lines = [
+        "",
+        "## Type matrix",
+        "",
+        "`tools/sweep_types.py` re-types the tests' one-operator cases to every type (int8, "
+        "uint8, int16, int32, int64, float32, bool; QUANTIZE, DEQUANTIZE and CAST input and "
+        "output independently), runs each on the pip TFLM and, where TFLM runs it, on the "
+        "runtime: the pairs below are those TFLM runs, written `inputs->outputs`; "
+        "`tests/runtime/test_type_sweep.py` re-runs the sweep against "
+        "`tests/data/type_sweep.json`. The sweep finds only what the cases' re-typings reach.",
+        "",
+        *[f"Left out: {op} {which}: {why}." for (op, which), why in sw.TFLM_WRONG.items()],
+        "",
+        "| operator | runs as TFLM | not yet |",
+        "|---|---|---|",
+    ]
+    for op, pairs in _matrix().items():
+        same = [sig for sig, v in pairs.items() if v == sw.RUNS]
+        other = [f"{sig}: {v}" for sig, v in pairs.items() if v != sw.RUNS]
+        lines.append(f"| {op} | {', '.join(same)} | {'; '.join(other)} |")
+    return lines
 
 
 def stored_tflm(text: str) -> tuple[str, list[str]]:
