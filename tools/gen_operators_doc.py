@@ -31,7 +31,7 @@ sys.path[:0] = [str(REPO), str(REPO / "tests")]
 
 from host.device.firmware import runtime_operators  # noqa: E402
 from host.fileio import write_text_atomic  # noqa: E402
-from host.planning.tflm_kernels import refused_ops  # noqa: E402
+from host.planning.tflm_refusal import refused_ops  # noqa: E402
 from host.runtime.binding import Interpreter, MicroarenaError  # noqa: E402
 from host.tflite import schema as S  # noqa: E402
 from host.tflite.flatbuf import set_child  # noqa: E402

@@ -17,7 +17,7 @@ from host.argtypes import FRACTION, SECONDS, file_path
 from host.fileio import Output, is_stdout, write_outputs
 from host.planning import bands, c_header, offline_plan, plan_origin
 from host.planning.c_header import c_name
-from host.planning.overlap import KERNEL_SETS
+from host.planning.kernels.libraries import RUNTIMES
 from host.planning.packing import (
     PLANNERS,
     PlanError,
@@ -103,7 +103,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--runtime",
-        choices=["tflm", "microarena"],
+        choices=list(RUNTIMES),
         default=None,
         help="whose kernels' scratch buffers (and with --overlap, overlap rules) to plan "
         "around; with --check, whose overlap rules apply (default: the target's)",
@@ -349,11 +349,9 @@ def cmd_check(args: argparse.Namespace) -> int:
     else:
         n = len(offline_plan.read(model).offsets)  # type: ignore[union-attr]
         shared = offline_plan.allowed_overlaps(model, runtime)
-        extra = (
-            f"; {len(shared)} operators write over their input, as the {KERNEL_SETS[runtime]} allow"
-            if shared
-            else ""
-        )
+        kernels = RUNTIMES[runtime].label
+        extra = f"; {len(shared)} operators write over their input, as the {kernels} allow"
+        extra = extra if shared else ""
         if unjudged:
             print(
                 f"{args.check}: offline plan OK for every operator this tool can judge ({n} "

@@ -12,7 +12,10 @@ from __future__ import annotations
 import struct
 from dataclasses import dataclass
 
+from host.planning.kernels.libraries import library
+from host.planning.kernels.library import KernelLibrary
 from host.planning.lifetimes import Walk, span_text, walk
+from host.planning.overlap import overlap_pairs
 from host.planning.packing.problem import TFLM_ALIGNMENT as ALIGNMENT
 from host.planning.packing.problem import Buffer, PlanError, align_up, collisions
 from host.tflite.model import CUSTOM, OFFLINE_PLAN_NAME, Model, ModelError
@@ -97,9 +100,9 @@ def variable_buffers(model: Model, w: Walk, offsets: list[int]) -> list[Buffer]:
     ]
 
 
-def check(model: Model, runtime: str = "tflm") -> list[str]:
+def check(model: Model, kernels: KernelLibrary | str = "tflm") -> list[str]:
     """Problems with the plan embedded in a model ([] if it is valid; ModelError if none).
-    Overlaps are accepted where the overlap rules of `runtime`'s kernels allow them."""
+    Overlaps are accepted where the overlap rules of the kernel library allow them."""
     plan = read(model)
     if plan is None:
         raise ModelError(f"{model.source}: no OfflineMemoryAllocation metadata to check")
@@ -137,14 +140,14 @@ def check(model: Model, runtime: str = "tflm") -> list[str]:
                 f"{names[t.global_index]} at offset {off} ends at {end}, beyond {MAX_END} "
                 "(2 GiB less 16: the runtime refuses it)"
             )
-    # Imported here: overlap reads options through scratch, which imports this module.
+    # Imported here: bands plans with host.planning.plan, which imports this module.
     from host.planning.bands import concat_destinations, row_pieces
-    from host.planning.overlap import KERNEL_SETS
 
+    lib = library(kernels)
     offsets = plan.offsets
     in_place = concat_destinations(model)
     pieces = row_pieces(model, w)
-    for a, b, rule in _shared_bytes(model, w, offsets, runtime):
+    for a, b, rule in _shared_bytes(model, w, offsets, lib):
         if rule is not None and offsets[rule.input] - offsets[rule.output] >= rule.min_delta:
             continue  # the kernel's rule allows it
         if _copied_onto_itself(in_place, offsets, a.id, b.id):
@@ -165,7 +168,7 @@ def check(model: Model, runtime: str = "tflm") -> list[str]:
         else:
             delta = offsets[rule.input] - offsets[rule.output]
             msg += (
-                f": {rule.op_name}'s rule ({KERNEL_SETS[runtime]}) needs input offset - "
+                f": {rule.op_name}'s rule ({lib.label}) needs input offset - "
                 f"output offset >= {rule.min_delta}, the plan has {delta}"
             )
         problems.append(msg)
@@ -181,7 +184,7 @@ def _copied_onto_itself(in_place: dict[tuple[int, int], int], offsets, a: int, b
     return False
 
 
-def not_judged(model: Model, runtime: str = "tflm") -> list[str]:
+def not_judged(model: Model, kernels: KernelLibrary | str = "tflm") -> list[str]:
     """Tensors the plan lets share bytes that check() cannot judge: both belong to an
     operator whose kernel is unknown here (a custom operator no kernel set registers, such as
     Vela's ethos-u, which decides itself what its scratch tensors and input/output hold), and
@@ -191,7 +194,7 @@ def not_judged(model: Model, runtime: str = "tflm") -> list[str]:
         return []
     w = walk(model)
     out = []
-    for a, b, rule in _shared_bytes(model, w, plan.offsets, runtime):
+    for a, b, rule in _shared_bytes(model, w, plan.offsets, kernels):
         owner = _unjudged_owner(model, w, a, b) if rule is None else None
         if owner is None:
             continue
@@ -279,7 +282,7 @@ def notes(model: Model) -> list[str]:
     return out
 
 
-def allowed_overlaps(model: Model, runtime: str = "tflm") -> list:
+def allowed_overlaps(model: Model, kernels: KernelLibrary | str = "tflm") -> list:
     """The overlaps in a model's embedded plan that kernel rules allow (after check())."""
     plan = read(model)
     if plan is None or len(plan.offsets) != len(model.tensors):
@@ -287,22 +290,21 @@ def allowed_overlaps(model: Model, runtime: str = "tflm") -> list:
     offsets = plan.offsets
     return [
         rule
-        for _, _, rule in _shared_bytes(model, walk(model), offsets, runtime)
+        for _, _, rule in _shared_bytes(model, walk(model), offsets, kernels)
         if rule is not None and offsets[rule.input] - offsets[rule.output] >= rule.min_delta
     ]
 
 
-def _shared_bytes(model: Model, w: Walk, offsets: list[int], runtime: str):
+def _shared_bytes(model: Model, w: Walk, offsets: list[int], kernels: KernelLibrary | str):
     """(earlier buffer, later buffer, the overlap rule of the pair or None) for every two
     planned tensors that are live together and share bytes in the plan."""
-    from host.planning.overlap import overlap_pairs
 
     fixed = [b for b in tensor_buffers(w) if offsets[b.id] >= 0]
     fixed += variable_buffers(model, w, offsets)
     shared = collisions(fixed, {b.id: offsets[b.id] for b in fixed})
     if not shared:
         return  # the rules are only needed where tensors share bytes
-    rules = {(p.input, p.output): p for p in overlap_pairs(model, w, runtime)}
+    rules = {(p.input, p.output): p for p in overlap_pairs(model, w, library(kernels))}
     variables = {b.id for b in fixed} - {b.id for b in tensor_buffers(w)}
     for a, b in shared:
         rule = rules.get((a.id, b.id)) or rules.get((b.id, a.id))

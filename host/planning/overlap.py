@@ -1,4 +1,4 @@
-"""Where an operator's output may overlap its inputs, exact to the byte (TFLM reference kernels).
+"""Where an operator's output may overlap its inputs, exact to the byte, from a kernel's loops.
 
 A kernel reads its inputs and writes its output in a fixed loop order. With the output at arena
 offset o and an input at offset i, the input bytes are intact when read iff no byte is written
@@ -22,22 +22,20 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from host.planning import scratch as scratch_model
+from host.planning.kernels.operands import builtin_options
 from host.planning.lifetimes import Walk
 from host.tflite.model import Model, Operator, Subgraph, Tensor
 from host.tflite.schema import TYPE_SIZES
 
-KERNEL_SETS = {"tflm": "TFLM reference kernels", "microarena": "microarena kernels"}
-KERNEL_SET = KERNEL_SETS["tflm"]
-MICROARENA_DW_BLOCK = 32  # output channels per block in firmware/src/kernels/conv.c
+if TYPE_CHECKING:
+    from host.planning.kernels.library import KernelLibrary
 
 CONV_OPTIONS, DEPTHWISE_OPTIONS, POOL_OPTIONS = 1, 2, 5
 SAME = 0
-UNARY = ("RELU", "RELU6", "LOGISTIC", "TANH", "QUANTIZE", "DEQUANTIZE")
-MICROARENA_UNARY = ("RELU", "LEAKY_RELU", "LOGISTIC", "QUANTIZE", "DEQUANTIZE")  # overlap.c
 BINARY = ("ADD", "MUL")
 SAME_OFFSET = "same offset"  # rule of ops that alias input and output or copy with memcpy
 # The rules build index arrays as large as an operator's output (in pixels or elements). A
@@ -45,6 +43,24 @@ SAME_OFFSET = "same offset"  # rule of ops that alias input and output or copy w
 # indices gets no rule (it does not overlap) rather than gigabytes of memory: 4 Mi indices,
 # about 32 MiB per array, beyond any microcontroller's activations.
 MAX_RULE_INDICES = 1 << 22
+
+
+@dataclass(frozen=True)
+class OverlapStyle:
+    """How a kernel library's loops differ from TFLM's reference loops, as far as the rules
+    below are concerned (each library module states its own)."""
+
+    unary: tuple[str, ...]  # elementwise unary operators with a rule
+    depthwise_block: int = 1  # output channels a depthwise kernel reads for, then writes
+    element_bytes: tuple[int, ...] | None = None  # element sizes with rules (None: any)
+    broadcast: bool = True  # rules for elementwise operators with broadcast inputs
+    gather: bool = True  # rules for TRANSPOSE and PAD
+
+
+# TFLM's reference kernels.
+REFERENCE_STYLE = OverlapStyle(
+    unary=("RELU", "RELU6", "LOGISTIC", "TANH", "QUANTIZE", "DEQUANTIZE")
+)
 
 
 @dataclass(frozen=True)
@@ -221,9 +237,9 @@ def rule(k: Kernel, slot: int) -> int | None:
     return elementwise_rule(k.out_shape, k.in_shapes[slot], *args)
 
 
-def op_rules(model: Model, sg: Subgraph, op: Operator, runtime: str = "tflm") -> list[Rule] | None:
+def op_rules(model: Model, sg: Subgraph, op: Operator, kernels: KernelLibrary) -> list[Rule] | None:
     """The overlap rules of an operator's activation inputs; None if it has no proven rule."""
-    k = describe(model, sg, op, runtime)
+    k = kernels.overlap_kernel(model, sg, op)
     if k is None or not 0 < indices(k) <= MAX_RULE_INDICES:
         return None  # no proven rule; or empty or huge shapes (a damaged model): no overlap
     return [Rule(s, rule(k, s)) for s in k.slots]
@@ -247,11 +263,9 @@ def indices(k: Kernel) -> int:
     return math.prod(k.out_shape) + max(math.prod(s) for s in k.in_shapes)
 
 
-def describe(model: Model, sg: Subgraph, op: Operator, runtime: str = "tflm") -> Kernel | None:
-    """The kernel of an operator with proven rules, or None. runtime "microarena": this
-    project's kernels (firmware/src/kernels/overlap.c states the same rules in C), which loop
-    as TFLM's but for the blocked depthwise convolution; they have rules for same-shape
-    elementwise operators and 1- or 4-byte elements only."""
+def describe(model: Model, sg: Subgraph, op: Operator, style: OverlapStyle) -> Kernel | None:
+    """The loops of an operator, for kernels that loop as TFLM's reference kernels do but for
+    the differences `style` states; None where no rule is proven."""
     name = op.name
     if len(op.outputs) != 1 or op.outputs[0] < 0 or op.intermediates:
         return None
@@ -263,12 +277,14 @@ def describe(model: Model, sg: Subgraph, op: Operator, runtime: str = "tflm") ->
     ib, ob = _bytes(x), _bytes(out)
     if ib is None or ob is None:
         return None
-    if runtime == "microarena" and (ib not in (1, 4) or ob not in (1, 4)):
-        return None  # C may assume int16 and float never alias: only byte and 4-byte data
+    if style.element_bytes is not None and (
+        ib not in style.element_bytes or ob not in style.element_bytes
+    ):
+        return None
     base = {"in_bytes": ib, "out_bytes": ob, "out_shape": out.shape, "in_shapes": (x.shape,)}
 
     def opts_of(kind: int):
-        return scratch_model.builtin_options(model, sg.index, op.index, kind)
+        return builtin_options(model, sg.index, op.index, kind)
 
     if name in ("CONV_2D", "DEPTHWISE_CONV_2D", "AVERAGE_POOL_2D", "MAX_POOL_2D"):
         if len(x.shape) != 4 or len(out.shape) != 4 or x.shape[0] != out.shape[0]:
@@ -285,7 +301,7 @@ def describe(model: Model, sg: Subgraph, op: Operator, runtime: str = "tflm") ->
                 return None
             kernel = (w.shape[1], w.shape[2])
             win = _window(opts_of(DEPTHWISE_OPTIONS), x.shape, out.shape, kernel, (1, 2, 5, 6))
-            block = MICROARENA_DW_BLOCK if runtime == "microarena" else 1
+            block = style.depthwise_block
             return Kernel("depthwise", slots=(0,), window=(kernel, *win), block=block, **base)
         opts = opts_of(POOL_OPTIONS)
         if opts is None or out.shape[3] != x.shape[3]:
@@ -305,14 +321,14 @@ def describe(model: Model, sg: Subgraph, op: Operator, runtime: str = "tflm") ->
         if batches * depth > int(np.prod(x.shape)):
             return None
         return Kernel("fully_connected", slots=(0,), fc=(batches, depth, units), **base)
-    if name in ("TRANSPOSE", "PAD", "PADV2") and runtime == "tflm":
+    if name in ("TRANSPOSE", "PAD", "PADV2") and style.gather:
         return _gather_kernel(model, name, ins, base)
-    if name in (MICROARENA_UNARY if runtime == "microarena" else UNARY) or name in BINARY:
+    if name in style.unary or name in BINARY:
         count = 2 if name in BINARY else 1
         args = ins[:count]
         if len(args) < count or any(t is None or not _broadcasts(t.shape, out.shape) for t in args):
             return None
-        if runtime == "microarena" and any(t.shape != out.shape for t in args if t is not None):
+        if not style.broadcast and any(t.shape != out.shape for t in args if t is not None):
             return None
         shapes = tuple(t.shape for t in args if t is not None)
         slots = tuple(
@@ -367,7 +383,7 @@ class Pair:
     op_name: str
 
 
-def overlap_pairs(model: Model, w: Walk, runtime: str = "tflm") -> list[Pair]:
+def overlap_pairs(model: Model, w: Walk, kernels: KernelLibrary) -> list[Pair]:
     """Every (input, output) pair the rules allow to overlap in this model.
 
     An input qualifies only if this operator is its last use and the output is created by it,
@@ -383,7 +399,7 @@ def overlap_pairs(model: Model, w: Walk, runtime: str = "tflm") -> list[Pair]:
             span = scope.get((sg.index, op.index))
             if span is None or span.first != span.last:
                 continue  # not walked, or calls subgraphs
-            rules = op_rules(model, sg, op, runtime)
+            rules = op_rules(model, sg, op, kernels)
             # Control-flow operators copy a called subgraph's inputs and outputs (possibly one
             # onto the other): those tensors never overlap.
             boundary = set(sg.inputs + sg.outputs) if sg.index else set()

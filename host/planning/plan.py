@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 from host.planning import lifetimes
 from host.planning import overlap as overlap_rules
 from host.planning import scratch as scratch_model
+from host.planning.kernels.libraries import library
+from host.planning.kernels.library import KernelLibrary
 from host.planning.offline_plan import tensor_buffers
 from host.planning.packing import Buffer, Overlap, arena_size, lower_bound, plan
 from host.planning.packing.greedy import plan_greedy
@@ -66,7 +68,8 @@ class SharedBytes:
 class PlanResult:
     model: str
     planner: str
-    runtime: str
+    runtime: str  # whose interpreter: "tflm" or "microarena"
+    kernels: KernelLibrary  # whose kernels' scratch (and overlap rules) it plans around
     tensors: list[PlannedTensor]
     scratch: list[Scratch]
     head: int  # head TFLM will use with the embedded plan (exact, if TFLM loads the model)
@@ -89,10 +92,12 @@ class PlanResult:
         return {t.global_index: t.offset for t in self.tensors} if self.offline else {}
 
 
-def _scratch(model: Model, w: lifetimes.Walk, runtime: str) -> tuple[list[Scratch], list[str]]:
+def _scratch(
+    model: Model, w: lifetimes.Walk, kernels: KernelLibrary
+) -> tuple[list[Scratch], list[str]]:
     spans = {(s.subgraph, s.op): s for s in w.op_scopes}
     out = []
-    for r in scratch_model.scratch_requests(model, runtime):
+    for r in scratch_model.scratch_requests(model, kernels):
         span = spans.get((r.subgraph, r.op))
         if span is None:  # an operator of a subgraph no walk reaches: TFLM never plans it
             continue
@@ -100,7 +105,7 @@ def _scratch(model: Model, w: lifetimes.Walk, runtime: str) -> tuple[list[Scratc
         out.append(
             Scratch(r.subgraph, r.op, op.name, lifetimes.align_up(r.bytes), span.first, span.last)
         )
-    unknown = scratch_model.unknown_scratch_ops(model, runtime)
+    unknown = scratch_model.unknown_scratch_ops(model, kernels)
     warns = [f"scratch needs of {', '.join(unknown)} are not modelled"] if unknown else []
     return out, warns
 
@@ -157,21 +162,23 @@ def plan_model(
     model: Model,
     planner: str = "best",
     time_limit: float = 10.0,
-    runtime: str = "tflm",
+    kernels: KernelLibrary | str = "tflm",
     progress: Progress | None = None,
     overlap: bool = False,
     layouts: LayoutMaker | None = None,
 ) -> PlanResult:
-    """Plan the model; with overlap=True an operator's input may share bytes with its output
-    where the TFLM reference kernel's rule (host.planning.overlap) proves it safe.
+    """Plan the model around the scratch of `kernels` (a library or its name); with
+    overlap=True an operator's input may share bytes with its output where that library's
+    loops (host.planning.overlap) prove it safe.
 
     layouts: other planning problems to try (a banded model's, host.planning.bands); their
     plans are judged as TFLM will lay them out, which checks nothing (--check does)."""
     t0 = time.monotonic()
+    lib = library(kernels)
     w = lifetimes.walk(model)
-    pairs = overlap_rules.overlap_pairs(model, w, runtime) if overlap else []
+    pairs = overlap_rules.overlap_pairs(model, w, lib) if overlap else []
     overlaps = [Overlap(p.input, p.output, p.min_delta) for p in pairs]
-    scratch, warnings = _scratch(model, w, runtime)
+    scratch, warnings = _scratch(model, w, lib)
     tbufs = tensor_buffers(w)
     first_scratch_id = len(model.tensors)
     sbufs = _scratch_buffers(scratch, first_scratch_id)
@@ -225,7 +232,8 @@ def plan_model(
     return PlanResult(
         model=model.source,
         planner=planner,
-        runtime=runtime,
+        runtime=lib.runtime,
+        kernels=lib,
         tensors=tensors,
         scratch=scratch,
         head=best_head,
@@ -236,6 +244,6 @@ def plan_model(
         warnings=warnings,
         overlap_bound=lower_bound(everything, overlaps) if overlap else None,
         shared=_shared(pairs, final, {b.id: b.size for b in tbufs}) if best_fixed else [],
-        kernel_set=overlap_rules.KERNEL_SETS[runtime] if overlap else "",
+        kernel_set=lib.label if overlap else "",
         tflm_refusal=tflm_refusal(model),
     )

@@ -1,5 +1,5 @@
 """Whether TFLM will load a model: every operator needs a registered kernel, and some models
-are refused in Prepare (tflm_kernels.refused_ops). host.plan says so rather than call a head
+are refused in Prepare (refused_ops). host.plan says so rather than call a head
 "exact" that TFLM never reports."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from host.planning import tflm_registered
-from host.planning.tflm_kernels import refused_ops
+from host.planning.kernels.operands import FLOAT32, INT4, INT8, input_tensor
 from host.tflite.model import CUSTOM, Model
 
 PIP_TFLM = f"the pip tflite-micro {tflm_registered.VERSION}"
@@ -90,3 +90,30 @@ def tflm_refusal(
     if not missing and not prepare:
         return None
     return TflmRefusal(kernels, list(missing.values()), prepare)
+
+
+HYBRID_CHECKED = ("CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "TRANSPOSE_CONV")
+
+
+def refused_ops(model: Model) -> list[str]:
+    """Operators TFLM refuses in Prepare: float activations with int8 weights ("Hybrid models
+    are not supported on TFLite Micro"), and any operator with an output that has a dimension
+    <= 0 ("Dynamic tensors are not supported"; shape [0], its legacy scalar, passes)."""
+    out = []
+    for sg in model.subgraphs:
+        for op in sg.operators:
+            where = f"subgraph {sg.index} op {op.index} {op.name}"
+            empty = [t for t in op.outputs if t >= 0 and _dynamic(sg.tensors[t].shape)]
+            if empty:
+                out.append(f"{where} (output tensor {empty[0]} has a dimension <= 0)")
+            if op.name not in HYBRID_CHECKED:
+                continue
+            data = input_tensor(sg, op, 2 if op.name == "TRANSPOSE_CONV" else 0)
+            weights = input_tensor(sg, op, 1)
+            if data and weights and data.type == FLOAT32 and weights.type in (INT8, INT4):
+                out.append(f"{where} (hybrid)")
+    return out
+
+
+def _dynamic(shape: tuple[int, ...]) -> bool:
+    return tuple(shape) != (0,) and any(d <= 0 for d in shape)

@@ -139,6 +139,75 @@ MICRO_RESOURCE_VARIABLE = ("ptr", "ptr", "ptr", "size_t", "int8")
 ARENA_ALIGNMENT = 16  # MicroArenaBufferAlignment()
 
 
+# --------------------------------------------------------------------------- builtin options
+# Allocated by TFLM's flatbuffer parser (`safe_allocator.Allocate<T>` in
+# tensorflow/lite/core/api/flatbuffer_conversions.cc), whichever kernels run the operator.
+
+PADDING_VALUES = ("int",) * 4  # TfLitePaddingValues
+# tensorflow/compiler/mlir/lite/core/c/builtin_op_data.h, for the parsers the micro op
+# resolver uses. Operators absent here parse to no struct (ParseQuantize, ParseRelu, ...).
+BUILTIN_PARAMS: dict[str, tuple] = {
+    "ADD": ("enum",) + ("bool",),
+    "SUB": ("enum",) + ("bool",),
+    "MUL": ("enum",),
+    "DIV": ("enum",),
+    "CONV_2D": ("enum",) + ("int",) * 2 + ("enum",) + ("int",) * 2 + ("enum",),
+    "DEPTHWISE_CONV_2D": ("enum",) + ("int",) * 3 + ("enum",) + ("int",) * 2,
+    "FULLY_CONNECTED": ("enum",) + ("enum",) + ("bool", "bool") + ("enum",),
+    "SOFTMAX": ("float",),
+    "RESHAPE": (("array", "int", 8), "int"),
+    "SQUEEZE": (("array", "int", 8), "int"),
+    "AVERAGE_POOL_2D": ("enum",) + ("int",) * 4 + ("enum",) + (PADDING_VALUES,),
+    "MAX_POOL_2D": ("enum",) + ("int",) * 4 + ("enum",) + (PADDING_VALUES,),
+    "L2_POOL_2D": ("enum",) + ("int",) * 4 + ("enum",) + (PADDING_VALUES,),
+    "CONCATENATION": ("int",) + ("enum",),
+    "CALL_ONCE": ("int",),
+    "IF": ("int",) * 2,
+    "WHILE": ("int",) * 2,
+    "VAR_HANDLE": ("ptr", "ptr"),
+    "GATHER": ("int",) * 2,
+    "CAST": ("enum",) * 2,
+    "STRIDED_SLICE": ("int",) * 5 + ("bool",),
+    "SVDF": ("int",) + ("enum",) + ("bool",),
+    "LEAKY_RELU": ("float",),
+    "RESIZE_NEAREST_NEIGHBOR": ("bool", "bool"),
+    "RESIZE_BILINEAR": ("bool", "bool"),
+    "UNIDIRECTIONAL_SEQUENCE_LSTM": ("enum",) + ("float", "float", "bool", "bool", "bool"),
+    "BATCH_MATMUL": ("bool",) * 3,
+    "MEAN": ("bool",),
+    "SUM": ("bool",),
+    "REDUCE_MAX": ("bool",),
+    "REDUCE_MIN": ("bool",),
+    "REDUCE_ALL": ("bool",),
+    "SPLIT": ("int",),
+    "SPLIT_V": ("int",),
+    "PACK": ("int",) * 2,
+    "UNPACK": ("int",) * 2,
+    "SHAPE": ("enum",),
+    "ARG_MAX": ("enum",),
+    "ARG_MIN": ("enum",),
+    "CUMSUM": ("bool", "bool"),
+    "DEPTH_TO_SPACE": ("int",),
+    "SPACE_TO_DEPTH": ("int",),
+    "L2_NORMALIZATION": ("enum",),
+    "MIRROR_PAD": ("enum",),
+    "TRANSPOSE_CONV": ("enum",) + ("int",) * 2 + ("enum",) + ("enum",),
+}
+
+# The pip wheel is built from TFLM sources newer than 90b983c2 (its kernels live in namespace
+# tflite::micro): there ParseFullyConnected allocates a 32-byte, 8-aligned struct (seen in a
+# gdb trace of the wheel's allocations; 90b983c2's TfLiteFullyConnectedParams is 16 / 4).
+PIP_PARAMS_OVERRIDE: dict[str, tuple[int, int]] = {"FULLY_CONNECTED": (32, 8)}
+
+
+def params_layout(name: str, abi: Abi) -> tuple[int, int] | None:
+    """(sizeof, alignof) of the options struct the operator's parser allocates, if any."""
+    if abi.pip and name in PIP_PARAMS_OVERRIDE:
+        return PIP_PARAMS_OVERRIDE[name]
+    fields = BUILTIN_PARAMS.get(name)
+    return layout(fields, abi) if fields else None
+
+
 # --------------------------------------------------------------------------- C declarations
 
 _C_TYPES = {

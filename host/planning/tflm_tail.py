@@ -5,8 +5,8 @@ SingleArenaBufferAllocator: persistent objects grow down from the arena's end (t
 aligned *down* to its alignment; the head grows up from the start; kernels borrow temporary
 memory above the head while they prepare. This module replays every allocation
 `MicroInterpreter::AllocateTensors()` makes, in TFLM's order, with each object's size for the
-chosen ABI (host/planning/tflm_structs.py) and each kernel's requests
-(host/planning/tflm_kernels.py), and so predicts:
+chosen ABI (host/planning/tflm_structs.py) and each kernel's requests (the kernel library's,
+host/planning/kernels/), and so predicts:
 - the tail and each category line of the report, to the byte (alignment padding depends on
   where the arena ends, so the replay works on real offsets);
 - the smallest arena that succeeds: the set-up also needs room for the scratch-request list,
@@ -26,15 +26,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from host.planning import tflm_structs as T
-from host.planning.scratch import operator_table, predict_tflm_head, scratch_requests
-from host.planning.tflm_kernels import (
-    OpAllocations,
-    borrowed,
-    borrows_exactly,
-    op_allocations,
-    scale_count,
-    unknown_ops,
-)
+from host.planning.kernels.library import KernelLibrary, OpAllocations
+from host.planning.kernels.operands import operator_table
+from host.planning.kernels.reference import REFERENCE, scale_count
+from host.planning.scratch import predict_tflm_head, scratch_requests
 from host.planning.tflm_structs import ARENA_ALIGNMENT, Abi, layout, sizeof
 from host.tflite import schema as S
 from host.tflite.model import Model, ModelError, Operator, Subgraph, Tensor
@@ -182,15 +177,17 @@ class TflmArena:
 
 
 class _Replay:
-    def __init__(self, model: Model, abi: Abi, head: int, resource_variables: int) -> None:
-        self.model, self.abi, self.head = model, abi, head
+    def __init__(
+        self, model: Model, abi: Abi, kernels: KernelLibrary, head: int, resource_variables: int
+    ) -> None:
+        self.model, self.abi, self.kernels, self.head = model, abi, kernels, head
         self.resource_variables = resource_variables
         self.ops = [
-            (sg, op, op_allocations(model, sg, op, abi))
+            (sg, op, kernels.allocations(model, sg, op, abi))
             for sg in model.subgraphs
             for op in sg.operators
         ]
-        self.requests = scratch_requests(model)
+        self.requests = scratch_requests(model, kernels)
         # Every scratch request gets an AllocationInfo marked needs_allocating, reached or not.
         self.planned = _planned_buffer_count(model) + len(self.requests)
 
@@ -260,9 +257,9 @@ class _Replay:
                 a.persistent(n, ARENA_ALIGNMENT)
             # Checked against the tail after the node's own persistent buffers: an upper bound,
             # exact for a kernel that borrows each tensor exactly once and allocates nothing.
-            exact = borrows_exactly(op.name) and not persistent
+            exact = self.kernels.borrows_exactly(op.name) and not persistent
             try:
-                self._borrow_temporaries(a, sg, borrowed(op))
+                self._borrow_temporaries(a, sg, self.kernels.borrowed(op))
             except ArenaTooSmall as e:
                 raise ArenaTooSmall(f"{EXACT if exact else BOUND} {e}") from None
             requests += sum(1 for r in self.requests if (r.subgraph, r.op) == (sg.index, op.index))
@@ -393,11 +390,17 @@ def _planned_buffer_count(model: Model) -> int:
     return n
 
 
-def predict(model: Model, abi: Abi = T.X86_64_PIP, arena_size: int = 16 << 20) -> TflmArena:
-    """TFLM's report for the model in an arena of `arena_size`, and its minimum arena."""
+def predict(
+    model: Model,
+    abi: Abi = T.X86_64_PIP,
+    arena_size: int = 16 << 20,
+    kernels: KernelLibrary = REFERENCE,
+) -> TflmArena:
+    """TFLM's report for the model, run with `kernels`, in an arena of `arena_size`, and its
+    minimum arena."""
     # The pip interpreter's wrapper creates MicroResourceVariables for the model's VAR_HANDLEs.
     variables = resource_variable_count(model) if abi.pip else 0
-    replay = _Replay(model, abi, predict_tflm_head(model), variables)
+    replay = _Replay(model, abi, kernels, predict_tflm_head(model, kernels), variables)
     a = replay.run(arena_size)
     result = TflmArena(
         abi=abi,
@@ -405,7 +408,7 @@ def predict(model: Model, abi: Abi = T.X86_64_PIP, arena_size: int = 16 << 20) -
         head=max(a.head, a.temp),
         tail=arena_size - a.tail,
         categories=a.recorded,
-        unknown=unknown_ops(model, abi),
+        unknown=kernels.unknown_ops(model, abi),
         kernels=[_kernel_bytes(sg, op, alloc) for sg, op, alloc in replay.ops],
     )
     result.min_arena = _min_arena(replay, result.total)

@@ -13,6 +13,8 @@ import pytest
 
 from host.paths import FIRMWARE, SHARED_MODELS
 from host.planning import overlap, overlap_sim
+from host.planning.kernels import microarena
+from host.planning.kernels.libraries import library
 from host.tflite.model import Model
 
 SIZES = [(1, 1), (1, 4), (4, 1), (4, 4), (1, 2), (2, 1)]  # (input bytes, output bytes)
@@ -133,7 +135,7 @@ def test_rules_of_shared_model_operators_match_simulation(name: str, runtime: st
     checked = 0
     for sg in m.subgraphs:
         for op in sg.operators:
-            k = overlap.describe(m, sg, op, runtime)
+            k = library(runtime).overlap_kernel(m, sg, op)
             if k is None:
                 continue
             for slot in k.slots:
@@ -151,4 +153,4 @@ def test_microarena_depthwise_block_is_the_kernels() -> None:
 
     header = FIRMWARE / "src/kernels/kernel_util.h"
     block = re.search(r"MAK_DW_BLOCK = (\d+)", header.read_text())
-    assert block and int(block.group(1)) == overlap.MICROARENA_DW_BLOCK
+    assert block and int(block.group(1)) == microarena.DW_BLOCK

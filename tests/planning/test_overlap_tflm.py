@@ -18,8 +18,9 @@ from support.overlap_models import CASES, act, overlap_layout, with_plan
 from support.tflm_oracle import run_tflm
 
 from host.planning import overlap_sim
+from host.planning.kernels.reference import REFERENCE
 from host.planning.lifetimes import align_up
-from host.planning.overlap import describe, op_rules
+from host.planning.overlap import op_rules
 from host.tflite.flatbuf import new_table, set_child
 from host.tflite.model import Model
 from host.tflite.modelgen import Graph, assemble
@@ -40,7 +41,7 @@ def _same(a: list[np.ndarray], b: list[np.ndarray]) -> bool:
 def test_rule_on_real_tflm(case: str) -> None:
     model, slot = CASES[case](np.random.default_rng(7))
     m = Model(model)
-    rules = op_rules(m, m.subgraphs[0], m.subgraphs[0].operators[0])
+    rules = op_rules(m, m.subgraphs[0], m.subgraphs[0].operators[0], REFERENCE)
     assert rules, f"{case}: no overlap rule"
     d = {r.slot: r.min_delta for r in rules}[slot]
     in_size = align_up(m.subgraphs[0].tensors[m.subgraphs[0].operators[0].inputs[slot]].nbytes())
@@ -53,7 +54,7 @@ def test_rule_on_real_tflm(case: str) -> None:
     tight = overlap_layout(model, slot, delta - 16) if d is not None else None
     if tight is None:
         return  # one step tighter no longer overlaps: nothing can break
-    k = describe(m, m.subgraphs[0], m.subgraphs[0].operators[0])
+    k = REFERENCE.overlap_kernel(m, m.subgraphs[0], m.subgraphs[0].operators[0])
     assert k is not None
     unsafe = overlap_sim.corrupted_read(
         overlap_sim.trace(k), slot, delta - 16, k.in_bytes, k.out_bytes
@@ -78,4 +79,4 @@ def test_reshape_is_not_overlapped() -> None:
     set_child(opts, 0, struct.pack("<2i", 1, 32))
     g.op(22, [x], [y], 17, opts)
     m = Model(assemble(g, [x], [y]))
-    assert op_rules(m, m.subgraphs[0], m.subgraphs[0].operators[0]) is None
+    assert op_rules(m, m.subgraphs[0], m.subgraphs[0].operators[0], REFERENCE) is None

@@ -17,13 +17,13 @@ from support.subgraph_models import twice_called_subgraph_model
 from support.tflm_oracle import run_tflm, runnable_models, shared_model
 
 from host.planning import offline_plan
+from host.planning.kernels.library import KernelsError
+from host.planning.kernels.operands import custom_options, flexbuffer_map
 from host.planning.lifetimes import walk
 from host.planning.packing.greedy import plan_greedy
 from host.planning.packing.problem import arena_size
 from host.planning.scratch import (
-    ScratchError,
     ScratchRequest,
-    flexbuffer_map,
     predict_tflm_head,
     scratch_buffers,
     scratch_requests,
@@ -92,8 +92,6 @@ def test_rfft_options_read_from_flexbuffer() -> None:
     sg = model.subgraphs[0]
     rffts = [op for op in sg.operators if op.name == "SignalRfft"]
     assert rffts
-    from host.planning.scratch import custom_options
-
     for op in rffts:
         opts = flexbuffer_map(custom_options(model, 0, op.index))
         out = sg.tensors[op.outputs[0]]
@@ -120,7 +118,7 @@ def test_microarena_kernels_request_no_scratch() -> None:
 def test_unknown_runtime() -> None:
     from host.tflite.modelgen import build_demo_model
 
-    with pytest.raises(ScratchError, match="unknown runtime 'tvm'"):
+    with pytest.raises(KernelsError, match="unknown kernels 'tvm'"):
         scratch_requests(Model(build_demo_model()), "tvm")
 
 

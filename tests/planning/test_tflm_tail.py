@@ -29,7 +29,8 @@ from support.tflm_oracle import (
     shared_model,
 )
 
-from host.planning.tflm_kernels import known_structs, refused_ops
+from host.planning.kernels.reference import known_structs
+from host.planning.tflm_refusal import refused_ops
 from host.planning.tflm_structs import CORTEX_M, X86_64_PIP, c_declaration, layout
 from host.planning.tflm_tail import PREPARE, predict, smallest_arena
 from host.planning.tflm_targets import TARGETS, target_arena

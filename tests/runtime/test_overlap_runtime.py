@@ -23,8 +23,9 @@ sys.path.insert(0, str(REPO))
 from support.overlap_models import CASES, overlap_layout, with_plan  # noqa: E402
 
 from host.planning import offline_plan, overlap_sim  # noqa: E402
+from host.planning.kernels.microarena import MICROARENA  # noqa: E402
 from host.planning.lifetimes import align_up  # noqa: E402
-from host.planning.overlap import describe, rule  # noqa: E402
+from host.planning.overlap import rule  # noqa: E402
 from host.planning.plan import plan_model  # noqa: E402
 from host.runtime.binding import (  # noqa: E402
     MA_ERR_PLAN,
@@ -84,7 +85,7 @@ def test_overlap_plans_run_identically_under_sanitizers(tmp_path: Path) -> None:
         if not _supported(original):
             continue
         model = Model(original, path.stem)
-        result = plan_model(model, time_limit=1.5, runtime="microarena", overlap=True)
+        result = plan_model(model, time_limit=1.5, kernels="microarena", overlap=True)
         offline_plan.embed(model, result.tensor_offsets())
         (tmp_path / f"{path.stem}.plain.tflite").write_bytes(original)
         (tmp_path / f"{path.stem}.overlap.tflite").write_bytes(model.to_bytes())
@@ -122,7 +123,7 @@ def _single_op_cases():
         if not _supported(model):
             continue
         m = Model(model)
-        k = describe(m, m.subgraphs[0], m.subgraphs[0].operators[0], "microarena")
+        k = MICROARENA.overlap_kernel(m, m.subgraphs[0], m.subgraphs[0].operators[0])
         if k is not None and slot in k.slots:
             yield model, slot, k
 
@@ -160,7 +161,7 @@ def test_runtime_refuses_an_overlap_below_its_rule() -> None:
     from support.tflm_oracle import shared_model
 
     model = Model(shared_model("tflm_person_detect_int8").read_bytes())
-    result = plan_model(model, time_limit=1.5, runtime="microarena", overlap=True)
+    result = plan_model(model, time_limit=1.5, kernels="microarena", overlap=True)
     s = next(x for x in result.shared if x.op_name == "CONV_2D" and x.min_delta > 16)
     offsets = result.tensor_offsets()
     offsets[s.input] = offsets[s.output] + (s.min_delta + 15) // 16 * 16 - 16

@@ -109,7 +109,7 @@ def test_overlap_plan_on_qemu_cortex_m4(name: str, arm_library: Path, tmp_path: 
     if not path.exists():
         pytest.skip(f"shared model {path} is absent (tests read ../shared/models)")
     model = Model(path.read_bytes(), name)
-    result = plan_model(model, time_limit=1.5, runtime="microarena", overlap=True)
+    result = plan_model(model, time_limit=1.5, kernels="microarena", overlap=True)
     assert result.shared and result.head < result.lower_bound
     offline_plan.embed(model, result.tensor_offsets())
     planned = tmp_path / "planned.tflite"

@@ -13,7 +13,7 @@
  *
  * Memory: TFLM requests 11 scratch buffers sized for its worst cases (about 900 bytes per box
  * for a 90-class SSD); this kernel requests one (scratch_layout below: 29 bytes per box, plus
- * a few per detection or class). host/planning/scratch.py models both.
+ * a few per detection or class). host/planning/kernels/ models both.
  *
  * Refused at open where TFLM would fail at run time or write outside its outputs: non-float
  * inputs, options out of range, outputs too small for what TFLM writes. A decoded box with

@@ -20,7 +20,7 @@ enum { MAK_ACT_NONE = 0, MAK_ACT_RELU = 1, MAK_ACT_RELU_N1_TO_1 = 2, MAK_ACT_REL
 enum { MAK_PAD_SAME = 0, MAK_PAD_VALID = 1 };
 /* Depthwise convolution: output channels accumulated together on the stack, so that the
  * innermost loop walks filter and input contiguously (conv.c); its overlap rule depends on it
- * (overlap.c, and MICROARENA_DW_BLOCK in host/planning/overlap.py). */
+ * (overlap.c, and DW_BLOCK in host/planning/kernels/microarena.py). */
 enum { MAK_DW_BLOCK = 32 };
 
 /* ---- integer rounding (tflite/kernels/internal/common.h semantics) ---- */

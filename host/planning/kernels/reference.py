@@ -1,8 +1,8 @@
-"""What each TFLM reference kernel allocates in the arena while the interpreter is set up.
+"""TFLM's reference kernels (the pip `tflite-micro` package's, and TFLM's default build).
 
-For every operator, in TFLM's order:
-- its builtin options struct, allocated by the flatbuffer parser (`safe_allocator.Allocate<T>`
-  in tensorflow/lite/core/api/flatbuffer_conversions.cc), in the tail, aligned to alignof(T);
+What each kernel does to the arena while the interpreter is set up, in TFLM's order:
+- its builtin options struct, allocated by the flatbuffer parser (tflm_structs.params_layout),
+  in the tail, aligned to alignof(T);
 - `Init`'s persistent buffers (the kernel's OpData), 16-byte aligned;
 - `Prepare`'s persistent buffers (per-channel multiplier and shift arrays, LUTs, copied dims,
   resource variable buffers), 16-byte aligned; and the TfLiteTensor structs it borrows from
@@ -10,88 +10,49 @@ For every operator, in TFLM's order:
 Struct field lists come from the kernels at TFLM commit 90b983c2 (reference kernels; CMSIS-NN
 and other optimised kernels allocate differently). Operators not listed here are unknown:
 `unknown_ops` names them so that a prediction is never silently short.
+
+Then, while it runs: the scratch buffers its Prepare requests (sizes read from TFLM's kernel
+sources, checked against the real interpreter by tests/planning/test_scratch.py), and its loop
+orders, from which host/planning/overlap.py derives where its output may overlap an input.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from functools import cache
 
-from host.planning.tflm_structs import EVAL_TENSOR, Abi, layout, sizeof, with_compression
+from host.planning.kernels.library import KernelLibrary, OpAllocations
+from host.planning.kernels.operands import (
+    DETECTION,
+    FLOAT32,
+    INT4,
+    INT8,
+    INT16,
+    INT32,
+    UINT8,
+    builtin_options,
+    custom_options,
+    detection_sizes,
+    elements,
+    flexbuffer_map,
+    input_tensor,
+    operator_table,
+    output_tensor,
+    type_size,
+)
+from host.planning.tflm_structs import (
+    BUILTIN_PARAMS,
+    EVAL_TENSOR,
+    PADDING_VALUES,
+    Abi,
+    params_layout,
+    sizeof,
+    with_compression,
+)
 from host.tflite import schema as S
 from host.tflite.model import Model, Operator, Subgraph, Tensor
 
-FLOAT32, INT32, INT16, INT8, INT4 = 0, 2, 7, 9, 17
-
-# --------------------------------------------------------------------------- builtin options
-
 _I = ("int",)
-_E = ("enum",)
-PADDING_VALUES = ("int",) * 4  # TfLitePaddingValues
-# tensorflow/compiler/mlir/lite/core/c/builtin_op_data.h, for the parsers the micro op
-# resolver uses. Operators absent here parse to no struct (ParseQuantize, ParseRelu, ...).
-BUILTIN_PARAMS: dict[str, tuple] = {
-    "ADD": _E + ("bool",),
-    "SUB": _E + ("bool",),
-    "MUL": _E,
-    "DIV": _E,
-    "CONV_2D": _E + _I * 2 + _E + _I * 2 + _E,
-    "DEPTHWISE_CONV_2D": _E + _I * 3 + _E + _I * 2,
-    "FULLY_CONNECTED": _E + _E + ("bool", "bool") + _E,
-    "SOFTMAX": ("float",),
-    "RESHAPE": (("array", "int", 8), "int"),
-    "SQUEEZE": (("array", "int", 8), "int"),
-    "AVERAGE_POOL_2D": _E + _I * 4 + _E + (PADDING_VALUES,),
-    "MAX_POOL_2D": _E + _I * 4 + _E + (PADDING_VALUES,),
-    "L2_POOL_2D": _E + _I * 4 + _E + (PADDING_VALUES,),
-    "CONCATENATION": _I + _E,
-    "CALL_ONCE": _I,
-    "IF": _I * 2,
-    "WHILE": _I * 2,
-    "VAR_HANDLE": ("ptr", "ptr"),
-    "GATHER": _I * 2,
-    "CAST": _E * 2,
-    "STRIDED_SLICE": _I * 5 + ("bool",),
-    "SVDF": _I + _E + ("bool",),
-    "LEAKY_RELU": ("float",),
-    "RESIZE_NEAREST_NEIGHBOR": ("bool", "bool"),
-    "RESIZE_BILINEAR": ("bool", "bool"),
-    "UNIDIRECTIONAL_SEQUENCE_LSTM": _E + ("float", "float", "bool", "bool", "bool"),
-    "BATCH_MATMUL": ("bool",) * 3,
-    "MEAN": ("bool",),
-    "SUM": ("bool",),
-    "REDUCE_MAX": ("bool",),
-    "REDUCE_MIN": ("bool",),
-    "REDUCE_ALL": ("bool",),
-    "SPLIT": _I,
-    "SPLIT_V": _I,
-    "PACK": _I * 2,
-    "UNPACK": _I * 2,
-    "SHAPE": _E,
-    "ARG_MAX": _E,
-    "ARG_MIN": _E,
-    "CUMSUM": ("bool", "bool"),
-    "DEPTH_TO_SPACE": _I,
-    "SPACE_TO_DEPTH": _I,
-    "L2_NORMALIZATION": _E,
-    "MIRROR_PAD": _E,
-    "TRANSPOSE_CONV": _E + _I * 2 + _E + _E,
-}
-
-# The pip wheel is built from TFLM sources newer than 90b983c2 (its kernels live in namespace
-# tflite::micro): there ParseFullyConnected allocates a 32-byte, 8-aligned struct (seen in a
-# gdb trace of the wheel's allocations; 90b983c2's TfLiteFullyConnectedParams is 16 / 4).
-PIP_PARAMS_OVERRIDE: dict[str, tuple[int, int]] = {"FULLY_CONNECTED": (32, 8)}
-
-
-def params_layout(name: str, abi: Abi) -> tuple[int, int] | None:
-    """(sizeof, alignof) of the options struct the operator's parser allocates, if any."""
-    if abi.pip and name in PIP_PARAMS_OVERRIDE:
-        return PIP_PARAMS_OVERRIDE[name]
-    fields = BUILTIN_PARAMS.get(name)
-    return layout(fields, abi) if fields else None
-
 
 # --------------------------------------------------------------------------- kernel op data
 
@@ -214,22 +175,7 @@ NO_OP_DATA = frozenset({
 # --------------------------------------------------------------------------- per operator
 
 
-@dataclass
-class OpAllocations:
-    """One operator's arena allocations during set-up (sizes as requested)."""
-
-    params: tuple[int, int] | None  # builtin options struct (sizeof, alignof)
-    init: list[int] = field(default_factory=list)  # persistent, 16-aligned
-    prepare: list[int] = field(default_factory=list)  # persistent, 16-aligned
-    temps: list[int] = field(default_factory=list)  # tensors borrowed in Prepare (indices)
-
-
 Rule = Callable[[Model, Subgraph, Operator], list[int]]
-
-
-def _tensor(sg: Subgraph, op: Operator, i: int, outputs: bool = False) -> Tensor | None:
-    idx = op.outputs if outputs else op.inputs
-    return sg.tensors[idx[i]] if i < len(idx) and idx[i] >= 0 else None
 
 
 def scale_count(model: Model, t: Tensor) -> int:
@@ -250,7 +196,7 @@ def _per_channel_conv(dim: int) -> Rule:
     """CONV_2D / DEPTHWISE_CONV_2D: multiplier and shift arrays of the filter's channels."""
 
     def rule(model: Model, sg: Subgraph, op: Operator) -> list[int]:
-        f = _tensor(sg, op, 1)
+        f = input_tensor(sg, op, 1)
         n = f.shape[dim] if f is not None and len(f.shape) > dim else 0
         return [4 * n, 4 * n]
 
@@ -258,7 +204,7 @@ def _per_channel_conv(dim: int) -> Rule:
 
 
 def _fully_connected(model: Model, sg: Subgraph, op: Operator) -> list[int]:
-    inp, f = _tensor(sg, op, 0), _tensor(sg, op, 1)
+    inp, f = input_tensor(sg, op, 0), input_tensor(sg, op, 1)
     if inp is None or f is None or inp.type == FLOAT32:
         return []
     n = scale_count(model, f)
@@ -266,14 +212,14 @@ def _fully_connected(model: Model, sg: Subgraph, op: Operator) -> list[int]:
 
 
 def _softmax(model: Model, sg: Subgraph, op: Operator) -> list[int]:
-    inp = _tensor(sg, op, 0)
+    inp = input_tensor(sg, op, 0)
     lut = 2 * 513  # sizeof(int16_t) * LUTSize<int16_t>()
     return [lut, lut] if inp is not None and inp.type == INT16 else []
 
 
 def _dims_copy(model: Model, sg: Subgraph, op: Operator) -> list[int]:
     """CreateWritableTensorDimsWithCopy of the output: a TfLiteIntArray of its rank."""
-    out = _tensor(sg, op, 0, outputs=True)
+    out = output_tensor(sg, op, 0)
     return [4 + 4 * len(out.shape)] if out is not None else []
 
 
@@ -282,7 +228,7 @@ def _log_softmax(abi: Abi) -> Rule:
     op_data = _I * 5 + ("size_t", "size_t")
 
     def rule(model: Model, sg: Subgraph, op: Operator) -> list[int]:
-        inp = _tensor(sg, op, 0)
+        inp = input_tensor(sg, op, 0)
         return [sizeof(op_data, abi)] if inp is not None and inp.type == INT8 else []
 
     return rule
@@ -293,7 +239,7 @@ def _prepare_op_data(size: int, int8_only: bool, dims: bool) -> Rule:
     EMBEDDING_LOOKUP: always, and it copies its output's dims)."""
 
     def rule(model: Model, sg: Subgraph, op: Operator) -> list[int]:
-        out = _tensor(sg, op, 0, outputs=True)
+        out = output_tensor(sg, op, 0)
         own = [size] if out is not None and (out.type == INT8 or not int8_only) else []
         return own + (_dims_copy(model, sg, op) if dims else [])
 
@@ -301,14 +247,12 @@ def _prepare_op_data(size: int, int8_only: bool, dims: bool) -> Rule:
 
 
 def _reshape(model: Model, sg: Subgraph, op: Operator) -> list[int]:
-    out = _tensor(sg, op, 0, outputs=True)
+    out = output_tensor(sg, op, 0)
     return _dims_copy(model, sg, op) if out is not None and -1 in out.shape else []
 
 
 def _option(model: Model, sg: Subgraph, op: Operator, key: str) -> int:
     """An integer from a signal-library custom operator's flexbuffer options."""
-    from host.planning.scratch import custom_options, flexbuffer_map
-
     value = flexbuffer_map(custom_options(model, sg.index, op.index)).get(key, 0)
     return value if isinstance(value, int) else 0
 
@@ -359,12 +303,10 @@ def _batch_matmul(abi: Abi) -> Rule:
     ReshapeOutputTensor copies the output's dims."""
 
     def rule(model: Model, sg: Subgraph, op: Operator) -> list[int]:
-        from host.planning.scratch import operator_table
-
         options = operator_table(model, sg.index, op.index).get(S.OP_OPTIONS)
         adj_x = bool(options.scalar(0, "B", 0)) if options is not None else False
         adj_y = bool(options.scalar(1, "B", 0)) if options is not None else False
-        lhs, rhs = _tensor(sg, op, 0), _tensor(sg, op, 1)
+        lhs, rhs = input_tensor(sg, op, 0), input_tensor(sg, op, 1)
         out: list[int] = []
         if lhs is None or rhs is None:
             return out
@@ -456,33 +398,6 @@ def known_structs(abi: Abi) -> dict[str, tuple]:
     return structs
 
 
-HYBRID_CHECKED = ("CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "TRANSPOSE_CONV")
-
-
-def refused_ops(model: Model) -> list[str]:
-    """Operators TFLM refuses in Prepare: float activations with int8 weights ("Hybrid models
-    are not supported on TFLite Micro"), and any operator with an output that has a dimension
-    <= 0 ("Dynamic tensors are not supported"; shape [0], its legacy scalar, passes)."""
-    out = []
-    for sg in model.subgraphs:
-        for op in sg.operators:
-            where = f"subgraph {sg.index} op {op.index} {op.name}"
-            empty = [t for t in op.outputs if t >= 0 and _dynamic(sg.tensors[t].shape)]
-            if empty:
-                out.append(f"{where} (output tensor {empty[0]} has a dimension <= 0)")
-            if op.name not in HYBRID_CHECKED:
-                continue
-            data = _tensor(sg, op, 2 if op.name == "TRANSPOSE_CONV" else 0)
-            weights = _tensor(sg, op, 1)
-            if data and weights and data.type == FLOAT32 and weights.type in (INT8, INT4):
-                out.append(f"{where} (hybrid)")
-    return out
-
-
-def _dynamic(shape: tuple[int, ...]) -> bool:
-    return tuple(shape) != (0,) and any(d <= 0 for d in shape)
-
-
 # Kernels whose Prepare was traced (gdb, pip wheel) borrowing each of its node's tensors at most
 # once; every other kernel is counted as borrowing each twice (CONV_2D, DEPTHWISE_CONV_2D,
 # TRANSPOSE_CONV, CONCATENATION, MEAN and TANH were seen borrowing some twice). The minimum
@@ -536,3 +451,233 @@ def borrows(name: str) -> int:
 def borrows_exactly(name: str) -> bool:
     """Whether `borrows` is exact for this kernel (not only an upper bound)."""
     return name in NO_PREPARE or name in BORROW_EXACTLY_ONCE or name in BORROW_INPUTS_ONCE
+
+
+# --------------------------------------------------------------------------- scratch
+
+# sizeof(void*) in the pip tflite-micro interpreter (Linux x86_64): ADD_N's scratch holds
+# pointers, so its size is the host's, not a Cortex-M's 4.
+TFLM_POINTER_BYTES = 8
+
+LSTM_OPTIONS = 71  # BuiltinOptions type of UnidirectionalSequenceLSTMOptions
+LSTM_TIME_MAJOR = 3  # its time_major slot
+
+
+def _words(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
+# Builtin operators whose TFLM reference kernels never request scratch in Prepare (from the
+# TFLM kernel sources; docs/scratch.md lists which are also proven against the real TFLM).
+TFLM_NO_SCRATCH_BUILTINS = _words(
+    """
+    ABS ADD ARG_MAX ARG_MIN ASSIGN_VARIABLE AVERAGE_POOL_2D BATCH_MATMUL BATCH_TO_SPACE_ND
+    BROADCAST_ARGS BROADCAST_TO CALL_ONCE CAST CEIL CONCATENATION COS CUMSUM DEPTH_TO_SPACE
+    DEQUANTIZE DIV ELU EMBEDDING_LOOKUP EQUAL EXP EXPAND_DIMS FILL FLOOR FLOOR_DIV FLOOR_MOD
+    GATHER GATHER_ND GREATER GREATER_EQUAL HARD_SWISH IF L2_NORMALIZATION L2_POOL_2D
+    LEAKY_RELU LESS LESS_EQUAL LOG LOGICAL_AND LOGICAL_NOT LOGICAL_OR LOGISTIC LOG_SOFTMAX
+    MAX_POOL_2D MAXIMUM MINIMUM MUL NEG NOT_EQUAL PACK PAD PADV2 PRELU QUANTIZE READ_VARIABLE
+    RELU RELU6 RESHAPE RESIZE_BILINEAR RESIZE_NEAREST_NEIGHBOR
+    REVERSE_V2 ROUND RSQRT SELECT_V2 SHAPE SIN SLICE SOFTMAX SPACE_TO_BATCH_ND SPACE_TO_DEPTH
+    SPLIT SPLIT_V SQUARE SQUARED_DIFFERENCE SQUEEZE SQRT STRIDED_SLICE SUB TANH TRANSPOSE
+    UNPACK VAR_HANDLE WHILE ZEROS_LIKE
+    """
+)
+
+# TFLM signal-library custom operators that never request scratch.
+TFLM_NO_SCRATCH_CUSTOM = frozenset(
+    {
+        "SignalWindow",
+        "SignalEnergy",
+        "SignalFilterBank",
+        "SignalFilterBankLog",
+        "SignalFilterBankSquareRoot",
+        "SignalFilterBankSpectralSubtraction",
+        "SignalFftAutoScale",
+        "SignalPCAN",
+        "SignalDelay",
+        "SignalIrfft",
+        "SignalFramer",
+        "SignalStacker",
+        "SignalOverlapAdd",
+    }
+)
+
+
+# A kernel model: the byte sizes the op requests, in request order; None = not modelled for
+# this operator's types (it then counts as an unknown scratch op).
+KernelModel = Callable[[Model, Subgraph, Operator], list[int] | None]
+
+
+def _svdf(model: Model, sg: Subgraph, op: Operator) -> list[int] | None:
+    # svdf_common.cc PrepareSvdf: int32 scratch [batch, filters]; int8 also [batch, units].
+    inp, feat, out = input_tensor(sg, op, 0), input_tensor(sg, op, 1), output_tensor(sg, op, 0)
+    if inp is None or feat is None or out is None or len(inp.shape) != 2 or not feat.shape:
+        return None
+    batch, filters = inp.shape[0], feat.shape[0]
+    if inp.type == INT8:
+        units = out.shape[1] if len(out.shape) == 2 else 0
+        return [batch * filters * 4, batch * units * 4]
+    if inp.type == FLOAT32:
+        return [batch * filters * 4]
+    return None
+
+
+def _lstm(model: Model, sg: Subgraph, op: Operator) -> list[int] | None:
+    # unidirectional_sequence_lstm.cc Prepare: four buffers of batch x state_dimension cells.
+    inp, hidden, cell = input_tensor(sg, op, 0), input_tensor(sg, op, 18), input_tensor(sg, op, 19)
+    if inp is None or hidden is None or cell is None or len(inp.shape) != 3:
+        return None
+    opts = builtin_options(model, sg.index, op.index, LSTM_OPTIONS)
+    time_major = bool(opts.scalar(LSTM_TIME_MAJOR, "B", 0)) if opts is not None else False
+    batch = inp.shape[1] if time_major else inp.shape[0]
+    state_dim = hidden.shape[-1] if hidden.shape else 0
+    return [batch * state_dim * type_size(cell)] * 4
+
+
+def _int4_filter(model: Model, sg: Subgraph, op: Operator) -> list[int] | None:
+    # conv/depthwise/fully-connected Prepare: an int4 filter is unpacked into int8 scratch.
+    flt = input_tensor(sg, op, 1)
+    if flt is not None and flt.type == INT4:
+        return [elements(flt.shape)]
+    return []
+
+
+def _transpose_conv(model: Model, sg: Subgraph, op: Operator) -> list[int] | None:
+    # transpose_conv.cc Prepare: int8 accumulates in int32 scratch, int16 in int64, one value
+    # per output element; an int16 bias is then widened into an int64 scratch copy. Inputs:
+    # output shape, filter, input, optional bias.
+    out, inp, bias = output_tensor(sg, op, 0), input_tensor(sg, op, 2), input_tensor(sg, op, 3)
+    if out is None or inp is None:
+        return None
+    if inp.type == FLOAT32:
+        return []
+    if inp.type == INT8:
+        return [elements(out.shape) * 4]
+    if inp.type == INT16:
+        widened = [elements(bias.shape) * 8] if bias is not None and bias.type == INT16 else []
+        return [elements(out.shape) * 8, *widened]
+    return None
+
+
+def _mirror_pad(model: Model, sg: Subgraph, op: Operator) -> list[int] | None:
+    # mirror_pad.cc Prepare: element counts per dimension of the output, then of the input.
+    inp = input_tensor(sg, op, 0)
+    return None if inp is None else [4 * len(inp.shape)] * 2
+
+
+def _rfft(model: Model, sg: Subgraph, op: Operator) -> list[int] | None:
+    # signal/micro/kernels/rfft.cc RfftPrepare: a work area of fft_length input elements.
+    inp = input_tensor(sg, op, 0)
+    if inp is None:
+        return None
+    try:
+        fft_length = flexbuffer_map(custom_options(model, sg.index, op.index)).get("fft_length")
+    except ValueError:
+        return None
+    if not isinstance(fft_length, int):
+        return None
+    return [fft_length * type_size(inp)]
+
+
+def _add_n(model: Model, sg: Subgraph, op: Operator) -> list[int] | None:
+    # add_n.cc Prepare: an array of one data pointer per input (pointers of the host TFLM).
+    out = output_tensor(sg, op, 0)
+    if out is None or out.type not in (FLOAT32, INT8):
+        return None
+    return [TFLM_POINTER_BYTES * len(op.inputs)]
+
+
+def _reduce_indices(inp: Tensor, axis: Tensor) -> list[int]:
+    # reduce_common.cc: an int per input dimension (iteration index) and per axis entry.
+    return [4 * len(inp.shape), 4 * elements(axis.shape)]
+
+
+def _reduce_max(model: Model, sg: Subgraph, op: Operator) -> list[int] | None:
+    # REDUCE_MAX / REDUCE_MIN / REDUCE_ALL: only the index buffers.
+    inp, axis = input_tensor(sg, op, 0), input_tensor(sg, op, 1)
+    if inp is None or axis is None:
+        return None
+    return _reduce_indices(inp, axis)
+
+
+def _mean_or_sum(model: Model, sg: Subgraph, op: Operator) -> list[int] | None:
+    # MEAN / SUM: quantized types first sum in int32, one per output element; then the index
+    # buffers (the pip TFLM requests them for every type, as measured by
+    # tests/planning/test_scratch.py).
+    inp, axis, out = input_tensor(sg, op, 0), input_tensor(sg, op, 1), output_tensor(sg, op, 0)
+    if inp is None or axis is None or out is None:
+        return None
+    sums = [4 * elements(out.shape)] if inp.type in (INT8, INT16, UINT8) else []
+    return sums + _reduce_indices(inp, axis)
+
+
+def _detection_tflm(model: Model, sg: Subgraph, op: Operator) -> list[int] | None:
+    # detection_postprocess.cc Prepare: active flags (bytes), decoded boxes, a copy of the
+    # scores, two per-box float buffers, then by max_detections x boxes: NMS scores, sorted
+    # values, (keep indices: per box), sorted indices, box indices (max(classes, detections)
+    # rows), selected (min(boxes, detections) rows).
+    d = detection_sizes(model, sg, op)
+    if d is None:
+        return None
+    n, m = d.boxes, d.max_detections
+    return [n, 16 * n, 4 * d.predictions, 4 * n, 4 * n, 4 * m * n, 4 * m * n, 4 * n, 4 * m * n,
+            4 * max(d.num_classes, m) * n, 4 * min(n, m) * n]  # fmt: skip
+
+
+SCRATCH_RULES: dict[str, KernelModel] = {
+    "SVDF": _svdf,
+    "UNIDIRECTIONAL_SEQUENCE_LSTM": _lstm,
+    "CONV_2D": _int4_filter,
+    "DEPTHWISE_CONV_2D": _int4_filter,
+    "FULLY_CONNECTED": _int4_filter,
+    "TRANSPOSE_CONV": _transpose_conv,
+    "ADD_N": _add_n,
+    "MIRROR_PAD": _mirror_pad,
+    "REDUCE_MAX": _reduce_max,
+    "REDUCE_MIN": _reduce_max,
+    "REDUCE_ALL": _reduce_max,
+    "MEAN": _mean_or_sum,
+    "SUM": _mean_or_sum,
+    "SignalRfft": _rfft,
+    DETECTION: _detection_tflm,
+}
+
+
+def _scratch(model: Model, sg: Subgraph, op: Operator) -> list[int] | None:
+    """Requests of one operator; None if its scratch behaviour is unknown."""
+    if op.name in TFLM_NO_SCRATCH_BUILTINS or op.name in TFLM_NO_SCRATCH_CUSTOM:
+        return []
+    kernel = SCRATCH_RULES.get(op.name)
+    return None if kernel is None else kernel(model, sg, op)
+
+
+# --------------------------------------------------------------------------- the library
+
+
+class Reference(KernelLibrary):
+    """TFLM's reference kernels (tensorflow/lite/micro/kernels/*.cc at 90b983c2)."""
+
+    name = "reference"
+    title = "TFLM reference kernels"
+
+    def scratch(self, model: Model, sg: Subgraph, op: Operator) -> list[int] | None:
+        return _scratch(model, sg, op)
+
+    def allocations(
+        self, model: Model, sg: Subgraph, op: Operator, abi: Abi
+    ) -> OpAllocations | None:
+        return op_allocations(model, sg, op, abi)
+
+    def unknown_ops(self, model: Model, abi: Abi) -> list[str]:
+        return unknown_ops(model, abi)
+
+    def borrowed(self, op: Operator) -> list[int]:
+        """Tensor indices the kernel's Prepare borrows (an upper bound unless exact)."""
+        return borrowed(op)
+
+    def borrows_exactly(self, name: str) -> bool:
+        return borrows_exactly(name)
+
+
+REFERENCE = Reference()

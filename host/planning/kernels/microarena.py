@@ -1,0 +1,64 @@
+"""This project's kernels (firmware/src/kernels/), run by this project's runtime.
+
+Their persistent memory is the runtime's own allocator, modelled whole by host/runtime/arena.py
+(its per-tensor and per-operator records), so this library states no TFLM allocations. Their
+scratch requests (ma_request_scratch) and their loops are stated here; the runtime's request log
+checks the scratch on every model the tests run (tests/runtime/test_kernels.py,
+test_conformance_detection.py): a kernel that starts requesting scratch adds its rule here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from host.planning import overlap
+from host.planning.kernels.library import KernelLibrary
+from host.planning.kernels.operands import DETECTION, detection_sizes
+from host.planning.lifetimes import align_up
+from host.tflite.model import Model, Operator, Subgraph
+
+DW_BLOCK = 32  # output channels per block of the depthwise kernel (MAK_DW_BLOCK, kernel_util.h)
+
+
+def _detection_microarena(model: Model, sg: Subgraph, op: Operator) -> list[int]:
+    # firmware/src/kernels/detection_postprocess.c scratch_layout: one buffer of decoded boxes,
+    # scores, kept indices and their sort copy (4 bytes each per box), the selected boxes of
+    # one NMS run, regular NMS's two top lists (12-byte entries) or fast NMS's class order of
+    # one box, and a flag byte per box.
+    d = detection_sizes(model, sg, op)
+    if d is None:
+        return []
+    n = d.boxes
+    limit = d.per_class if d.regular else d.max_detections
+    lists = 2 * 12 * d.max_detections if d.regular else 4 * d.num_classes
+    return [28 * n + 4 * min(limit, n) + lists + align_up(n, 4)]
+
+
+SCRATCH_RULES: dict[str, Callable[[Model, Subgraph, Operator], list[int]]] = {
+    DETECTION: _detection_microarena,
+}
+
+
+class Microarena(KernelLibrary):
+    """firmware/src/kernels/: they loop as TFLM's reference kernels but for the blocked
+    depthwise convolution; firmware/src/kernels/overlap.c states the same overlap rules in C,
+    for same-shape elementwise operators and 1- or 4-byte elements only (C may assume int16
+    and float never alias)."""
+
+    name = "microarena"
+    title = "microarena kernels"
+    runtime = "microarena"
+    overlap_style = overlap.OverlapStyle(
+        unary=("RELU", "LEAKY_RELU", "LOGISTIC", "QUANTIZE", "DEQUANTIZE"),
+        depthwise_block=DW_BLOCK,
+        element_bytes=(1, 4),
+        broadcast=False,
+        gather=False,
+    )
+
+    def scratch(self, model: Model, sg: Subgraph, op: Operator) -> list[int]:
+        rule = SCRATCH_RULES.get(op.name)
+        return [] if rule is None else rule(model, sg, op)
+
+
+MICROARENA = Microarena()
