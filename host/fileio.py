@@ -107,6 +107,12 @@ def _check_regular(info: os.stat_result, path: str | os.PathLike[str], limit: in
         raise _too_big(path, limit, what)
 
 
+def check_file(path: str | os.PathLike[str], limit: int, what: str = "file") -> None:
+    """Raise what read_file would for `path`, without reading it (for a file another program
+    reads, such as a model a firmware build embeds)."""
+    _check_regular(os.stat(path), path, limit, what)
+
+
 def read_stream(
     stream: BinaryIO, limit: int, name: str | os.PathLike[str], what: str = "input"
 ) -> bytes:
@@ -156,7 +162,17 @@ def _write_stream(path: str | os.PathLike[str], data: bytes) -> None:
         sys.stdout.buffer.write(data)
         sys.stdout.buffer.flush()
         return
-    with open(path, "ab") as f:
+    flags = os.O_WRONLY | os.O_APPEND | getattr(os, "O_BINARY", 0)
+    nonblock = getattr(os, "O_NONBLOCK", 0)
+    try:  # non-blocking: a FIFO nobody reads is an error at once, not a wait forever
+        fd = os.open(path, flags | nonblock)
+    except OSError as e:
+        if e.errno == errno.ENXIO:
+            raise OSError(e.errno, "a FIFO that no program reads") from None
+        raise
+    if nonblock:
+        os.set_blocking(fd, True)  # then write all of it, however slowly the reader reads
+    with os.fdopen(fd, "ab") as f:
         f.write(data)
 
 

@@ -129,11 +129,14 @@ def test_plan_outputs_to_bad_targets_leave_every_file_alone(demo: Path, tmp_path
     old_out = tmp_path / "old.tflite"
     old_out.write_bytes(b"old output")
     (tmp_path / "folder.svg").mkdir()
+    unread = tmp_path / "unread.fifo"
+    os.mkfifo(unread)
     before = {p: p.read_bytes() for p in (model, old_out)}
     targets = [
         (["-o", str(tmp_path / "missing" / "o.tflite")], "No such file"),
         (["-o", str(tmp_path)], "Is a directory"),
         (["-o", "/dev/full"], "No space left"),
+        (["-o", str(unread)], "a FIFO that no program reads"),
         (["-o", str(old_out), "--plot", str(tmp_path / "missing" / "p.svg")], "No such file"),
         (["--embed", "--plot", str(tmp_path / "folder.svg")], "Is a directory"),
     ]
@@ -188,6 +191,8 @@ def test_emulate_refuses_special_images(tmp_path: Path, fed_fifo: Path) -> None:
         (str(tmp_path / "missing.elf"), "not found"),
     ]:
         clean_refusal(run_bounded("host.emulate", path), path, words)
+    for path, words in [("/dev/zero", "not a regular file"), (str(fed_fifo), "not a regular")]:
+        clean_refusal(run_bounded("host.emulate", "--model", path), path, words)
 
 
 def test_readme_names_the_limits_the_code_applies() -> None:

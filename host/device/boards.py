@@ -17,7 +17,9 @@ from pathlib import Path
 
 import numpy as np
 
+from host.fileio import check_file
 from host.paths import BOARDS, BUILD, REPO
+from host.tflite.model import MAX_MODEL_BYTES
 
 
 @dataclass(frozen=True)
@@ -172,8 +174,12 @@ def build_image(
             raise ValueError("the model application needs a model (.tflite)")
         paths = [Path(m).resolve() for m in (model if isinstance(model, list) else [model])]
         for path in paths:
-            if not path.is_file():
-                raise FileNotFoundError(f"model not found: {path}")
+            try:
+                check_file(path, MAX_MODEL_BYTES, "model")  # not /dev/zero, a FIFO, a folder
+            except FileNotFoundError:
+                raise FileNotFoundError(f"model not found: {path}") from None
+            except OSError as e:
+                raise ValueError(f"cannot read {path}: {e.strerror}") from None
         variant = "model-" + "+".join(p.stem for p in paths)
         if len(variant) > 80:
             digest = hashlib.sha1(variant.encode()).hexdigest()[:12]

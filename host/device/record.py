@@ -26,7 +26,7 @@ from host.device.tflm_text import (
     category_differences,
     tflm_prediction,
 )
-from host.fileio import read_file, read_stream, write_atomic
+from host.fileio import Output, read_file, read_stream, write_outputs
 from host.progress import percent_steps, say
 from host.tflite.model import ModelError, read_model
 
@@ -429,9 +429,8 @@ def format_table(rec: Recording, predicted: dict | None, emulated: Board | None 
 def save(path: str, rec: Recording, doc: dict) -> list[str]:
     """The raw log to PATH, the parsed report to PATH.json; returns the files written."""
     p = Path(path)
-    write_atomic(p, rec.raw)
     js = p.with_name(p.name + ".json")
-    write_atomic(js, (json.dumps(doc, indent=2) + "\n").encode())
+    write_outputs([Output(p, rec.raw), Output(js, (json.dumps(doc, indent=2) + "\n").encode())])
     return [str(p), str(js)]
 
 

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from test_record import board_output, report, run_json
+from test_record import board_output, report, run_cli, run_json
 
 from host.device import record, wire
 
@@ -80,3 +80,16 @@ def test_huge_number_in_a_text_line_is_a_bad_line(capsys, tmp_path: Path, digits
     assert doc["report"] == r.to_dict()
     why = "unreadable report line" if digits < wire.MAX_LINE else "1 line over"
     assert any(why in w for w in doc["warnings"]), doc["warnings"]
+
+
+def test_save_writes_log_and_json_together_or_neither(capsys, tmp_path: Path) -> None:
+    """--save writes two files: when the second cannot be written, the first is not either
+    (an old log stays as it was)."""
+    log = tmp_path / "in.log"
+    log.write_bytes(board_output(report()))
+    save = tmp_path / "run.log"
+    save.write_bytes(b"old log")
+    (tmp_path / "run.log.json").mkdir()  # the JSON cannot be written
+    code, _, err = run_cli(capsys, "--log", str(log), "--save", str(save))
+    assert code == 2 and "run.log.json" in err, err
+    assert save.read_bytes() == b"old log"

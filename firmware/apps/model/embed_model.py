@@ -21,7 +21,7 @@ from pathlib import Path
 from host.argtypes import number
 from host.fileio import write_text_atomic
 from host.runtime.arena import predict
-from host.tflite.model import Model
+from host.tflite.model import Model, ModelError, read_model
 from host.tflite.ops import BUILTIN_CODES, BUILTIN_NAMES
 
 RAM_RESERVE = 8 * 1024  # stack + board and runtime statics, checked again by the linker
@@ -130,9 +130,9 @@ def main(argv: list[str] | None = None) -> int:
     arena, sources = 0, set()
     for path in opts.models:
         try:
-            model = path.read_bytes()
-        except OSError as exc:
-            print(f"Error: embed_model: cannot read model: {exc}", file=sys.stderr)
+            model = read_model(path)
+        except ModelError as exc:
+            print(f"Error: embed_model: {exc}", file=sys.stderr)
             return 1
         name = c_identifier_text(path.stem)
         if len(model) < 8 or model[4:8] != b"TFL3":
