@@ -47,7 +47,8 @@ class Tensor:
 
     @property
     def type_name(self) -> str:
-        return S.TYPE_NAMES[self.type] if self.type < len(S.TYPE_NAMES) else f"type{self.type}"
+        known = 0 <= self.type < len(S.TYPE_NAMES)
+        return S.TYPE_NAMES[self.type] if known else f"unknown type {self.type}"
 
     def nbytes(self) -> int:
         """Bytes of the tensor's data; ModelError for what cannot live in a static arena."""
@@ -187,7 +188,10 @@ class Model:
     def _tensor(self, t: Table, si: int, ti: int, gi: int) -> Tensor:
         buf = t.scalar(S.TENSOR_BUFFER, "I", 0)
         is_var = bool(t.scalar(S.TENSOR_IS_VARIABLE, "B", 0))
-        return Tensor(
+        where = f"{self.source}: subgraph {si}, tensor {ti}"
+        if buf >= len(self.buffers):  # refused as the runtime (model.c) refuses it
+            raise ModelError(f"{where} uses buffer {buf}, but there are {len(self.buffers)}")
+        tensor = Tensor(
             subgraph=si,
             index=ti,
             global_index=gi,
@@ -198,6 +202,16 @@ class Model:
             is_variable=is_var,
             is_const=(not is_var) and len(self.buffer_data(buf)) > 0,
         )
+        data = len(self.buffer_data(buf))
+        if data and S.TYPE_SIZES.get(tensor.type) and all(d >= 0 for d in tensor.shape):
+            if is_var:
+                raise ModelError(f"{where} is a variable with constant data")
+            if data != tensor.nbytes():  # kernels would read past the data, or misread it
+                raise ModelError(
+                    f"{where} ({tensor.name!r}) holds {data} bytes of constant data, but its "
+                    f"shape {list(tensor.shape)} of {tensor.type_name} needs {tensor.nbytes()}"
+                )
+        return tensor
 
     def _operator(self, op: Table, oi: int, opcodes: list[tuple[int, str]]) -> Operator:
         idx = op.scalar(S.OP_OPCODE_INDEX, "I", 0)

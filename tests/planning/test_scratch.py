@@ -189,7 +189,7 @@ SINGLE_OPS = {
     "FULLY_CONNECTED int4 filter": (9, [(1, 40), (10, 40)], (1, 10), INT8, 8, {0: ("b", 0)},
                                     {1: (bytes(range(200)), INT4)}),
     "FULLY_CONNECTED int8 (none)": (9, [(1, 40), (10, 40)], (1, 10), INT8, 8, {0: ("b", 0)},
-                                    {1: (bytes(range(200)), INT8)}),
+                                    {1: (bytes(range(200)) * 2, INT8)}),
     "TRANSPOSE_CONV int8": (67, [(4,), (2, 3, 3, 3), (1, 2, 2, 3)], (1, 4, 4, 2), INT8, 49,
                             TCONV, {0: TCONV_SHAPE, 1: (bytes(range(54)), INT8)}),
     "TRANSPOSE_CONV float (none)": (67, [(4,), (2, 3, 3, 3), (1, 2, 2, 3)], (1, 4, 4, 2),
