@@ -24,16 +24,22 @@ SEED_MAX_BYTES = 32 << 10
 
 def _generated_seeds() -> dict[str, bytes]:
     """One-operator models of what no shared model has: TFLite_Detection_PostProcess,
-    RELU_N1_TO_1."""
+    RELU_N1_TO_1; and call graphs (issue 18: a subgraph called twice, fan-out, variables)."""
+    from support.callgraph_models import fanout_model
     from support.conformance import Case, f32, q8, single_op_model
     from support.detection_models import detect
+    from support.subgraph_models import shared_branch_model, variable_state_model
 
     cases = [detect("seed", 8, 2), detect("seed", 8, 3, regular=True, per_class=2)]
     cases += [
         Case("relu_n1_to_1 int8", "RELU_N1_TO_1", [q8((2, 8), 0.02, -5)], [q8((2, 8), 0.015, 3)]),
         Case("relu_n1_to_1 float", "RELU_N1_TO_1", [f32((2, 8))], [f32((2, 8))]),
     ]
-    return {str(c).replace(" ", "_"): single_op_model(c) for c in cases}
+    seeds = {str(c).replace(" ", "_"): single_op_model(c) for c in cases}
+    seeds["shared_branch"] = shared_branch_model()
+    seeds["fanout"] = fanout_model([2, 3, 2])
+    seeds["variable_state"] = variable_state_model()[0]
+    return seeds
 
 
 def test_fuzz_model_loader(tmp_path: Path) -> None:

@@ -43,14 +43,23 @@ from host.tflite.model import OFFLINE_PLAN_NAME, Model, ModelError
 REPO = Path(__file__).resolve().parents[2]
 
 X = np.arange(8, dtype=np.float32).reshape(1, 8) / 4 - 1
+BOOL = 6
+DTYPES = {0: np.float32, 2: np.int32, 9: np.int8, 6: np.bool_}
 ARENA = 1 << 20
 
 
 def inputs_for(data: bytes, c: bool) -> list[np.ndarray]:
-    """The condition and the value, shaped as the model's own inputs say."""
+    """The model's inputs: a bool one is the condition c, others take X's values in their
+    own shape and type."""
     sg0 = Model(data).subgraphs[0]
-    shape = sg0.tensors[sg0.inputs[1]].shape
-    return [np.array([c]), np.resize(X, shape).astype(np.float32)]
+    out = []
+    for i in sg0.inputs:
+        t = sg0.tensors[i]
+        if t.type == BOOL:
+            out.append(np.full(t.shape, c, dtype=bool))
+        else:
+            out.append(np.resize(X * 8, t.shape).astype(DTYPES.get(t.type, np.float32)))
+    return out
 
 
 def tflm_outputs(data: bytes, inputs: list[np.ndarray]) -> list[np.ndarray]:
@@ -155,36 +164,32 @@ def mutate(rng: random.Random, data: bytes) -> bytes:
     return model.to_bytes()
 
 
-def _tflm_child(path: str, c: str) -> int:
-    """Runs in a child: TFLM's output for a model, or 'refused'."""
+def _tflm_child(path: str) -> int:
+    """Runs in a child: TFLM's output for both conditions (path.0.npy, path.1.npy), or
+    prints 'refused'."""
     data = Path(path).read_bytes()
     try:
-        out = tflm_outputs(data, inputs_for(data, c == "1"))[0]
+        for c in (False, True):
+            np.save(f"{path}.{int(c)}.npy", tflm_outputs(data, inputs_for(data, c))[0])
     except Exception as e:  # noqa: BLE001 - any refusal counts as one
-        print(f"refused {type(e).__name__}")
-        return 0
-    np.save(path + f".{c}.npy", out)
-    print("ran")
+        print(f"refused {type(e).__name__}: {e}")
     return 0
 
 
-def tflm_in_child(data: bytes, c: bool, scratch: Path) -> np.ndarray | str:
-    """TFLM's output, 'refused', or 'crashed' (it segfaults on some hostile models)."""
+def tflm_in_child(data: bytes, scratch: Path) -> list[np.ndarray] | str:
+    """TFLM's outputs for conditions False and True, 'refused', or 'crashed' (it segfaults on
+    some hostile models)."""
     path = scratch / "model.tflite"
     path.write_bytes(data)
     env = {**os.environ, "PYTHONPATH": f"{REPO}{os.pathsep}{REPO / 'tests'}"}
     proc = subprocess.run(
-        [sys.executable, __file__, str(path), "1" if c else "0"],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        env=env,
+        [sys.executable, __file__, str(path)], capture_output=True, text=True, timeout=60, env=env
     )
     if proc.returncode != 0:
         return "crashed"
     if proc.stdout.startswith("refused"):
         return "refused"
-    return np.load(str(path) + f".{'1' if c else '0'}.npy")
+    return [np.load(f"{path}.{c}.npy") for c in (0, 1)]
 
 
 def check_mutation(data: bytes, scratch: Path) -> str | None:
@@ -195,18 +200,18 @@ def check_mutation(data: bytes, scratch: Path) -> str | None:
         Model(data)
     except ModelError:
         return None  # the host tools refuse it; the runtime's own refusals are fuzzed in C
-    for c in (True, False):
-        try:
-            ours: np.ndarray | str = our_outputs(data, inputs_for(data, c))[0][0]
-        except (MicroarenaError, ValueError) as e:
-            ours = f"refused ({e})"
-        theirs = tflm_in_child(data, c, scratch)
-        if isinstance(ours, str) or isinstance(theirs, str) and theirs == "crashed":
-            continue
-        if isinstance(theirs, str):
-            return f"condition {c}: the runtime runs it, TFLM {theirs}"
-        if not np.array_equal(ours, theirs):
-            return f"condition {c}: runtime {ours.ravel()} but TFLM {theirs.ravel()}"
+    try:
+        ours = [our_outputs(data, inputs_for(data, c))[0][0] for c in (False, True)]
+    except (MicroarenaError, ValueError):
+        return None  # a refusal with a message
+    theirs = tflm_in_child(data, scratch)
+    if theirs == "crashed":
+        return None
+    if isinstance(theirs, str):
+        return f"the runtime runs it, TFLM {theirs}"
+    for c, a, b in zip((False, True), ours, theirs, strict=True):
+        if not np.array_equal(a, b):
+            return f"condition {c}: runtime {a.ravel()} but TFLM {b.ravel()}"
     return None
 
 
@@ -240,4 +245,4 @@ def fuzz(seed: int, scratch: Path, rounds: int | None = None, seconds: float | N
 
 
 if __name__ == "__main__":
-    sys.exit(_tflm_child(sys.argv[1], sys.argv[2]))
+    sys.exit(_tflm_child(sys.argv[1]))
