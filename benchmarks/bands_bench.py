@@ -1,10 +1,11 @@
 """Arena head with --bands per CNN: vs TFLM's own, the plan's, and the plan's with --overlap.
 
 Run by hand: .venv/bin/python benchmarks/bands_bench.py [--tflm] [--budget 0.1]
-Every shared model and every converter-made model (tests/data/keras); a model whose early
-stage cannot run in bands says why. With --tflm, the real TFLM (pip tflite-micro) runs the
-banded model with its --overlap plan on 5 random inputs: the head it reports and whether every
-output equals the original model's are printed. Prints a Markdown table.
+Every shared model, every zoo model (../shared/zoo, where present) and every converter-made
+model (tests/data/keras); a model whose early stage cannot run in bands says why. With
+--tflm, the real TFLM (pip tflite-micro) runs the banded model with its --overlap plan on 5
+random inputs: the head it reports and whether every output equals the original model's are
+printed. Prints a Markdown table.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from benchmarks.overlap_bench import RUNS, on_tflm  # noqa: E402
-from host.paths import SHARED_MODELS, require_models  # noqa: E402
+from host.paths import SHARED_MODELS, SHARED_ZOO, require_models  # noqa: E402
 from host.planning import bands, offline_plan  # noqa: E402
 from host.planning.plan import plan_model  # noqa: E402
 from host.rewrite.bands import BandError  # noqa: E402
@@ -68,7 +69,11 @@ def main() -> int:
         cols += f" TFLM head (bands, overlap) | identical ({RUNS} inputs) |"
     print(cols)
     print("|" + "---|" * (cols.count("|") - 1))
-    paths = sorted(SHARED_MODELS.glob("*.tflite")) + sorted(CONVERTER_MODELS.glob("*.tflite"))
+    paths = [
+        *sorted(SHARED_MODELS.glob("*.tflite")),
+        *sorted(SHARED_ZOO.glob("*.tflite")),  # models this work was not tuned on
+        *sorted(CONVERTER_MODELS.glob("*.tflite")),
+    ]
     for path in paths:
         try:
             print(row(path, args.budget, args.time_limit, args.tflm), flush=True)

@@ -295,3 +295,37 @@ def test_vela_plan_figures() -> None:
         "docs/planning.md",
     )
     assert said == [predict_tflm_head(model), plan_model(model).head]
+
+
+def test_bands_figures() -> None:
+    """docs/bands.md's person_detect sentence: the head with --bands --overlap is the one the
+    real TFLM reports for the rewritten, planned model."""
+    from support.tflm_oracle import run_tflm
+
+    from host.planning import bands
+
+    original = _shared("tflm_person_detect_int8")
+    banding = bands.apply(original, 0.1, "tflm", True)
+    assert banding.chosen is not None
+    r = plan_model(banding.model, time_limit=1.5, overlap=True, **banding.placement)
+    offline_plan.embed(banding.model, r.tensor_offsets())
+    tflm_head = run_tflm(banding.model.to_bytes()).head
+    over = plan_model(_shared("tflm_person_detect_int8"), overlap=True)
+    said = _numbers(
+        r"tflm_person_detect_int8 with `--bands --overlap`, TFLM reports a head of (\d+) B where "
+        r"it needs (\d+) B unplanned and (\d+) B with `--overlap` alone, for (\d+)\.(\d)% more "
+        r"MACs \(cut after operator (\d+), (\d+) bands\)",
+        "docs/bands.md",
+    )
+    c = banding.chosen
+    percent = f"{100 * c.added_fraction:.1f}".split(".")
+    assert said == [
+        tflm_head,
+        over.tflm_head,
+        over.head,
+        int(percent[0]),
+        int(percent[1]),
+        c.cut,
+        c.bands,
+    ]
+    assert tflm_head == r.head

@@ -211,6 +211,8 @@ def cuts(model: Model) -> list[int]:
             out.append(cut)
     if not out and first_error is not None:
         raise first_error
+    if not out:
+        raise rw.BandError("no operator of subgraph 0 has a later one: nothing to cut")
     return out
 
 
