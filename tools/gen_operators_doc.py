@@ -271,7 +271,11 @@ def _matrix_headline() -> list[str]:
     return [
         f"**Coverage by types: {same} of the {total} (operator, types) pairs the pip TFLM "
         f"runs in the type sweep run here with TFLM's bytes ({100 * same / total:.1f}%); "
-        f"{gaps} gap{'s' if gaps != 1 else ''}, listed in the type matrix below.**"
+        + (
+            f"{gaps} gap{'s' if gaps != 1 else ''}, listed in the type matrix below.**"
+            if gaps
+            else "no gap (type matrix below).**"
+        )
     ]
 
 

@@ -132,6 +132,25 @@ def softmax(
     )
 
 
+def sub_ties(rng: np.random.Generator, ts: list[T]) -> list[np.ndarray]:
+    """Random int16 pairs, the first three exactly halfway between outputs (0.05 a - 0.03 b
+    = 0.06 (k + 1/2)), where the multipliers' last bit decides the rounding."""
+    a = rng.integers(-32768, 32768, ts[0].shape).astype(np.int16)
+    b = rng.integers(-32768, 32768, ts[1].shape).astype(np.int16)
+    a.flat[:3], b.flat[:3] = [237, 2859, -2562], [-15472, -27262, 25585]
+    return [a, b]
+
+
+def div_ties(rng: np.random.Generator, ts: list[T]) -> list[np.ndarray]:
+    """int8 dividends and divisors (never at the divisor's zero point -5), the first two
+    exactly halfway between outputs: (a - 3) 0.05 / ((b + 5) 0.02) / 0.1 = k + 1/2."""
+    a = rng.integers(-128, 128, ts[0].shape).astype(np.int8)
+    b = rng.integers(-128, 127, ts[1].shape)
+    b = np.where(b >= -5, b + 1, b).astype(np.int8)
+    a[:2], b[:2] = [-84, 0], [-63, -11]
+    return [a, b]
+
+
 def i32(scale: float, zp: int) -> T:
     return T(SHAPE, I32, [scale], [zp], low=-40_000, high=40_000)
 
@@ -167,7 +186,13 @@ CASES = [
     softmax("beta 0.5 one-hot scale", (1, 4, 10), 0.0003, beta=0.5),
     softmax("output scale refused", (1, 12), 0.001, out_scale=1 / 256,
             refuse=("MA_ERR_UNSUPPORTED", ["SOFTMAX", "1/32768"])),
-    Case("CONV_2D 16x8 int64 bias 4-byte aligned in the file", "CONV_2D",
+    Case("SUB int16 multipliers in double (exact ties)", "SUB",
+         [q16((2, 40), 0.05), q16((2, 40), 0.03)], [q16((2, 40), 0.06)], "SubOptions",
+         make_inputs=sub_ties),
+        Case("DIV int8 multiplier in double (exact ties)", "DIV",
+         [q8((40,), 0.05, 3), q8((40,), 0.02, -5)], [q8((40,), 0.1, 2)], "DivOptions",
+         make_inputs=div_ties),
+        Case("CONV_2D 16x8 int64 bias 4-byte aligned in the file", "CONV_2D",
          [q16((1, 5, 5, 3), 0.001), weights((4, 3, 3, 3)), bias64(4)], [q16((1, 5, 5, 4), 0.02)],
          "Conv2DOptions", {1: ("i", 1), 2: ("i", 1)}, edit=buffers_4_aligned),
     Case("FULLY_CONNECTED 16x8 int64 bias 4-byte aligned in the file", "FULLY_CONNECTED",

@@ -157,7 +157,9 @@ static ma_status add_sub_prepare(struct ma_context *ctx, ma_node *node, const ch
   const uint8_t type = node->inputs[0]->type;
   d->path = typed_path(is_sub ? SUB_F : ADD_F, type);
   if (type == MA_INT8 || type == MA_INT16)
-    add_sub_scales(d, node, type == MA_INT8 ? 20 : 15, is_sub);
+    /* The pip TFLM forms int8 SUB's multipliers in float, int16 SUB's and ADD's in double
+     * (found by tools/sweep_types.py: the difference shows on exact ties). */
+    add_sub_scales(d, node, type == MA_INT8 ? 20 : 15, is_sub && type == MA_INT8);
   return fused_range(ctx, op, node, d);
 }
 
@@ -241,9 +243,9 @@ static ma_status div_prepare(struct ma_context *ctx, ma_node *node) {
   if (st != MA_OK) return st;
   const uint8_t type = node->inputs[0]->type;
   d->path = type == MA_FLOAT32 ? DIV_F : (type == MA_INT32 ? DIV_I32 : DIV_Q8);
-  if (type == MA_INT8) { /* in1 / (in2 * out), formed in float as TFLM */
-    const float sa = mak_scale(node->inputs[0], 0), sb = mak_scale(node->inputs[1], 0);
-    quant_mult((double)(sa / (sb * mak_scale(node->outputs[0], 0))), &d->mo, &d->so);
+  if (type == MA_INT8) { /* in1 / (in2 * out), formed in double as the pip TFLM (sweep_types) */
+    const double sa = mak_scale(node->inputs[0], 0), sb = mak_scale(node->inputs[1], 0);
+    quant_mult(sa / (sb * (double)mak_scale(node->outputs[0], 0)), &d->mo, &d->so);
   }
   return fused_range(ctx, op, node, d);
 }
