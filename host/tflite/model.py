@@ -48,7 +48,7 @@ class Tensor:
     @property
     def type_name(self) -> str:
         known = 0 <= self.type < len(S.TYPE_NAMES)
-        return S.TYPE_NAMES[self.type] if known else f"unknown type {self.type}"
+        return S.TYPE_NAMES[self.type] if known else f"unknown ({self.type})"
 
     def nbytes(self) -> int:
         """Bytes of the tensor's data; ModelError for what cannot live in a static arena."""

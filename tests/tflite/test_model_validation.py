@@ -58,6 +58,8 @@ def test_a_negative_type_is_unknown() -> None:
         struct.pack_into("<b", t.inline, t.field_offsets[S.TENSOR_TYPE], -1)
 
     tensor = Model(_edited(negative)).tensors[2]
-    assert tensor.type_name == "unknown type -1"
-    with pytest.raises(ModelError, match="unknown type -1"):
+    assert tensor.type_name == "unknown (-1)"
+    with pytest.raises(ModelError, match=r"has type unknown \(-1\)"):
         tensor.nbytes()
+    with pytest.raises(MicroarenaError, match="unsupported type -1"):
+        Interpreter(_edited(negative))

@@ -67,8 +67,9 @@ static ma_status parse_tensor(ma_interp *it, int32_t sg, int32_t i, fb_tab tt, f
   t->index = i;
   t->is_variable = fb_int(rd, &tt, 5, 1, 0, 0) != 0;
   if (ma_type_size(t->type) == 0) {
+    /* TensorType is a signed byte in the schema: name it as written (-1, not 255). */
     return ma_fail(it, MA_ERR_UNSUPPORTED, "tensor %d of subgraph %d has unsupported type %d",
-                   (int)i, (int)sg, t->type);
+                   (int)i, (int)sg, (int)(int8_t)t->type);
   }
   int64_t bytes = tensor_bytes(t);
   if (bytes < 0) return bad(it, "tensor shape negative or too large", sg, i);
