@@ -47,6 +47,7 @@ CONV_STRIDE_H, CONV_DIL_H, DW_DIL_H, POOL_STRIDE_H, POOL_FILTER_H = 2, 5, 6, 2, 
 CONV_STRIDE_W, CONV_DIL_W, DW_DIL_W, POOL_STRIDE_W, POOL_FILTER_W = 1, 4, 5, 1, 3
 CONCAT_OPTIONS, PAD_OPTIONS, STRIDED_SLICE_OPTIONS = 10, 22, 32
 INT32 = 2
+SLICEABLE = (0, 9)  # float32, int8: the map types the bands' STRIDED_SLICE and PAD run on
 MAX_BANDS = 10  # inputs of one CONCATENATION in TFLM (kMaxInputNum): more fail to prepare
 OFFLINE_PLAN = b"OfflineMemoryAllocation"
 
@@ -96,12 +97,13 @@ class StageOp:
 
 @dataclass
 class Stage:
-    """Operators 0..cut of subgraph 0, their one external input X and their output T."""
+    """Operators start..cut of subgraph 0, their one external input X and their output T."""
 
     sub: Subgraph
     ops: list[StageOp]
     x: int  # tensor index of the stage input
     t: int  # tensor index of the cut
+    start: int = 0  # operators before it run whole, before the bands
 
     @property
     def t_tensor(self) -> Tensor:
@@ -147,6 +149,12 @@ def describe_op(model: Model, sub: Subgraph, op: Operator) -> StageOp:
     x = sub.tensors[op.inputs[0]]
     if not (_activation(out) and _activation(x)):
         raise OperatorRefused(f"operator {op.index} ({name}) is not on a [1, H, W, C] feature map")
+    for t in (x, out):
+        if t.type not in SLICEABLE:
+            raise OperatorRefused(
+                f"operator {op.index} ({name}) has a {t.type_name} map: bands slice and pad "
+                "float32 and int8 maps only (TFLM's STRIDED_SLICE refuses uint8)"
+            )
     if name in WINDOWED:
         return _window_op(model, sub, op, x, out)
     if name in PADS:
@@ -199,14 +207,22 @@ def _window_op(model: Model, sub: Subgraph, op: Operator, x: Tensor, out: Tensor
     return StageOp(op, "window", rows, cols, macs=out.shape[2] * out.shape[3] * taps)
 
 
-def find_stage(model: Model, cut: int) -> Stage:
-    """The stage of operators 0..cut of subgraph 0; BandError if it cannot run in bands."""
+MAX_PREFIX = 3  # operators that may run whole before the stage (a QUANTIZE of a uint8 input)
+
+
+def find_stage(model: Model, cut: int, start: int | None = None) -> Stage:
+    """The stage of operators start..cut of subgraph 0 (start None: the first operator the
+    stage can begin with, within MAX_PREFIX); BandError if it cannot run in bands."""
     if len(model.subgraphs) != 1:
         raise BandError("models with more than one subgraph are not split into bands")
     sub = model.subgraphs[0]
     if not 0 <= cut < len(sub.operators) - 1:
         raise BandError(f"cut after operator {cut}: the model has {len(sub.operators)} operators")
-    ops = [describe_op(model, sub, op) for op in sub.operators[: cut + 1]]
+    if start is None:
+        start = stage_start(model)
+    if cut < start:
+        raise BandError(f"cut after operator {cut}: the stage starts at operator {start}")
+    ops = [describe_op(model, sub, op) for op in sub.operators[start : cut + 1]]
     produced = {o for s in ops for o in s.op.outputs}
     external = {
         i for s in ops for i in s.op.inputs if i >= 0 and not sub.tensors[i].is_const
@@ -220,7 +236,22 @@ def find_stage(model: Model, cut: int) -> Stage:
             raise BandError(f"tensor {o} of the stage is also read after the cut")
     if t in sub.outputs:
         raise BandError("the cut tensor is a model output")
-    return Stage(sub, ops, external.pop(), t)
+    return Stage(sub, ops, external.pop(), t, start)
+
+
+def stage_start(model: Model) -> int:
+    """The first operator a stage can begin with: 0, or the first after a short prefix whose
+    operators cannot run in bands (TFLM slices and pads no uint8 map, so a model quantizing
+    its uint8 input starts its stage after that QUANTIZE). OperatorRefused if none."""
+    sub = model.subgraphs[0]
+    first_error = None
+    for start in range(min(MAX_PREFIX + 1, len(sub.operators))):
+        try:
+            describe_op(model, sub, sub.operators[start])
+            return start
+        except OperatorRefused as e:
+            first_error = first_error or e
+    raise first_error or OperatorRefused("the model has no operators")
 
 
 # ------------------------------------------------------------------ row ranges
@@ -438,7 +469,8 @@ def rewrite(model: Model, cut: int, bounds: list[int]) -> tuple[Model, BandPlan]
             group = []
     _join(w, top, stage.t, joins)
     set_child(root_sg, S.SUBGRAPH_TENSORS, w.tensors)
-    set_child(root_sg, S.SUBGRAPH_OPERATORS, w.ops + list(raw_ops[cut + 1 :]))
+    prefix = list(raw_ops[: stage.start])
+    set_child(root_sg, S.SUBGRAPH_OPERATORS, prefix + w.ops + list(raw_ops[cut + 1 :]))
     set_child(out.root, S.MODEL_BUFFERS, w.buffers)
     _drop_offline_plan(out)
     return Model(out.to_bytes(), model.source), BandPlan(stage.t, bounds, joins)
