@@ -16,12 +16,14 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from support.cli_fuzz import check_case, make_case
 from support.hostile import clean_refusal, run_bounded
 
 from host.device import record, wire
 from host.planning.packing import csvio
 from host.tflite import modelgen
 from host.tflite.model import MAX_MODEL_BYTES
+from host.tflite.modelgen import build_demo_model
 
 pytestmark = pytest.mark.skipif(
     not sys.platform.startswith("linux"), reason="FIFOs, /dev/zero and /dev/full: Linux"
@@ -206,3 +208,10 @@ def test_readme_names_the_limits_the_code_applies() -> None:
     }
     for words, holds in quoted.items():
         assert words in readme and holds, words
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_cli_fuzz_short_run(seed: int, tmp_path: Path) -> None:
+    """A few seeded cases of the command-line fuzzer (a long run: tools/fuzz_cli.py)."""
+    case = make_case(seed, [build_demo_model()])
+    assert check_case(case, tmp_path) is None, (case.command, case.damage)
