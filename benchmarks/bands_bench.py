@@ -21,10 +21,12 @@ from benchmarks.overlap_bench import RUNS, on_tflm  # noqa: E402
 from host.paths import SHARED_MODELS, SHARED_ZOO, require_models  # noqa: E402
 from host.planning import bands, offline_plan  # noqa: E402
 from host.planning.plan import plan_model  # noqa: E402
+from host.planning.tflm_targets import target_arena  # noqa: E402
 from host.rewrite.bands import BandError  # noqa: E402
 from host.tflite.model import Model, ModelError  # noqa: E402
 
 CONVERTER_MODELS = ROOT / "tests" / "data" / "keras"
+TARGET = "tflm-cortex-m"
 
 
 def row(path: Path, budget: float, time_limit: float, tflm: bool) -> str:
@@ -44,14 +46,24 @@ def row(path: Path, budget: float, time_limit: float, tflm: bool) -> str:
     c = b.chosen
     if c is None:
         return f"{start} {plain_b.head} | {r.head} | 1.00x | no gain |"
+    offline_plan.embed(b.model, r.tensor_offsets())
+    offline_plan.embed(model, over.tensor_offsets())
     text = (
         f"{start} {plain_b.head} | {r.head} | {r.head / over.head:.2f}x | {c.cut}, {c.bands} "
-        f"| {100 * c.added_fraction:.1f}% |"
+        f"| {100 * c.added_fraction:.1f}% | {_arena(model)} | {_arena(b.model)} |"
     )
     if tflm:
-        offline_plan.embed(b.model, r.tensor_offsets())
         text += f" {on_tflm(path.read_bytes(), b.model.to_bytes())} |"
     return text
+
+
+def _arena(model: Model) -> str:
+    """The arena to set on a Cortex-M TFLM (head + tail: every band's operators add to the
+    tail), or why it is not known."""
+    try:
+        return str(target_arena(Model(model.to_bytes()), TARGET).min_arena)
+    except Exception as e:  # extra information: the row stands without it
+        return f"n/a ({str(e)[:20]})"
 
 
 def main() -> int:
@@ -63,7 +75,8 @@ def main() -> int:
     require_models(SHARED_MODELS)
     cols = (
         "| model | TFLM head | plan | plan --overlap | --bands | --bands --overlap "
-        "| vs --overlap | cut after op, bands | MACs added |"
+        f"| vs --overlap | cut after op, bands | MACs added | arena to set --overlap ({TARGET}) "
+        "| arena to set --bands --overlap |"
     )
     if args.tflm:
         cols += f" TFLM head (bands, overlap) | identical ({RUNS} inputs) |"

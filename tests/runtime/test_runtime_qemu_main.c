@@ -1,17 +1,23 @@
 /* Cortex-M4F (QEMU mps2-an386) driver for tests/runtime/test_runtime_qemu.py: loads the embedded
  * model into a static arena of ARENA_BYTES (the Python prediction for cortex-m), fills the
  * inputs with a fixed pattern, invokes, and prints the allocation report and the outputs
- * through semihosting. Exit status: 0, or the ma_status that failed (+100 for invoke). */
+ * through semihosting. Exit status: 0, or the ma_status that failed (+100 for invoke).
+ * With -DMAIN_ELSEWHERE only the start-up is kept: another file's main() runs, its return
+ * value is the exit status (tests/runtime/test_concat_in_place_arm.py). */
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "microarena.h"
 
-extern const uint8_t model_data[], model_end[];
 extern uint32_t _sidata, _sdata, _edata, _sbss, _ebss, _estack;
 
+#ifndef MAIN_ELSEWHERE
+extern const uint8_t model_data[], model_end[];
 static uint8_t arena[ARENA_BYTES] __attribute__((aligned(16)));
+#else
+int main(void);
+#endif
 
 static void semihost(int op, const void *arg) {
   register int r0 __asm__("r0") = op;
@@ -28,6 +34,7 @@ static void quit(int status) {
   }
 }
 
+#ifndef MAIN_ELSEWHERE
 static void emit(void *ctx, const char *line) {
   (void)ctx;
   put(line);
@@ -81,6 +88,7 @@ int main(void) {
   quit(0);
   return 0;
 }
+#endif
 
 void reset_handler(void) {
   /* The FPU must be on before any floating-point instruction. */
