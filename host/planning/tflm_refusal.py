@@ -9,7 +9,7 @@ from typing import Any
 
 from host.planning import tflm_registered
 from host.planning.kernels.operands import FLOAT32, INT4, INT8, input_tensor
-from host.tflite.model import CUSTOM, Model
+from host.tflite.model import CUSTOM, Model, ModelError
 
 PIP_TFLM = f"the pip tflite-micro {tflm_registered.VERSION}"
 # Custom operators that say what made the model (the operator's kernel is not TFLM's own).
@@ -97,8 +97,10 @@ HYBRID_CHECKED = ("CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "TRANSPOSE_
 
 def refused_ops(model: Model) -> list[str]:
     """Operators TFLM refuses in Prepare: float activations with int8 weights ("Hybrid models
-    are not supported on TFLite Micro"), and any operator with an output that has a dimension
-    <= 0 ("Dynamic tensors are not supported"; shape [0], its legacy scalar, passes)."""
+    are not supported on TFLite Micro"), any operator with an output that has a dimension
+    <= 0 ("Dynamic tensors are not supported"; shape [0], its legacy scalar, passes), and any
+    with an intermediate tensor that holds data (refused before Prepare, "Does not support
+    intermediate tensor with non-zero size"; the runtime refuses it too)."""
     out = []
     for sg in model.subgraphs:
         for op in sg.operators:
@@ -106,6 +108,9 @@ def refused_ops(model: Model) -> list[str]:
             empty = [t for t in op.outputs if t >= 0 and _dynamic(sg.tensors[t].shape)]
             if empty:
                 out.append(f"{where} (output tensor {empty[0]} has a dimension <= 0)")
+            held = [t for t in op.intermediates if t >= 0 and _holds_data(sg.tensors[t])]
+            if held:
+                out.append(f"{where} (intermediate tensor {held[0]} holds data)")
             if op.name not in HYBRID_CHECKED:
                 continue
             data = input_tensor(sg, op, 2 if op.name == "TRANSPOSE_CONV" else 0)
@@ -113,6 +118,13 @@ def refused_ops(model: Model) -> list[str]:
             if data and weights and data.type == FLOAT32 and weights.type in (INT8, INT4):
                 out.append(f"{where} (hybrid)")
     return out
+
+
+def _holds_data(t) -> bool:
+    try:
+        return t.nbytes() != 0
+    except ModelError:  # no fixed size (a string) or a dynamic shape: not zero either
+        return True
 
 
 def _dynamic(shape: tuple[int, ...]) -> bool:

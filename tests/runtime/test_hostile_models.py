@@ -215,3 +215,20 @@ print("done")
         timeout=600,
     )  # fmt: skip
     assert proc.returncode == 0 and "done" in proc.stdout, proc.stderr[-4000:]
+
+
+def test_an_intermediate_tensor_holding_data_is_refused_as_tflm_refuses_it() -> None:
+    """Found by the mutation fuzzer: an LSTM's intermediate tensor given a shape. TFLM
+    refuses the model ('Does not support intermediate tensor with non-zero size'); the runtime
+    ran it, and host.plan did not say TFLM refuses it."""
+    from host.planning.tflm_refusal import refused_ops
+
+    data = (REPO / "tests/data/fuzz/lstm_intermediate_with_data.tflite").read_bytes()
+    with pytest.raises(RuntimeError):
+        oracle().Interpreter.from_bytes(data, arena_size=1 << 20)
+    with pytest.raises(MicroarenaError, match="intermediate tensor 21 of 3 bytes"):
+        Interpreter(data, PROBE)
+    assert refused_ops(Model(data)) == [
+        "subgraph 0 op 0 UNIDIRECTIONAL_SEQUENCE_LSTM (intermediate tensor 21 holds data)"
+    ]
+    assert refused_ops(Model((REPO / "tests/data/keras/lstm_int8.tflite").read_bytes())) == []

@@ -44,7 +44,9 @@ REPO = Path(__file__).resolve().parents[2]
 
 X = np.arange(8, dtype=np.float32).reshape(1, 8) / 4 - 1
 BOOL = 6
-DTYPES = {0: np.float32, 2: np.int32, 9: np.int8, 6: np.bool_}
+QUANT_SCALE, QUANT_ZERO_POINT = 2, 3  # QuantizationParameters slots
+TENSOR_QUANTIZATION = 4  # Tensor slot
+DTYPES = {0: np.float32, 2: np.int32, 3: np.uint8, 7: np.int16, 9: np.int8, 6: np.bool_}
 ARENA = 1 << 20
 
 
@@ -67,7 +69,7 @@ def tflm_outputs(data: bytes, inputs: list[np.ndarray]) -> list[np.ndarray]:
     for i, arr in enumerate(inputs):
         interp.set_input(arr, i)
     interp.invoke()
-    return [np.array(interp.get_output(0))]
+    return [np.array(interp.get_output(i)) for i in range(len(Model(data).subgraphs[0].outputs))]
 
 
 def our_outputs(data: bytes, inputs: list[np.ndarray]) -> tuple[list[np.ndarray], Interpreter]:
@@ -75,7 +77,22 @@ def our_outputs(data: bytes, inputs: list[np.ndarray]) -> tuple[list[np.ndarray]
     for i, arr in enumerate(inputs):
         interp.set_input(i, arr)
     interp.invoke()
-    return [interp.get_output(0)], interp
+    return [interp.get_output(i) for i in range(interp.num_outputs())], interp
+
+
+def same(a: list[np.ndarray], b: list[np.ndarray]) -> bool:
+    """Integers exactly, floats within 1e-5 (the runtime's float kernels' tolerance)."""
+    if len(a) != len(b):
+        return False
+    for x, y in zip(a, b, strict=True):
+        if x.shape != y.shape:
+            return False
+        if x.dtype.kind == "f":
+            if not np.allclose(x, y, rtol=1e-5, atol=1e-5, equal_nan=True):
+                return False
+        elif not np.array_equal(x, y):
+            return False
+    return True
 
 
 def check_call_graph(data: bytes) -> str | None:
@@ -140,27 +157,55 @@ def check_plan(data: bytes, offsets: list[int]) -> str | None:
     return None
 
 
+SEED_MODELS = ("mlp_int8", "mlp_float", "conv_options_int8", "lstm_int8", "conv1d_audio_int8",
+               "mobilenet_v3ish_int8")  # fmt: skip
+
+
+def seed_model(rng: random.Random) -> bytes:
+    """A model to mutate: a random call graph, or a small converter-made one of tests/data."""
+    if rng.random() < 0.5:
+        return random_call_graph(rng, rng.randint(2, 5), rng.randint(1, 5))
+    return (REPO / "tests/data/keras" / f"{rng.choice(SEED_MODELS)}.tflite").read_bytes()
+
+
 def mutate(rng: random.Random, data: bytes) -> bytes:
-    """One field of a call-graph model changed, the structure kept valid."""
+    """One field of a model changed, the structure kept valid: an IF's branch, a planned
+    tensor's shape or type, a byte of an operator's options, a quantization scale or zero
+    point."""
     model = Model(data)
     sgs = model.root.get(S.MODEL_SUBGRAPHS)
-    sg = rng.choice(sgs)
-    kind = rng.choice(["branch", "shape", "type"])
-    if kind == "branch":
-        ifs = [op for s in sgs for op in s.get(S.SUBGRAPH_OPERATORS, []) if op.get(S.OP_OPTIONS)]
-        op = rng.choice(ifs) if ifs else None
-        opts = op.get(S.OP_OPTIONS) if op is not None else None
+    ops = [op for sg in sgs for op in sg.get(S.SUBGRAPH_OPERATORS, [])]
+    planned = [t for t in model.tensors if not t.is_const]
+    kind = rng.choice(["branch", "shape", "type", "options", "quantization"])
+    if kind == "branch" and model.tensors[0].type == BOOL:
+        opts = rng.choice(ops).get(S.OP_OPTIONS)
         if opts is not None and opts.has(0):
             struct.pack_into("<i", opts.inline, opts.field_offsets[rng.randint(0, 1)],
                              rng.randrange(0, len(sgs) + 1))  # fmt: skip
-    else:
-        tensor = rng.choice(sg.get(S.SUBGRAPH_TENSORS))
+    elif kind in ("shape", "type", "quantization"):
+        t = rng.choice(planned)
+        tensor = sgs[t.subgraph].get(S.SUBGRAPH_TENSORS)[t.index]
         if kind == "shape":
-            dims = [rng.choice([1, 2, 8, 4]) for _ in range(rng.randint(1, 3))]
+            dims = [rng.choice([1, 2, 3, 8, 4]) for _ in range(rng.randint(1, 4))]
             set_child(tensor, S.TENSOR_SHAPE, struct.pack(f"<{len(dims)}i", *dims))
-        else:
+        elif kind == "type" and tensor.has(S.TENSOR_TYPE):
             struct.pack_into("<b", tensor.inline, tensor.field_offsets[S.TENSOR_TYPE],
-                             rng.choice([0, 6, 9, 2]))  # fmt: skip
+                             rng.choice([0, 2, 3, 6, 7, 9]))  # fmt: skip
+        elif kind == "quantization" and tensor.get(TENSOR_QUANTIZATION) is not None:
+            q = tensor.get(TENSOR_QUANTIZATION)
+            if q.get(QUANT_SCALE):
+                scale = struct.unpack("<f", q.get(QUANT_SCALE)[:4])[0] * 2.0 ** rng.randint(-8, 8)
+                set_child(q, QUANT_SCALE, struct.pack("<f", scale) + q.get(QUANT_SCALE)[4:])
+            if q.get(QUANT_ZERO_POINT):
+                zp = rng.randint(-128, 127)
+                set_child(q, QUANT_ZERO_POINT, struct.pack("<q", zp) + q.get(QUANT_ZERO_POINT)[8:])
+    else:
+        opts = rng.choice(ops).get(S.OP_OPTIONS)
+        if opts is not None and len(opts.inline) > 4:
+            at = rng.randrange(4, len(opts.inline))
+            if all(not (o <= at < o + 4) for k, o in enumerate(opts.field_offsets)
+                   if o and k in S.SCHEMA.tables.get(opts.name, {})):  # fmt: skip
+                opts.inline[at] = rng.randrange(256)
     return model.to_bytes()
 
 
@@ -170,13 +215,14 @@ def _tflm_child(path: str) -> int:
     data = Path(path).read_bytes()
     try:
         for c in (False, True):
-            np.save(f"{path}.{int(c)}.npy", tflm_outputs(data, inputs_for(data, c))[0])
+            outs = tflm_outputs(data, inputs_for(data, c))
+            np.savez(f"{path}.{int(c)}.npz", *outs)
     except Exception as e:  # noqa: BLE001 - any refusal counts as one
         print(f"refused {type(e).__name__}: {e}")
     return 0
 
 
-def tflm_in_child(data: bytes, scratch: Path) -> list[np.ndarray] | str:
+def tflm_in_child(data: bytes, scratch: Path) -> list[list[np.ndarray]] | str:
     """TFLM's outputs for conditions False and True, 'refused', or 'crashed' (it segfaults on
     some hostile models)."""
     path = scratch / "model.tflite"
@@ -189,7 +235,8 @@ def tflm_in_child(data: bytes, scratch: Path) -> list[np.ndarray] | str:
         return "crashed"
     if proc.stdout.startswith("refused"):
         return "refused"
-    return [np.load(f"{path}.{c}.npy") for c in (0, 1)]
+    loaded = [np.load(f"{path}.{c}.npz") for c in (0, 1)]
+    return [[f[f"arr_{i}"] for i in range(len(f.files))] for f in loaded]
 
 
 def check_mutation(data: bytes, scratch: Path) -> str | None:
@@ -201,7 +248,7 @@ def check_mutation(data: bytes, scratch: Path) -> str | None:
     except ModelError:
         return None  # the host tools refuse it; the runtime's own refusals are fuzzed in C
     try:
-        ours = [our_outputs(data, inputs_for(data, c))[0][0] for c in (False, True)]
+        ours = [our_outputs(data, inputs_for(data, c))[0] for c in (False, True)]
     except (MicroarenaError, ValueError):
         return None  # a refusal with a message
     theirs = tflm_in_child(data, scratch)
@@ -210,8 +257,8 @@ def check_mutation(data: bytes, scratch: Path) -> str | None:
     if isinstance(theirs, str):
         return f"the runtime runs it, TFLM {theirs}"
     for c, a, b in zip((False, True), ours, theirs, strict=True):
-        if not np.array_equal(a, b):
-            return f"condition {c}: runtime {a.ravel()} but TFLM {b.ravel()}"
+        if not same(a, b):
+            return f"condition {c}: runtime {a[0].ravel()[:8]} but TFLM {b[0].ravel()[:8]}"
     return None
 
 
@@ -232,7 +279,7 @@ def fuzz(seed: int, scratch: Path, rounds: int | None = None, seconds: float | N
     while (rounds is None or done < rounds) and (end is None or time.monotonic() < end):
         data = random_call_graph(rng, rng.randint(2, 5), rng.randint(1, 5))
         plan = random_plan(rng, Model(data))
-        mutated = mutate(rng, data)
+        mutated = mutate(rng, seed_model(rng))
         for fuzzer, model, message in (
             ("call graph", data, check_call_graph(data)),
             ("plan", with_plan(data, plan), check_plan(data, plan)),

@@ -168,9 +168,24 @@ static ma_status parse_operator(ma_interp *it, int32_t sg, int32_t k, fb_tab op,
   (void)fb_int(rd, &op, 3, 1, 0, 0);
   fb_subtable(rd, &op, 4); /* options: verified here, read later through ma_opt_* */
   fb_vector(rd, &op, 5, 1);
+  fb_vec inter = fb_vector(rd, &op, 8, 4);
   if (rd->bad) return bad(it, "operator table", sg, k);
   ma_status st = check_indices(it, ins, s->n_tensors, 1, sg, k, "operator input index");
   if (st == MA_OK) st = check_indices(it, outs, s->n_tensors, 0, sg, k, "operator output index");
+  if (st == MA_OK) st = check_indices(it, inter, s->n_tensors, 1, sg, k, "intermediate index");
+  /* As TFLM (AllocationInfoBuilder::ValidateSubgraph): no kernel here uses an operator's
+   * intermediates, and TFLM refuses a model where one holds data. */
+  for (uint32_t j = 0; st == MA_OK && j < inter.len; j++) {
+    int32_t t = fb_vec_i32(rd, inter, j);
+    ma_tensor desc;
+    if (t < 0) continue;
+    ma_describe(it, sg, t, &desc);
+    if (desc.bytes != 0) {
+      return ma_fail(it, MA_ERR_MODEL, "operator %d of subgraph %d has intermediate tensor %d "
+                     "of %lu bytes: TFLM refuses intermediates that hold data", (int)k, (int)sg,
+                     (int)t, (unsigned long)desc.bytes);
+    }
+  }
   if (st == MA_OK) st = resolve_code(it, opcode_index, sg, k, n);
   if (st != MA_OK) return st;
   if ((uint64_t)ins.len + outs.len > MA_MAX_OPERANDS) {
