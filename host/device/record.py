@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 from host.argtypes import SECONDS, number
 from host.device import upload, wire
 from host.device.tflm_text import (
+    MAX_NOTES,
     TextReport,
     TextReportCollector,
     category_differences,
@@ -58,7 +59,8 @@ class Recording:
     source: str
     report: wire.WireReport | None = None
     text: TextReport | None = None
-    rejected: list[str] = field(default_factory=list)
+    rejected: list[str] = field(default_factory=list)  # the first MAX_NOTES reasons
+    more_rejected: int = 0  # rejections beyond those: counted, not kept (a flood of noise)
     warnings: list[str] = field(default_factory=list)
     raw: bytes = b""
 
@@ -110,12 +112,19 @@ def record_stream(
         rec.raw = bytes(raw)
         if rec.text is None and col.current is not None and col.current.complete:
             rec.text = col.current
-        rec.warnings += _stream_warnings(dec, col, len(raw))
+        rec.warnings += _stream_warnings(dec, col, rec, len(raw))
 
 
-def _stream_warnings(dec: wire.FrameDecoder, col: TextReportCollector, kept: int) -> list[str]:
-    """What was dropped from the stream: overlong lines, unreadable report lines, log bytes."""
+def _stream_warnings(
+    dec: wire.FrameDecoder, col: TextReportCollector, rec: Recording, kept: int
+) -> list[str]:
+    """What was dropped from the stream: overlong lines, unreadable report lines, rejected
+    records beyond those listed, log bytes beyond those kept."""
     out = [f"report text: {e}" for e in col.errors]
+    if rec.more_rejected:
+        out.append(f"{rec.more_rejected} more damaged records rejected (not listed)")
+    if col.more_errors:
+        out.append(f"report text: {col.more_errors} more bad lines")
     if dec.dropped_lines:
         s = "s" if dec.dropped_lines > 1 else ""
         out.append(f"{dec.dropped_lines} line{s} over {wire.MAX_LINE} bytes dropped (noise?)")
@@ -139,7 +148,9 @@ def _feed(dec: wire.FrameDecoder, col: TextReportCollector, chunk: bytes, rec: R
 
 
 def _event(ev: wire.WireReport | wire.Rejected, rec: Recording) -> None:
-    if isinstance(ev, wire.Rejected):
+    if isinstance(ev, wire.Rejected) and len(rec.rejected) >= MAX_NOTES:
+        rec.more_rejected += 1
+    elif isinstance(ev, wire.Rejected):
         rec.rejected.append(ev.reason)
     else:
         rec.report = ev
@@ -147,7 +158,9 @@ def _event(ev: wire.WireReport | wire.Rejected, rec: Recording) -> None:
 
 def _no_report(rec: Recording, why: str) -> str:
     if rec.rejected:
-        why += f"; {len(rec.rejected)} damaged record(s) rejected: " + "; ".join(rec.rejected)
+        count = len(rec.rejected) + rec.more_rejected
+        more = f"; {rec.more_rejected} more" if rec.more_rejected else ""
+        why += f"; {count} damaged record(s) rejected: " + "; ".join(rec.rejected) + more
     elif not rec.raw:
         why += " (nothing was received: is the board running and the port right?)"
     return why

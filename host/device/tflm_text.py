@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from host.device.wire import Category
 
 TAG = "[RecordingMicroAllocator]"
+MAX_NOTES = 20  # bad lines (and, in the recorder, rejected records) listed; more only counted
 # A number of at most 19 digits (any 64-bit count): a longer one makes the line unreadable,
 # a clean bad line rather than a huge integer (Python refuses over 4300 digits).
 _NUM = r"(-?[0-9]{1,19})"
@@ -63,7 +64,8 @@ class TextReportCollector:
 
     def __init__(self) -> None:
         self.current: TextReport | None = None
-        self.errors: list[str] = []
+        self.errors: list[str] = []  # the first MAX_NOTES
+        self.more_errors = 0  # bad lines beyond those: counted, not kept (a flood of noise)
         self.lines_seen = 0  # report lines so far, to tell when the report has gone quiet
 
     def line(self, line: str) -> None:
@@ -78,7 +80,7 @@ class TextReportCollector:
             if which == "total" or self.current is None:
                 self.current = TextReport()
             if getattr(self.current, which) is not None:
-                self.errors.append(f"duplicate '{which}' line: {body!r}")
+                self._error(f"duplicate '{which}' line: {body!r}")
             setattr(self.current, which, value)
             return
         m = _CATEGORY.match(body)
@@ -90,7 +92,13 @@ class TextReportCollector:
                 Category(name, int(used), int(requested), int(count), unit)
             )
             return
-        self.errors.append(f"unreadable report line: {body!r}")
+        self._error(f"unreadable report line: {body!r}")
+
+    def _error(self, message: str) -> None:
+        if len(self.errors) < MAX_NOTES:
+            self.errors.append(message)
+        else:
+            self.more_errors += 1
 
 
 def parse_text_report(lines: Iterable[str]) -> TextReport:

@@ -10,6 +10,7 @@ import pytest
 from test_record import board_output, report, run_cli, run_json
 
 from host.device import record, wire
+from host.device.tflm_text import MAX_NOTES
 
 
 def _byte_by_byte(*parts: bytes) -> record.Reader:
@@ -93,3 +94,16 @@ def test_save_writes_log_and_json_together_or_neither(capsys, tmp_path: Path) ->
     code, _, err = run_cli(capsys, "--log", str(log), "--save", str(save))
     assert code == 2 and "run.log.json" in err, err
     assert save.read_bytes() == b"old log"
+
+
+def test_a_flood_of_bad_records_and_lines_is_counted_not_kept() -> None:
+    """Memory stays bounded on a port that sends broken records and bad report lines for as
+    long as the recorder listens: the first few are listed, the rest counted."""
+    r = report()
+    flood = (b"@MA1 E 00000000\r\n[RecordingMicroAllocator] garbage\r\n") * 10_000
+    chunks = iter([flood, board_output(r)])
+    rec = record.record_stream(lambda: next(chunks, None), "socket", 20.0)
+    assert rec.report == r
+    assert len(rec.rejected) == MAX_NOTES and rec.more_rejected == 10_000 - MAX_NOTES
+    assert f"{10_000 - MAX_NOTES} more damaged records rejected (not listed)" in rec.warnings
+    assert f"report text: {10_000 - MAX_NOTES} more bad lines" in rec.warnings
