@@ -1,0 +1,160 @@
+"""The real TFLM + CMSIS-NN measured by hand on QEMU boards (tests/data/tflm_cmsis_nn/measured.json;
+method, commits and figures in docs/tflm_cmsis_nn.md): one typed way for tests to read it.
+
+A run is one model x board x kernel set x plan ("none": TFLM plans online; "offline": the plan
+`python -m host.plan M -o P` embedded when the data was measured, kept as its offsets so that the
+exact planned model can be rebuilt whatever the planner does later: planned_model_bytes).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+from host.paths import REPO, SHARED_MODELS
+from host.planning import offline_plan
+from host.tflite.model import Model
+from host.tflite.modelgen import build_demo_model
+
+DATA = REPO / "tests" / "data" / "tflm_cmsis_nn" / "measured.json"
+
+
+@dataclass(frozen=True)
+class Category:
+    """One line of RecordingMicroAllocator's report, as TFLM prints it."""
+
+    name: str  # e.g. "Persistent buffer data"
+    used: int  # with alignment overhead
+    requested: int
+    count: int
+
+
+@dataclass(frozen=True)
+class NodeOutput:
+    node: int  # execution order in subgraph 0
+    op: str  # TFLM's builtin operator name
+    tensor: int  # output tensor index in subgraph 0
+    crc32: int  # zlib crc32 of the tensor's bytes right after the operator ran
+    bytes: int
+    instructions: int  # the operator's Invoke alone (second, uninstrumented invoke)
+
+
+@dataclass(frozen=True)
+class Run:
+    model: str
+    board: str  # QEMU machine
+    cpu: str  # gcc -mcpu
+    kernels: str  # "cmsis-nn" or "reference"
+    plan: str  # "none" or "offline"
+    head: int  # non-persistent bytes, as TFLM reports it
+    tail: int  # persistent bytes
+    total: int
+    min_arena: int  # smallest arena (16-byte aligned) for which AllocateTensors and Invoke succeed
+    categories: tuple[Category, ...]
+    instructions: int  # per invoke, second invoke from Reset(), no instrumentation
+    nodes: tuple[NodeOutput, ...]
+    outputs_crc32: tuple[int, ...]
+
+    def category(self, name: str) -> Category | None:
+        return next((c for c in self.categories if c.name == name), None)
+
+
+@dataclass(frozen=True)
+class ModelEntry:
+    name: str
+    origin: str  # "shared:<file>", "repo:<path>" or "modelgen:demo"
+    sha256: str
+    size: int
+    plan_offsets: tuple[int, ...]  # OfflineMemoryAllocation offsets, one per tensor (-1: online)
+    planned_sha256: str
+
+
+@dataclass(frozen=True)
+class Measured:
+    sources: dict[str, str]  # project -> commit
+    toolchain: dict[str, str]
+    boards: dict[str, dict[str, object]]
+    models: dict[str, ModelEntry]
+    runs: tuple[Run, ...]
+
+    def run(self, model: str, board: str, kernels: str, plan: str) -> Run | None:
+        return next(
+            (
+                r
+                for r in self.runs
+                if (r.model, r.board, r.kernels, r.plan) == (model, board, kernels, plan)
+            ),
+            None,
+        )
+
+
+@cache
+def load(path: Path = DATA) -> Measured:
+    d = json.loads(path.read_text())
+    models = {
+        name: ModelEntry(
+            name,
+            m["origin"],
+            m["sha256"],
+            m["bytes"],
+            tuple(m["plan"]["offsets"]),
+            m["plan"]["planned_sha256"],
+        )
+        for name, m in d["models"].items()
+    }
+    runs = tuple(
+        Run(
+            model=r["model"],
+            board=r["board"],
+            cpu=r["cpu"],
+            kernels=r["kernels"],
+            plan=r["plan"],
+            head=r["head"],
+            tail=r["tail"],
+            total=r["total"],
+            min_arena=r["min_arena"],
+            categories=tuple(Category(**c) for c in r["categories"]),
+            instructions=r["instructions"],
+            nodes=tuple(
+                NodeOutput(
+                    n["node"],
+                    n["op"],
+                    n["tensor"],
+                    int(n["crc32"], 16),
+                    n["bytes"],
+                    n["instructions"],
+                )  # fmt: skip
+                for n in r["nodes"]
+            ),
+            outputs_crc32=tuple(int(c, 16) for c in r["outputs_crc32"]),
+        )
+        for r in d["runs"]
+    )
+    return Measured(d["sources"], d["toolchain"], d["boards"], models, runs)
+
+
+def model_bytes(entry: ModelEntry) -> bytes | None:
+    """The model as measured, or None where it lives in the absent shared corpus."""
+    kind, _, where = entry.origin.partition(":")
+    if kind == "shared":
+        p = SHARED_MODELS / where
+        return p.read_bytes() if p.exists() else None
+    if kind == "repo":
+        return (REPO / where).read_bytes()
+    if kind == "modelgen" and where == "demo":
+        return build_demo_model()
+    raise ValueError(f"{entry.name}: unknown origin {entry.origin!r}")
+
+
+def planned_model_bytes(entry: ModelEntry, original: bytes) -> bytes:
+    """The planned model measured: the original with the recorded offsets embedded."""
+    model = Model(original)
+    offline_plan.embed(model, {i: o for i, o in enumerate(entry.plan_offsets) if o != -1})
+    return model.to_bytes()
+
+
+def sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
