@@ -114,6 +114,9 @@ CASES: dict[str, list[Case]] = {
         ),  # fmt: skip
         bad("{demo}", "--bands", "--embed", says="--bands with --embed needs -o OUT"),
         bad("{demo}", "--bands-mac-budget", "0.2", says="means nothing without --bands"),
+        ok("{demo}", "--bands", "--bands-objective", "arena", "-q", says="lowers the arena to"),
+        bad("{demo}", "--bands-objective", "arena", says="means nothing without --bands"),
+        bad("{demo}", "--bands", "--bands-objective", "flash", says="invalid choice: 'flash'"),
         bad("{demo}", "--bands", "--bands-mac-budget", "-1", says="must be >= 0: -1"),
         bad("--check", "{planned}", "--bands", says="--bands means nothing with --check"),
         bad("{demo}", "--plot", "{tmp}/p.gif", says="--plot wants a .png or .svg"),

@@ -18,7 +18,7 @@ import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from host.planning import lifetimes
+from host.planning import lifetimes, offline_plan
 from host.planning.packing.problem import TFLM_ALIGNMENT, Buffer, collisions
 from host.planning.plan import Layout, PlanResult, plan_model
 from host.rewrite import bands as rw
@@ -40,6 +40,8 @@ class Choice:
     added_macs: int
     model_macs: int
     error: str = ""
+    arena: int | None = None  # arena to set on the target (head + tail), where predicted
+    start: int = 0  # the stage's first operator (after a prefix such as a QUANTIZE)
 
     @property
     def bands(self) -> int:
@@ -51,6 +53,7 @@ class Choice:
 
     def to_json(self) -> dict:
         return {
+            "first_operator": self.start,
             "cut_operator": self.cut,
             "bands": self.bands,
             "bounds": self.bounds,
@@ -59,6 +62,7 @@ class Choice:
             "added_fraction": round(self.added_fraction, 4),
             "stage_macs": self.stage_macs,
             "model_macs": self.model_macs,
+            "arena": self.arena,
         }
 
 
@@ -243,9 +247,9 @@ def choices(
             try:
                 _, r = plan_banded(model, cut, bounds, runtime, overlap, time_limit)
             except rw.BandError as e:
-                out.append(Choice(cut, bounds, -1, base, added, total, str(e)))
+                out.append(Choice(cut, bounds, -1, base, added, total, str(e), start=st.start))
                 continue
-            out.append(Choice(cut, bounds, r.head, base, added, total))
+            out.append(Choice(cut, bounds, r.head, base, added, total, start=st.start))
             if progress:
                 progress(f"cut after operator {cut}, {n} bands: head {r.head} B, +{added} MACs")
     return out
@@ -286,7 +290,7 @@ def concat_destinations(model: Model) -> dict[tuple[int, int], int]:
 
 @dataclass
 class Banding:
-    """The rewrite host.plan --bands chose (None: no split lowers the head), and the
+    """The rewrite host.plan --bands chose (None: no split lowers the objective), and the
     alternatives it weighed."""
 
     model: Model
@@ -295,11 +299,17 @@ class Banding:
     options: list[Choice]
     budget: float
     unbanded_head: int
+    objective: str = "head"
+    target: str | None = None
+    unbanded_arena: int | None = None  # arena to set on the target without bands
 
     def to_json(self) -> dict:
         return {
             "mac_budget": self.budget,
+            "objective": self.objective,
+            "target": self.target,
             "unbanded_head": self.unbanded_head,
+            "unbanded_arena": self.unbanded_arena,
             "chosen": self.chosen.to_json() if self.chosen else None,
             "choices": [c.to_json() for c in self.options if not c.error],
         }
@@ -307,25 +317,43 @@ class Banding:
     def text(self) -> str:
         c = self.chosen
         if c is None:
+            what = "head" if self.objective == "head" else f"arena to set on {self.target}"
             lines = [
-                f"bands: no split within the budget lowers the head below "
-                f"{self.unbanded_head} B: the model is planned as it is"
+                f"bands: no split within the budget lowers the {what}: the model is planned "
+                "as it is"
             ]
         else:
             lines = [
-                f"bands: operators 0..{c.cut} run in {c.bands} bands of rows {c.bounds} of the "
-                f"cut tensor; +{c.added_macs} MACs ({100 * c.added_fraction:.1f}% of "
-                f"{c.model_macs}, budget {100 * self.budget:.0f}%); head {c.head} B, "
-                f"{self.unbanded_head} B unbanded",
+                f"bands: operators {c.start}..{c.cut} run in {c.bands} "
+                f"bands of rows {c.bounds} of the cut tensor; +{c.added_macs} MACs "
+                f"({100 * c.added_fraction:.1f}% of {c.model_macs}, budget "
+                f"{100 * self.budget:.0f}%); head {c.head} B, {self.unbanded_head} B unbanded",
             ]
+            if c.arena is not None and self.unbanded_arena is not None:
+                grows = c.arena > self.unbanded_arena
+                lines.append(
+                    f"  arena to set on {self.target}: {c.arena} B, {self.unbanded_arena} B "
+                    "unbanded"
+                    + (
+                        " (every band's operators add to TFLM's tail: --bands-objective arena "
+                        "weighs it)"
+                        if grows
+                        else ""
+                    )
+                )
         ranked = sorted((o for o in self.options if not o.error), key=lambda o: o.head)[:6]
         if ranked:
             lines.append("  choices (cut after operator, bands: head, added MACs):")
         lines += [
             f"    {o.cut:3d}, {o.bands:2d}: {o.head:8d} B  +{100 * o.added_fraction:.1f}% MACs"
+            + (f", arena to set {o.arena} B" if o.arena is not None else "")
             for o in ranked
         ]
         return "\n".join(lines)
+
+
+OBJECTIVES = ("head", "arena")
+ARENA_CANDIDATES = 6  # choices with the smallest heads whose arena to set is predicted
 
 
 def apply(
@@ -334,16 +362,46 @@ def apply(
     runtime: str,
     overlap: bool,
     progress: Callable[[str], None] | None = None,
+    target: str | None = None,
+    objective: str = "head",
 ) -> Banding:
-    """Choose the split with the smallest head within the budget and rewrite the model; the
-    model as it is where no split lowers its head; BandError if its stage cannot be split."""
+    """Choose the split with the smallest head (objective "arena": the smallest arena to set
+    on `target`, head + TFLM's tail, among the few smallest heads) within the budget and
+    rewrite the model; the model as it is where no split lowers the objective; BandError if
+    its stage cannot be split."""
     options = choices(model, runtime, overlap, progress=progress, budget=budget)
-    unbanded = plan_model(model, "best", CHOICE_TIME_LIMIT, runtime, None, overlap=overlap).head
-    chosen = best(options, budget)
-    if chosen is None or chosen.head >= unbanded:
-        return Banding(model, {}, None, options, budget, unbanded)
+    plain = plan_model(model, "best", CHOICE_TIME_LIMIT, runtime, None, overlap=overlap)
+    unbanded_arena = _arena(model, plain.tensor_offsets(), target) if target else None
+    ok = sorted(
+        (c for c in options if not c.error and c.added_macs <= budget * c.model_macs),
+        key=lambda c: (c.head, c.added_macs),
+    )
+    if target:
+        for c in ok[:ARENA_CANDIDATES] if objective == "arena" else ok[:1]:
+            banded, r = plan_banded(model, c.cut, c.bounds, runtime, overlap, CHOICE_TIME_LIMIT)
+            c.arena = _arena(banded, r.tensor_offsets(), target)
+    if objective == "arena" and unbanded_arena is not None:
+        ranked = [c for c in ok if c.arena is not None and c.arena < unbanded_arena]
+        chosen = min(ranked, key=lambda c: (c.arena, c.head), default=None)
+    else:
+        chosen = ok[0] if ok and ok[0].head < plain.head else None
+    keep = (budget, plain.head, objective, target, unbanded_arena)
+    if chosen is None:
+        return Banding(model, {}, None, options, *keep)
     banded, bp = rw.rewrite(model, chosen.cut, chosen.bounds)
-    return Banding(banded, placement(banded, bp, runtime), chosen, options, budget, unbanded)
+    return Banding(banded, placement(banded, bp, runtime), chosen, options, *keep)
+
+
+def _arena(model: Model, offsets: dict[int, int], target: str) -> int | None:
+    """The arena to set on the target for the model planned with these offsets."""
+    from host.planning.tflm_targets import target_arena
+
+    planned = Model(model.to_bytes(), model.source)
+    offline_plan.embed(planned, offsets)
+    try:
+        return target_arena(planned, target).min_arena
+    except Exception:  # the prediction is extra information; the choice stands without it
+        return None
 
 
 # ------------------------------------------------------------------ rows no later band reads

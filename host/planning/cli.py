@@ -145,6 +145,13 @@ def _parser() -> argparse.ArgumentParser:
         help="with --bands: multiply-accumulates the bands may add by recomputing their halos, "
         f"as a fraction of the model's (default {DEFAULT_MAC_BUDGET}: 10%% more)",
     )
+    p.add_argument(
+        "--bands-objective",
+        choices=bands.OBJECTIVES,
+        default="head",
+        help="with --bands: what the split minimises: the arena head (default), or the arena "
+        "to set on --target (head + TFLM's tail, which grows with every band's operators)",
+    )
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.add_argument("--plot", metavar="FILE", help="draw the layout over time (.png or .svg)")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress messages")
@@ -174,7 +181,15 @@ def cmd_plan(args: argparse.Namespace) -> int:
     progress = _progress(args.quiet or args.json)
     banding = None
     if args.bands:
-        banding = bands.apply(model, args.bands_mac_budget, runtime, args.overlap, progress)
+        banding = bands.apply(
+            model,
+            args.bands_mac_budget,
+            runtime,
+            args.overlap,
+            progress,
+            target=args.target,
+            objective=args.bands_objective,
+        )
         model = banding.model
     result = plan_model(
         model,
@@ -438,6 +453,8 @@ def main(argv: list[str] | None = None) -> int:
         )
     if args.bands_mac_budget != DEFAULT_MAC_BUDGET and not args.bands:
         _parser().error("--bands-mac-budget means nothing without --bands")
+    if args.bands_objective != "head" and not args.bands:
+        _parser().error("--bands-objective means nothing without --bands")
     if args.header_name and not args.header:
         _parser().error("--header-name means nothing without --header")
     args.planner = args.planner or "best"

@@ -226,6 +226,7 @@ def test_cli_bands(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert chosen["head"] >= doc["head"]  # the final plan searches longer than each choice
     assert doc["head"] < doc["bands"]["unbanded_head"]
     assert doc["head"] == run_tflm(out.read_bytes()).head
+    assert chosen["arena"] >= doc["target"]["min_arena"]  # its plan searched less long
     _same_outputs(before, out.read_bytes(), 3)
     assert src.read_bytes() == before  # the original is never replaced
     assert plan_main(["--check", str(out)]) == 0
@@ -239,6 +240,8 @@ def test_cli_bands_without_gain(tmp_path: Path, capsys: pytest.CaptureFixture[st
     out = tmp_path / "planned.tflite"
     assert plan_main([str(src), "--bands", "-q", "-o", str(out)]) == 0
     assert "no split within the budget lowers the head" in capsys.readouterr().out
+    assert plan_main([str(src), "--bands", "--bands-objective", "arena", "-q"]) == 0
+    assert "lowers the arena to set on tflm-cortex-m" in capsys.readouterr().out
     assert [op.name for op in Model.load(out).subgraphs[0].operators] == [
         op.name for op in Model.load(src).subgraphs[0].operators
     ]
