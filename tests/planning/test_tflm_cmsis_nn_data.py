@@ -29,8 +29,9 @@ def _bytes(name: str) -> bytes:
 
 def test_data_covers_every_model_on_the_m4() -> None:
     for name in NAMES:
-        for plan in ("none", "offline"):
-            assert DATA.run(name, "mps2-an386", "cmsis-nn", plan), (name, plan)
+        for kernels in ("cmsis-nn", "reference"):
+            for plan in ("none", "offline"):
+                assert DATA.run(name, "mps2-an386", kernels, plan), (name, kernels, plan)
 
 
 @pytest.mark.parametrize("name", NAMES)
