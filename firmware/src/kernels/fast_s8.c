@@ -44,6 +44,11 @@ static inline int32_t wrap_mac(int32_t acc, int32_t w, int32_t x) {
   return (int32_t)((uint32_t)acc + (uint32_t)(w * x));
 }
 
+/* Four int32 sums, kept in registers (an array would live on the stack). */
+typedef struct {
+  int32_t v0, v1, v2, v3;
+} acc4;
+
 #if FAST_DSP
 /* Four input values plus the offset: bytes 0 and 2 in `even`, bytes 1 and 3 in `odd`. */
 typedef struct {
@@ -76,13 +81,14 @@ static inline int32_t quad_dot(int32_t acc, quad x, uint32_t w) {
   return __smlad(sxtb16_ror8(w), x.odd, acc);
 }
 
-/* a[k] + input k * weight k, for the four lanes k. */
-static inline void quad_mac(int32_t a[4], quad x, uint32_t w) {
+/* a.v[k] + input k * weight k, for the four lanes k. */
+static inline acc4 quad_mac(acc4 a, quad x, uint32_t w) {
   const int16x2_t we = __sxtb16((int8x4_t)w), wo = sxtb16_ror8(w);
-  a[0] = __smlabb(x.even, we, a[0]);
-  a[2] = __smlatt(x.even, we, a[2]);
-  a[1] = __smlabb(x.odd, wo, a[1]);
-  a[3] = __smlatt(x.odd, wo, a[3]);
+  a.v0 = __smlabb(x.even, we, a.v0);
+  a.v2 = __smlatt(x.even, we, a.v2);
+  a.v1 = __smlabb(x.odd, wo, a.v1);
+  a.v3 = __smlatt(x.odd, wo, a.v3);
+  return a;
 }
 #else
 typedef struct {
@@ -101,8 +107,12 @@ static inline int32_t quad_dot(int32_t acc, quad x, uint32_t w) {
   return acc;
 }
 
-static inline void quad_mac(int32_t a[4], quad x, uint32_t w) {
-  for (int k = 0; k < 4; ++k) a[k] = wrap_mac(a[k], lane(w, k), x.v[k]);
+static inline acc4 quad_mac(acc4 a, quad x, uint32_t w) {
+  a.v0 = wrap_mac(a.v0, lane(w, 0), x.v[0]);
+  a.v1 = wrap_mac(a.v1, lane(w, 1), x.v[1]);
+  a.v2 = wrap_mac(a.v2, lane(w, 2), x.v[2]);
+  a.v3 = wrap_mac(a.v3, lane(w, 3), x.v[3]);
+  return a;
 }
 #endif
 
@@ -309,29 +319,47 @@ static taps window_taps(const int8_t *in, const int8_t *f, const mak_window_geom
   return t;
 }
 
-/* a[k] += sum over taps of filter * (input + off), channels c..c+3, depth multiplier 1. */
-static inline void dw4(const taps *t, int32_t c, int32_t ch, int32_t off, int32_t a[4]) {
-  int32_t s[4] = {a[0], a[1], a[2], a[3]};
-  const int8_t *ip = t->in + c, *fp = t->f + c;
-  for (int32_t y = 0; y < t->rows; ++y, ip += t->in_row, fp += t->f_row) {
+/* a + sums over the taps of filter * (input + off), channels c..c+3, depth multiplier 1. */
+#if FAST_DSP
+__attribute__((noinline)) /* its own registers for the sums and steps */
+#endif
+static acc4 dw4(const taps *tp, int32_t c, int32_t ch, int32_t off, acc4 a) {
+  const taps t = *tp;
+  const int8_t *ip = t.in + c, *fp = t.f + c;
+  for (int32_t y = 0; y < t.rows; ++y, ip += t.in_row, fp += t.f_row) {
     const int8_t *i = ip, *f = fp;
-    for (int32_t x = 0; x < t->cols; ++x, i += t->in_col, f += ch)
-      quad_mac(s, quad_in(load4(i), off), load4(f));
+    for (int32_t x = 0; x < t.cols; ++x, i += t.in_col, f += ch)
+      a = quad_mac(a, quad_in(load4(i), off), load4(f));
   }
-  for (int k = 0; k < 4; ++k) a[k] = s[k];
+  return a;
 }
 
-/* The same for `lanes` (1 to 4) output channels c.. reading input channels in_ch[k]. */
-static inline void dw_lanes(const taps *t, int32_t c, const int32_t in_ch[4], int lanes,
-                            int32_t cout, int32_t off, int32_t *a) {
-  int32_t s[4] = {a[0], lanes > 1 ? a[1] : 0, lanes > 2 ? a[2] : 0, lanes > 3 ? a[3] : 0};
-  const int8_t *ip = t->in, *fp = t->f + c;
-  for (int32_t y = 0; y < t->rows; ++y, ip += t->in_row, fp += t->f_row) {
+/* The same for `lanes` (1 to 4) output channels c.. of depth multiplier mult (each reads input
+ * channel (c + k) / mult). Lanes past `lanes` repeat the last one (no read past the tensors);
+ * the caller keeps the first `lanes` sums. */
+static acc4 dw_lanes(const taps *tp, int32_t c, int32_t lanes, int32_t mult, int32_t cout,
+                     int32_t off, acc4 a) {
+  const taps t = *tp;
+  const int32_t k1 = lanes > 1 ? 1 : 0, k2 = lanes > 2 ? 2 : k1, k3 = lanes > 3 ? 3 : k2;
+  const int32_t i0 = c / mult, i1 = (c + k1) / mult, i2 = (c + k2) / mult, i3 = (c + k3) / mult;
+  const int8_t *ip = t.in, *fp = t.f + c;
+  for (int32_t y = 0; y < t.rows; ++y, ip += t.in_row, fp += t.f_row) {
     const int8_t *i = ip, *f = fp;
-    for (int32_t x = 0; x < t->cols; ++x, i += t->in_col, f += cout)
-      for (int k = 0; k < lanes; ++k) s[k] = wrap_mac(s[k], f[k], i[in_ch[k]] + off);
+    for (int32_t x = 0; x < t.cols; ++x, i += t.in_col, f += cout) {
+      a.v0 = wrap_mac(a.v0, f[0], i[i0] + off);
+      a.v1 = wrap_mac(a.v1, f[k1], i[i1] + off);
+      a.v2 = wrap_mac(a.v2, f[k2], i[i2] + off);
+      a.v3 = wrap_mac(a.v3, f[k3], i[i3] + off);
+    }
   }
-  for (int k = 0; k < lanes; ++k) a[k] = s[k];
+  return a;
+}
+
+/* The biases of channels c.. (lanes past `lanes` repeat the last), or zeros. */
+static acc4 bias4(const int32_t *bias, int32_t c, int32_t lanes) {
+  if (bias == NULL) return (acc4){0, 0, 0, 0};
+  const int32_t *b = bias + c;
+  return (acc4){b[0], b[lanes > 1 ? 1 : 0], b[lanes > 2 ? 2 : 0], b[lanes > 3 ? 3 : 0]};
 }
 
 bool mak_fast_dwconv_s8(const ma_node *node, const mak_conv_data *d, const mak_window_geom *g) {
@@ -353,17 +381,15 @@ bool mak_fast_dwconv_s8(const ma_node *node, const mak_conv_data *d, const mak_w
     /* A block's channels are all read before any is written (overlap.c's rule). */
     for (int32_t c0 = 0; c0 < cout; c0 += MAK_DW_BLOCK) {
       const int32_t n = cout - c0 < MAK_DW_BLOCK ? cout - c0 : MAK_DW_BLOCK;
-      for (int32_t k = 0; k < n; ++k) acc[k] = bias ? bias[c0 + k] : 0;
-      int32_t k = 0;
-      if (mult == 1)
-        for (; k + 4 <= n; k += 4) dw4(&t, c0 + k, cout, off, acc + k);
-      for (; k < n; k += 4) {
-        const int lanes = n - k < 4 ? n - k : 4;
-        const int32_t c = c0 + k;
-        const int32_t in_ch[4] = {c / mult, (c + 1) / mult, (c + 2) / mult, (c + 3) / mult};
-        dw_lanes(&t, c, in_ch, lanes, cout, off, acc + k);
+      for (int32_t k = 0; k < n; k += 4) {
+        const int32_t lanes = n - k < 4 ? n - k : 4, c = c0 + k;
+        acc4 a = bias4(bias, c, lanes);
+        a = mult == 1 && lanes == 4 ? dw4(&t, c, cout, off, a)
+                                    : dw_lanes(&t, c, lanes, mult, cout, off, a);
+        const int32_t v[4] = {a.v0, a.v1, a.v2, a.v3};
+        for (int32_t j = 0; j < lanes; ++j) acc[k + j] = v[j];
       }
-      for (k = 0; k < n; ++k) {
+      for (int32_t k = 0; k < n; ++k) {
         const int32_t mi = per_channel ? c0 + k : 0;
         o[c0 + k] = requant(acc[k], d->mult[mi], shift[mi], &r);
       }
