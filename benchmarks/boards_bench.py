@@ -72,11 +72,13 @@ def tflm_cortex_m_total(path: Path, plan: str) -> int | None:
     return t.head + t.tail if t.exact.get("head") and t.exact.get("tail") else None
 
 
-def measure(model: str, board: str, plan: str) -> dict[str, object]:
+def measure(model: str, board: str, plan: str, path: Path | None = None) -> dict[str, object]:
+    """One model's image on one board; `path`: the model file (default: the shared model)."""
+    path = path or MODELS_DIR / f"{model}.tflite"
     row: dict[str, object] = {"model": model, "board": board, "plan": plan}
-    row["tflm_total"] = tflm_cortex_m_total(MODELS_DIR / f"{model}.tflite", plan)
+    row["tflm_total"] = tflm_cortex_m_total(path, plan)
     try:
-        elf = build_image(board, MODELS_DIR / f"{model}.tflite", plan=plan)
+        elf = build_image(board, path, plan=plan)
     except BuildError as exc:
         lines = str(exc).splitlines()
         errors = [ln for ln in lines if ln.startswith("Error:")] or lines[-1:]

@@ -23,7 +23,14 @@ def test_benchmark_help(script) -> None:
     assert "usage:" in proc.stdout
 
 
-MODEL_SCRIPTS = ["boards_bench", "models_bench", "overlap_bench", "record_bench", "runtime_bench"]
+MODEL_SCRIPTS = [
+    "boards_bench",
+    "models_bench",
+    "overlap_bench",
+    "record_bench",
+    "runtime_bench",
+    "speed_bench",
+]
 
 
 @pytest.mark.parametrize("name", MODEL_SCRIPTS)

@@ -126,6 +126,8 @@ CASES = [
     dwconv("3x3 SAME multiplier 2", (1, 5, 5, 3), (3, 3), (5, 5), multiplier=2),
     dwconv("3x3 SAME stride 2 multiplier 8 from 1 channel", (1, 9, 10, 1), (3, 3), (5, 5),
            stride=2, multiplier=8, act=ACT_RELU6, out_scale=0.02),
+    dwconv("3x3 SAME multiplier 4 10 -> 40 channels (block)", (1, 5, 4, 10), (3, 3), (5, 4),
+           multiplier=4, zps=(-5, 3)),
     dwconv("3x3 VALID multiplier 3 (lanes across input channels) 11 -> 33", (1, 5, 6, 11),
            (3, 3), (3, 4), padding=VALID, multiplier=3, per_channel=False, zps=(127, -128)),
     fc("depth 18 units 7 batch 3 RELU", (3, 18), 7, act=ACT_RELU),

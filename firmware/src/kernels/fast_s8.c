@@ -90,6 +90,15 @@ static inline acc4 quad_mac(acc4 a, quad x, uint32_t w) {
   a.v3 = __smlatt(x.odd, wo, a.v3);
   return a;
 }
+/* a.v[k] + x * weight k: four output channels reading one input value (x: input + offset). */
+static inline acc4 bcast_mac(acc4 a, int32_t x, uint32_t w) {
+  const int16x2_t we = __sxtb16((int8x4_t)w), wo = sxtb16_ror8(w);
+  a.v0 = __smlabb(x, we, a.v0);
+  a.v2 = __smlabt(x, we, a.v2);
+  a.v1 = __smlabb(x, wo, a.v1);
+  a.v3 = __smlabt(x, wo, a.v3);
+  return a;
+}
 #else
 typedef struct {
   int32_t v[4];
@@ -113,6 +122,11 @@ static inline acc4 quad_mac(acc4 a, quad x, uint32_t w) {
   a.v2 = wrap_mac(a.v2, lane(w, 2), x.v[2]);
   a.v3 = wrap_mac(a.v3, lane(w, 3), x.v[3]);
   return a;
+}
+
+static inline acc4 bcast_mac(acc4 a, int32_t x, uint32_t w) {
+  const quad q = {{x, x, x, x}};
+  return quad_mac(a, q, w);
 }
 #endif
 
@@ -334,6 +348,23 @@ static acc4 dw4(const taps *tp, int32_t c, int32_t ch, int32_t off, acc4 a) {
   return a;
 }
 
+/* The same for depth multipliers that are multiples of 4: channels c..c+3 all read input
+ * channel c / mult. */
+#if FAST_DSP
+__attribute__((noinline))
+#endif
+static acc4 dw4_shared(const taps *tp, int32_t c, int32_t mult, int32_t cout, int32_t off,
+                       acc4 a) {
+  const taps t = *tp;
+  const int8_t *ip = t.in + c / mult, *fp = t.f + c;
+  for (int32_t y = 0; y < t.rows; ++y, ip += t.in_row, fp += t.f_row) {
+    const int8_t *i = ip, *f = fp;
+    for (int32_t x = 0; x < t.cols; ++x, i += t.in_col, f += cout)
+      a = bcast_mac(a, *i + off, load4(f));
+  }
+  return a;
+}
+
 /* The same for `lanes` (1 to 4) output channels c.. of depth multiplier mult (each reads input
  * channel (c + k) / mult). Lanes past `lanes` repeat the last one (no read past the tensors);
  * the caller keeps the first `lanes` sums. */
@@ -384,8 +415,12 @@ bool mak_fast_dwconv_s8(const ma_node *node, const mak_conv_data *d, const mak_w
       for (int32_t k = 0; k < n; k += 4) {
         const int32_t lanes = n - k < 4 ? n - k : 4, c = c0 + k;
         acc4 a = bias4(bias, c, lanes);
-        a = mult == 1 && lanes == 4 ? dw4(&t, c, cout, off, a)
-                                    : dw_lanes(&t, c, lanes, mult, cout, off, a);
+        if (lanes == 4 && mult == 1)
+          a = dw4(&t, c, cout, off, a);
+        else if (lanes == 4 && mult % 4 == 0)
+          a = dw4_shared(&t, c, mult, cout, off, a);
+        else
+          a = dw_lanes(&t, c, lanes, mult, cout, off, a);
         const int32_t v[4] = {a.v0, a.v1, a.v2, a.v3};
         for (int32_t j = 0; j < lanes; ++j) acc[k + j] = v[j];
       }
