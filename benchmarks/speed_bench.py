@@ -26,6 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from boards_bench import measure  # noqa: E402
 
+from host.fileio import write_atomic  # noqa: E402
 from host.paths import REPO, SHARED_MODELS, require_models  # noqa: E402
 from host.progress import say  # noqa: E402
 from host.tflite.modelgen import build_demo_model  # noqa: E402
@@ -46,7 +47,7 @@ def model_path(name: str) -> Path:
     path = REPO / "build" / f"{DEMO}.tflite"
     if not path.exists():
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(build_demo_model())
+        write_atomic(path, build_demo_model())
     return path
 
 

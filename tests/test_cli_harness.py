@@ -166,6 +166,8 @@ CASES: dict[str, list[Case]] = {
         bad("--board", "nope", "--model", "{demo}", says="unknown board 'nope'"),
         bad("--port", "socket://127.0.0.1:1", "--timeout", "1", code=3, says="cannot open"),
         bad("--port", "x", "--arena", "4096", says="--arena needs --board and --upload"),
+        bad("--log", "{log}", "--profile", says="--profile needs --board and --model"),
+        bad("--board", "mps2-an386", "--upload", "{demo}", "--profile", says="--profile needs"),
         bad("--port", "x", "--arena", "0", says="--arena: must be >= 1"),
         bad("--port", "x", "--baud", "fast", says="--baud: not an integer: 'fast'"),
         bad("--log", "{log}", "--timeout", "0", says="--timeout: must be above 0"),
