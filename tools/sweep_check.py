@@ -52,9 +52,9 @@ def _inputs_in_range():
 
 def _tflm_runs(data: bytes) -> str | None:
     """None if the real TFLM sets up and invokes the model, else why not."""
-    from test_tflm_tail import _runs
+    from support.tflm_oracle import runs_in_arena
 
-    return None if _runs(data, 16 << 20) else "TFLM refuses or fails"
+    return None if runs_in_arena(data, 16 << 20) else "TFLM refuses or fails"
 
 
 def _plan(path: Path, row: dict) -> None:
