@@ -24,6 +24,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import re
 import secrets
 import stat
 import sys
@@ -143,9 +144,15 @@ def _kind(mode: int) -> str:
     return next((name for test, name in kinds if test(mode)), "special file")
 
 
+# Names of a program's open files: what they name is written in place, never renamed over
+# (with standard output redirected to a file, renaming would replace the file, not write to it).
+OPEN_FILE_NAMES = re.compile(r"/dev/(stdout|stderr|fd/\d+)|/proc/self/fd/\d+")
+
+
 def _is_stream(path: str | os.PathLike[str]) -> bool:
-    """A device or pipe rather than a file: under /dev, or neither a file nor a folder."""
-    if os.path.abspath(path).startswith("/dev/"):
+    """A device or pipe rather than a file: one of the program's open files, or an existing
+    path that is neither a file nor a folder (a file under /dev/shm is a file)."""
+    if OPEN_FILE_NAMES.fullmatch(os.path.abspath(path)):
         return True
     try:
         mode = os.stat(path).st_mode

@@ -181,3 +181,16 @@ def test_every_writer_uses_write_atomic() -> None:
             if WRITES.search(code):
                 found.append(f"{rel}:{n}: {line.strip()}")
     assert not found, "write through host.fileio.write_atomic:\n" + "\n".join(found)
+
+
+@pytest.mark.skipif(not Path("/dev/shm").is_dir(), reason="no /dev/shm here")
+def test_a_file_under_dev_is_replaced_not_appended_to() -> None:
+    """Only devices, pipes and the program's open files are written in place: a file on
+    /dev/shm (a tmpfs) is replaced atomically like any other (it was appended to)."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory(dir="/dev/shm") as folder:
+        target = Path(folder) / "m.tflite"
+        target.write_bytes(b"old")
+        write_atomic(target, b"new")
+        assert target.read_bytes() == b"new"
