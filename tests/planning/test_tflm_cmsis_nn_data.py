@@ -70,13 +70,25 @@ def _crcs(run: tc.Run) -> list[tuple[int, int]]:
     return [(n.tensor, n.crc32) for n in run.nodes]
 
 
+# Where a run's tensors differ from the reference, the first operator that differs (found by
+# hand; docs/tflm_cmsis_nn.md): CMSIS-NN's MVE path under QEMU 7.2 on a 1x3 stride-2 convolution.
+DIFFERENT = {("keras_conv1d_audio_int8", "mps3-an547"): (5, "CONV_2D")}
+
+
 def test_every_kernel_set_board_and_plan_computes_the_same_tensors() -> None:
-    """CMSIS-NN is bit-exact with the reference kernels on every board, planned or not."""
+    """CMSIS-NN is bit-exact with the reference kernels on every board, planned or not, except
+    where DIFFERENT says, and there from that operator on."""
     for name in NAMES:
-        want = DATA.run(name, "mps2-an386", "cmsis-nn", "none")
+        want = DATA.run(name, "mps2-an386", "reference", "none")
         assert want is not None
         for run in (r for r in DATA.runs if r.model == name):
-            assert _crcs(run) == _crcs(want), (name, run.board, run.kernels, run.plan)
+            where = (name, run.board, run.kernels, run.plan)
+            assert [n.tensor for n in run.nodes] == [n.tensor for n in want.nodes], where
+            pairs = zip(run.nodes, want.nodes, strict=True)
+            first = next((g for g, w in pairs if g.crc32 != w.crc32), None)
+            expected = DIFFERENT.get((name, run.board))
+            got = None if first is None else (first.node, first.op)
+            assert got == expected, where
 
 
 @pytest.mark.parametrize("name", NAMES)
