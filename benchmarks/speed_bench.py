@@ -1,6 +1,6 @@
 """Instructions per invoke of the runtime's kernels on emulated Cortex-M boards, next to the
-real TFLM with its reference kernels and with CMSIS-NN, for every int8 shared model and the
-demo model.
+real TFLM with its reference kernels and with CMSIS-NN, for every int8 shared model, the
+demo model and the repository's converter-made int8 models TFLM was measured on.
 
 The microarena figures are measured here: each model's image (PlatformIO, its own kernels
 only, no offline plan) runs on QEMU with -icount shift=0, where SysTick ticks x the board's
@@ -36,12 +36,28 @@ DEMO = "demo_int8"
 KERNELS = {"reference": "tflm_ref", "cmsis-nn": "tflm_cmsis_nn"}
 
 
+def repo_models() -> dict[str, Path]:
+    """The converter-made models of this repository that TFLM was measured on, by name."""
+    if not PEERS.exists():
+        return {}
+    models = json.loads(PEERS.read_text()).get("models", {})
+    return {
+        name: REPO / m["origin"].removeprefix("repo:")
+        for name, m in models.items()
+        if m.get("origin", "").startswith("repo:") and name.endswith("_int8")
+    }
+
+
 def int8_models() -> list[str]:
-    return [DEMO] + sorted(p.stem for p in SHARED_MODELS.glob("*_int8.tflite"))
+    shared = sorted(p.stem for p in SHARED_MODELS.glob("*_int8.tflite"))
+    return [DEMO, *shared, *sorted(repo_models())]
 
 
 def model_path(name: str) -> Path:
-    """A shared model, or the demo model (written to build/ from host.modelgen if absent)."""
+    """A shared or repository model, or the demo model (written to build/ from host.modelgen
+    if absent)."""
+    if name in repo_models():
+        return repo_models()[name]
     if name != DEMO:
         return SHARED_MODELS / f"{name}.tflite"
     path = REPO / "build" / f"{DEMO}.tflite"
@@ -67,11 +83,7 @@ def speed_row(name: str, board: str, peers: dict[tuple[str, str, str], int]) -> 
     row = measure(name, board, "none", model_path(name))
     out = {k: row.get(k) for k in ("model", "board", "flash", "instructions", "error")}
     for kernels, key in KERNELS.items():
-        # The demo model may be named without its suffix in the measured data.
-        theirs = peers.get((name, board, kernels)) or peers.get(
-            (name.removesuffix("_int8"), board, kernels)
-        )
-        out[key] = theirs
+        out[key] = theirs = peers.get((name, board, kernels))
         mine = out["instructions"]
         out[f"vs_{key}"] = round(mine / theirs, 3) if mine and theirs else None
     return out
