@@ -287,3 +287,19 @@ def test_zoo_model_with_a_uint8_input() -> None:
     assert run_tflm(planned.to_bytes()).head == head
     _same_outputs(original.to_bytes(), planned.to_bytes(), 5)
     _check_t(original, banding, planned, 2)
+
+
+def test_rows_reused_only_for_tflm() -> None:
+    """A plan reusing the stage input's rows is valid for TFLM (which checks nothing) and
+    refused for this project's runtime, by --check as by the runtime itself."""
+    from host.runtime.binding import Interpreter, MicroarenaError
+
+    original = Model.load(shared_model("tflm_person_detect_int8"))
+    banding, planned, _ = _planned(original, 0.1, overlap=False)
+    x = planned.subgraphs[0].inputs[0]
+    assert x in bands.row_pieces(planned, bands.lifetimes.walk(planned))
+    assert offline_plan.check(planned, "tflm") == []
+    problems = offline_plan.check(planned, "microarena")
+    assert problems and any("'input'" in p for p in problems), problems
+    with pytest.raises(MicroarenaError, match="overlap while both are live"):
+        Interpreter(planned.to_bytes())
