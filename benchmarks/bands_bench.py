@@ -37,7 +37,7 @@ def row(path: Path, budget: float, time_limit: float, tflm: bool) -> str:
     heads = []
     for overlap in (False, True):
         try:
-            b = bands.apply(Model.load(path), budget, "tflm", overlap)
+            b = bands.apply(Model.load(path), budget, "tflm", overlap, time_limit=time_limit)
         except BandError as e:
             return f"{start} not split: {str(e)[:60]} |"
         r = plan_model(b.model, time_limit=time_limit, overlap=overlap, **b.placement)

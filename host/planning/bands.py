@@ -364,13 +364,14 @@ def apply(
     progress: Callable[[str], None] | None = None,
     target: str | None = None,
     objective: str = "head",
+    time_limit: float = 1.5,
 ) -> Banding:
     """Choose the split with the smallest head (objective "arena": the smallest arena to set
     on `target`, head + TFLM's tail, among the few smallest heads) within the budget and
     rewrite the model; the model as it is where no split lowers the objective; BandError if
-    its stage cannot be split."""
+    its stage cannot be split. time_limit: the unbanded plan's search (as the final plan's)."""
     options = choices(model, runtime, overlap, progress=progress, budget=budget)
-    plain = plan_model(model, "best", CHOICE_TIME_LIMIT, runtime, None, overlap=overlap)
+    plain = plan_model(model, "best", time_limit, runtime, None, overlap=overlap)
     unbanded_arena = _arena(model, plain.tensor_offsets(), target) if target else None
     ok = sorted(
         (c for c in options if not c.error and c.added_macs <= budget * c.model_macs),

@@ -189,6 +189,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
             progress,
             target=args.target,
             objective=args.bands_objective,
+            time_limit=limit,
         )
         model = banding.model
     result = plan_model(
