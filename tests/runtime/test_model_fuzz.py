@@ -8,10 +8,20 @@ from pathlib import Path
 
 import pytest
 from support.callgraph_models import fanout_model
-from support.model_fuzz import check_call_graph, check_plan, fuzz, random_plan
+from support.model_fuzz import (
+    check_call_graph,
+    check_mutation,
+    check_plan,
+    fuzz,
+    random_plan,
+    tflm_in_child,
+)
 from support.subgraph_models import shared_branch_model, variable_state_model
 
+from host.runtime.binding import Interpreter, MicroarenaError
 from host.tflite.model import Model
+
+REPO = Path(__file__).resolve().parents[2]
 
 ROUNDS = 3
 
@@ -35,3 +45,30 @@ def test_random_plans_of_a_shared_branch_and_a_variable(seed: int) -> None:
     rng = random.Random(seed)
     for data in (shared_branch_model(), variable_state_model()[0]):
         assert check_plan(data, random_plan(rng, Model(data))) is None
+
+
+FINDINGS = REPO / "tests/data/fuzz"
+
+
+@pytest.mark.parametrize(
+    "name, refusal",
+    [
+        # TFLM's pooling Prepare refuses int8/int16 pooling that would requantize.
+        ("max_pool_requantizes", "input and output quantization differ"),
+        ("average_pool_requantizes", "input and output quantization differ"),
+        # DepthwiseConv2DOptions.depth_multiplier 2050 for 6 -> 12 channels: TFLM's kernel
+        # loops over the option and gives a different garbage output each run.
+        ("depthwise_multiplier_mismatch", "depth multiplier 2050 does not match 6 -> 12"),
+        # An LSTM cell clip below one cell-state step: TFLM clamps the cell to 0, the runtime
+        # did not clip at all.
+        ("lstm_tiny_cell_clip", None),
+    ],
+)
+def test_mutation_findings(name: str, refusal: str | None, tmp_path: Path) -> None:
+    data = (FINDINGS / f"{name}.tflite").read_bytes()
+    assert check_mutation(data, tmp_path) is None
+    if refusal is not None:
+        with pytest.raises(MicroarenaError, match=refusal):
+            Interpreter(data)
+    else:
+        assert not isinstance(tflm_in_child(data, tmp_path), str)  # both ran, alike

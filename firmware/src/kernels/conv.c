@@ -46,6 +46,12 @@ static ma_status conv_prepare_common(struct ma_context *ctx, ma_node *node, cons
     if (filter->dims[0] != 1 || filter->dims[3] != cout || cout % cin != 0)
       return ma_fail(ctx, MA_ERR_MODEL, "%s: filter shape does not match %d -> %d channels", op,
                      (int)cin, (int)cout);
+    /* TFLM's kernels loop over the option, not the shapes: another value reads and writes
+     * past the tensors there, so refuse it. */
+    const int32_t multiplier = ma_opt_i32(o, 3, 0);
+    if ((int64_t)multiplier * cin != cout)
+      return ma_fail(ctx, MA_ERR_MODEL, "%s: depth multiplier %d does not match %d -> %d "
+                     "channels", op, (int)multiplier, (int)cin, (int)cout);
   } else {
     const int32_t fin = filter->dims[3];
     if (filter->dims[0] != cout || fin <= 0 || fin > cin || cin % fin != 0 ||

@@ -44,7 +44,7 @@ typedef struct {
   int32_t x_off, h_off, h_zp;      /* -input zp, -hidden zp, hidden zp */
   int32_t fc_mult, ig_mult, out_mult; /* f*c -> c, i*g -> c, tanh(c)*o -> h */
   int8_t fc_shift, ig_shift, out_shift;
-  int16_t qclip;                   /* cell clip in cell-state units, 0 = none */
+  int16_t qclip;                   /* cell clip in cell-state units (used if cell_clip > 0) */
   int32_t tanh_shift;              /* 12 + log2(cell scale) */
 } lstm_data;
 
@@ -281,7 +281,8 @@ static int8_t unit_q(const lstm_data *d, const ma_node *node, const int8_t *x, c
   const int32_t kept = sat16(mak_mbqm(fg * c[j], d->fc_mult, d->fc_shift));
   const int32_t added = sat16(mak_mbqm(ig * gg, d->ig_mult, d->ig_shift));
   int32_t cj = sat16(kept + added);
-  if (d->qclip > 0) cj = mak_clamp(cj, -d->qclip, d->qclip);
+  /* As TFLM: the float clip decides; a clip under one cell-state step clamps to 0. */
+  if (d->cell_clip > 0.0f) cj = mak_clamp(cj, -d->qclip, d->qclip);
   c[j] = (int16_t)cj;
   /* tanh wants Q3.12: scale the cell value by 2^tanh_shift; a right shift (cell scale below
    * 2^-12) multiplies by 3 first and rounds, as TFLM's Tanh with input_multiplier 3. */

@@ -38,6 +38,11 @@ static ma_status pool_prepare(struct ma_context *ctx, ma_node *node) {
   if (in->type != MA_FLOAT32 && (!integer || node->variant == POOL_L2))
     return ma_fail(ctx, MA_ERR_UNSUPPORTED, "%s: input type %s", op, mak_type_name(in->type));
   if ((st = mak_check_type(ctx, op, "output", out, in->type)) != MA_OK) return st;
+  /* As TFLM's pooling Prepare: integer pooling never requantizes (scales within 1e-6). */
+  if (integer && (fabs((double)mak_scale(in, 0) - (double)mak_scale(out, 0)) > 1.0e-6 ||
+                  mak_zero_point(in, 0) != mak_zero_point(out, 0)))
+    return ma_fail(ctx, MA_ERR_UNSUPPORTED, "%s: input and output quantization differ "
+                   "(TFLM refuses it too)", op);
   const ma_options *o = &node->options;
   const int32_t padding = ma_opt_i32(o, 0, 0), stride_w = ma_opt_i32(o, 1, 0);
   const int32_t stride_h = ma_opt_i32(o, 2, 0), filter_w = ma_opt_i32(o, 3, 0);
