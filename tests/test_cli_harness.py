@@ -100,7 +100,17 @@ CASES: dict[str, list[Case]] = {
         ok("{demo}", "--time-limit", "0.5", says="arena head"),
         bad("{demo}", "--time-limit", "0", says="--time-limit: must be above 0"),
         bad("{demo}", "--time-limit", "nan", says="--time-limit: must be above 0"),
-        ok("{demo}", "--overlap", says="arena head"),
+        ok("{demo}", "--overlap", "--kernels", "reference", says="arena head"),
+        bad("{demo}", "--overlap", says="--overlap needs --kernels"),
+        ok("{demo}", "--kernels", "cmsis-nn", "--cpu", "cortex-m55", says="MVE path"),
+        bad(
+            "{demo}",
+            "--kernels",
+            "cmsis-nn",
+            "--target",
+            "tflm-x86_64",
+            says="reference kernels only",
+        ),
         ok("{demo}", "--bands", "-q", says="bands: no split within the budget lowers"),
         ok(
             "{demo}",

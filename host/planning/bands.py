@@ -19,6 +19,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from host.planning import lifetimes, offline_plan
+from host.planning.kernels.libraries import library
+from host.planning.kernels.library import KernelLibrary
 from host.planning.packing.problem import TFLM_ALIGNMENT, Buffer, collisions
 from host.planning.plan import Layout, PlanResult, plan_model
 from host.rewrite import bands as rw
@@ -120,9 +122,11 @@ def plan_banded(
     return banded, result
 
 
-def placement(model: Model, bp: rw.BandPlan, runtime: str) -> dict:
-    """plan_model's arguments for a banded model (see layouts)."""
-    pieces = row_pieces(model, lifetimes.walk(model)) if runtime == "tflm" else {}
+def placement(model: Model, bp: rw.BandPlan, runtime: KernelLibrary | str) -> dict:
+    """plan_model's arguments for a banded model (see layouts); `runtime`: the kernels (a
+    library or a name)."""
+    tflm = library(runtime).runtime == "tflm"
+    pieces = row_pieces(model, lifetimes.walk(model)) if tflm else {}
     gi = [t.global_index for t in model.subgraphs[0].tensors]
     joins = {gi[o]: [gi[i] for i in ins] for o, ins in bp.joins.items()}
     return {"layouts": functools.partial(layouts, aliases(model, bp), joins, pieces)}
@@ -372,7 +376,7 @@ def apply(
     its stage cannot be split. time_limit: the unbanded plan's search (as the final plan's)."""
     options = choices(model, runtime, overlap, progress=progress, budget=budget)
     plain = plan_model(model, "best", time_limit, runtime, None, overlap=overlap)
-    unbanded_arena = _arena(model, plain.tensor_offsets(), target) if target else None
+    unbanded_arena = _arena(model, plain.tensor_offsets(), target, runtime) if target else None
     ok = sorted(
         (c for c in options if not c.error and c.added_macs <= budget * c.model_macs),
         key=lambda c: (c.head, c.added_macs),
@@ -380,7 +384,7 @@ def apply(
     if target:
         for c in ok[:ARENA_CANDIDATES] if objective == "arena" else ok[:1]:
             banded, r = plan_banded(model, c.cut, c.bounds, runtime, overlap, CHOICE_TIME_LIMIT)
-            c.arena = _arena(banded, r.tensor_offsets(), target)
+            c.arena = _arena(banded, r.tensor_offsets(), target, runtime)
     if objective == "arena" and unbanded_arena is not None:
         ranked = [c for c in ok if c.arena is not None and c.arena < unbanded_arena]
         chosen = min(ranked, key=lambda c: (c.arena, c.head), default=None)
@@ -393,14 +397,18 @@ def apply(
     return Banding(banded, placement(banded, bp, runtime), chosen, options, *keep)
 
 
-def _arena(model: Model, offsets: dict[int, int], target: str) -> int | None:
-    """The arena to set on the target for the model planned with these offsets."""
+def _arena(
+    model: Model, offsets: dict[int, int], target: str, kernels: KernelLibrary | str
+) -> int | None:
+    """The arena to set on the target, run with the kernels (a library or a --runtime name),
+    for the model planned with these offsets."""
     from host.planning.tflm_targets import target_arena
 
     planned = Model(model.to_bytes(), model.source)
     offline_plan.embed(planned, offsets)
     try:
-        return target_arena(planned, target).min_arena
+        lib = library(kernels)
+        return target_arena(planned, target, lib if lib.runtime in target else None).min_arena
     except Exception:  # the prediction is extra information; the choice stands without it
         return None
 

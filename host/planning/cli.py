@@ -17,7 +17,8 @@ from host.argtypes import FRACTION, SECONDS, file_path
 from host.fileio import Output, is_stdout, write_outputs
 from host.planning import bands, c_header, offline_plan, plan_origin
 from host.planning.c_header import c_name
-from host.planning.kernels.libraries import RUNTIMES
+from host.planning.kernels.libraries import CPUS, DEFAULT_CPU, KERNELS, RUNTIMES
+from host.planning.kernels.library import KernelLibrary, KernelsError
 from host.planning.packing import (
     PLANNERS,
     PlanError,
@@ -31,7 +32,14 @@ from host.planning.plan import PlanResult, plan_model
 from host.planning.report import plan_json, plan_text
 from host.planning.scratch import predict_tflm_head
 from host.planning.tflm_refusal import tflm_refusal
-from host.planning.tflm_targets import DEFAULT_TARGET, TARGETS, TargetArena, target_arena
+from host.planning.tflm_targets import (
+    DEFAULT_KERNELS,
+    DEFAULT_TARGET,
+    TARGETS,
+    TargetArena,
+    target_arena,
+    target_kernels,
+)
 from host.progress import say
 from host.runtime import arena as arena_layout
 from host.tflite.compare import check_rewrite
@@ -102,17 +110,32 @@ def _parser() -> argparse.ArgumentParser:
         "--planner", choices=sorted(PLANNERS), help="placement algorithm (default: best)"
     )
     p.add_argument(
-        "--runtime",
-        choices=list(RUNTIMES),
-        default=None,
-        help="whose kernels' scratch buffers (and with --overlap, overlap rules) to plan "
-        "around; with --check, whose overlap rules apply (default: the target's)",
-    )
-    p.add_argument(
         "--target",
         choices=TARGETS,
         help="whose arena to report: head, tail by category and the minimum arena to "
-        f"configure (default: {DEFAULT_TARGET})",
+        f"configure (default: {DEFAULT_TARGET}; microarena-cortex-m with --kernels microarena)",
+    )
+    p.add_argument(
+        "--kernels",
+        choices=KERNELS,
+        help="the kernel library the model will run with: its scratch buffers are planned "
+        "around, its allocations make the tail, and with --overlap its loops decide what may "
+        "overlap; with --check, whose overlap rules apply (default: the target's: "
+        + ", ".join(f"{k} on {t}" for t, k in DEFAULT_KERNELS.items())
+        + ")",
+    )
+    p.add_argument(
+        "--cpu",
+        choices=CPUS,
+        help="the Cortex-M the kernels are built for: CMSIS-NN's scratch and loops differ "
+        f"between no DSP (M0, M3), DSP (M4, M7, M33) and MVE (M55) (default: {DEFAULT_CPU})",
+    )
+    p.add_argument(
+        "--runtime",
+        choices=list(RUNTIMES),
+        default=None,
+        help="the older spelling of --kernels: tflm = --kernels reference, microarena = "
+        "--kernels microarena",
     )
     p.add_argument(
         "--time-limit",
@@ -127,8 +150,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--overlap",
         action="store_true",
-        help="let an operator's output overlap its inputs where the kernels of --runtime "
-        "provably allow it (TFLM: reference kernels only, not CMSIS-NN or other optimised ones)",
+        help="let an operator's output overlap its inputs where the loops of --kernels "
+        "provably allow it (needs --kernels: a plan proven for one library can corrupt "
+        "another's outputs; the planned model records the library and CPU)",
     )
     p.add_argument(
         "--bands",
@@ -177,14 +201,15 @@ def cmd_plan(args: argparse.Namespace) -> int:
             "writes this planner's plan over it (--check MODEL says whether TFLM runs it as is)"
         )
     limit = args.time_limit or MODEL_TIME_LIMIT
-    runtime = args.runtime or args.target.split("-")[0]
+    kernels = args.kernel_library
+    runtime = kernels.runtime
     progress = _progress(args.quiet or args.json)
     banding = None
     if args.bands:
         banding = bands.apply(
             model,
             args.bands_mac_budget,
-            runtime,
+            kernels,
             args.overlap,
             progress,
             target=args.target,
@@ -196,15 +221,15 @@ def cmd_plan(args: argparse.Namespace) -> int:
         model,
         args.planner,
         limit,
-        runtime,
+        kernels,
         progress,
         overlap=args.overlap,
         **(banding.placement if banding else {}),
     )
     planned_for = runtime + ("+overlap" if args.overlap else "")
-    offline_plan.embed(model, result.tensor_offsets(), planned_for)  # saved only with --embed
-    _add_target(result, model, args.target)
-    _write_outputs(args, result, model, runtime)
+    offline_plan.embed(model, result.tensor_offsets(), planned_for, kernels)  # saved by --embed
+    _add_target(result, model, args.target, kernels)
+    _write_outputs(args, result, model, kernels)
     refused = _microarena_refusal(model)
     out = sys.stderr if args.embed and is_stdout(args.output or args.model) else sys.stdout
     if args.json:
@@ -239,7 +264,9 @@ def cmd_plan(args: argparse.Namespace) -> int:
     return 0
 
 
-def _write_outputs(args: argparse.Namespace, result: PlanResult, model: Model, runtime: str):
+def _write_outputs(
+    args: argparse.Namespace, result: PlanResult, model: Model, kernels: KernelLibrary
+):
     """The planned model (--embed, -o) and the plot land together, each checked, or neither.
 
     With the model written to standard output, the report goes to standard error so that the
@@ -249,7 +276,7 @@ def _write_outputs(args: argparse.Namespace, result: PlanResult, model: Model, r
     if args.embed:
         # Every field but the plan and its marker keeps its meaning, or nothing is written.
         data = check_rewrite(model, (OFFLINE_PLAN_NAME, plan_origin.MARKER))
-        outputs.append(Output(args.output or args.model, data, _written_model_check(runtime)))
+        outputs.append(Output(args.output or args.model, data, _written_model_check(kernels)))
     if args.plot:
         from host.planning.plot import plot_bytes
 
@@ -274,14 +301,14 @@ def _header_output(args: argparse.Namespace, result: PlanResult, data: bytes) ->
     return Output(args.header, text.encode(), check)
 
 
-def _written_model_check(runtime: str) -> Callable[[bytes], None]:
+def _written_model_check(kernels: KernelLibrary) -> Callable[[bytes], None]:
     """The check the planned model's bytes pass, as read back from beside the target, before
     they replace any file: a model whose embedded plan is valid. (The field-by-field comparison
     with the original, check_rewrite, ran on these same bytes before they were written: the
     read-back must equal them.)"""
 
     def check(data: bytes) -> None:
-        problems = offline_plan.check(Model(data, "the planned model"), runtime)
+        problems = offline_plan.check(Model(data, "the planned model"), kernels)
         if problems:  # a bug of ours: say so rather than leave a bad model unnoticed
             raise PlanError(f"planned model failed its own check, nothing written: {problems[0]}")
 
@@ -314,10 +341,10 @@ def _microarena_refusal(model: Model) -> str | None:
         return f"not checked ({e})"
 
 
-def _add_target(result: PlanResult, model: Model, target: str) -> None:
+def _add_target(result: PlanResult, model: Model, target: str, kernels: KernelLibrary) -> None:
     """The target's head, tail and minimum arena for the model with its plan embedded."""
     try:
-        result.target = target_arena(model, target)
+        result.target = target_arena(model, target, kernels)
     except Exception as e:  # the figures are extra information; the plan stands without them
         result.warnings.append(f"arena prediction for {target} unavailable: {e}")
 
@@ -334,17 +361,20 @@ def predict_model(path: str) -> dict:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    runtime = args.runtime or args.target.split("-")[0]
     model = Model.load(args.check)
-    problems = offline_plan.check(model, runtime)
-    unjudged = offline_plan.not_judged(model, runtime)
-    notes = offline_plan.notes(model)
     origin = plan_origin.origin(model)
+    kernels = _kernel_library(args, origin)
+    problems = offline_plan.check(model, kernels)
+    mismatch = _planned_for_other_kernels(origin, kernels, args.check)
+    if mismatch:
+        problems.insert(0, mismatch)
+    unjudged = offline_plan.not_judged(model, kernels)
+    notes = offline_plan.notes(model)
     refusal = tflm_refusal(model)
     if refusal:
         notes.append(f"TFLM refuses this model: {refusal.text()}")
-    target = args.target if args.target.startswith(runtime) else f"{runtime}-cortex-m"
-    arena = None if problems else _check_arena(model, target, notes)
+    target = args.target
+    arena = None if problems else _check_arena(model, target, kernels, notes)
     if args.json:
         doc = {
             "model": args.check,
@@ -364,9 +394,8 @@ def cmd_check(args: argparse.Namespace) -> int:
             print(f"  - {msg}")
     else:
         n = len(offline_plan.read(model).offsets)  # type: ignore[union-attr]
-        shared = offline_plan.allowed_overlaps(model, runtime)
-        kernels = RUNTIMES[runtime].label
-        extra = f"; {len(shared)} operators write over their input, as the {kernels} allow"
+        shared = offline_plan.allowed_overlaps(model, kernels)
+        extra = f"; {len(shared)} operators write over their input, as the {kernels.label} allow"
         extra = extra if shared else ""
         if unjudged:
             print(
@@ -389,10 +418,12 @@ def cmd_check(args: argparse.Namespace) -> int:
     return 1 if problems else 0
 
 
-def _check_arena(model: Model, target: str, notes: list[str]) -> TargetArena | None:
+def _check_arena(
+    model: Model, target: str, kernels: KernelLibrary, notes: list[str]
+) -> TargetArena | None:
     """The head a valid plan gives on the target (None, with a note, when not predictable)."""
     try:
-        return target_arena(model, target)
+        return target_arena(model, target, kernels)
     except Exception as e:  # extra information: the check's verdict stands without it
         notes.append(f"head on {target} unavailable: {e}")
         return None
@@ -418,6 +449,40 @@ def cmd_buffers(args: argparse.Namespace) -> int:
     return 0
 
 
+def _planned_for_other_kernels(
+    origin: plan_origin.PlanOrigin | None, kernels: KernelLibrary, path: str
+) -> str | None:
+    """Why an --overlap plan made for other kernels (or another CPU) must not run with these:
+    its overlaps hold for the loops it was proven for only."""
+    if origin is None or not origin.overlap or not origin.kernels:
+        return None
+    if (origin.kernels, origin.cpu) == (kernels.name, kernels.cpu):
+        return None
+    return (
+        f"the plan's overlaps are proven for {origin.kernels_text()}, not for the "
+        f"{kernels.label}, whose loops may read an input after writing over it: re-plan "
+        f"with `python -m host.plan {path} --embed --overlap --kernels {kernels.name}"
+        + (f" --cpu {kernels.cpu}`" if kernels.cpu else "`")
+    )
+
+
+def _kernel_library(
+    args: argparse.Namespace, recorded: plan_origin.PlanOrigin | None = None
+) -> KernelLibrary:
+    """--kernels (or its older spelling --runtime) and --cpu, checked against --target, whose
+    default follows the kernels (and sets args.target). Not given: the kernels a host.plan
+    plan records it was made for (`recorded`, --check), else the target's."""
+    legacy = {"tflm": "reference", "microarena": "microarena"}.get(args.runtime or "")
+    if args.kernels and legacy and args.kernels != legacy:
+        raise KernelsError(f"--runtime {args.runtime} means --kernels {legacy}, not {args.kernels}")
+    name = args.kernels or legacy
+    if name is None and recorded is not None and recorded.kernels:
+        name, args.cpu = recorded.kernels, args.cpu or recorded.cpu
+    if args.target is None:
+        args.target = "microarena-cortex-m" if name == "microarena" else DEFAULT_TARGET
+    return target_kernels(args.target, name, args.cpu)
+
+
 # Options that mean something in some modes only: (option, its attribute, those modes).
 _MODE_ONLY = [
     ("--embed", "embed", ("model",)),
@@ -433,6 +498,8 @@ _MODE_ONLY = [
     ("--time-limit", "time_limit", ("model", "buffers")),
     ("--target", "target", ("model", "check")),
     ("--runtime", "runtime", ("model", "check")),
+    ("--kernels", "kernels", ("model", "check")),
+    ("--cpu", "cpu", ("model", "check")),
 ]
 MODE_NAMES = {"model": "MODEL", "check": "--check MODEL", "buffers": "--buffers CSV"}
 
@@ -459,14 +526,25 @@ def main(argv: list[str] | None = None) -> int:
     if args.header_name and not args.header:
         _parser().error("--header-name means nothing without --header")
     args.planner = args.planner or "best"
-    args.target = args.target or DEFAULT_TARGET
+    if args.overlap and not (args.kernels or args.runtime):
+        _parser().error(
+            "--overlap needs --kernels: whether an output may be written over its input "
+            "depends on the kernels' loop order (CMSIS-NN's 1x1 convolution reads its whole "
+            "input after writing outputs), so say which kernels, and --cpu, the model will run "
+            "with"
+        )
+    if mode == "model":
+        try:
+            args.kernel_library = _kernel_library(args)
+        except KernelsError as e:
+            _parser().error(str(e))
     try:
         if args.check:
             return cmd_check(args)
         if args.buffers:
             return cmd_buffers(args)
         return cmd_plan(args)
-    except (ModelError, PlanError, OSError) as e:
+    except (ModelError, PlanError, OSError, KernelsError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

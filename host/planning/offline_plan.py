@@ -58,10 +58,16 @@ def read(model: Model) -> OfflinePlan | None:
     return None if data is None else decode(data)
 
 
-def embed(model: Model, tensor_offsets: dict[int, int], planned_for: str | None = None) -> None:
+def embed(
+    model: Model,
+    tensor_offsets: dict[int, int],
+    planned_for: str | None = None,
+    kernels: KernelLibrary | None = None,
+) -> None:
     """Write offsets (by global tensor index) into the model; other tensors get -1. With
     planned_for (a runtime, "+overlap" for an overlapping plan) a marker records beside the
-    plan that host.plan wrote it, and for what (plan_origin)."""
+    plan that host.plan wrote it, and for what (plan_origin): also the kernel library and CPU,
+    whose overlap rules an overlapping plan holds to."""
     offsets = [ONLINE] * len(model.tensors)
     for gi, off in tensor_offsets.items():
         end = off + model.tensors[gi].nbytes()
@@ -77,7 +83,9 @@ def embed(model: Model, tensor_offsets: dict[int, int], planned_for: str | None 
         from host.planning import plan_origin
 
         runtime, _, overlap = planned_for.partition("+")
-        model.set_metadata(plan_origin.MARKER, plan_origin.marker(data, runtime, bool(overlap)))
+        name, cpu = (kernels.name, kernels.cpu) if kernels else ("", None)
+        mark = plan_origin.marker(data, runtime, bool(overlap), name, cpu)
+        model.set_metadata(plan_origin.MARKER, mark)
 
 
 def tensor_buffers(w: Walk) -> list[Buffer]:

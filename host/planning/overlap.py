@@ -187,7 +187,7 @@ def _padding(padding: int, in_size: int, out_size: int, k: int, stride: int, dil
     return max(total, 0) // 2
 
 
-def _window(opts, in_shape, out_shape, kernel, slots):
+def window(opts, in_shape, out_shape, kernel, slots):
     """(stride, dilation, pad) for (y, x) from options: slots of stride w/h, dilation w/h."""
     sw, sh, dw, dh = (
         opts.scalar(s, "i", 1) if opts is not None and s is not None else 1 for s in slots
@@ -294,20 +294,20 @@ def describe(model: Model, sg: Subgraph, op: Operator, style: OverlapStyle) -> K
             if w is None or len(w.shape) != 4 or w.shape[3] != x.shape[3]:
                 return None  # grouped convolutions are not covered
             kernel = (w.shape[1], w.shape[2])
-            win = _window(opts_of(CONV_OPTIONS), x.shape, out.shape, kernel, (1, 2, 4, 5))
+            win = window(opts_of(CONV_OPTIONS), x.shape, out.shape, kernel, (1, 2, 4, 5))
             return Kernel("conv", slots=(0,), window=(kernel, *win), **base)
         if name == "DEPTHWISE_CONV_2D":
             if w is None or len(w.shape) != 4 or out.shape[3] % x.shape[3]:
                 return None
             kernel = (w.shape[1], w.shape[2])
-            win = _window(opts_of(DEPTHWISE_OPTIONS), x.shape, out.shape, kernel, (1, 2, 5, 6))
+            win = window(opts_of(DEPTHWISE_OPTIONS), x.shape, out.shape, kernel, (1, 2, 5, 6))
             block = style.depthwise_block
             return Kernel("depthwise", slots=(0,), window=(kernel, *win), block=block, **base)
         opts = opts_of(POOL_OPTIONS)
         if opts is None or out.shape[3] != x.shape[3]:
             return None
         kernel = (opts.scalar(4, "i", 1), opts.scalar(3, "i", 1))
-        win = _window(opts, x.shape, out.shape, kernel, (1, 2, None, None))
+        win = window(opts, x.shape, out.shape, kernel, (1, 2, None, None))
         return Kernel("pool", slots=(0,), window=(kernel, *win), **base)
     if name == "FULLY_CONNECTED":
         w = ins[1] if len(ins) > 1 else None

@@ -18,10 +18,15 @@ VELA_OPERATOR = "ethos-u"
 VELA_VERSION = b"vela_version"  # metadata entry Vela writes
 
 
-def marker(plan: bytes, runtime: str, overlap: bool) -> bytes:
-    """The metadata host.plan --embed writes beside its plan: what it planned for, and the
-    plan's CRC, so that a plan another tool writes over it later is not taken for ours."""
+def marker(
+    plan: bytes, runtime: str, overlap: bool, kernels: str = "", cpu: str | None = None
+) -> bytes:
+    """The metadata host.plan --embed writes beside its plan: what it planned for (the
+    runtime, and the kernel library and CPU whose scratch and overlap rules it holds to), and
+    the plan's CRC, so that a plan another tool writes over it later is not taken for ours."""
     info = {"by": "host.plan", "runtime": runtime, "overlap": overlap, "crc32": zlib.crc32(plan)}
+    if kernels:
+        info |= {"kernels": kernels, "cpu": cpu}
     return json.dumps(info).encode()
 
 
@@ -32,6 +37,14 @@ class PlanOrigin:
     placed: int  # tensors the plan places (offset >= 0)
     runtime: str = ""  # host.plan's: whose kernels it planned for
     overlap: bool = False  # host.plan's: an --overlap plan
+    kernels: str = ""  # host.plan's: the kernel library (--kernels) it planned for, if recorded
+    cpu: str | None = None  # and the CPU
+
+    def kernels_text(self) -> str:
+        """The kernels it was planned for, as --kernels/--cpu say them."""
+        if not self.kernels:
+            return f"{self.runtime} kernels"
+        return f"--kernels {self.kernels}" + (f" --cpu {self.cpu}" if self.cpu else "")
 
     @property
     def replaceable(self) -> bool:
@@ -58,10 +71,12 @@ def origin(model: Model) -> PlanOrigin | None:
     info = _ours(model.metadata(MARKER), entries[-1])
     if info is not None:
         overlap = bool(info.get("overlap"))
-        text = f"an offline plan host.plan wrote for the {info['runtime']} kernels" + (
+        kernels, cpu = str(info.get("kernels") or ""), info.get("cpu")
+        o = PlanOrigin("host.plan", "", placed, str(info["runtime"]), overlap, kernels, cpu)
+        o.text = f"an offline plan host.plan wrote for the {o.kernels_text()}" + (
             ", with overlaps" if overlap else ""
         )
-        return PlanOrigin("host.plan", text, placed, str(info["runtime"]), overlap)
+        return o
     vela = _vela_operators(model)
     if vela:
         return PlanOrigin("vela", _vela_text(model, vela), placed)

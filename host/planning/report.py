@@ -32,7 +32,7 @@ def plan_text(r: PlanResult) -> str:
     pct = 100.0 * r.saving / r.tflm_head if r.tflm_head else 0.0
     lines += [
         f"model            {r.model}",
-        f"planner          {r.planner} ({r.seconds:.2f} s), scratch of {r.runtime} kernels",
+        f"planner          {r.planner} ({r.seconds:.2f} s), scratch of the {r.kernels.label}",
         f"arena head       {r.head} bytes ({_head_status(r)})",
         f"lower bound      {r.lower_bound} bytes (max live bytes; head is {ratio:.3f}x)",
         f"TFLM greedy      {r.tflm_head} bytes without a plan; saving {r.saving} bytes "
@@ -93,8 +93,8 @@ def _overlap_lines(r: PlanResult) -> list[str]:
         f"overlap bound    {bound} bytes (max live bytes less what the allowed overlaps save); "
         f"head is {below} bytes below the no-overlap bound",
         f"overlaps         {len(r.shared)} operators write their output over their input; "
-        f"proven for the {r.kernel_set} only (optimised libraries such as CMSIS-NN loop "
-        "differently: do not run this plan with them)",
+        f"proven for the {r.kernel_set} only (other kernels loop differently: do not run "
+        "this plan with them; the planned model records these kernels)",
     ]
     for s in r.shared:
         lines.append(
@@ -116,6 +116,8 @@ def plan_json(r: PlanResult, embedded_in: str | None) -> dict[str, Any]:
         "model": r.model,
         "planner": r.planner,
         "runtime": r.runtime,
+        "kernels": r.kernels.name,
+        "cpu": r.kernels.cpu,
         "head": r.target.head if r.target else r.head,
         "tail": r.target.tail if r.target else None,
         "min_arena": r.target.min_arena if r.target else None,

@@ -3,8 +3,9 @@
 Targets:
 - tflm-x86_64: the pip `tflite-micro` interpreter (64-bit pointers; checked to the byte by
   tests/planning/test_tflm_tail.py on every runnable shared model and the converter-made models);
-- tflm-cortex-m: TFLM on a 32-bit Cortex-M with the reference kernels (4-byte pointers,
-  arm-none-eabi-gcc's 1-byte enums, no compression), derived from the same replay;
+- tflm-cortex-m: TFLM on a 32-bit Cortex-M (4-byte pointers, arm-none-eabi-gcc's 1-byte enums,
+  no compression), derived from the same replay, with the reference or CMSIS-NN kernels
+  (checked against TFLM + CMSIS-NN measured on QEMU boards);
 - microarena-cortex-m / microarena-host: this project's runtime (host/runtime/arena.py), whose
   figures differ between host and board by the pointer size of its per-tensor and per-operator
   records, and from TFLM's by keeping one data pointer per tensor instead of TFLM's structs.
@@ -17,6 +18,8 @@ from typing import Any
 
 from host.device.wire import Category
 from host.planning import tflm_structs
+from host.planning.kernels.libraries import library
+from host.planning.kernels.library import KernelLibrary, KernelsError
 from host.planning.tflm_refusal import tflm_refusal
 from host.planning.tflm_tail import CATEGORIES, UNCATEGORIZED, predict
 from host.tflite.model import Model
@@ -26,6 +29,16 @@ DEFAULT_TARGET = "tflm-cortex-m"
 TFLM_ABIS = {"tflm-x86_64": tflm_structs.X86_64_PIP, "tflm-cortex-m": tflm_structs.CORTEX_M}
 MICROARENA_ABIS = {"microarena-cortex-m": "cortex-m", "microarena-host": "host"}
 UNITS = dict(CATEGORIES)  # category name -> the word its report line counts in
+# The kernels each target runs unless told otherwise. On a Cortex-M almost every TFLM build
+# uses CMSIS-NN (the Arduino, Zephyr and vendor ports ship it; the reference kernels are 15-28x
+# slower there), and the Cortex-M4's DSP path is also the M7's and M33's. The pip interpreter
+# has the reference kernels only; this project's runtime its own.
+DEFAULT_KERNELS = {
+    "tflm-cortex-m": "cmsis-nn",
+    "tflm-x86_64": "reference",
+    "microarena-cortex-m": "microarena",
+    "microarena-host": "microarena",
+}
 
 
 @dataclass
@@ -37,6 +50,8 @@ class TargetArena:
     categories: list[Category] = field(default_factory=list)
     other: dict[str, int] = field(default_factory=dict)  # the rest of the tail, bytes by kind
     kernels: list[dict] = field(default_factory=list)  # per operator: options, Init, Prepare
+    library: str = ""  # the kernel library assumed (--kernels)
+    cpu: str | None = None  # the CPU it was assumed for, where that matters (CMSIS-NN)
     exact: dict[str, bool] = field(default_factory=dict)  # per figure: head, tail, min_arena
     notes: list[str] = field(default_factory=list)
 
@@ -49,29 +64,59 @@ class TargetArena:
             "categories": [vars(c) for c in self.categories],
             "other": self.other,
             "kernels": self.kernels,
+            "kernel_library": self.library,
+            "cpu": self.cpu,
             "exact": self.exact,
             "notes": self.notes,
         }
 
 
-def target_arena(model: Model, target: str) -> TargetArena:
-    """Head, tail and minimum arena of the model (with any embedded plan) on the target."""
+def target_kernels(
+    target: str, kernels: KernelLibrary | str | None = None, cpu: str | None = None
+) -> KernelLibrary:
+    """The kernel library the target runs: `kernels` if given (checked to run there), else the
+    target's default; KernelsError says why a library cannot run on the target."""
+    lib = library(kernels or DEFAULT_KERNELS[target], cpu)
+    runtime = "microarena" if target in MICROARENA_ABIS else "tflm"
+    if lib.runtime != runtime:
+        raise KernelsError(
+            f"{target} runs {'this project' if runtime == 'microarena' else 'TFLM'}'s "
+            f"interpreter, which cannot run the {lib.title}"
+        )
+    if target == "tflm-x86_64" and lib.name != "reference":
+        raise KernelsError(
+            f"tflm-x86_64 is the pip tflite-micro interpreter: it has TFLM's reference kernels "
+            f"only, not the {lib.title} (use --target tflm-cortex-m)"
+        )
+    return lib
+
+
+def target_arena(
+    model: Model, target: str, kernels: KernelLibrary | str | None = None, cpu: str | None = None
+) -> TargetArena:
+    """Head, tail and minimum arena of the model (with any embedded plan) on the target, run
+    with `kernels` (default: the target's own, DEFAULT_KERNELS)."""
+    if target not in TARGETS:
+        raise ValueError(f"unknown target {target!r}; choose from {', '.join(TARGETS)}")
+    lib = target_kernels(target, kernels, cpu)
     if target in TFLM_ABIS:
-        return _tflm(model, target)
-    if target in MICROARENA_ABIS:
-        return _microarena(model, target)
-    raise ValueError(f"unknown target {target!r}; choose from {', '.join(TARGETS)}")
+        return _tflm(model, target, lib)
+    return _microarena(model, target)
 
 
-def _tflm(model: Model, target: str) -> TargetArena:
+def _tflm(model: Model, target: str, lib: KernelLibrary) -> TargetArena:
     abi = TFLM_ABIS[target]
-    p = predict(model, abi)
+    p = predict(model, abi, kernels=lib)
     refused = tflm_refusal(model)
     known = not p.unknown and refused is None
     head_exact = known and not (abi.pointer != 8 and _has(model, "ADD_N"))
     notes = [
-        "TFLM reference kernels; optimised kernel libraries (CMSIS-NN, ...) allocate "
-        "differently, so measure the tail once with RecordingMicroInterpreter there",
+        f"kernels: {lib.label}"
+        + (
+            ""
+            if lib.name != "reference" or target != "tflm-cortex-m"
+            else "; a build with CMSIS-NN allocates differently: --kernels cmsis-nn --cpu ..."
+        ),  # fmt: skip
         f"minimum arena: one byte less runs out during {p.limited_by}",
         "for a 16-byte aligned arena (alignas(16)); an unaligned one needs up to 15 bytes more",
     ]
@@ -84,15 +129,18 @@ def _tflm(model: Model, target: str) -> TargetArena:
         notes.append("ADD_N's scratch holds pointers: its size is the x86-64 one here")
     if target == "tflm-x86_64":
         notes.append("the pip tflite-micro interpreter (its arena is malloc'ed: 16-byte aligned)")
-        other = predict(model, tflm_structs.CORTEX_M)
-        where = "on a 32-bit Cortex-M (4-byte pointers, 1-byte enums, no compression)"
-    else:
-        other = predict(model, tflm_structs.X86_64_PIP)
-        where = "in the pip interpreter on x86-64 (8-byte pointers, compression build)"
-    notes.append(
-        f"{where} the same model needs tail {other.tail}, arena {other.min_arena}: TFLM's "
-        "persistent structs hold pointers"
-    )
+    if lib.name == "reference":  # the same kernels on the other ABI
+        other_abi = tflm_structs.CORTEX_M if target == "tflm-x86_64" else tflm_structs.X86_64_PIP
+        other = predict(model, other_abi)
+        where = (
+            "on a 32-bit Cortex-M (4-byte pointers, 1-byte enums, no compression)"
+            if target == "tflm-x86_64"
+            else "in the pip interpreter on x86-64 (8-byte pointers, compression build)"
+        )
+        notes.append(
+            f"{where} the same model needs tail {other.tail}, arena {other.min_arena}: TFLM's "
+            "persistent structs hold pointers"
+        )
     return TargetArena(
         target=target,
         head=p.head,
@@ -105,6 +153,8 @@ def _tflm(model: Model, target: str) -> TargetArena:
         ],
         other={k: p.categories[k].used for k in UNCATEGORIZED if k in p.categories},
         kernels=p.kernels,
+        library=lib.name,
+        cpu=lib.cpu,
         exact={"head": head_exact, "tail": known, "min_arena": head_exact and p.exact},
         notes=notes,
     )
@@ -125,6 +175,7 @@ def _microarena(model: Model, target: str) -> TargetArena:
         tail=int(p["tail"]),  # type: ignore[call-overload]
         min_arena=int(p["required"]),  # type: ignore[call-overload]
         categories=[Category(n, *v, UNITS[n]) for n, v in categories.items()],
+        library="microarena",
         exact={"head": True, "tail": True, "min_arena": True},
         notes=[
             f"this project's runtime, {abi} ABI ({arena.ABIS[abi].ptr}-byte pointers); on "

@@ -219,7 +219,22 @@ def test_cli_bands(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     src = shared_model("tflm_person_detect_int8")
     out = tmp_path / "banded.tflite"
     before = src.read_bytes()
-    assert plan_main([str(src), "--bands", "--overlap", "-q", "--json", "-o", str(out)]) == 0
+    assert (
+        plan_main(
+            [
+                str(src),
+                "--bands",
+                "--overlap",
+                "--kernels",
+                "reference",
+                "-q",
+                "--json",
+                "-o",
+                str(out),
+            ]
+        )
+        == 0
+    )
     doc = json.loads(capsys.readouterr().out)
     chosen = doc["bands"]["chosen"]
     assert 0 < chosen["added_fraction"] <= 0.1

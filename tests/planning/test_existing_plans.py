@@ -131,7 +131,7 @@ def test_runtime_refusing_a_plan_says_whose_kernels_it_was_for(tmp_path: Path, c
     from host.runtime.cli import main as run
 
     p = _write(tmp_path, (REPO / "tests" / "data" / "keras" / "mlp_int8.tflite").read_bytes())
-    assert main([str(p), "--overlap", "--embed", "-q"]) == 0
+    assert main([str(p), "--overlap", "--kernels", "reference", "--embed", "-q"]) == 0
     capsys.readouterr()
     assert run([str(p)]) == 1
     err = capsys.readouterr().err

@@ -112,11 +112,11 @@ def test_cli_overlap_report_json_and_check(tmp_path, capsys) -> None:
 
     p = tmp_path / "m.tflite"
     p.write_bytes(shared_model(PERSON).read_bytes())
-    assert main([str(p), "--overlap", "-q"]) == 0
+    assert main([str(p), "--overlap", "--kernels", "reference", "-q"]) == 0
     out = capsys.readouterr().out
     for words in ("overlap bound", "TFLM reference kernels only", "bytes shared", "CONV_2D"):
         assert words in out
-    assert main([str(p), "--overlap", "--embed", "--json"]) == 0
+    assert main([str(p), "--overlap", "--kernels", "reference", "--embed", "--json"]) == 0
     r = json.loads(capsys.readouterr().out)
     assert r["head"] <= PERSON_TARGET < r["lower_bound"] == r["tflm_greedy_head"]
     assert r["overlap_bound"] <= r["head"] and r["overlaps"]
@@ -134,7 +134,20 @@ def test_plot_draws_the_shared_bytes(tmp_path) -> None:
     from host.planning.cli import main
 
     out = tmp_path / "layout.svg"
-    assert main([str(shared_model(PERSON)), "--overlap", "--plot", str(out), "-q"]) == 0
+    assert (
+        main(
+            [
+                str(shared_model(PERSON)),
+                "--overlap",
+                "--kernels",
+                "reference",
+                "--plot",
+                str(out),
+                "-q",
+            ]
+        )
+        == 0
+    )
     _, _, result = _plan(PERSON, overlap=True)
     svg = out.read_text()
     assert "output shares input bytes" in svg  # the legend says what the black regions are

@@ -38,7 +38,7 @@ def test_overlap_on_a_huge_declared_output_stays_in_memory(demo: bytes, tmp_path
     out, _ = _conv_tensors(demo)
     model = tmp_path / "huge.tflite"
     model.write_bytes(with_shape(demo, out, (1, 8000, 8000, 16)))
-    r = run_bounded("host.plan", str(model), "--overlap", "-q")
+    r = run_bounded("host.plan", str(model), "--overlap", "--kernels", "reference", "-q")
     assert r.returncode == 0 and "Traceback" not in r.stderr, r.stderr
 
 
@@ -47,7 +47,7 @@ def test_overlap_with_an_empty_kernel_is_no_traceback(demo: bytes, tmp_path: Pat
     _, weights = _conv_tensors(demo)
     model = tmp_path / "empty_kernel.tflite"
     model.write_bytes(with_shape(demo, weights, (8, 0, 3, 3)))
-    r = run_bounded("host.plan", str(model), "--overlap", "-q")
+    r = run_bounded("host.plan", str(model), "--overlap", "--kernels", "reference", "-q")
     assert "Traceback" not in r.stderr and r.returncode in (0, 2), r.stderr
 
 
@@ -57,7 +57,7 @@ def test_tensor_over_2_gib_is_refused_cleanly(demo: bytes, tmp_path: Path) -> No
     out, _ = _conv_tensors(demo)
     model = tmp_path / "big.tflite"
     model.write_bytes(with_shape(demo, out, (1, 40000, 40000, 2)))
-    for extra in ([], ["--overlap"], ["--embed"]):
+    for extra in ([], ["--overlap", "--kernels", "reference"], ["--embed"]):
         before = model.read_bytes()
         clean_refusal(run_bounded("host.plan", str(model), "-q", *extra), "2 GiB")
         assert model.read_bytes() == before

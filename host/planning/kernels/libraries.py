@@ -1,24 +1,30 @@
-"""The kernel libraries the planner knows, by name: the one place their names are listed."""
+"""The kernel libraries the planner knows, by name, and the CPUs: the one place they are listed."""
 
 from __future__ import annotations
 
+from host.planning.kernels.cmsis_nn import PATHS, CmsisNN
 from host.planning.kernels.library import KernelLibrary, KernelsError
 from host.planning.kernels.microarena import MICROARENA
 from host.planning.kernels.reference import REFERENCE
 
-LIBRARIES: dict[str, KernelLibrary] = {lib.name: lib for lib in (REFERENCE, MICROARENA)}
+KERNELS = ("reference", "cmsis-nn", "microarena")  # --kernels
+CPUS = tuple(PATHS)  # --cpu
+DEFAULT_CPU = "cortex-m4"
 # --runtime's names (whose interpreter runs the model) for the kernels each runs by default.
 RUNTIMES = {"tflm": REFERENCE, "microarena": MICROARENA}
 
 
-def library(kernels: KernelLibrary | str) -> KernelLibrary:
-    """A library by its name (or a --runtime name); a library is returned as it is."""
+def library(kernels: KernelLibrary | str, cpu: str | None = None) -> KernelLibrary:
+    """A library by its --kernels name (or a --runtime name) for the CPU; a library is returned
+    as it is. Only CMSIS-NN's figures depend on the CPU."""
     if isinstance(kernels, KernelLibrary):
         return kernels
-    found = LIBRARIES.get(kernels) or RUNTIMES.get(kernels)
+    if kernels == "cmsis-nn":
+        return CmsisNN(cpu or DEFAULT_CPU)
+    found = {"reference": REFERENCE, "microarena": MICROARENA}.get(kernels) or RUNTIMES.get(kernels)
     if found is None:
         raise KernelsError(
-            f"unknown kernels {kernels!r}; choose from {', '.join(LIBRARIES)} "
+            f"unknown kernels {kernels!r}; choose from {', '.join(KERNELS)} "
             f"(or a runtime: {', '.join(RUNTIMES)})"
         )
     return found

@@ -69,7 +69,7 @@ CONV_PARAMS = ("int8", ("int16",) * 4) + ("int16",) * 4 + ("int",) * 7 + ("float
 
 
 @cache
-def _op_data(abi: Abi) -> dict[str, tuple]:
+def op_data(abi: Abi) -> dict[str, tuple]:
     """sizeof(OpData) the kernel's Init allocates, per operator."""
     conv = (PADDING_VALUES,) + _I * 5 + ("ptr", "ptr") + _I * 3
     fc = _I * 9 + ("ptr", "ptr", "bool")
@@ -351,7 +351,7 @@ def _abi_rules(abi: Abi) -> dict[str, Rule]:
 def op_allocations(model: Model, sg: Subgraph, op: Operator, abi: Abi) -> OpAllocations | None:
     """The operator's allocations, or None if its kernel is not modelled."""
     name = op.name
-    data, signal = _op_data(abi), _signal_init(abi)
+    data, signal = op_data(abi), _signal_init(abi)
     if name in signal:
         return OpAllocations(params=None, init=signal[name](model, sg, op))
     if name not in data and name not in NO_OP_DATA:
@@ -367,7 +367,7 @@ def op_allocations(model: Model, sg: Subgraph, op: Operator, abi: Abi) -> OpAllo
 def unknown_ops(model: Model, abi: Abi) -> list[str]:
     return sorted(
         {op.name for sg in model.subgraphs for op in sg.operators}
-        - set(_op_data(abi))
+        - set(op_data(abi))
         - set(_signal_init(abi))
         - NO_OP_DATA
     )
@@ -393,7 +393,7 @@ def known_structs(abi: Abi) -> dict[str, tuple]:
         "MicroResourceVariables": T.MICRO_RESOURCE_VARIABLES,
         "MicroResourceVariable": T.MICRO_RESOURCE_VARIABLE,
     }
-    structs.update({f"OpData_{k}": v for k, v in _op_data(abi).items()})
+    structs.update({f"OpData_{k}": v for k, v in op_data(abi).items()})
     structs.update({f"Params_{k}": v for k, v in BUILTIN_PARAMS.items()})
     return structs
 

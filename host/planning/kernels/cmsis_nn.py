@@ -1,0 +1,275 @@
+"""CMSIS-NN: TFLM built with OPTIMIZED_KERNEL_DIR=cmsis_nn (the kernels Cortex-M users deploy).
+
+Facts read from TFLM's tensorflow/lite/micro/kernels/cmsis_nn/*.cc at 90b983c2 and from
+CMSIS-NN at the commit TFLM pins there (4ab83cc3, its Source/*/arm_*_get_buffer_sizes_s8.c),
+built with GCC (arm-none-eabi-gcc, as TFLM's Makefile does) and TFLM's default
+KERNELS_OPTIMIZED_FOR_SPEED:
+- CONV_2D, DEPTHWISE_CONV_2D, AVERAGE_POOL_2D and MAX_POOL_2D keep TFLM's reference OpData plus
+  a scratch-buffer index (4 bytes); FULLY_CONNECTED adds two indices, a kernel-sums pointer and
+  three int32 sizes (24 bytes); SOFTMAX adds the row count and size (8 bytes). Their Prepare
+  allocates what the reference kernels' does.
+- Their scratch (RequestScratchBufferInArena in Prepare) is what arm_*_get_buffer_size returns
+  on the CPU's code path: no DSP (Cortex-M0/M0+/M3), DSP (M4, M7, M33) or MVE (M55, M85).
+- ADD, MUL, PAD, TRANSPOSE, MAXIMUM and MINIMUM allocate as the reference kernels do; every other
+  operator runs TFLM's reference kernel. SVDF, UNIDIRECTIONAL_SEQUENCE_LSTM, BATCH_MATMUL and
+  TRANSPOSE_CONV (CMSIS-NN versions with other allocations) and int16 or int4 variants of the
+  kernels above are not modelled: reports name them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from host.planning import overlap
+from host.planning.kernels import reference
+from host.planning.kernels.library import KernelsError, OpAllocations
+from host.planning.kernels.operands import (
+    FLOAT32,
+    INT4,
+    INT8,
+    builtin_options,
+    input_tensor,
+    output_tensor,
+)
+from host.planning.tflm_structs import Abi, sizeof
+from host.tflite.model import Model, Operator, Subgraph
+
+NO_DSP, DSP, MVE = "no DSP", "DSP", "MVE"
+# The code path CMSIS-NN compiles for each CPU (ARM_MATH_DSP / ARM_MATH_MVEI).
+PATHS = {
+    "cortex-m0": NO_DSP,
+    "cortex-m3": NO_DSP,
+    "cortex-m4": DSP,
+    "cortex-m7": DSP,
+    "cortex-m33": DSP,
+    "cortex-m55": MVE,
+}
+CH_IN_BLOCK_MVE = 124  # arm_nnsupportfunctions.h
+# Depthwise with one input channel becomes a convolution on MVE above this many output
+# channels (arm_nnsupportfunctions.h: 8 with Arm Compiler 6, 1 with GCC).
+DW_TO_CONV_THRESHOLD = 1
+
+# Extra fields after the reference OpData, per operator.
+OP_DATA_EXTRA: dict[str, tuple] = {
+    "CONV_2D": ("int",),  # buffer_idx
+    "DEPTHWISE_CONV_2D": ("int",),
+    "AVERAGE_POOL_2D": ("int",),
+    "MAX_POOL_2D": ("int",),
+    # buffer_conv_1x1_idx, buffer_idx, kernel_sums, batches, accum_depth, output_depth
+    "FULLY_CONNECTED": ("int", "int", "ptr", "int", "int", "int"),
+    "SOFTMAX": ("int", "int"),  # num_rows, row_size
+}
+NOT_MODELLED = frozenset({"SVDF", "UNIDIRECTIONAL_SEQUENCE_LSTM", "BATCH_MATMUL", "TRANSPOSE_CONV"})
+NO_SCRATCH = frozenset({"MAX_POOL_2D", "SOFTMAX", "ADD", "MUL", "PAD", "PADV2", "TRANSPOSE"})
+
+
+# --------------------------------------------------------------------------- shapes
+
+
+def _conv_geometry(model: Model, sg: Subgraph, op: Operator, kind: int, slots: tuple):
+    """(input, filter, output, stride, dilation, padding) of a convolution, padding as TFLM's
+    ComputePaddingHeightWidth gives it; None when the shapes are not 4-D."""
+    x, w, out = input_tensor(sg, op, 0), input_tensor(sg, op, 1), output_tensor(sg, op, 0)
+    if x is None or w is None or out is None:
+        return None
+    if len(x.shape) != 4 or len(w.shape) != 4 or len(out.shape) != 4:
+        return None
+    opts = builtin_options(model, sg.index, op.index, kind)
+    kernel = (w.shape[1], w.shape[2])
+    stride, dilation, pad = overlap.window(opts, x.shape, out.shape, kernel, slots)
+    return x, w, out, stride, dilation, pad
+
+
+def _im2col(in_c: int, kh: int, kw: int, path: str) -> int:
+    """arm_convolve_s8_get_buffer_size."""
+    cols = kw * kh * in_c
+    if path == MVE:
+        return 4 * ((cols + 15) // 16) * 16
+    return 2 * (cols + (-cols) % 4) * 2
+
+
+@dataclass(frozen=True)
+class ConvDims:
+    """What arm_convolve_wrapper_s8_get_buffer_size reads: input (h, w, c), filter (h, w, c),
+    output width, and (y, x) stride, dilation and padding."""
+
+    in_h: int
+    in_w: int
+    in_c: int
+    kh: int
+    kw: int
+    filter_c: int
+    out_w: int
+    stride: tuple[int, int]
+    dilation: tuple[int, int]
+    pad: tuple[int, int]
+
+
+def _conv_1_x_n_mve(d: ConvDims) -> int:
+    """arm_convolve_1_x_n_s8_get_buffer_size_mve (the input is one row)."""
+    stride, pad = d.stride[1], d.pad[1]
+    asym = ((d.out_w - 1) * stride + d.kw - d.in_w) % 2
+    right = max(1, (pad + asym + stride - 1) // stride) if pad + asym else 0
+    left = max(1, (pad + stride - 1) // stride) if pad else 0
+    if right + max(d.out_w - (right + left), 0) + left != d.out_w:
+        return _im2col(d.in_c, d.kh, d.kw, MVE)
+    pad_left = pad * d.in_c
+    pad_right = right * d.in_c if asym else pad_left
+    left_elems = d.kw * d.in_c
+    return max(left_elems + pad_left, left_elems - d.in_c + pad_right)
+
+
+def _conv_buffer(d: ConvDims, path: str) -> int:
+    """arm_convolve_wrapper_s8_get_buffer_size on the CPU's path (GCC)."""
+    same_c = d.in_c == d.filter_c  # else grouped: arm_convolve_s8
+    if same_c and d.pad == (0, 0) and (d.kh, d.kw) == (1, 1) and d.dilation == (1, 1):
+        return 0  # 1x1: arm_convolve_1x1_s8_fast needs scratch only with Arm Compiler 6
+    one_by_n = d.in_h == 1 and d.dilation[1] == 1 and d.kh == 1 and same_c
+    if one_by_n and (d.stride[1] * d.in_c) % 4 == 0 and path == MVE:
+        return _conv_1_x_n_mve(d)
+    return _im2col(d.in_c, d.kh, d.kw, path)
+
+
+def _dims(g, filter_c: int | None = None) -> ConvDims:
+    x, w, out, stride, dilation, pad = g
+    c = w.shape[3] if filter_c is None else filter_c
+    return ConvDims(*x.shape[1:4], w.shape[1], w.shape[2], c, out.shape[2], stride, dilation, pad)
+
+
+def _conv(model: Model, sg: Subgraph, op: Operator, path: str) -> list[int] | None:
+    g = _conv_geometry(model, sg, op, overlap.CONV_OPTIONS, (1, 2, 4, 5))
+    if g is None:
+        return None
+    x, w = g[0], g[1]
+    if x.type != INT8:
+        return [] if x.type == FLOAT32 else None  # float: no request; int16 not modelled
+    if w.type == INT4:
+        return None
+    size = _conv_buffer(_dims(g), path)
+    return [size] if size > 0 else []
+
+
+def _depthwise(model: Model, sg: Subgraph, op: Operator, path: str) -> list[int] | None:
+    """arm_depthwise_conv_wrapper_s8_get_buffer_size."""
+    g = _conv_geometry(model, sg, op, overlap.DEPTHWISE_OPTIONS, (1, 2, 5, 6))
+    if g is None:
+        return None
+    x, w, out, _, dilation, pad = g
+    if x.type != INT8:
+        return [] if x.type == FLOAT32 else None
+    if w.type == INT4:
+        return None
+    in_c, out_c, (kh, kw) = x.shape[3], out.shape[3], (w.shape[1], w.shape[2])
+    if path == MVE and in_c == 1 and out_c > DW_TO_CONV_THRESHOLD:
+        # run as a convolution of out_c one-channel filters, with the filter re-ordered
+        return [_conv_buffer(_dims(g, filter_c=1), MVE) + out_c * kh * kw]
+    size = 0
+    if in_c == out_c and x.shape[0] == 1 and dilation == (1, 1):
+        if path == MVE:
+            size = 4 * CH_IN_BLOCK_MVE * kw * kh
+        elif path == DSP and not ((kh, kw) == (3, 3) and max(pad) <= 1):
+            size = in_c * kw * kh * 2
+    return [size] if size > 0 else []
+
+
+def _fully_connected(model: Model, sg: Subgraph, op: Operator, path: str) -> list[int] | None:
+    x, w, out = input_tensor(sg, op, 0), input_tensor(sg, op, 1), output_tensor(sg, op, 0)
+    if x is None or w is None or out is None or len(out.shape) < 2:
+        return None
+    if x.type != INT8:
+        return [] if x.type == FLOAT32 else None
+    if w.type == INT4:
+        return None
+    depth, units = w.shape[-1], out.shape[-1]
+    if len(out.shape) > 2 and depth % 4 == 0:  # as a 1x1 convolution
+        per_channel = reference.scale_count(model, w) > 1
+        return [] if per_channel else [units * 8]  # fake per-channel multipliers and shifts
+    if path == MVE and not _sums_precomputed(sg, op):
+        return [units * 4]
+    return []
+
+
+def _sums_precomputed(sg: Subgraph, op: Operator) -> bool:
+    """KERNELS_OPTIMIZED_FOR_SPEED: constant weights and bias get their kernel sums computed
+    once, in a persistent buffer, instead of scratch."""
+    w, bias = input_tensor(sg, op, 1), input_tensor(sg, op, 2)
+    return w is not None and w.is_const and (bias is None or bias.is_const)
+
+
+def _average_pool(model: Model, sg: Subgraph, op: Operator, path: str) -> list[int] | None:
+    x, out = input_tensor(sg, op, 0), output_tensor(sg, op, 0)
+    if x is None or out is None or len(out.shape) != 4:
+        return None
+    if x.type != INT8:
+        return [] if x.type == FLOAT32 else None
+    return [out.shape[3] * 4] if path == DSP else []
+
+
+SCRATCH: dict[str, Callable[[Model, Subgraph, Operator, str], list[int] | None]] = {
+    "CONV_2D": _conv,
+    "DEPTHWISE_CONV_2D": _depthwise,
+    "FULLY_CONNECTED": _fully_connected,
+    "AVERAGE_POOL_2D": _average_pool,
+}
+
+
+# --------------------------------------------------------------------------- the library
+
+
+class CmsisNN(reference.Reference):
+    """TFLM with CMSIS-NN's kernels where it has them, the reference kernels elsewhere."""
+
+    name = "cmsis-nn"
+    title = "CMSIS-NN kernels"
+
+    def __init__(self, cpu: str = "cortex-m4") -> None:
+        if cpu not in PATHS:
+            raise KernelsError(f"unknown CPU {cpu!r}; choose from {', '.join(PATHS)}")
+        super().__init__(cpu)
+        self.path = PATHS[cpu]
+
+    @property
+    def label(self) -> str:
+        return f"{self.title} ({self.cpu}, {self.path} path)"
+
+    def scratch(self, model: Model, sg: Subgraph, op: Operator) -> list[int] | None:
+        if op.name in NOT_MODELLED:
+            return None
+        if op.name in NO_SCRATCH:
+            return []
+        rule = SCRATCH.get(op.name)
+        return super().scratch(model, sg, op) if rule is None else rule(model, sg, op, self.path)
+
+    def allocations(
+        self, model: Model, sg: Subgraph, op: Operator, abi: Abi
+    ) -> OpAllocations | None:
+        if op.name in NOT_MODELLED:
+            return None
+        alloc = super().allocations(model, sg, op, abi)
+        extra = OP_DATA_EXTRA.get(op.name)
+        if alloc is None or extra is None:
+            return alloc
+        alloc.init = [sizeof((reference.op_data(abi)[op.name], *extra), abi)]
+        if op.name == "FULLY_CONNECTED" and self._kernel_sums(model, sg, op):
+            alloc.prepare = [*alloc.prepare, self._kernel_sums(model, sg, op)]
+        return alloc
+
+    def _kernel_sums(self, model: Model, sg: Subgraph, op: Operator) -> int:
+        """Bytes of FULLY_CONNECTED's persistent kernel sums (MVE, not as a 1x1 convolution)."""
+        x, w, out = input_tensor(sg, op, 0), input_tensor(sg, op, 1), output_tensor(sg, op, 0)
+        if self.path != MVE or x is None or w is None or out is None or x.type != INT8:
+            return 0
+        if w.type == INT4 or (len(out.shape) > 2 and w.shape[-1] % 4 == 0):
+            return 0
+        return out.shape[-1] * 4 if _sums_precomputed(sg, op) else 0
+
+    def unknown_ops(self, model: Model, abi: Abi) -> list[str]:
+        names = {op.name for sg in model.subgraphs for op in sg.operators}
+        return sorted(set(super().unknown_ops(model, abi)) | (names & NOT_MODELLED))
+
+    def borrows_exactly(self, name: str) -> bool:
+        return name not in SCRATCH and name not in OP_DATA_EXTRA and super().borrows_exactly(name)
+
+    def overlap_kernel(self, model: Model, sg: Subgraph, op: Operator) -> overlap.Kernel | None:
+        return None  # CMSIS-NN's loop orders have no proven rules yet: nothing overlaps
