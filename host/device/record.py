@@ -260,6 +260,7 @@ def load_prediction(model: str, target: str = "microarena") -> dict:
     try:
         if target.startswith("tflm"):
             return tflm_prediction(model, target)
+        _refuse_other_kernels_overlap(model)
         return dict(predict_model(model))
     except (OSError, ValueError) as e:
         raise UsageError(f"cannot predict {model}: {e}") from e
@@ -267,6 +268,18 @@ def load_prediction(model: str, target: str = "microarena") -> dict:
         raise UsageError(f"cannot predict {model}: the runtime refuses it: {e}") from e
     except RuntimeError as e:  # e.g. the host runtime the predictor uses did not build
         raise RecordError(f"the planner failed on {model}: {e}") from e
+
+
+def _refuse_other_kernels_overlap(model: str) -> None:
+    """An --overlap plan proven for other kernels than this runtime's: refused, saying how to
+    re-plan (its overlaps may corrupt outputs here; the board's runtime refuses it too)."""
+    from host.planning.plan_origin import origin, replan_hint
+    from host.tflite.model import Model
+
+    m = Model.load(model)
+    o = origin(m)
+    if o is not None and o.overlap and (o.kernels or o.runtime) != "microarena":
+        raise UsageError(f"{model}: {replan_hint(m, model)}")
 
 
 def plan_differences(
@@ -516,8 +529,9 @@ def build_parser() -> argparse.ArgumentParser:
         "--target",
         choices=TARGETS,
         help="what the board runs, for --plan: this project's runtime (default), or stock TFLM "
-        "with reference kernels on Cortex-M or the pip interpreter (then every category line "
-        "of its RecordingMicroAllocator report is compared)",
+        "on Cortex-M (with the kernels host.plan recorded in the model, else CMSIS-NN on a "
+        "Cortex-M4) or the pip interpreter (then every category line of its "
+        "RecordingMicroAllocator report is compared)",
     )
     ap.add_argument(
         "--save", metavar="FILE", help="write the raw log to FILE, the report to FILE.json"

@@ -120,11 +120,18 @@ def parse_text_report(lines: Iterable[str]) -> TextReport:
 
 def tflm_prediction(model_path: str, target: str) -> dict:
     """What a TFLM board (target tflm-cortex-m) or the pip interpreter (tflm-x86_64) prints for
-    the model as it is (embedded plan included), for an arena whose end is 16-byte aligned."""
+    the model as it is (embedded plan included), for an arena whose end is 16-byte aligned. On
+    a board: with the kernels host.plan recorded planning it for, else the target's default
+    (CMSIS-NN on a Cortex-M4)."""
+    from host.planning.plan_origin import origin
     from host.planning.tflm_targets import target_arena
     from host.tflite.model import Model
 
-    t = target_arena(Model.load(model_path), target)
+    model = Model.load(model_path)
+    o = origin(model)
+    recorded = o is not None and o.runtime == "tflm" and bool(o.kernels)
+    kernels, cpu = (o.kernels, o.cpu) if recorded and target == "tflm-cortex-m" else (None, None)
+    t = target_arena(model, target, kernels, cpu)
     doc = t.to_json()
     doc["total"] = t.head + t.tail
     doc["categories"] = [vars(c) for c in t.categories]

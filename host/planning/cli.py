@@ -459,7 +459,7 @@ def _planned_for_other_kernels(
     if (origin.kernels, origin.cpu) == (kernels.name, kernels.cpu):
         return None
     return (
-        f"the plan's overlaps are proven for {origin.kernels_text()}, not for the "
+        f"the plan's overlaps are proven for the {origin.kernels_text()}, not for the "
         f"{kernels.label}, whose loops may read an input after writing over it: re-plan "
         f"with `python -m host.plan {path} --embed --overlap --kernels {kernels.name}"
         + (f" --cpu {kernels.cpu}`" if kernels.cpu else "`")

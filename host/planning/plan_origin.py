@@ -41,10 +41,16 @@ class PlanOrigin:
     cpu: str | None = None  # and the CPU
 
     def kernels_text(self) -> str:
-        """The kernels it was planned for, as --kernels/--cpu say them."""
+        """The kernels it was planned for, in words ("TFLM reference kernels")."""
+        from host.planning.kernels.libraries import library
+        from host.planning.kernels.library import KernelsError
+
         if not self.kernels:
             return f"{self.runtime} kernels"
-        return f"--kernels {self.kernels}" + (f" --cpu {self.cpu}" if self.cpu else "")
+        try:
+            return library(self.kernels, self.cpu).label
+        except KernelsError:  # a marker naming kernels this version does not know
+            return f"{self.kernels} kernels" + (f" ({self.cpu})" if self.cpu else "")
 
     @property
     def replaceable(self) -> bool:
@@ -137,10 +143,10 @@ def replan_hint(model: Model, path: str, runtime: str = "microarena") -> str | N
     if o is None or (o.owner == "host.plan" and o.runtime == runtime):
         return None
     if o.owner == "host.plan":
-        how = f"python -m host.plan {path} --embed --runtime {runtime}"
+        how = f"python -m host.plan {path} --embed --kernels {runtime}"
         return (
             f"the plan was made by host.plan{' --overlap' if o.overlap else ''} for the "
-            f"{o.runtime} kernels, whose loops differ from this runtime's: re-plan it with "
+            f"{o.kernels_text()}, whose loops differ from this runtime's: re-plan it with "
             f"`{how}{' --overlap' if o.overlap else ''}`"
         )
     return (

@@ -135,12 +135,43 @@ def test_runtime_refusing_a_plan_says_whose_kernels_it_was_for(tmp_path: Path, c
     capsys.readouterr()
     assert run([str(p)]) == 1
     err = capsys.readouterr().err
-    assert "MA_ERR_PLAN" in err and "overlap while both are live" in err
-    fix = f"python -m host.plan {p} --embed --runtime microarena --overlap"
+    assert "MA_ERR_PLAN" in err and "proven for the reference kernels" in err
+    fix = f"python -m host.plan {p} --embed --kernels microarena --overlap"
     assert (
-        "hint: the plan was made by host.plan --overlap for the tflm kernels, whose loops differ "
-        f"from this runtime's: re-plan it with `{fix}`"
+        "hint: the plan was made by host.plan --overlap for the TFLM reference kernels, whose "
+        f"loops differ from this runtime's: re-plan it with `{fix}`"
     ) in err
     assert run([str(p), "--json"]) == 1
     assert json.loads(capsys.readouterr().out)["hint"].endswith(f"`{fix}`")
     assert main(fix.split()[3:]) == 0 and run([str(p)]) == 0
+
+
+def test_overlap_plan_records_its_kernels_and_is_refused_for_others(tmp_path: Path, capsys):
+    """The marker of an --overlap plan names its kernels and CPU: --check uses them by default
+    and refuses the plan for other kernels, naming how to re-plan; the recorder refuses to
+    compare it with this runtime's prediction; a stale marker (another plan's CRC) counts for
+    nothing."""
+    from host.device.record import UsageError, load_prediction
+    from host.paths import REPO
+
+    p = _write(tmp_path, (REPO / "tests" / "data" / "keras" / "mlp_int8.tflite").read_bytes())
+    assert main([str(p), "--overlap", "--kernels", "reference", "--embed", "-q"]) == 0
+    capsys.readouterr()
+    o = plan_origin.origin(Model.load(p))
+    assert o is not None and (o.kernels, o.overlap) == ("reference", True)
+    assert "for the TFLM reference kernels, with overlaps" in o.text
+    assert main(["--check", str(p)]) == 0  # the recorded kernels' rules
+    capsys.readouterr()
+    assert main(["--check", str(p), "--kernels", "cmsis-nn", "--cpu", "cortex-m7"]) == 1
+    out = capsys.readouterr().out
+    assert "proven for the TFLM reference kernels, not for the CMSIS-NN kernels (cortex-m7" in out
+    assert f"python -m host.plan {p} --embed --overlap --kernels cmsis-nn --cpu cortex-m7" in out
+    with pytest.raises(UsageError, match="for the TFLM reference kernels, whose loops differ"):
+        load_prediction(str(p))
+    m = Model.load(p)  # the same marker beside another plan: not this plan's
+    offline_plan.embed(m, {t.global_index: -1 for t in m.tensors})
+    m.set_metadata(plan_origin.MARKER, Model.load(p).metadata(plan_origin.MARKER))
+    assert plan_origin.origin(m).owner != "host.plan"  # type: ignore[union-attr]
+    from host.runtime.binding import Interpreter
+
+    Interpreter(m.to_bytes())  # the runtime ignores the stale marker too (its CRC check)

@@ -27,7 +27,7 @@ from host.tflite.model import Model, ModelError
 
 COMMANDS = {  # name: (module, arguments before the model, statuses a clean end may have)
     "plan": ("host.plan", ["-q"], {0, 2}),
-    "plan --overlap": ("host.plan", ["-q", "--overlap"], {0, 2}),
+    "plan --overlap": ("host.plan", ["-q", "--overlap", "--kernels", "reference"], {0, 2}),
     "plan --json": ("host.plan", ["-q", "--json"], {0, 2}),
     "plan -o": ("host.plan", ["-q", "-o", "{out}"], {0, 2}),
     "plan --embed": ("host.plan", ["-q", "--embed"], {0, 2}),

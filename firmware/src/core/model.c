@@ -1,5 +1,6 @@
 /* Reads and verifies an untrusted .tflite flatbuffer into the interpreter's tail structures.
  * Every index, offset and size is checked here, so the rest of the runtime can trust them. */
+#include <stdbool.h>
 #include <string.h>
 
 #include "internal.h"
@@ -328,6 +329,67 @@ ma_status ma_build_frame(ma_interp *it, int32_t sg, ma_inode *n, ma_frame *f) {
   return MA_OK;
 }
 
+/* host.plan's marker beside its plan (JSON, host/planning/plan_origin.py): with "overlap": true
+ * the plan writes outputs over inputs where the loops of the kernels it names ("kernels", else
+ * "runtime") allow; another library's loops may read an input after overwriting it. */
+static const char kMarkerKey[] = "microarena_plan";
+
+static const char *find_text(const char *s, size_t n, const char *key) {
+  size_t k = strlen(key);
+  for (size_t i = 0; i + k <= n; i++) {
+    if (memcmp(s + i, key, k) == 0) return s + i + k;
+  }
+  return NULL;
+}
+
+/* The quoted string after `key` (e.g. "\"kernels\": \""), copied into out; false if absent. */
+static bool marker_string(const char *s, size_t n, const char *key, char *out, size_t cap) {
+  const char *v = find_text(s, n, key);
+  if (v == NULL) return false;
+  size_t i = 0;
+  while (v + i < s + n && v[i] != '"' && i + 1 < cap) {
+    out[i] = v[i];
+    i++;
+  }
+  out[i] = '\0';
+  return v + i < s + n && v[i] == '"';
+}
+
+static uint32_t crc32_of(const uint8_t *p, size_t n) { /* zlib's CRC-32 */
+  uint32_t c = 0xFFFFFFFFu;
+  for (size_t i = 0; i < n; i++) {
+    c ^= p[i];
+    for (int b = 0; b < 8; b++) c = (c >> 1) ^ (0xEDB88320u & (0u - (c & 1u)));
+  }
+  return ~c;
+}
+
+/* Refuses an overlapping plan host.plan proved for other kernels than this runtime's (its
+ * marker must be this plan's: its crc32 matches, as plan_origin.py checks). */
+static ma_status check_marker(ma_interp *it, const char *mark, size_t n, const uint8_t *plan,
+                              size_t plan_bytes) {
+  if (mark == NULL || plan == NULL || find_text(mark, n, "\"overlap\": true") == NULL) {
+    return MA_OK;
+  }
+  const char *crc = find_text(mark, n, "\"crc32\": ");
+  uint32_t want = 0;
+  while (crc != NULL && crc < mark + n && *crc >= '0' && *crc <= '9') {
+    want = want * 10u + (uint32_t)(*crc++ - '0');
+  }
+  if (crc == NULL || want != crc32_of(plan, plan_bytes)) return MA_OK; /* not this plan's */
+  char kernels[32], cpu[32] = "";
+  if (!marker_string(mark, n, "\"kernels\": \"", kernels, sizeof kernels) &&
+      !marker_string(mark, n, "\"runtime\": \"", kernels, sizeof kernels)) {
+    return MA_OK;
+  }
+  if (strcmp(kernels, "microarena") == 0) return MA_OK;
+  marker_string(mark, n, "\"cpu\": \"", cpu, sizeof cpu);
+  return ma_fail(it, MA_ERR_PLAN,
+                 "offline plan: its overlaps are proven for the %s kernels%s%s, not this "
+                 "runtime's; re-plan with host.plan MODEL --embed --overlap --kernels microarena",
+                 kernels, cpu[0] ? " on " : "", cpu);
+}
+
 /* Finds the OfflineMemoryAllocation metadata: [version, subgraphs, n, offset_0..offset_n-1].
  * TFLM's rule (GetOfflinePlannedOffsets): every entry of that name must hold one offset per
  * tensor, and the last one counts. */
@@ -335,12 +397,21 @@ static ma_status find_offline_plan(ma_interp *it, fb_tab model, fb_vec bufs) {
   fb_rd *rd = &it->rd;
   fb_vec meta = fb_vector(rd, &model, 6, 4);
   if (rd->bad) return bad(it, "metadata vector", -1, -1);
+  const char *mark = NULL;
+  const uint8_t *plan = NULL;
+  size_t mark_bytes = 0, plan_bytes = 0;
   for (uint32_t i = 0; i < meta.len; i++) {
     fb_tab m = fb_vec_table(rd, meta, i);
     uint32_t len;
     const char *name = fb_string(rd, &m, 0, &len);
     uint32_t buffer = (uint32_t)fb_int(rd, &m, 1, 4, 0, 0);
     if (rd->bad) return bad(it, "metadata table", -1, (int32_t)i);
+    if (name != NULL && len == sizeof kMarkerKey - 1 && memcmp(name, kMarkerKey, len) == 0 &&
+        buffer < bufs.len) {
+      mark = (const char *)buffer_data(it, bufs, buffer, 1, &mark_bytes);
+      if (rd->bad) return bad(it, "metadata buffer", -1, (int32_t)i);
+      continue;
+    }
     if (name == NULL || len != sizeof kOfflineKey - 1 || memcmp(name, kOfflineKey, len) != 0) {
       continue;
     }
@@ -362,8 +433,10 @@ static ma_status find_offline_plan(ma_interp *it, fb_tab model, fb_vec bufs) {
                      (int)w[2], (unsigned long)(bytes / 4 - 3));
     }
     it->offline = w + 3;
+    plan = data;
+    plan_bytes = bytes;
   }
-  return MA_OK;
+  return check_marker(it, mark, mark_bytes, plan, plan_bytes);
 }
 
 ma_status ma_parse_model(ma_interp *it) {

@@ -10,10 +10,12 @@ KERNELS_OPTIMIZED_FOR_SPEED:
   allocates what the reference kernels' does.
 - Their scratch (RequestScratchBufferInArena in Prepare) is what arm_*_get_buffer_size returns
   on the CPU's code path: no DSP (Cortex-M0/M0+/M3), DSP (M4, M7, M33) or MVE (M55, M85).
+- SVDF, UNIDIRECTIONAL_SEQUENCE_LSTM (with CMSIS-NN's LSTM parameters and, for int8/int16
+  activations, eight precomputed kernel sums instead of a fourth scratch buffer), BATCH_MATMUL
+  and TRANSPOSE_CONV have their own OpData and requests, stated below.
 - ADD, MUL, PAD, TRANSPOSE, MAXIMUM and MINIMUM allocate as the reference kernels do; every other
-  operator runs TFLM's reference kernel. SVDF, UNIDIRECTIONAL_SEQUENCE_LSTM, BATCH_MATMUL and
-  TRANSPOSE_CONV (CMSIS-NN versions with other allocations) and int16 or int4 variants of the
-  kernels above are not modelled: reports name them.
+  operator runs TFLM's reference kernel. int16 and int4 variants of the convolutions, FULLY_
+  CONNECTED and AVERAGE_POOL_2D are not modelled: reports name them.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from host.planning.kernels.operands import (
     FLOAT32,
     INT4,
     INT8,
+    INT16,
     builtin_options,
     input_tensor,
     output_tensor,
@@ -46,10 +49,22 @@ PATHS = {
     "cortex-m55": MVE,
 }
 CH_IN_BLOCK_MVE = 124  # arm_nnsupportfunctions.h
+TRANSPOSE_CONV_OPTIONS = 49  # BuiltinOptions type of TransposeConvOptions
 # Depthwise with one input channel becomes a convolution on MVE above this many output
 # channels (arm_nnsupportfunctions.h: 8 with Arm Compiler 6, 1 with GCC).
 DW_TO_CONV_THRESHOLD = 1
 
+# cmsis_nn_lstm_gate: multipliers and shifts, weights and effective biases, bias, activation.
+LSTM_GATE = ("int", "int", "ptr", "ptr", "int", "int", "ptr", "ptr", "ptr", "enum")
+LSTM_PARAMS = ("int",) * 15 + (LSTM_GATE,) * 4  # cmsis_nn_lstm_params
+# OpData that is not the reference one plus fields: CmsisNnOpDataSvdf (KERNELS_OPTIMIZED_FOR_
+# SPEED: no scratch_weight_tensor_index), transpose_conv.cc's (ConvParams, three buffer
+# indices, the per-channel arrays).
+OP_DATA_OWN: dict[str, tuple] = {
+    "SVDF": ("int",) * 9 + ("ptr",),
+    "TRANSPOSE_CONV": (reference.CONV_PARAMS, "int", "int", "int", "ptr", "ptr"),
+}
+REVERSE_TCOL_EFFICIENT_THRESHOLD = 16  # arm_nnsupportfunctions.h
 # Extra fields after the reference OpData, per operator.
 OP_DATA_EXTRA: dict[str, tuple] = {
     "CONV_2D": ("int",),  # buffer_idx
@@ -59,8 +74,9 @@ OP_DATA_EXTRA: dict[str, tuple] = {
     # buffer_conv_1x1_idx, buffer_idx, kernel_sums, batches, accum_depth, output_depth
     "FULLY_CONNECTED": ("int", "int", "ptr", "int", "int", "int"),
     "SOFTMAX": ("int", "int"),  # num_rows, row_size
+    "BATCH_MATMUL": ("int",) * 5,  # output_shape (cmsis_nn_dims), buffer_idx
+    "UNIDIRECTIONAL_SEQUENCE_LSTM": (LSTM_PARAMS,),
 }
-NOT_MODELLED = frozenset({"SVDF", "UNIDIRECTIONAL_SEQUENCE_LSTM", "BATCH_MATMUL", "TRANSPOSE_CONV"})
 NO_SCRATCH = frozenset({"MAX_POOL_2D", "SOFTMAX", "ADD", "MUL", "PAD", "PADV2", "TRANSPOSE"})
 
 
@@ -206,11 +222,54 @@ def _average_pool(model: Model, sg: Subgraph, op: Operator, path: str) -> list[i
     return [out.shape[3] * 4] if path == DSP else []
 
 
+def _batch_matmul(model: Model, sg: Subgraph, op: Operator, path: str) -> list[int] | None:
+    """int8: arm_fully_connected_s8_get_buffer_size of the output's last dimension."""
+    x, out = input_tensor(sg, op, 0), output_tensor(sg, op, 0)
+    if x is None or out is None or not out.shape:
+        return None
+    return [out.shape[-1] * 4] if x.type == INT8 and path == MVE else []
+
+
+def _lstm_cmsis(sg: Subgraph, op: Operator) -> int:
+    """Bytes per kernel sum of CMSIS-NN's own LSTM (int8 or int16 activations with an int16
+    cell state: int32 or int64 sums); 0 where the reference LSTM runs."""
+    x, cell = input_tensor(sg, op, 0), input_tensor(sg, op, 19)
+    if x is None or cell is None or cell.type != INT16:
+        return 0
+    return {INT8: 4, INT16: 8}.get(x.type, 0)
+
+
+def _lstm(model: Model, sg: Subgraph, op: Operator, path: str) -> list[int] | None:
+    """Three state buffers for CMSIS-NN's LSTM, the reference kernel's four otherwise."""
+    buffers = reference.op_scratch(model, sg, op)
+    return buffers[:3] if buffers and _lstm_cmsis(sg, op) else buffers
+
+
+def _transpose_conv(model: Model, sg: Subgraph, op: Operator, path: str) -> list[int] | None:
+    """int8: arm_transpose_conv_s8_get_buffer_size and its reverse-convolution buffer (both
+    requested, even of 0 bytes); int16 as the reference kernel."""
+    out, w, x = output_tensor(sg, op, 0), input_tensor(sg, op, 1), input_tensor(sg, op, 2)
+    if out is None or w is None or x is None or len(x.shape) != 4 or len(w.shape) != 4:
+        return None
+    if x.type != INT8:
+        return reference.op_scratch(model, sg, op)
+    opts = builtin_options(model, sg.index, op.index, TRANSPOSE_CONV_OPTIONS)
+    sw, sh = (opts.scalar(1, "i", 1), opts.scalar(2, "i", 1)) if opts is not None else (1, 1)
+    in_c, (kh, kw), out_c = x.shape[3], (w.shape[1], w.shape[2]), out.shape[3]
+    if sw <= 2 and sh <= 2 and in_c > REVERSE_TCOL_EFFICIENT_THRESHOLD:
+        return [_im2col(in_c, kh, kw, path), in_c * kw * kh * out_c]
+    buf_x = ((x.shape[2] - 1) * sw + max(kw, sh)) * out_c
+    return [buf_x * max(kh, sh) * 4, 0]
+
+
 SCRATCH: dict[str, Callable[[Model, Subgraph, Operator, str], list[int] | None]] = {
     "CONV_2D": _conv,
     "DEPTHWISE_CONV_2D": _depthwise,
     "FULLY_CONNECTED": _fully_connected,
     "AVERAGE_POOL_2D": _average_pool,
+    "BATCH_MATMUL": _batch_matmul,
+    "UNIDIRECTIONAL_SEQUENCE_LSTM": _lstm,
+    "TRANSPOSE_CONV": _transpose_conv,
 }
 
 
@@ -234,8 +293,6 @@ class CmsisNN(reference.Reference):
         return f"{self.title} ({self.cpu}, {self.path} path)"
 
     def scratch(self, model: Model, sg: Subgraph, op: Operator) -> list[int] | None:
-        if op.name in NOT_MODELLED:
-            return None
         if op.name in NO_SCRATCH:
             return []
         rule = SCRATCH.get(op.name)
@@ -244,16 +301,30 @@ class CmsisNN(reference.Reference):
     def allocations(
         self, model: Model, sg: Subgraph, op: Operator, abi: Abi
     ) -> OpAllocations | None:
-        if op.name in NOT_MODELLED:
-            return None
         alloc = super().allocations(model, sg, op, abi)
-        extra = OP_DATA_EXTRA.get(op.name)
-        if alloc is None or extra is None:
-            return alloc
-        alloc.init = [sizeof((reference.op_data(abi)[op.name], *extra), abi)]
-        if op.name == "FULLY_CONNECTED" and self._kernel_sums(model, sg, op):
-            alloc.prepare = [*alloc.prepare, self._kernel_sums(model, sg, op)]
+        if alloc is None:
+            return None
+        if op.name in OP_DATA_OWN:
+            alloc.init = [sizeof(OP_DATA_OWN[op.name], abi)]
+        elif op.name in OP_DATA_EXTRA:
+            alloc.init = [sizeof((reference.op_data(abi)[op.name], *OP_DATA_EXTRA[op.name]), abi)]
+        alloc.prepare = [*alloc.prepare, *self._prepare_extra(model, sg, op)]
         return alloc
+
+    def _prepare_extra(self, model: Model, sg: Subgraph, op: Operator) -> list[int]:
+        """Persistent buffers CMSIS-NN's Prepare adds to the reference kernel's."""
+        if op.name == "FULLY_CONNECTED":
+            sums = self._kernel_sums(model, sg, op)
+            return [sums] if sums else []
+        if op.name == "UNIDIRECTIONAL_SEQUENCE_LSTM":
+            hidden = input_tensor(sg, op, 18)
+            size = _lstm_cmsis(sg, op)
+            return [size * hidden.shape[-1]] * 8 if size and hidden and hidden.shape else []
+        if op.name == "SVDF" and self.path == MVE:
+            x, feature = input_tensor(sg, op, 0), input_tensor(sg, op, 1)
+            if x is not None and x.type == INT8 and feature is not None and feature.shape:
+                return [feature.shape[0] * 4]
+        return []
 
     def _kernel_sums(self, model: Model, sg: Subgraph, op: Operator) -> int:
         """Bytes of FULLY_CONNECTED's persistent kernel sums (MVE, not as a 1x1 convolution)."""
@@ -263,10 +334,6 @@ class CmsisNN(reference.Reference):
         if w.type == INT4 or (len(out.shape) > 2 and w.shape[-1] % 4 == 0):
             return 0
         return out.shape[-1] * 4 if _sums_precomputed(sg, op) else 0
-
-    def unknown_ops(self, model: Model, abi: Abi) -> list[str]:
-        names = {op.name for sg in model.subgraphs for op in sg.operators}
-        return sorted(set(super().unknown_ops(model, abi)) | (names & NOT_MODELLED))
 
     def borrows_exactly(self, name: str) -> bool:
         return name not in SCRATCH and name not in OP_DATA_EXTRA and super().borrows_exactly(name)

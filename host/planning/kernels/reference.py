@@ -644,7 +644,7 @@ SCRATCH_RULES: dict[str, KernelModel] = {
 }
 
 
-def _scratch(model: Model, sg: Subgraph, op: Operator) -> list[int] | None:
+def op_scratch(model: Model, sg: Subgraph, op: Operator) -> list[int] | None:
     """Requests of one operator; None if its scratch behaviour is unknown."""
     if op.name in TFLM_NO_SCRATCH_BUILTINS or op.name in TFLM_NO_SCRATCH_CUSTOM:
         return []
@@ -662,7 +662,7 @@ class Reference(KernelLibrary):
     title = "TFLM reference kernels"
 
     def scratch(self, model: Model, sg: Subgraph, op: Operator) -> list[int] | None:
-        return _scratch(model, sg, op)
+        return op_scratch(model, sg, op)
 
     def allocations(
         self, model: Model, sg: Subgraph, op: Operator, abi: Abi
