@@ -62,13 +62,14 @@ def section_sizes(elf: Path) -> dict[str, int]:
 
 
 def tflm_cortex_m_total(path: Path, plan: str) -> int | None:
-    """TFLM's head + tail on Cortex-M for the model as the image runs it (plan embedded the way
-    custom_plan does), None where the prediction is not exact (or TFLM refuses the model)."""
+    """TFLM's head + tail on Cortex-M (reference kernels) for the model as the image runs it
+    (plan embedded the way custom_plan does), None where the prediction is not exact (or TFLM
+    refuses the model)."""
     model = Model.load(path)
     if plan != "none":
         offline_plan.embed(model, plan_model(model, planner=plan).tensor_offsets())
         model = Model(model.to_bytes())
-    t = target_arena(model, "tflm-cortex-m")
+    t = target_arena(model, "tflm-cortex-m", "reference")
     return t.head + t.tail if t.exact.get("head") and t.exact.get("tail") else None
 
 

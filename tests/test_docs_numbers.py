@@ -68,7 +68,7 @@ def test_readme_header_figure_is_the_prediction() -> None:
     model = Model(build_demo_model(), "demo")
     offline_plan.embed(model, plan_model(model).tensor_offsets())
     said = _numbers(r"kernels: (\d+) B exact for the recording one as stated", "README.md")
-    assert said == [target_arena(Model(model.to_bytes()), "tflm-cortex-m").min_arena]
+    assert said == [target_arena(Model(model.to_bytes()), "tflm-cortex-m", "reference").min_arena]
 
 
 def test_readme_planner_results() -> None:
@@ -183,7 +183,7 @@ def test_tflm_cortex_m_table_is_the_prediction(row: str, name: str) -> None:
     said = _numbers(
         rf"\| {row} \| (\d+) \| (\d+) \| (\d+) \| (\d+) / (\d+) / (\d+) \|", "docs/tflm_arena.md"
     )
-    t = target_arena(_shared(name), "tflm-cortex-m")
+    t = target_arena(_shared(name), "tflm-cortex-m", "reference")
     assert said[:3] == [t.head, t.tail, t.head + t.tail] == said[3:]
 
 
