@@ -16,10 +16,6 @@ from host.planning.tflm_targets import TargetArena
 
 IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 BYTES_PER_LINE = 12
-KERNELS = {
-    "tflm": "TFLM's reference kernels (optimised ones such as CMSIS-NN allocate differently)",
-    "microarena": "this project's runtime",
-}
 # TFLM's figures are those of tflite::RecordingMicroInterpreter (the pip interpreter's, and the
 # one whose report the recorder reads); the plain MicroInterpreter's allocators keep no records:
 # on a Cortex-M4 (TFLM 90b983c2, reference kernels, QEMU mps2-an386) the demo model needed 104
@@ -43,9 +39,16 @@ def arena_macro(name: str) -> str:
 
 
 def render(
-    data: bytes, name: str, arena: TargetArena, header: str, source: str, refusal: str | None
+    data: bytes,
+    name: str,
+    arena: TargetArena,
+    kernels: str,
+    header: str,
+    source: str,
+    refusal: str | None,
 ) -> str:
-    """The header's text: the model bytes and the arena to set on arena.target."""
+    """The header's text: the model bytes and the arena to set on arena.target with the
+    kernels named (a library's label)."""
     guard = re.sub(r"\W", "_", Path(header).name).upper() + "_"
     exact = all(arena.exact.values())
     status = "exact" if exact else "NOT exact: see host.plan's notes"
@@ -61,7 +64,7 @@ def render(
         " * The model with its offline memory plan (TFLM's OfflineMemoryAllocation metadata) and",
         f" * the arena it needs on {arena.target}: head {arena.head} + tail {arena.tail} bytes,",
         f" * {arena.min_arena} in all ({status}), for a 16-byte aligned arena, with",
-        f" * {KERNELS[arena.target.split('-')[0]]}.{warning}",
+        f" * the {kernels} (other kernels allocate differently).{warning}",
         *(RECORDING if arena.target.startswith("tflm") else []),
         " * Include this file in one source file (it defines the array), then:",
         f" *   alignas(16) static uint8_t tensor_arena[{arena_macro(name)}];",

@@ -282,17 +282,21 @@ def _write_outputs(
 
         outputs.append(Output(args.plot, plot_bytes(result, model, args.plot)))
     if args.header:
-        outputs.append(_header_output(args, result, model.to_bytes()))
+        outputs.append(_header_output(args, result, model.to_bytes(), kernels))
     write_outputs(outputs)
 
 
-def _header_output(args: argparse.Namespace, result: PlanResult, data: bytes) -> Output:
+def _header_output(
+    args: argparse.Namespace, result: PlanResult, data: bytes, kernels: KernelLibrary
+) -> Output:
     """The --header file: the planned model's bytes and the target's arena to set."""
     if result.target is None:
         raise PlanError(f"no --header: the arena on {args.target} is unknown ({result.warnings})")
     refusal = result.tflm_refusal.text() if result.tflm_refusal else None
     name = args.header_name or HEADER_NAME
-    text = c_header.render(data, name, result.target, args.header, args.model, refusal)
+    text = c_header.render(
+        data, name, result.target, kernels.label, args.header, args.model, refusal
+    )
 
     def check(written: bytes) -> None:
         if c_header.array_bytes(written.decode()) != data:  # a bug of ours: never let it land

@@ -18,6 +18,8 @@ from support.tflm_oracle import runs_in_arena, shared_model
 from support.vela_models import vela_like
 
 from host.planning.cli import main
+from host.planning.tflm_targets import target_arena
+from host.tflite.model import Model
 from host.tflite.modelgen import build_demo_model
 
 
@@ -115,6 +117,18 @@ def test_stated_arena_runs_pip_tflm_and_one_byte_less_fails(tmp_path: Path, name
     assert "in all (exact)" in text and "exact for tflite::RecordingMicroInterpreter" in text
     assert runs_in_arena(data, arena)
     assert not runs_in_arena(data, arena - 1)
+
+
+@pytest.mark.parametrize(
+    ("kernels", "title"), [("reference", "TFLM reference kernels"), ("cmsis-nn", "CMSIS-NN")]
+)
+def test_header_states_the_arena_of_the_chosen_kernels(
+    tmp_path: Path, kernels: str, title: str
+) -> None:
+    data, text = _planned(tmp_path, _demo(tmp_path), "tflm-cortex-m", "--kernels", kernels)
+    arena = target_arena(Model(data), "tflm-cortex-m", kernels).min_arena
+    assert _define(text, "G_MODEL_ARENA_SIZE") == arena
+    assert f"with\n * the {title}" in text
 
 
 def test_header_lands_with_the_model_or_neither(tmp_path: Path, capsys) -> None:
