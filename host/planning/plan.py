@@ -20,7 +20,7 @@ from host.planning.kernels.library import KernelLibrary
 from host.planning.offline_plan import tensor_buffers
 from host.planning.packing import Buffer, Overlap, arena_size, lower_bound, plan
 from host.planning.packing.greedy import plan_greedy
-from host.planning.tflm_refusal import TflmRefusal, tflm_refusal
+from host.planning.tflm_refusal import TflmRefusal, registrations, tflm_refusal
 from host.planning.tflm_targets import TargetArena
 from host.tflite.model import Model
 
@@ -245,5 +245,5 @@ def plan_model(
         overlap_bound=lower_bound(everything, overlaps) if overlap else None,
         shared=_shared(pairs, final, {b.id: b.size for b in tbufs}) if best_fixed else [],
         kernel_set=lib.label if overlap else "",
-        tflm_refusal=tflm_refusal(model),
+        tflm_refusal=tflm_refusal(model, *registrations(lib.name)),
     )

@@ -75,6 +75,17 @@ class TflmRefusal:
         }
 
 
+def registrations(library: str) -> tuple[frozenset[str], str]:
+    """The operators a TFLM build with this kernel library (its --kernels name) registers, and
+    whose list that is. CMSIS-NN replaces some of a TFLM build's kernels, not its operator set,
+    so every library has the pip TFLM's list."""
+    if library == "cmsis-nn":
+        return tflm_registered.OPERATORS, (
+            f"a TFLM build with the CMSIS-NN kernels (whose operators are {PIP_TFLM}'s)"
+        )
+    return tflm_registered.OPERATORS, PIP_TFLM
+
+
 def tflm_refusal(
     model: Model, registered: frozenset[str] = tflm_registered.OPERATORS, kernels: str = PIP_TFLM
 ) -> TflmRefusal | None:

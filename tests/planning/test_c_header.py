@@ -148,5 +148,5 @@ def test_header_refuses_another_tools_plan_unless_told(tmp_path: Path, capsys) -
     assert "already carries Arm Vela" in capsys.readouterr().err and not header.exists()
     assert main([str(model), "--header", str(header), "--replace-plan", "-q"]) == 0
     text = header.read_text()
-    assert "TFLM refuses this model: the pip tflite-micro" in text
+    assert "TFLM refuses this model: a TFLM build with the CMSIS-NN kernels" in text
     assert "(NOT exact: see host.plan's notes)" in text

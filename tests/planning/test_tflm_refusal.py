@@ -82,7 +82,7 @@ def test_unregistered_operator_is_named_as_tflm_refuses_it(
     ]
     path = tmp_path / "m.tflite"
     path.write_bytes(data)
-    assert main([str(path), "-q"]) == 0
+    assert main([str(path), "-q", "--kernels", "reference"]) == 0
     out = capsys.readouterr().out
     assert "exact: what TFLM reports" not in out
     label = f"custom operator '{name}'" if custom else name
@@ -110,3 +110,16 @@ def test_registered_operator_keeps_the_exact_head(tmp_path: Path, capsys) -> Non
     assert "exact: what TFLM reports" in out and "TFLM refuses" not in out
     assert main([str(path), "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["tflm_runtime"] == {"runs": True}
+
+
+def test_refusal_names_the_chosen_kernels(tmp_path: Path, capsys) -> None:
+    """With --kernels cmsis-nn the report says which TFLM build refuses (CMSIS-NN replaces
+    kernels, not TFLM's operator set)."""
+    path = tmp_path / "m.tflite"
+    path.write_bytes(gen_operators_doc._probe_model(BUILTIN_CODES["TILE"], None))
+    assert main([str(path), "-q", "--kernels", "cmsis-nn"]) == 0
+    out = capsys.readouterr().out
+    assert (
+        "TFLM refuses this model: a TFLM build with the CMSIS-NN kernels (whose operators " in out
+    )
+    assert "registers no kernel for TILE (subgraph 0 operator 0)" in out
