@@ -59,6 +59,8 @@ FINDINGS = REPO / "tests/data/fuzz"
         # DepthwiseConv2DOptions.depth_multiplier 2050 for 6 -> 12 channels: TFLM's kernel
         # loops over the option and gives a different garbage output each run.
         ("depthwise_multiplier_mismatch", "depth multiplier 2050 does not match 6 -> 12"),
+        # An LSTM state of shape [1, 4, 4, 1] for [1, 16]: TFLM's Prepare wants [batch, cells].
+        ("lstm_state_reshaped", "state or output shape does not match"),
         # An LSTM cell clip below one cell-state step: TFLM clamps the cell to 0, the runtime
         # did not clip at all.
         ("lstm_tiny_cell_clip", None),

@@ -82,8 +82,11 @@ static ma_status check_shapes(struct ma_context *ctx, const ma_node *node, bool 
       return ma_fail(ctx, MA_ERR_MODEL, "%s: gate %d weights do not match %d cells", OP, (int)g,
                      (int)n_cell);
   }
-  if (ma_num_elements(h) != batch * n_cell || ma_num_elements(c) != batch * n_cell ||
-      out->dims[0] != x->dims[0] || out->dims[1] != x->dims[1] || out->dims[2] != n_cell)
+  /* The states are [batch, cells], as TFLM's Prepare requires (it reads the cell count from
+   * the hidden state's second dimension). */
+  if (h->ndims != 2 || h->dims[0] != batch || h->dims[1] != n_cell || c->ndims != 2 ||
+      c->dims[0] != batch || c->dims[1] != n_cell || out->dims[0] != x->dims[0] ||
+      out->dims[1] != x->dims[1] || out->dims[2] != n_cell)
     return ma_fail(ctx, MA_ERR_MODEL, "%s: state or output shape does not match", OP);
   return MA_OK;
 }
