@@ -24,6 +24,7 @@ from host.planning.plan import plan_model
 from host.planning.tflm_targets import target_arena
 from host.tflite.model import Model
 from host.tflite.modelgen import build_demo_model
+from tests.support import tflm_cmsis_nn
 
 DOCS = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
 BENCHMARKS = REPO / "benchmarks"
@@ -352,3 +353,19 @@ def test_bands_figures() -> None:
         c.bands,
     ]
     assert tflm_head == r.head
+
+
+def test_cmsis_nn_person_detect_tail_is_the_measured_one() -> None:
+    """docs/tflm_arena.md's CMSIS-NN vs reference tail on person_detect: the hand-measured data."""
+    diff, cmsis, ref = _numbers(
+        r"person_detect is (\d+) bytes above the reference kernels' \((\d+) vs (\d+)\)",
+        "docs/tflm_arena.md",
+    )
+    data = tflm_cmsis_nn.load()
+    runs = [
+        data.run("tflm_person_detect_int8", "mps2-an386", k, "none")
+        for k in ("cmsis-nn", "reference")
+    ]
+    assert all(runs), "measured.json lost person_detect on mps2-an386"
+    assert [cmsis, ref] == [r.tail for r in runs if r]
+    assert diff == cmsis - ref
