@@ -15,7 +15,6 @@ was refused starts to run (then EXPECT must be updated). No model is skipped sil
 from __future__ import annotations
 
 import struct
-import subprocess
 import sys
 from pathlib import Path
 
@@ -169,22 +168,14 @@ def _child(out: str) -> int:
 
 
 def test_models_under_sanitizers_match_tflm(tmp_path: Path) -> None:
-    from support.sanitize import sanitized_env
+    from support.sanitize import child_tensors
 
     runs = [n for n, e in EXPECT.items() if e is None]
     for name in runs:
         model_bytes(name)  # skip with the reason if a shared model is absent
-    env = sanitized_env()
-    out = tmp_path / "tensors.npz"
-    proc = subprocess.run(
-        [sys.executable, __file__, "--child", str(out)],
-        env=env, capture_output=True, text=True, timeout=900,
-    )  # fmt: skip
-    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-6000:]
-    saved = dict(np.load(out))
+    saved = child_tensors(__file__, tmp_path / "tensors.npz")
     for name in runs:
-        ours = {k.split("/", 1)[1]: v for k, v in saved.items() if k.startswith(f"{name}/")}
-        assert_all_match(name, ours, run_tflm_all(model_bytes(name)))
+        assert_all_match(name, saved.get(name, {}), run_tflm_all(model_bytes(name)))
 
 
 if __name__ == "__main__" and sys.argv[1:2] == ["--child"]:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -31,3 +32,21 @@ def sanitized_env() -> dict[str, str]:
         MICROARENA_LIB=str(build("asan")),
         PYTHONPATH=f"{REPO}{os.pathsep}{REPO / 'tests'}",
     )
+
+
+def child_tensors(script: str, out: Path, timeout: float = 900) -> dict[str, dict[str, object]]:
+    """Run `python script --child OUT` on the sanitized build and return the tensors it saved in
+    OUT (an .npz keyed "model/tensor"), grouped by model: the sanitized twin of a test that
+    compares every intermediate tensor with TFLM's."""
+    import numpy as np
+
+    proc = subprocess.run(
+        [sys.executable, script, "--child", str(out)],
+        env=sanitized_env(), capture_output=True, text=True, timeout=timeout,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-6000:]
+    grouped: dict[str, dict[str, object]] = {}
+    for key, value in dict(np.load(out)).items():
+        model, tensor = key.split("/", 1)
+        grouped.setdefault(model, {})[tensor] = value
+    return grouped
