@@ -11,6 +11,8 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
+# The board's build plans with this project's kernels (boards/platform/builder/main.py).
+BUILD_TARGET = ("--target", "microarena-cortex-m")
 
 
 @pytest.mark.skipif(
@@ -52,7 +54,7 @@ def test_default_pio_upload_reports_the_demo_model() -> None:
     assert out.returncode == 0, log[-4000:]
     planned = json.loads(
         subprocess.run(
-            [sys.executable, "-m", "host.plan", str(demo), "--json"],
+            [sys.executable, "-m", "host.plan", str(demo), "--json", *BUILD_TARGET],
             cwd=REPO,
             capture_output=True,
             text=True,

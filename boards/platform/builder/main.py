@@ -191,7 +191,7 @@ def plan_model(path, gen_dir, planner):
         path,
         env.VerboseAction(
             f'"$PYTHONEXE" -m host.plan "{path}" --embed -o "{planned}" '
-            f"--runtime microarena --planner {planner} -q",
+            f"--kernels microarena --planner {planner} -q",
             f"Planning {os.path.basename(path)} ({planner})",
         ),
         ENV=dict(os.environ, PYTHONPATH=project_dir),
