@@ -117,15 +117,18 @@ def conv_rule(in_shape, out_shape, kernel, stride, dilation, pad, in_bytes, out_
 
 
 def depthwise_rule(
-    in_shape, out_shape, kernel, stride, dilation, pad, in_bytes, out_bytes, block=1
+    in_shape, out_shape, kernel, stride, dilation, pad, in_bytes, out_bytes, block=1, singly=False
 ):
     """DEPTHWISE_CONV_2D (and pooling, multiplier 1): output channel oc reads input channel
-    oc // multiplier of the window only. block > 1 (this project's kernel): a block of output
-    channels is read for first, then written, so the block's first channel decides."""
+    oc // multiplier of the window only. block > 1 (this project's kernel, CMSIS-NN's): a block
+    of output channels is read for first, then written, so the block's first channel decides;
+    singly: the channels after the last whole block go one by one (else as one last block)."""
     out_pix, in_pix = _pixels(in_shape, out_shape, kernel, stride, dilation, pad)
     ic, oc = in_shape[3], out_shape[3]
     mult = oc // ic
-    c0 = np.arange(0, oc, block, dtype=np.int64)[None, :]
+    whole = oc - oc % block if singly else oc
+    starts = np.r_[np.arange(0, whole, block), np.arange(whole, oc)]
+    c0 = starts.astype(np.int64)[None, :]
     # With block 1 this is TFLM's per-element order: channel c0 computed after c0 - 1 written.
     p = out_pix[:, None] * oc + c0
     q = in_pix[:, None] * ic + c0 // mult
@@ -219,6 +222,10 @@ class Kernel:
     gather: tuple[tuple[int, ...], ...] = ()  # transpose: (perm,); pad: the (before, after)s
     fc: tuple[int, int, int] = (0, 0, 0)  # batches, depth, units
     block: int = 1  # depthwise: output channels read for together, then written
+    singly: bool = False  # depthwise: the channels after the last whole block one by one
+    # The kernel library function whose loop order overlap_sim replays ("": the reference
+    # loops, or this project's block loop); the rule above must equal its simulation.
+    function: str = ""
 
 
 def rule(k: Kernel, slot: int) -> int | None:
@@ -227,7 +234,7 @@ def rule(k: Kernel, slot: int) -> int | None:
     if k.loop == "conv":
         return conv_rule(k.in_shapes[0], k.out_shape, *k.window, *args)
     if k.loop in ("depthwise", "pool"):
-        return depthwise_rule(k.in_shapes[0], k.out_shape, *k.window, *args, k.block)
+        return depthwise_rule(k.in_shapes[0], k.out_shape, *k.window, *args, k.block, k.singly)
     if k.loop == "fully_connected":
         return fully_connected_rule(*k.fc, *args)
     if k.loop == "transpose":

@@ -75,16 +75,31 @@ def depthwise_trace(
     depth multiplier m; output channel ic * multiplier + m. block > 1: this project's kernel
     (firmware/src/kernels/conv.c), which reads the window for a block of output channels,
     then writes the block."""
+    out_c = out_shape[3]
+    groups = [range(c0, min(out_c, c0 + block)) for c0 in range(0, out_c, block)]
+    return _channel_groups_trace(in_shape, out_shape, (kernel, stride, dilation, pad), groups)
+
+
+Window = tuple[tuple[int, int], ...]  # kernel, stride, dilation, pad as (y, x)
+
+
+def _channel_groups_trace(
+    in_shape: Sequence[int], out_shape: Sequence[int], window: Window, groups: Sequence[range]
+) -> Iterator[Access]:
+    """Depthwise-style loops: batch, out y, out x, then for each group of output channels in
+    turn, the window of the input channels they read (channel oc // multiplier), then the
+    group's writes."""
+    kernel, stride, dilation, pad = window
     batches, out_h, out_w, out_c = out_shape
     mult = out_c // in_shape[3]
     for b in range(batches):
         for oy in range(out_h):
             for ox in range(out_w):
-                for c0 in range(0, out_c, block):
-                    chans = range(c0, min(out_c, c0 + block))
-                    for iy, ix in _window(oy, ox, kernel, stride, dilation, pad, in_shape[1:3]):
-                        for oc in chans:
-                            yield ("r", 0, _index(in_shape, b, iy, ix, oc // mult))
+                taps = list(_window(oy, ox, kernel, stride, dilation, pad, in_shape[1:3]))
+                for chans in groups:
+                    for iy, ix in taps:
+                        for c in sorted({oc // mult for oc in chans}):
+                            yield ("r", 0, _index(in_shape, b, iy, ix, c))
                     for oc in chans:
                         yield ("w", 0, _index(out_shape, b, oy, ox, oc))
 
@@ -161,6 +176,40 @@ def pad_trace(in_shape: Sequence[int], paddings: Sequence[tuple[int, int]]) -> I
         yield ("w", 0, p)
 
 
+def cmsis_depthwise_trace(
+    function: str, in_shape: Sequence[int], out_shape: Sequence[int], window: Window
+) -> Iterator[Access]:
+    """CMSIS-NN's (4ab83cc3) int8 depthwise functions on the DSP path, by name:
+    arm_depthwise_conv_3x3_s8: per pixel, channels in fours (each read over the window, then
+    the four written), then the leftover channels one by one; arm_depthwise_conv_s8_opt: per
+    pixel, the window of all channels copied into a buffer, then every channel written;
+    depthwise_conv_s8_mult_4: per pixel and input channel, output channels in fours;
+    depthwise_conv_s8_generic: per batch, pixel, input channel and multiplier."""
+    out_c, in_c = out_shape[3], in_shape[3]
+    groups: list[range] = []  # output channels read for together, then written, in order
+    if function == "arm_depthwise_conv_3x3_s8":
+        fours = in_c - in_c % 4
+        groups = [range(c, c + 4) for c in range(0, fours, 4)]
+        groups += [range(c, c + 1) for c in range(fours, in_c)]
+    elif function == "arm_depthwise_conv_s8_opt":
+        groups = [range(out_c)]
+    elif function == "depthwise_conv_s8_mult_4":
+        groups = [range(c, c + 4) for c in range(0, out_c, 4)]
+    elif function == "depthwise_conv_s8_generic":
+        groups = [range(c, c + 1) for c in range(out_c)]
+    else:
+        raise ValueError(f"no simulation of CMSIS-NN's {function}")
+    return _channel_groups_trace(in_shape, out_shape, window, groups)
+
+
+def cmsis_avgpool_trace(
+    in_shape: Sequence[int], out_shape: Sequence[int], window: Window
+) -> Iterator[Access]:
+    """CMSIS-NN's arm_avgpool_s8 on the DSP path: per batch and pixel, the window's taps
+    (every channel) summed into a buffer, then the pixel's channels written."""
+    return _channel_groups_trace(in_shape, out_shape, window, [range(out_shape[3])])
+
+
 def min_safe_delta(trace: Iterable[Access], slot: int, in_bytes: int, out_bytes: int) -> int | None:
     """Smallest input-minus-output offset (bytes) at which input `slot` is never read after
     the kernel overwrote it; None if no read follows any write (every offset is safe)."""
@@ -194,6 +243,10 @@ def corrupted_read(
 
 def trace(k: Kernel) -> Iterator[Access]:
     """The access sequence of an operator's kernel as described by host.planning.overlap."""
+    if k.function == "arm_avgpool_s8":
+        return cmsis_avgpool_trace(k.in_shapes[0], k.out_shape, k.window)
+    if k.function:
+        return cmsis_depthwise_trace(k.function, k.in_shapes[0], k.out_shape, k.window)
     if k.loop == "conv":
         return conv_trace(k.in_shapes[0], k.out_shape, *k.window)
     if k.loop == "depthwise":

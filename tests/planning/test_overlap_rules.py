@@ -13,7 +13,7 @@ import pytest
 
 from host.paths import FIRMWARE, SHARED_MODELS
 from host.planning import overlap, overlap_sim
-from host.planning.kernels import microarena
+from host.planning.kernels import cmsis_nn, microarena
 from host.planning.kernels.libraries import library
 from host.tflite.model import Model
 
@@ -125,7 +125,7 @@ def test_elementwise_same_size_is_in_place() -> None:
 @pytest.mark.parametrize(
     "name", ["tflm_person_detect_int8", "tiny_kws_dscnn_int8", "tiny_sww_int8"]
 )
-@pytest.mark.parametrize("runtime", ["tflm", "microarena"])
+@pytest.mark.parametrize("runtime", ["tflm", "microarena", "cmsis-nn"])
 def test_rules_of_shared_model_operators_match_simulation(name: str, runtime: str) -> None:
     """The rule of every operator of real models equals the simulation of its loops."""
     path = SHARED_MODELS / f"{name}.tflite"
@@ -144,7 +144,7 @@ def test_rules_of_shared_model_operators_match_simulation(name: str, runtime: st
                 )
                 assert overlap.rule(k, slot) == sim, (op.index, op.name, slot)
                 checked += 1
-    assert checked >= 5
+    assert checked >= 4
 
 
 def test_microarena_depthwise_block_is_the_kernels() -> None:
@@ -154,3 +154,82 @@ def test_microarena_depthwise_block_is_the_kernels() -> None:
     header = FIRMWARE / "src/kernels/kernel_util.h"
     block = re.search(r"MAK_DW_BLOCK = (\d+)", header.read_text())
     assert block and int(block.group(1)) == microarena.DW_BLOCK
+
+
+def _cmsis_case(rng: random.Random, function: str):
+    """Shapes for which arm_depthwise_conv_wrapper_s8 (DSP path) calls `function`: padding,
+    strides 1-3, odd channel counts, multipliers, dilation and batches where it allows them."""
+    while True:
+        ins, outs, k, s, d, pad = _window_case(rng, depthwise=True)
+        b, ih, iw, ic = ins
+        ic = rng.randint(1, 9)
+        mult = {"depthwise_conv_s8_mult_4": rng.choice([4, 8])}.get(function, 1)
+        if function == "depthwise_conv_s8_generic":
+            mult = rng.choice([1, 2, 3])
+            b = rng.choice([1, 2]) if d != (1, 1) or mult == 1 else 2
+        else:
+            b, d = 1, (1, 1)
+        if function == "arm_depthwise_conv_3x3_s8":
+            k = (3, 3)
+        same = rng.random() < 0.5
+        oh, ow = (
+            -(-n // st) if same else (n - (kk - 1) * dd - 1) // st + 1
+            for n, kk, st, dd in zip((ih, iw), k, s, d, strict=True)
+        )
+        if oh < 1 or ow < 1:
+            continue
+        pad = tuple(
+            overlap._padding(0 if same else 1, n, o, kk, st, dd)
+            for n, o, kk, st, dd in zip((ih, iw), (oh, ow), k, s, d, strict=True)
+        )
+        kern = overlap.Kernel(
+            "depthwise", ((b, ih, iw, ic),), (b, oh, ow, ic * mult), 1, 1, (0,),
+            window=(k, s, d, pad),
+        )  # fmt: skip
+        chosen = cmsis_nn.DSP_OVERLAP["DEPTHWISE_CONV_2D"](kern)
+        if chosen.function == function:
+            return chosen
+
+
+@pytest.mark.parametrize(
+    "function",
+    [
+        "arm_depthwise_conv_3x3_s8",
+        "arm_depthwise_conv_s8_opt",
+        "depthwise_conv_s8_mult_4",
+        "depthwise_conv_s8_generic",
+    ],
+)
+@pytest.mark.parametrize("seed", range(25))
+def test_cmsis_nn_dsp_depthwise_rule_matches_simulation(function: str, seed: int) -> None:
+    """The DSP path's depthwise rule equals the simulation of the function CMSIS-NN calls."""
+    k = _cmsis_case(random.Random(seed), function)
+    _agree(lambda: overlap_sim.trace(k), overlap.rule(k, 0), 0, 1, 1)
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_cmsis_nn_dsp_average_pool_rule_matches_simulation(seed: int) -> None:
+    rng = random.Random(seed)
+    ins, outs, k, s, _, pad = _window_case(rng, depthwise=True)
+    ins = ins[:3] + (rng.randint(1, 9),)
+    kern = overlap.Kernel(
+        "pool", (ins,), outs[:3] + (ins[3],), 1, 1, (0,), window=(k, s, (1, 1), pad)
+    )
+    kern = cmsis_nn.DSP_OVERLAP["AVERAGE_POOL_2D"](kern)
+    assert kern.function == "arm_avgpool_s8"
+    _agree(lambda: overlap_sim.trace(kern), overlap.rule(kern, 0), 0, 1, 1)
+
+
+def test_cmsis_nn_overlaps_only_proven_loops() -> None:
+    """Only the DSP path's depthwise and average pool overlap: 1x1 and im2col convolutions,
+    max pool, and every operator on the no-DSP and MVE paths allow nothing."""
+    path = SHARED_MODELS / "tflm_person_detect_int8.tflite"
+    if not path.exists():
+        pytest.skip(f"shared model {path} is absent (tests read ../shared/models)")
+    m = Model.load(path)
+    sg = m.subgraphs[0]
+    for cpu in ("cortex-m0", "cortex-m3", "cortex-m4", "cortex-m7", "cortex-m33", "cortex-m55"):
+        lib = library("cmsis-nn", cpu)
+        ruled = {op.name for op in sg.operators if lib.overlap_kernel(m, sg, op) is not None}
+        dsp = cmsis_nn.PATHS[cpu] == cmsis_nn.DSP
+        assert ruled == ({"DEPTHWISE_CONV_2D", "AVERAGE_POOL_2D"} if dsp else set()), cpu

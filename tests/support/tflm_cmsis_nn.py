@@ -2,8 +2,10 @@
 method, commits and figures in docs/tflm_cmsis_nn.md): one typed way for tests to read it.
 
 A run is one model x board x kernel set x plan ("none": TFLM plans online; "offline": the plan
-`python -m host.plan M -o P` embedded when the data was measured, kept as its offsets so that the
-exact planned model can be rebuilt whatever the planner does later: planned_model_bytes).
+`python -m host.plan M -o P` embedded when the data was measured; "overlap": the same with
+`--overlap --kernels cmsis-nn --cpu cortex-m4`, in OVERLAP_DATA; each plan is kept as its
+offsets so that the exact planned model can be rebuilt whatever the planner does later:
+planned_model_bytes).
 """
 
 from __future__ import annotations
@@ -20,6 +22,9 @@ from host.tflite.model import Model
 from host.tflite.modelgen import build_demo_model
 
 DATA = REPO / "tests" / "data" / "tflm_cmsis_nn" / "measured.json"
+# `host.plan M --overlap --kernels cmsis-nn --cpu cortex-m4` plans run on mps2-an386 (plan
+# "overlap"), in the same format: the overlap rules of CMSIS-NN's DSP path on the real TFLM.
+OVERLAP_DATA = DATA.with_name("overlap_m4.json")
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,7 @@ KERNELS_OPTIMIZED_FOR_SPEED:
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from host.planning import overlap
 from host.planning.kernels import reference
@@ -339,4 +339,47 @@ class CmsisNN(reference.Reference):
         return name not in SCRATCH and name not in OP_DATA_EXTRA and super().borrows_exactly(name)
 
     def overlap_kernel(self, model: Model, sg: Subgraph, op: Operator) -> overlap.Kernel | None:
-        return None  # CMSIS-NN's loop orders have no proven rules yet: nothing overlaps
+        if self.path != DSP or op.name not in DSP_OVERLAP:
+            return None  # no loop order proven on this path: nothing overlaps
+        x, w, out = input_tensor(sg, op, 0), input_tensor(sg, op, 1), output_tensor(sg, op, 0)
+        if x is None or out is None or x.type != INT8 or out.type != INT8:
+            return None  # int16 variants call other functions
+        if op.name == "DEPTHWISE_CONV_2D" and (w is None or w.type != INT8):
+            return None  # int4 filters call arm_depthwise_conv_wrapper_s4
+        k = super().overlap_kernel(model, sg, op)
+        return None if k is None else DSP_OVERLAP[op.name](k)
+
+
+# Overlap on the DSP path (ARM_MATH_DSP without MVE), from CMSIS-NN's loops at 4ab83cc3. Each
+# function below reads an output pixel's input window before writing that pixel's channels, in
+# the blocks stated (host.planning.overlap_sim replays each function). Every other operator
+# allows nothing: arm_convolve_1x1_s8_fast (1x1, stride 1) calls arm_nn_mat_mult_nt_t_s8,
+# which walks output-channel pairs outermost over all pixels; arm_max_pool_s8 copies the
+# window's first tap into the output, then reads the rest of the window; arm_convolve_s8
+# (im2col of two output pixels, then both written) and the other functions have no rule yet.
+
+
+def _dsp_depthwise(k: overlap.Kernel) -> overlap.Kernel:
+    """The function arm_depthwise_conv_wrapper_s8 calls, and its channel block."""
+    kernel, _, dilation, pad = k.window
+    b, oc, ic = k.out_shape[0], k.out_shape[3], k.in_shapes[0][3]
+    plain = b == 1 and dilation == (1, 1)
+    if plain and oc == ic and kernel == (3, 3) and max(pad) <= 1:
+        # Channels in fours, then the leftover one by one.
+        return replace(k, function="arm_depthwise_conv_3x3_s8", block=4, singly=True)
+    if plain and oc == ic:  # the window of all channels into an im2col buffer, then the pixel
+        return replace(k, function="arm_depthwise_conv_s8_opt", block=oc)
+    if plain and (oc // ic) % 4 == 0:  # per input channel, output channels in fours
+        return replace(k, function="depthwise_conv_s8_mult_4", block=4)
+    return replace(k, function="depthwise_conv_s8_generic", block=1)  # the reference order
+
+
+def _dsp_average_pool(k: overlap.Kernel) -> overlap.Kernel:
+    """arm_avgpool_s8 sums the window of all channels into a buffer, then writes the pixel."""
+    return replace(k, function="arm_avgpool_s8", block=k.out_shape[3])
+
+
+DSP_OVERLAP: dict[str, Callable[[overlap.Kernel], overlap.Kernel]] = {
+    "DEPTHWISE_CONV_2D": _dsp_depthwise,
+    "AVERAGE_POOL_2D": _dsp_average_pool,
+}
