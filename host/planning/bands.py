@@ -113,19 +113,24 @@ def aliases(model: Model, bp: rw.BandPlan) -> dict[int, tuple[int, int]]:
 
 
 def plan_banded(
-    model: Model, cut: int, bounds: list[int], runtime: str, overlap: bool, time_limit: float
+    model: Model,
+    cut: int,
+    bounds: list[int],
+    kernels: KernelLibrary | str,
+    overlap: bool,
+    time_limit: float,
 ) -> tuple[Model, PlanResult]:
     banded, bp = rw.rewrite(model, cut, bounds)
     result = plan_model(
-        banded, "best", time_limit, runtime, None, overlap=overlap, **placement(banded, bp, runtime)
+        banded, "best", time_limit, kernels, None, overlap=overlap, **placement(banded, bp, kernels)
     )
     return banded, result
 
 
-def placement(model: Model, bp: rw.BandPlan, runtime: KernelLibrary | str) -> dict:
-    """plan_model's arguments for a banded model (see layouts); `runtime`: the kernels (a
+def placement(model: Model, bp: rw.BandPlan, kernels: KernelLibrary | str) -> dict:
+    """plan_model's arguments for a banded model (see layouts); `kernels`: the kernels (a
     library or a name)."""
-    tflm = library(runtime).runtime == "tflm"
+    tflm = library(kernels).runtime == "tflm"
     pieces = row_pieces(model, lifetimes.walk(model)) if tflm else {}
     gi = [t.global_index for t in model.subgraphs[0].tensors]
     joins = {gi[o]: [gi[i] for i in ins] for o, ins in bp.joins.items()}
@@ -226,7 +231,7 @@ def cuts(model: Model) -> list[int]:
 
 def choices(
     model: Model,
-    runtime: str = "tflm",
+    kernels: KernelLibrary | str = "tflm",
     overlap: bool = False,
     time_limit: float = CHOICE_TIME_LIMIT,
     counts: tuple[int, ...] = DEFAULT_COUNTS,
@@ -249,7 +254,7 @@ def choices(
             if budget is not None and added > budget * total:
                 continue
             try:
-                _, r = plan_banded(model, cut, bounds, runtime, overlap, time_limit)
+                _, r = plan_banded(model, cut, bounds, kernels, overlap, time_limit)
             except rw.BandError as e:
                 out.append(Choice(cut, bounds, -1, base, added, total, str(e), start=st.start))
                 continue
@@ -363,7 +368,7 @@ ARENA_CANDIDATES = 6  # choices with the smallest heads whose arena to set is pr
 def apply(
     model: Model,
     budget: float,
-    runtime: str,
+    kernels: KernelLibrary | str,
     overlap: bool,
     progress: Callable[[str], None] | None = None,
     target: str | None = None,
@@ -374,17 +379,17 @@ def apply(
     on `target`, head + TFLM's tail, among the few smallest heads) within the budget and
     rewrite the model; the model as it is where no split lowers the objective; BandError if
     its stage cannot be split. time_limit: the unbanded plan's search (as the final plan's)."""
-    options = choices(model, runtime, overlap, progress=progress, budget=budget)
-    plain = plan_model(model, "best", time_limit, runtime, None, overlap=overlap)
-    unbanded_arena = _arena(model, plain.tensor_offsets(), target, runtime) if target else None
+    options = choices(model, kernels, overlap, progress=progress, budget=budget)
+    plain = plan_model(model, "best", time_limit, kernels, None, overlap=overlap)
+    unbanded_arena = _arena(model, plain.tensor_offsets(), target, kernels) if target else None
     ok = sorted(
         (c for c in options if not c.error and c.added_macs <= budget * c.model_macs),
         key=lambda c: (c.head, c.added_macs),
     )
     if target:
         for c in ok[:ARENA_CANDIDATES] if objective == "arena" else ok[:1]:
-            banded, r = plan_banded(model, c.cut, c.bounds, runtime, overlap, CHOICE_TIME_LIMIT)
-            c.arena = _arena(banded, r.tensor_offsets(), target, runtime)
+            banded, r = plan_banded(model, c.cut, c.bounds, kernels, overlap, CHOICE_TIME_LIMIT)
+            c.arena = _arena(banded, r.tensor_offsets(), target, kernels)
     if objective == "arena" and unbanded_arena is not None:
         ranked = [c for c in ok if c.arena is not None and c.arena < unbanded_arena]
         chosen = min(ranked, key=lambda c: (c.arena, c.head), default=None)
@@ -394,7 +399,7 @@ def apply(
     if chosen is None:
         return Banding(model, {}, None, options, *keep)
     banded, bp = rw.rewrite(model, chosen.cut, chosen.bounds)
-    return Banding(banded, placement(banded, bp, runtime), chosen, options, *keep)
+    return Banding(banded, placement(banded, bp, kernels), chosen, options, *keep)
 
 
 def _arena(
