@@ -476,7 +476,7 @@ def _kernel_library(
     """--kernels (or its older spelling --runtime) and --cpu, checked against --target, whose
     default follows the kernels (and sets args.target). Not given: the kernels a host.plan
     plan records it was made for (`recorded`, --check), else the target's."""
-    legacy = {"tflm": "reference", "microarena": "microarena"}.get(args.runtime or "")
+    legacy = RUNTIMES[args.runtime].name if args.runtime else None
     if args.kernels and legacy and args.kernels != legacy:
         raise KernelsError(f"--runtime {args.runtime} means --kernels {legacy}, not {args.kernels}")
     name = args.kernels or legacy

@@ -151,5 +151,5 @@ def replan_hint(model: Model, path: str, runtime: str = "microarena") -> str | N
         )
     return (
         f"the model carries {o.text}; `python -m host.plan {path} --embed --replace-plan "
-        f"--runtime {runtime}` writes one for this runtime"
+        f"--kernels {runtime}` writes one for this runtime"
     )
