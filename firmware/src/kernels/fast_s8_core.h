@@ -1,0 +1,165 @@
+/* The primitives the fast int8 paths share (fast_s8.c: CONV_2D and FULLY_CONNECTED;
+ * fast_depthwise_s8.c: DEPTHWISE_CONV_2D): four int8 values per 32-bit load, the DSP or
+ * portable multiply-accumulate forms, and the inlined requantization. Private to those files.
+ * Why these forms are bit-exact with the reference loops: see fast_s8.c. */
+#ifndef MA_FAST_S8_CORE_H
+#define MA_FAST_S8_CORE_H
+
+#include "fast_s8.h"
+
+
+#include <string.h>
+
+#if defined(__ARM_FEATURE_DSP) && __ARM_FEATURE_DSP
+#include <arm_acle.h>
+#define FAST_DSP 1
+#else
+#define FAST_DSP 0
+#endif
+/* Arm cores without the DSP extension (M0, M3) keep the reference loops: taking the bytes of a
+ * word apart in C made person_detect 9% slower on mps2-an385 than they are. The host build
+ * runs the portable form, so that the conformance suite checks these loops' logic there. */
+#if FAST_DSP || !defined(__arm__)
+#define FAST_ENABLED 1
+#else
+#define FAST_ENABLED 0
+#endif
+
+/* Offsets for which x + input_offset fits an int16 lane and the output clamp below is exact. */
+static inline bool offsets_ok(int32_t input_offset, int32_t output_offset) {
+  return input_offset >= -255 && input_offset <= 255 && output_offset >= -65536 &&
+         output_offset <= 65536;
+}
+
+/* Input, weights and output int8 (other typed paths stay in the reference kernels), on a core
+ * where these loops pay. */
+static inline bool all_s8(const ma_node *node) {
+  return FAST_ENABLED && node->inputs[0]->type == MA_INT8 && node->inputs[1]->type == MA_INT8 &&
+         node->outputs[0]->type == MA_INT8;
+}
+
+static inline uint32_t load4(const int8_t *p) {
+  uint32_t v;
+  memcpy(&v, p, 4); /* one unaligned LDR on Armv7-M */
+  return v;
+}
+
+static inline int32_t wrap_mac(int32_t acc, int32_t w, int32_t x) {
+  return (int32_t)((uint32_t)acc + (uint32_t)(w * x));
+}
+
+/* Four int32 sums, kept in registers (an array would live on the stack). */
+typedef struct {
+  int32_t v0, v1, v2, v3;
+} acc4;
+
+#if FAST_DSP
+/* Four input values plus the offset: bytes 0 and 2 in `even`, bytes 1 and 3 in `odd`. */
+typedef struct {
+  int16x2_t even, odd;
+} quad;
+
+/* SXTB16 and SXTAB16 of the value rotated by 8 bits, in one instruction each (GCC 12 does not
+ * fold the rotation into them). */
+static inline int16x2_t sxtb16_ror8(uint32_t v) {
+  int16x2_t r;
+  __asm__("sxtb16 %0, %1, ror #8" : "=r"(r) : "r"(v));
+  return r;
+}
+
+static inline int16x2_t sxtab16_ror8(int16x2_t a, uint32_t v) {
+  int16x2_t r;
+  __asm__("sxtab16 %0, %1, %2, ror #8" : "=r"(r) : "r"(a), "r"(v));
+  return r;
+}
+
+static inline quad quad_in(uint32_t v, int32_t off) {
+  const int16x2_t off2 = (int16x2_t)(((uint32_t)off & 0xFFFFu) * 0x10001u);
+  const quad q = {__sxtab16(off2, (int8x4_t)v), sxtab16_ror8(off2, v)};
+  return q;
+}
+
+/* acc + the dot product of the four inputs with four weights. */
+static inline int32_t quad_dot(int32_t acc, quad x, uint32_t w) {
+  acc = __smlad(__sxtb16((int8x4_t)w), x.even, acc);
+  return __smlad(sxtb16_ror8(w), x.odd, acc);
+}
+
+/* a.v[k] + input k * weight k, for the four lanes k. */
+static inline acc4 quad_mac(acc4 a, quad x, uint32_t w) {
+  const int16x2_t we = __sxtb16((int8x4_t)w), wo = sxtb16_ror8(w);
+  a.v0 = __smlabb(x.even, we, a.v0);
+  a.v2 = __smlatt(x.even, we, a.v2);
+  a.v1 = __smlabb(x.odd, wo, a.v1);
+  a.v3 = __smlatt(x.odd, wo, a.v3);
+  return a;
+}
+/* a.v[k] + x * weight k: four output channels reading one input value (x: input + offset). */
+static inline acc4 bcast_mac(acc4 a, int32_t x, uint32_t w) {
+  const int16x2_t we = __sxtb16((int8x4_t)w), wo = sxtb16_ror8(w);
+  a.v0 = __smlabb(x, we, a.v0);
+  a.v2 = __smlabt(x, we, a.v2);
+  a.v1 = __smlabb(x, wo, a.v1);
+  a.v3 = __smlabt(x, wo, a.v3);
+  return a;
+}
+#else
+typedef struct {
+  int32_t v[4];
+} quad;
+
+static inline int32_t lane(uint32_t v, int k) { return (int8_t)(uint8_t)(v >> (8 * k)); }
+
+static inline quad quad_in(uint32_t v, int32_t off) {
+  const quad q = {{lane(v, 0) + off, lane(v, 1) + off, lane(v, 2) + off, lane(v, 3) + off}};
+  return q;
+}
+
+static inline int32_t quad_dot(int32_t acc, quad x, uint32_t w) {
+  for (int k = 0; k < 4; ++k) acc = wrap_mac(acc, lane(w, k), x.v[k]);
+  return acc;
+}
+
+static inline acc4 quad_mac(acc4 a, quad x, uint32_t w) {
+  a.v0 = wrap_mac(a.v0, lane(w, 0), x.v[0]);
+  a.v1 = wrap_mac(a.v1, lane(w, 1), x.v[1]);
+  a.v2 = wrap_mac(a.v2, lane(w, 2), x.v[2]);
+  a.v3 = wrap_mac(a.v3, lane(w, 3), x.v[3]);
+  return a;
+}
+
+static inline acc4 bcast_mac(acc4 a, int32_t x, uint32_t w) {
+  const quad q = {{x, x, x, x}};
+  return quad_mac(a, q, w);
+}
+#endif
+
+/* The requantization of mak_requantize with the same integer steps, inlined: the doubling
+ * high multiply as one rounding shift ((a * b + 2^30) >> 31 equals TFLite's nudge-and-truncate
+ * for every product; its one saturating case needs a multiplier of INT32_MIN, which
+ * mak_quantize_multiplier never gives), and the output offset added after the clamp, which is
+ * exact for the offsets offsets_ok admits. */
+typedef struct {
+  int32_t offset, lo, hi; /* lo, hi: the activation range minus the offset */
+} out_range;
+
+static inline out_range make_range(int32_t offset, int32_t act_min, int32_t act_max) {
+  const out_range r = {offset, act_min - offset, act_max - offset};
+  return r;
+}
+
+static inline int8_t requant(int32_t acc, int32_t mult, int shift, const out_range *r) {
+  const int left = shift > 0 ? shift : 0, right = shift > 0 ? 0 : -shift;
+  const int32_t x = (int32_t)((uint32_t)acc << left);
+  int32_t v = (int32_t)(((int64_t)x * mult + (INT64_C(1) << 30)) >> 31);
+  if (right > 0) {
+    const int e = right > 31 ? 31 : right;
+    const int32_t mask = (int32_t)((UINT32_C(1) << e) - 1u);
+    const int32_t threshold = (mask >> 1) + (v < 0 ? 1 : 0);
+    v = (v >> e) + ((v & mask) > threshold ? 1 : 0);
+  }
+  v = v < r->lo ? r->lo : (v > r->hi ? r->hi : v);
+  return (int8_t)(v + r->offset);
+}
+
+#endif
