@@ -8,8 +8,16 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from host.planning import tflm_registered
-from host.planning.kernels.operands import FLOAT32, INT4, INT8, input_tensor
-from host.tflite.model import CUSTOM, Model, ModelError
+from host.planning.kernels.operands import (
+    FLOAT32,
+    INT4,
+    INT8,
+    INT16,
+    input_tensor,
+    output_tensor,
+    quantization,
+)
+from host.tflite.model import CUSTOM, Model, ModelError, Operator, Subgraph
 
 PIP_TFLM = f"the pip tflite-micro {tflm_registered.VERSION}"
 # Custom operators that say what made the model (the operator's kernel is not TFLM's own).
@@ -104,6 +112,8 @@ def tflm_refusal(
 
 
 HYBRID_CHECKED = ("CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "TRANSPOSE_CONV")
+POOLS = ("AVERAGE_POOL_2D", "MAX_POOL_2D")
+POOL_SCALE_TOLERANCE = 1e-6  # TFLM's pooling Prepare: scales equal within this
 
 
 def refused_ops(model: Model) -> list[str]:
@@ -122,6 +132,8 @@ def refused_ops(model: Model) -> list[str]:
             held = [t for t in op.intermediates if t >= 0 and _holds_data(sg.tensors[t])]
             if held:
                 out.append(f"{where} (intermediate tensor {held[0]} holds data)")
+            if op.name in POOLS and _pool_requantizes(model, sg, op):
+                out.append(f"{where} (input and output quantization differ)")
             if op.name not in HYBRID_CHECKED:
                 continue
             data = input_tensor(sg, op, 2 if op.name == "TRANSPOSE_CONV" else 0)
@@ -129,6 +141,16 @@ def refused_ops(model: Model) -> list[str]:
             if data and weights and data.type == FLOAT32 and weights.type in (INT8, INT4):
                 out.append(f"{where} (hybrid)")
     return out
+
+
+def _pool_requantizes(model: Model, sg: Subgraph, op: Operator) -> bool:
+    x, y = input_tensor(sg, op, 0), output_tensor(sg, op, 0)
+    if x is None or y is None or x.type not in (INT8, INT16) or y.type != x.type:
+        return False
+    (xs, xz), (ys, yz) = quantization(model, x), quantization(model, y)
+    if not xs or not ys:
+        return False  # TFLM reads the first scale and zero point; none here is a TypeError
+    return abs(xs[0] - ys[0]) > POOL_SCALE_TOLERANCE or xz[0] != yz[0]
 
 
 def _holds_data(t) -> bool:

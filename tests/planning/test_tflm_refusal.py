@@ -123,3 +123,30 @@ def test_refusal_names_the_chosen_kernels(tmp_path: Path, capsys) -> None:
         "TFLM refuses this model: a TFLM build with the CMSIS-NN kernels (whose operators " in out
     )
     assert "registers no kernel for TILE (subgraph 0 operator 0)" in out
+
+
+FUZZ = REPO / "tests" / "data" / "fuzz"
+
+
+@pytest.mark.parametrize("name", ["max_pool_requantizes", "average_pool_requantizes"])
+def test_requantizing_pool_is_named_as_tflm_refuses_it(name: str) -> None:
+    """Integer pooling never requantizes: TFLM's Prepare refuses a pool whose output scale or
+    zero point differs from its input's, and host.plan names that operator."""
+    data = (FUZZ / f"{name}.tflite").read_bytes()
+    said = _tflm_says(data)
+    assert "POOL_2D (number" in said and "failed to prepare" in said, said
+    refusal = tflm_refusal(Model(data))
+    assert refusal is not None and not refusal.unregistered
+    assert [p for p in refusal.in_prepare if "POOL_2D" in p] == refusal.in_prepare
+    assert all("input and output quantization differ" in p for p in refusal.in_prepare)
+
+
+def test_pool_with_its_input_quantization_is_not_refused() -> None:
+    """The shared models' pools keep their input's quantization: TFLM loads them."""
+    models = REPO.parent / "shared" / "models"
+    path = models / "tiny_kws_dscnn_int8.tflite"
+    if not path.exists():
+        pytest.skip(f"{path} absent (the shared models are not in the repository)")
+    model = Model(path.read_bytes())
+    assert any("POOL_2D" in op.name for sg in model.subgraphs for op in sg.operators)
+    assert tflm_refusal(model) is None

@@ -41,6 +41,29 @@ def custom_options(model: Model, subgraph: int, op: int) -> bytes:
     return bytes(raw) if raw else b""
 
 
+TENSOR_QUANTIZATION = 4  # Tensor.quantization slot
+QUANT_SCALE, QUANT_ZERO_POINT = 2, 3  # QuantizationParameters slots
+
+
+def quantization_table(model: Model, t: Tensor) -> Table | None:
+    """The tensor's QuantizationParameters table, or None."""
+    table = model.root.get(S.MODEL_SUBGRAPHS)[t.subgraph].get(S.SUBGRAPH_TENSORS)[t.index]
+    return table.get(TENSOR_QUANTIZATION)
+
+
+def quantization(model: Model, t: Tensor) -> tuple[tuple[float, ...], tuple[int, ...]]:
+    """The tensor's scales and zero points (both empty when it is not quantized)."""
+    q = quantization_table(model, t)
+    scale = q.get(QUANT_SCALE) if q is not None else None
+    zero = q.get(QUANT_ZERO_POINT) if q is not None else None
+    if not scale or not zero:
+        return (), ()
+    return (
+        struct.unpack(f"<{len(scale) // 4}f", bytes(scale)),
+        struct.unpack(f"<{len(zero) // 8}q", bytes(zero)),
+    )
+
+
 def input_tensor(sg: Subgraph, op: Operator, i: int) -> Tensor | None:
     """Input i of op, or None when it is absent or optional (-1)."""
     if i >= len(op.inputs) or op.inputs[i] < 0:

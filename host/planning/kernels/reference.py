@@ -29,6 +29,8 @@ from host.planning.kernels.operands import (
     INT8,
     INT16,
     INT32,
+    QUANT_SCALE,
+    QUANT_ZERO_POINT,
     UINT8,
     builtin_options,
     custom_options,
@@ -38,6 +40,7 @@ from host.planning.kernels.operands import (
     input_tensor,
     operator_table,
     output_tensor,
+    quantization_table,
     type_size,
 )
 from host.planning.tflm_structs import (
@@ -180,16 +183,11 @@ Rule = Callable[[Model, Subgraph, Operator], list[int]]
 
 def scale_count(model: Model, t: Tensor) -> int:
     """Length of a tensor's quantization scale vector (0 if unquantized)."""
-    q = _quantization(model, t)
+    q = quantization_table(model, t)
     if q is None:
         return 0
-    scale, zero = q.get(2), q.get(3)
+    scale, zero = q.get(QUANT_SCALE), q.get(QUANT_ZERO_POINT)
     return len(scale) // 4 if scale and zero else 0
-
-
-def _quantization(model: Model, t: Tensor):  # noqa: ANN202 - a flatbuffer Table or None
-    table = model.root.get(S.MODEL_SUBGRAPHS)[t.subgraph].get(S.SUBGRAPH_TENSORS)[t.index]
-    return table.get(4)
 
 
 def _per_channel_conv(dim: int) -> Rule:
