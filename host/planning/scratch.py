@@ -22,7 +22,7 @@ from dataclasses import dataclass, replace
 from host.planning import offline_plan
 from host.planning.kernels.libraries import RUNTIMES, library
 from host.planning.kernels.library import KernelLibrary, KernelsError
-from host.planning.lifetimes import Walk, align_up, walk
+from host.planning.lifetimes import TFLM, Walk, align_up, mark, walk
 from host.planning.packing.greedy import plan_greedy
 from host.planning.packing.problem import Buffer, arena_size
 from host.tflite.model import Model, ModelError
@@ -115,7 +115,20 @@ def tflm_buffers(model: Model, kernels: KernelLibrary | str = "tflm") -> list[Bu
         tensors = [
             replace(b, offset=plan.offsets[b.id]) if plan.offsets[b.id] >= 0 else b for b in tensors
         ]
+        tensors += _planned_variables(model, plan.offsets)
     return tensors + scratch_buffers(model, w, scratch_requests(model, kernels))
+
+
+def _planned_variables(model: Model, offsets: list[int]) -> list[Buffer]:
+    """Variable tensors with an offset: TFLM then plans them in the head like any tensor, live
+    from the first operator that touches them to the last (not for the whole walk, which is
+    why the runtime refuses plans that let other tensors share their bytes)."""
+    first, last, _, _ = mark(model, TFLM)
+    return [
+        Buffer(gi, first.get(gi, -1) + 1, last.get(gi, -1) + 2, align_up(t.nbytes()), offsets[gi])
+        for t in model.tensors
+        if t.is_variable and offsets[(gi := t.global_index)] >= 0 and t.nbytes() > 0
+    ]
 
 
 def predict_tflm_head(model: Model, kernels: KernelLibrary | str = "tflm") -> int:

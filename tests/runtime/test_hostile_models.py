@@ -132,6 +132,14 @@ def test_variable_tensors_never_share_bytes() -> None:
     )
 
 
+@pytest.mark.parametrize("plan", [[0, 16, 32, 48], [0, 64, 16, -1], [-1, 0, -1, -1]])
+def test_planned_variable_counts_in_the_predicted_head(plan: list[int]) -> None:
+    """TFLM places a variable tensor with an offset in the head (here past every other tensor,
+    below them, or alone with the rest online), so host.plan's head prediction counts it."""
+    data = _with_plans(variable_state_model()[0], [plan])
+    assert predict_tflm_head(Model(data)) == run_tflm(data).head
+
+
 def test_fanned_out_call_graphs_are_refused_in_bounded_time() -> None:
     """An IF calling the next subgraph as both branches, 12 IFs a subgraph, 7 levels: 20 KB
     whose walk unfolds into about 24**7 operator visits (TFLM walks them all; the runtime took
