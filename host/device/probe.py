@@ -1,4 +1,4 @@
-"""Build the model-upload probe firmware (firmware/apps/probe/) for an emulated MPS2 board.
+"""Build the model-upload probe firmware (firmware/apps/probe/) for an emulated MPS2 or MPS3 board.
 
 The probe is one image for any model: PlatformIO builds it as the `probe` application, with
 every kernel, sharing the runtime's compiled objects with the model images of the same board.
@@ -12,7 +12,7 @@ from host.device.boards import BuildError, build_image
 
 # Boards whose UART0 is a CMSDK UART the probe can receive on, and where the 1 MiB model buffer
 # and 2 MiB arena fit in RAM.
-PROBE_BOARDS = ("mps2-an385", "mps2-an386", "mps2-an500")
+PROBE_BOARDS = ("mps2-an385", "mps2-an386", "mps2-an500", "mps3-an547")
 
 
 class ProbeBuildError(RuntimeError):

@@ -22,7 +22,14 @@ pytestmark = pytest.mark.skipif(
 )
 
 REPO = Path(__file__).resolve().parents[2]
-QEMU_BOARDS = ["mps2-an386", "mps2-an385", "mps2-an500", "mps2-an505", "lm3s6965evb"]
+QEMU_BOARDS = [
+    "mps2-an386",
+    "mps2-an385",
+    "mps2-an500",
+    "mps2-an505",
+    "mps3-an547",
+    "lm3s6965evb",
+]
 CFSR_UNDEFINSTR = 1 << 16
 CFSR_DIVBYZERO = 1 << 25
 CFSR_PRECISERR = 1 << 9
@@ -72,6 +79,7 @@ def test_exit_status_is_passed_through(hello: dict[str, Path]) -> None:
         ("mps2-an385", "fault", CFSR_UNDEFINSTR),
         ("mps2-an500", "divzero", CFSR_DIVBYZERO),
         ("mps2-an505", "fault", CFSR_UNDEFINSTR),
+        ("mps3-an547", "busfault", CFSR_PRECISERR | CFSR_BFARVALID),
         ("lm3s6965evb", "fault", CFSR_UNDEFINSTR),
     ],
 )
