@@ -9,6 +9,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 typedef struct {
   const uint8_t *buf;
@@ -39,5 +40,62 @@ fb_tab fb_vec_table(fb_rd *rd, fb_vec v, uint32_t i);
 int32_t fb_vec_i32(const fb_rd *rd, fb_vec v, uint32_t i); /* i < v.len checked by caller */
 /* A string field as a pointer + length (not NUL-terminated); NULL when absent. */
 const char *fb_string(fb_rd *rd, const fb_tab *t, int slot, uint32_t *len);
+
+/* Unchecked reads (fbt_*) of structures the checked reader above has already verified at load:
+ * the same results without the bounds tests, for the accessors that run on every invoke
+ * (each operator's tensor descriptors are rebuilt from the model then). Only for fields that
+ * load verified: a position that was never checked is undefined behaviour here. */
+static inline uint32_t fbt_u32(const uint8_t *buf, uint32_t pos) {
+  uint32_t v;
+  memcpy(&v, buf + pos, 4);
+  return v;
+}
+
+static inline uint16_t fbt_u16(const uint8_t *buf, uint32_t pos) {
+  uint16_t v;
+  memcpy(&v, buf + pos, 2);
+  return v;
+}
+
+static inline fb_tab fbt_table(const uint8_t *buf, uint32_t pos) {
+  fb_tab t;
+  t.pos = pos;
+  t.vt = pos - fbt_u32(buf, pos); /* the vtable's signed offset, wrapping as verified */
+  t.vt_len = fbt_u16(buf, t.vt);
+  t.tab_len = fbt_u16(buf, t.vt + 2);
+  return t;
+}
+
+/* Position of a field's value, 0 when absent (as the checked `field`). */
+static inline uint32_t fbt_field(const uint8_t *buf, const fb_tab *t, int slot) {
+  const uint32_t vo = 4u + 2u * (uint32_t)slot;
+  if (t->pos == 0 || vo + 2 > t->vt_len) return 0;
+  const uint16_t fo = fbt_u16(buf, t->vt + vo);
+  return fo == 0 ? 0 : t->pos + fo;
+}
+
+static inline fb_vec fbt_vector(const uint8_t *buf, const fb_tab *t, int slot) {
+  fb_vec v = {0, 0};
+  const uint32_t p = fbt_field(buf, t, slot);
+  if (p == 0) return v;
+  const uint32_t vp = p + fbt_u32(buf, p);
+  v.pos = vp + 4;
+  v.len = fbt_u32(buf, vp);
+  return v;
+}
+
+static inline fb_tab fbt_subtable(const uint8_t *buf, const fb_tab *t, int slot) {
+  const uint32_t p = fbt_field(buf, t, slot);
+  if (p == 0) {
+    const fb_tab none = {0, 0, 0, 0};
+    return none;
+  }
+  return fbt_table(buf, p + fbt_u32(buf, p));
+}
+
+static inline fb_tab fbt_vec_table(const uint8_t *buf, fb_vec v, uint32_t i) {
+  const uint32_t p = v.pos + 4 * i;
+  return fbt_table(buf, p + fbt_u32(buf, p));
+}
 
 #endif

@@ -260,13 +260,41 @@ int ma_is_const(const ma_interp *it, int32_t sg, int32_t index) {
   return p != NULL && p >= it->rd.buf && p < it->rd.buf + it->rd.size;
 }
 
+/* parse_tensor's result for a tensor it accepted at load, read without its checks: this runs
+ * for every operand of every operator on every invoke. */
 void ma_describe(ma_interp *it, int32_t sg, int32_t index, ma_tensor *out) {
-  ma_subgraph *s = &it->subgraphs[sg];
-  memset(out, 0, sizeof *out);
-  /* Cannot fail: the same tensor passed this parse at load. */
-  parse_tensor(it, sg, index, fb_vec_table(&it->rd, s->tensor_tabs, (uint32_t)index), it->buffers,
-               out);
+  const ma_subgraph *s = &it->subgraphs[sg];
+  const uint8_t *buf = it->rd.buf;
+  static const ma_tensor zero; /* a copy, not memset: newlib-nano's stores byte by byte */
+  *out = zero;
+  const fb_tab tt = fbt_vec_table(buf, s->tensor_tabs, (uint32_t)index);
+  const fb_vec shape = fbt_vector(buf, &tt, 0);
+  uint32_t p = fbt_field(buf, &tt, 1);
+  out->type = p != 0 ? buf[p] : 0;
+  size_t bytes = ma_type_size(out->type);
+  out->ndims = (int32_t)shape.len;
+  for (uint32_t d = 0; d < shape.len; d++) {
+    out->dims[d] = (int32_t)fbt_u32(buf, shape.pos + 4 * d);
+    bytes *= (size_t)out->dims[d];
+  }
+  out->bytes = bytes;
+  out->index = index;
+  p = fbt_field(buf, &tt, 5);
+  out->is_variable = p != 0 && buf[p] != 0;
   out->data = s->data[index];
+  /* A tensor with a buffer of its own points into the model (parse_tensor); nothing else does. */
+  out->is_const = ma_is_const(it, sg, index) ? 1 : 0;
+  const fb_tab q = fbt_subtable(buf, &tt, 4);
+  if (q.pos == 0) return;
+  const fb_vec scale = fbt_vector(buf, &q, 2);
+  if (scale.len == 0) return;
+  p = fbt_field(buf, &q, 6);
+  int32_t qdim = p != 0 ? (int32_t)fbt_u32(buf, p) : 0;
+  if (scale.len > 1 && out->ndims == 1) qdim = 0;
+  out->quant.scale = (const float *)(const void *)(buf + scale.pos);
+  out->quant.zero_point = (const int64_t *)(const void *)(buf + fbt_vector(buf, &q, 3).pos);
+  out->quant.count = (int32_t)scale.len;
+  out->quant.dim = qdim;
 }
 
 void ma_op_io(ma_interp *it, const ma_inode *n, fb_vec *ins, fb_vec *outs) {
@@ -288,18 +316,21 @@ void ma_op_callees(ma_interp *it, const ma_inode *n, int32_t callee[2]) {
 }
 
 ma_status ma_build_frame(ma_interp *it, int32_t sg, ma_inode *n, ma_frame *f) {
-  fb_rd *rd = &it->rd;
+  const uint8_t *buf = it->rd.buf;
   ma_subgraph *s = &it->subgraphs[sg];
-  fb_tab op = fb_table_at(rd, n->op_pos);
-  fb_vec ins = fb_vector(rd, &op, 1, 4);
-  fb_vec outs = fb_vector(rd, &op, 2, 4);
-  uint8_t opt_type = (uint8_t)fb_int(rd, &op, 3, 1, 0, 0);
-  fb_tab opts = fb_subtable(rd, &op, 4);
-  fb_vec custom = fb_vector(rd, &op, 5, 1);
-  if (rd->bad) return bad(it, "operator table", sg, -1); /* unreachable: verified at load */
-  memset(&f->node, 0, sizeof f->node);
+  /* Verified by parse_operator at load, so read without checks (this runs on every invoke). */
+  const fb_tab op = fbt_table(buf, n->op_pos);
+  const fb_vec ins = fbt_vector(buf, &op, 1);
+  const fb_vec outs = fbt_vector(buf, &op, 2);
+  const uint32_t type_at = fbt_field(buf, &op, 3);
+  const uint8_t opt_type = type_at != 0 ? buf[type_at] : 0;
+  const fb_tab opts = fbt_subtable(buf, &op, 4);
+  const fb_vec custom = fbt_vector(buf, &op, 5);
+  static const ma_node zero;
+  f->node = zero;
   for (uint32_t j = 0; j < ins.len + outs.len; j++) {
-    int32_t x = j < ins.len ? fb_vec_i32(rd, ins, j) : fb_vec_i32(rd, outs, j - ins.len);
+    int32_t x = (int32_t)(j < ins.len ? fbt_u32(buf, ins.pos + 4 * j)
+                                      : fbt_u32(buf, outs.pos + 4 * (j - ins.len)));
     if (x < 0) {
       f->list[j] = NULL;
     } else {
@@ -312,12 +343,12 @@ ma_status ma_build_frame(ma_interp *it, int32_t sg, ma_inode *n, ma_frame *f) {
   f->node.inputs = f->list;
   f->node.outputs = f->list + ins.len;
   if (opts.pos != 0) {
-    f->node.options.table = rd->buf + opts.pos;
-    f->node.options.end = rd->buf + rd->size;
+    f->node.options.table = buf + opts.pos;
+    f->node.options.end = buf + it->rd.size;
     f->node.options.type = opt_type;
   }
   if (custom.pos != 0) {
-    f->node.custom_options = rd->buf + custom.pos;
+    f->node.custom_options = buf + custom.pos;
     f->node.custom_options_len = custom.len;
   }
   f->node.user_data = n->user_data;
