@@ -11,10 +11,7 @@ from __future__ import annotations
 
 import csv
 import importlib.util
-import json
 import re
-import subprocess
-import sys
 from pathlib import Path
 from types import ModuleType
 
@@ -372,24 +369,3 @@ def test_cmsis_nn_person_detect_tail_is_the_measured_one() -> None:
     assert all(runs), "measured.json lost person_detect on mps2-an386"
     assert [cmsis, ref] == [r.tail for r in runs if r]
     assert diff == cmsis - ref
-
-
-def test_cmsis_nn_bands_figures_are_the_prediction() -> None:
-    """docs/tflm_cmsis_nn.md's by-hand band run on TFLM + CMSIS-NN: the figures it quotes (equal
-    to the measured ones) are what host.plan predicts now."""
-    path = SHARED_MODELS / "tflm_person_detect_int8.tflite"
-    if not path.exists():
-        pytest.skip(f"shared model {path} is absent (tests read ../shared/models)")
-    head, arena, head0, arena0 = _numbers(
-        r"TFLM \+ CMSIS-NN reported a head of (\d+) B and a minimum arena of (\d+) B, both as "
-        r"the plan predicted \((\d+) B and (\d+) B unbanded\)",
-        "docs/tflm_cmsis_nn.md",
-    )
-    args = ["--bands", "--overlap", "--kernels", "cmsis-nn", "--cpu", "cortex-m4", "--json"]
-    proc = subprocess.run(
-        [sys.executable, "-m", "host.plan", str(path), *args],
-        cwd=REPO, capture_output=True, text=True, check=True,
-    )  # fmt: skip
-    d = json.loads(proc.stdout)
-    assert [head, arena] == [d["head"], d["min_arena"]]
-    assert [head0, arena0] == [d["bands"]["unbanded_head"], d["bands"]["unbanded_arena"]]

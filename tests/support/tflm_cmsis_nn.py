@@ -5,19 +5,29 @@ A run is one model x board x kernel set x plan ("none": TFLM plans online; "offl
 `python -m host.plan M -o P` embedded when the data was measured; "overlap": the same with
 `--overlap --kernels cmsis-nn --cpu cortex-m4`, in OVERLAP_DATA; each plan is kept as its
 offsets so that the exact planned model can be rebuilt whatever the planner does later:
-planned_model_bytes).
+planned_model_bytes). BANDS_DATA holds `--bands --overlap` runs: the rewrite is kept as its cut
+and band bounds, so the banded model too is rebuilt exactly.
+
+Some runs also carry seeded inputs (`inputs`): per input, a CRC-32 of every operator's outputs,
+in the order of the run's `nodes`, from TFLM's Reset() on that input.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import zlib
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
+import numpy as np
+from support.tflm_oracle import oracle, random_inputs
+
 from host.paths import REPO, SHARED_MODELS
 from host.planning import offline_plan
+from host.planning.kernels.libraries import library
+from host.rewrite.bands import rewrite
 from host.tflite.model import Model
 from host.tflite.modelgen import build_demo_model
 
@@ -25,6 +35,9 @@ DATA = REPO / "tests" / "data" / "tflm_cmsis_nn" / "measured.json"
 # `host.plan M --overlap --kernels cmsis-nn --cpu cortex-m4` plans run on mps2-an386 (plan
 # "overlap"), in the same format: the overlap rules of CMSIS-NN's DSP path on the real TFLM.
 OVERLAP_DATA = DATA.with_name("overlap_m4.json")
+# person_detect `--bands --overlap --kernels cmsis-nn --cpu cortex-m4` on mps2-an386 (plan
+# "bands-overlap") and unplanned (plan "none"), over seeded inputs.
+BANDS_DATA = DATA.with_name("bands_m4.json")
 
 
 @dataclass(frozen=True)
@@ -48,6 +61,16 @@ class NodeOutput:
 
 
 @dataclass(frozen=True)
+class InputRun:
+    """One seeded input (tests/support/tflm_oracle.random_inputs(interp, n, seed))."""
+
+    seed: int
+    input_crc32: tuple[int, ...]  # per model input, as the harness read it
+    crc32: tuple[int, ...]  # per row of the run's nodes: that operator output's CRC-32
+    outputs_crc32: tuple[int, ...]
+
+
+@dataclass(frozen=True)
 class Run:
     model: str
     board: str  # QEMU machine
@@ -62,6 +85,7 @@ class Run:
     instructions: int  # per invoke, second invoke from Reset(), no instrumentation
     nodes: tuple[NodeOutput, ...]
     outputs_crc32: tuple[int, ...]
+    inputs: tuple[InputRun, ...] = ()
 
     def category(self, name: str) -> Category | None:
         return next((c for c in self.categories if c.name == name), None)
@@ -75,6 +99,10 @@ class ModelEntry:
     size: int
     plan_offsets: tuple[int, ...]  # OfflineMemoryAllocation offsets, one per tensor (-1: online)
     planned_sha256: str
+    bands: tuple[int, tuple[int, ...]] | None = None  # (cut operator, band bounds) of a rewrite
+    # What host.plan --embed recorded beside the plan (plan_origin.marker): (runtime, overlap,
+    # kernel library, CPU); None where the offsets were re-embedded alone.
+    marker: tuple[str, bool, str, str] | None = None
 
 
 @dataclass(frozen=True)
@@ -107,6 +135,8 @@ def load(path: Path = DATA) -> Measured:
             m["bytes"],
             tuple(m["plan"]["offsets"]),
             m["plan"]["planned_sha256"],
+            _bands(m["plan"].get("bands")),
+            _marker(m["plan"].get("marker")),
         )
         for name, m in d["models"].items()
     }
@@ -135,10 +165,26 @@ def load(path: Path = DATA) -> Measured:
                 for n in r["nodes"]
             ),
             outputs_crc32=tuple(int(c, 16) for c in r["outputs_crc32"]),
+            inputs=tuple(_input_run(x) for x in r.get("inputs", ())),
         )
         for r in d["runs"]
     )
     return Measured(d["sources"], d["toolchain"], d["boards"], models, runs)
+
+
+def _bands(b: dict | None) -> tuple[int, tuple[int, ...]] | None:
+    return None if b is None else (b["cut"], tuple(b["bounds"]))
+
+
+def _marker(m: dict | None) -> tuple[str, bool, str, str] | None:
+    return None if m is None else (m["runtime"], m["overlap"], m["kernels"], m["cpu"])
+
+
+def _input_run(x: dict) -> InputRun:
+    def crcs(key: str) -> tuple[int, ...]:
+        return tuple(int(c, 16) for c in x[key])
+
+    return InputRun(x["seed"], crcs("input_crc32"), crcs("crc32"), crcs("outputs_crc32"))
 
 
 def model_bytes(entry: ModelEntry) -> bytes | None:
@@ -155,11 +201,53 @@ def model_bytes(entry: ModelEntry) -> bytes | None:
 
 
 def planned_model_bytes(entry: ModelEntry, original: bytes) -> bytes:
-    """The planned model measured: the original with the recorded offsets embedded."""
+    """The planned model measured: the original (banded as recorded) with the recorded offsets
+    embedded, and host.plan's marker where it was measured with it."""
     model = Model(original)
-    offline_plan.embed(model, {i: o for i, o in enumerate(entry.plan_offsets) if o != -1})
+    if entry.bands is not None:
+        cut, bounds = entry.bands
+        model, _ = rewrite(model, cut, list(bounds))
+    offsets = {i: o for i, o in enumerate(entry.plan_offsets) if o != -1}
+    if entry.marker is None:
+        offline_plan.embed(model, offsets)
+    else:
+        runtime, overlap, kernels, cpu = entry.marker
+        planned_for = runtime + ("+overlap" if overlap else "")
+        offline_plan.embed(model, offsets, planned_for, library(kernels, cpu))
     return model.to_bytes()
 
 
 def sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
+
+
+@dataclass(frozen=True)
+class PipRun:
+    """The pip TFLM (reference kernels) on one seeded input, every tensor kept."""
+
+    input_crc32: tuple[int, ...]
+    crc32: dict[int, int]  # tensor index -> CRC-32 of its bytes after the invoke
+
+
+def pip_runs(data: bytes, seeds: list[int], tensors: set[int]) -> list[PipRun]:
+    """The pip TFLM on the seeded inputs the harness read, each from Reset() as there."""
+    runtime = oracle()
+    it = runtime.Interpreter.from_bytes(
+        data, arena_size=16 << 20,
+        intrepreter_config=runtime.InterpreterConfig.kPreserveAllTensors,
+    )  # fmt: skip
+    n_inputs = len(Model(data).subgraphs[0].inputs)
+    runs = []
+    for seed in seeds:
+        it.reset()
+        inputs = random_inputs(it, n_inputs, seed)
+        for i, x in enumerate(inputs):
+            it.set_input(x, i)
+        it.invoke()
+        crcs = {t: zlib.crc32(_tensor_bytes(it, t)) for t in tensors}
+        runs.append(PipRun(tuple(zlib.crc32(x.tobytes()) for x in inputs), crcs))
+    return runs
+
+
+def _tensor_bytes(it, tensor: int) -> bytes:
+    return np.ascontiguousarray(np.asarray(it.GetTensor(tensor, 0)["tensor_data"])).tobytes()
