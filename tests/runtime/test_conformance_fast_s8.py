@@ -2,14 +2,14 @@
 CONV_2D, DEPTHWISE_CONV_2D and FULLY_CONNECTED one-operator models run on the runtime's
 ASan+UBSan build and on TFLM with the same inputs (integer inputs span int8, ends included),
 outputs compared bit for bit. The cases hit each loop's edges: channel and depth counts that
-are not multiples of the 4-wide loops (their tails), depthwise channels across the 32-channel
-block, depth multipliers (1 to 8, four output lanes reading different input channels),
-padding that clips the window, strides, dilation (taps no longer contiguous), batches,
-per-tensor and per-channel weights, zero points at the int8 ends, no bias, saturating
-outputs, and the shapes the fast paths leave to the reference loops (groups, a
-FULLY_CONNECTED weight zero point). The same paths run with the DSP
-instructions on the Cortex-M boards, where tests/device/test_boards_models.py compares every
-intermediate tensor with the host's.
+are not multiples of the 4-wide loops (their tails), convolution pixel pairs (across rows and
+batches, an odd pixel left alone, neighbours whose clipped windows differ), depthwise channels
+across the 32-channel block, depth multipliers (1 to 8, four output lanes reading different
+input channels), padding that clips the window, strides, dilation (taps no longer contiguous),
+batches, per-tensor and per-channel weights, zero points at the int8 ends, no bias, saturating
+outputs, and the shapes the fast paths leave to the reference loops (groups, a FULLY_CONNECTED
+weight zero point). The same paths run with the DSP instructions on the Cortex-M boards, where
+tests/device/test_boards_models.py compares every intermediate tensor with the host's.
 """
 
 from __future__ import annotations
@@ -113,6 +113,12 @@ CASES = [
          with_bias=False, zps=(0, 0)),
     conv("3x3 SAME 12 -> 4 saturating RELU", (1, 5, 5, 12), (3, 3), 4, (5, 5), act=ACT_RELU,
          out_scale=0.05, zps=(127, -100)),
+    conv("1x1 7 -> 5 odd pixel count (pairs across rows, last pixel alone) per-tensor",
+         (1, 3, 5, 7), (1, 1), 5, (3, 5), per_channel=False, zps=(-128, 127)),
+    conv("1x1 batch 3 (pixel pairs across batches) 12 -> 6 RELU", (3, 1, 1, 12), (1, 1), 6,
+         (1, 1), act=ACT_RELU, zps=(127, -128)),
+    conv("3x3 SAME stride 2 3 -> 16 (first layer: runs of 9 bytes)", (1, 9, 9, 3), (3, 3), 16,
+         (5, 5), stride=2),
     conv("3x3 groups 2 (reference loop)", (1, 5, 5, 4), (3, 3), 6, (5, 5), fin=2),
     dwconv("3x3 SAME 8 channels", (1, 6, 6, 8), (3, 3), (6, 6)),
     dwconv("3x3 SAME stride 2 37 channels (block and tails)", (1, 7, 9, 37), (3, 3), (4, 5),

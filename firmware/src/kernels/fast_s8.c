@@ -9,9 +9,10 @@
  * every path equals the reference loops, which the host conformance suite checks on the
  * portable path and the QEMU tests (every intermediate tensor) on the DSP one.
  *
- * Blocking: a convolution computes four output channels per pass over the window (one input
- * load serves four weight rows), a depthwise convolution four channels per pass over the taps
- * with the sums in registers, FULLY_CONNECTED four units per pass over the input row. */
+ * Blocking: a convolution computes two neighbouring output pixels x two output channels per
+ * pass over the windows where it may (rows2), else four output channels of one pixel per pass
+ * (one input load serves four weight rows); FULLY_CONNECTED four units per pass over the input
+ * row. */
 #include "fast_s8_core.h"
 
 /* acc[r] += sum_i w[r * ws + i] * (x[i] + off) for the four weight rows r. Not inlined on
@@ -93,17 +94,177 @@ static inline int32_t dot1(const int8_t *x, const int8_t *w, int32_t n, int32_t 
   return a;
 }
 
-/* ------------------------------------------------------------------ CONV_2D */
+/* ------------------------------------------------------------ 2 x 2 block */
 
-/* A run of a window: input and filter bytes that are contiguous in both (a filter row's taps
- * inside the input without dilation, else one tap). Found once per output pixel, then used
- * by every block of output channels. */
+/* The sums of two input rows (x0, x0 + xd) with two weight rows (w0, w0 + ws) over n values:
+ * acc[0] += x0.w0, acc[1] += x0.w1, acc[2] += x1.w0, acc[3] += x1.w1. Each input word then
+ * serves two weight rows and each weight word two input rows (1.5 instructions per
+ * multiply-accumulate on the DSP form, against 1.6 for dot4), and a pixel pair shares the
+ * requantization constants of its channels. */
+typedef struct {
+  const int8_t *x0, *x1, *w0, *w1;
+  const int8_t *x_end; /* x0 + n rounded down to a multiple of 4 (the assembly's loop end) */
+  uint32_t off2;       /* the input offset in both int16 lanes */
+  int32_t acc[4];
+} block2x2;
+
+#if FAST_DSP
+/* The 4-value loop in assembly: it needs all 14 free registers (four sums, two input words
+ * as int16 pairs, two temporaries, four pointers), so the loop end and the offset stay on the
+ * stack. Called with at least 4 values. */
+_Static_assert(offsetof(block2x2, x_end) == 16 && offsetof(block2x2, off2) == 20 &&
+                   offsetof(block2x2, acc) == 24,
+               "mac2x2_dsp's offsets");
+__attribute__((naked, noinline)) static void mac2x2_dsp(block2x2 *b __attribute__((unused))) {
+  __asm__(
+      "push {r0, r4-r11, lr}\n\t"
+      "ldrd r12, lr, [r0, #16]\n\t" /* x_end, off2 */
+      "push {r12, lr}\n\t"
+      "add r12, r0, #24\n\t"
+      "ldm r12, {r4-r7}\n\t"
+      "ldm r0, {r0-r3}\n\t"
+      "1:\n\t"
+      "ldr lr, [sp, #4]\n\t"
+      "ldr r12, [r0], #4\n\t"
+      "sxtab16 r8, lr, r12\n\t"
+      "sxtab16 r9, lr, r12, ror #8\n\t"
+      "ldr r12, [r1], #4\n\t"
+      "sxtab16 r10, lr, r12\n\t"
+      "sxtab16 r11, lr, r12, ror #8\n\t"
+      "ldr r12, [r2], #4\n\t"
+      "sxtb16 lr, r12\n\t"
+      "smlad r4, lr, r8, r4\n\t"
+      "smlad r6, lr, r10, r6\n\t"
+      "sxtb16 r12, r12, ror #8\n\t"
+      "smlad r4, r12, r9, r4\n\t"
+      "smlad r6, r12, r11, r6\n\t"
+      "ldr r12, [r3], #4\n\t"
+      "sxtb16 lr, r12\n\t"
+      "smlad r5, lr, r8, r5\n\t"
+      "smlad r7, lr, r10, r7\n\t"
+      "sxtb16 r12, r12, ror #8\n\t"
+      "smlad r5, r12, r9, r5\n\t"
+      "smlad r7, r12, r11, r7\n\t"
+      "ldr lr, [sp]\n\t"
+      "cmp r0, lr\n\t"
+      "bne 1b\n\t"
+      "ldr r0, [sp, #8]\n\t"
+      "add r0, r0, #24\n\t"
+      "stm r0, {r4-r7}\n\t"
+      "add sp, sp, #12\n\t"
+      "pop {r4-r11, pc}");
+}
+#endif
+
+static void mac2x2(block2x2 *b, int32_t n, int32_t off) {
+  int32_t i = n & ~3;
+#if FAST_DSP
+  if (i > 0) mac2x2_dsp(b);
+#else
+  for (int32_t k = 0; k < i; k += 4) {
+    const quad q0 = quad_in(load4(b->x0 + k), off), q1 = quad_in(load4(b->x1 + k), off);
+    const uint32_t w0 = load4(b->w0 + k), w1 = load4(b->w1 + k);
+    b->acc[0] = quad_dot(b->acc[0], q0, w0);
+    b->acc[1] = quad_dot(b->acc[1], q0, w1);
+    b->acc[2] = quad_dot(b->acc[2], q1, w0);
+    b->acc[3] = quad_dot(b->acc[3], q1, w1);
+  }
+#endif
+  for (; i < n; ++i) {
+    const int32_t x0 = b->x0[i] + off, x1 = b->x1[i] + off, w0 = b->w0[i], w1 = b->w1[i];
+    b->acc[0] = wrap_mac(b->acc[0], w0, x0);
+    b->acc[1] = wrap_mac(b->acc[1], w1, x0);
+    b->acc[2] = wrap_mac(b->acc[2], w0, x1);
+    b->acc[3] = wrap_mac(b->acc[3], w1, x1);
+  }
+}
+
+/* One output channel's requantization constants (requant's steps, without its branches). */
+typedef struct {
+  int32_t mult, left, right, mask;
+} chan_q;
+
+static inline chan_q chan_consts(int32_t mult, int shift) {
+  const int32_t right = shift > 0 ? 0 : (-shift > 31 ? 31 : -shift);
+  const chan_q c = {mult, shift > 0 ? shift : 0, right, (int32_t)((UINT32_C(1) << right) - 1u)};
+  return c;
+}
+
+/* requant with the constants of chan_consts: a right shift of 0 has mask 0, so its rounding
+ * step adds nothing and every channel takes the same instructions. */
+static inline int8_t requant_c(int32_t acc, const chan_q *c, const out_range *r) {
+  const int32_t x = (int32_t)((uint32_t)acc << c->left);
+  int32_t v = (int32_t)(((int64_t)x * c->mult + (INT64_C(1) << 30)) >> 31);
+  const int32_t threshold = (c->mask >> 1) + (v < 0 ? 1 : 0);
+  v = (v >> c->right) + ((v & c->mask) > threshold ? 1 : 0);
+  v = v < r->lo ? r->lo : (v > r->hi ? r->hi : v);
+  return (int8_t)(v + r->offset);
+}
+
+/* Two rows of outputs (o0, o1), channels [0, cout), from input rows whose runs are `runs`
+ * (first row) and the same runs xd bytes further (second row). Channel pairs, then the odd
+ * channel; requantization constants shared by the two rows. */
+typedef struct {
+  const int8_t *f; /* filters, one per output channel, fstride bytes apart */
+  size_t fstride;
+  const int32_t *bias;
+  const int32_t *mult;
+  const int8_t *shift;
+  bool per_channel;
+  int32_t cout, off;
+  out_range r;
+} rows_job;
+
 typedef struct {
   const int8_t *in;
   int32_t f; /* offset in each output channel's filter */
   int32_t n;
 } run;
 
+static void rows2(const rows_job *j, const run *runs, int32_t nr, ptrdiff_t xd, int8_t *o0,
+                  int8_t *o1) {
+  const uint32_t off2 = ((uint32_t)j->off & 0xFFFFu) * 0x10001u;
+  chan_q c = chan_consts(j->mult[0], j->shift[0]);
+  int32_t oc = 0;
+  for (; oc + 2 <= j->cout; oc += 2) {
+    const int8_t *fo = j->f + oc * j->fstride;
+    block2x2 b;
+    b.acc[0] = b.acc[2] = j->bias ? j->bias[oc] : 0;
+    b.acc[1] = b.acc[3] = j->bias ? j->bias[oc + 1] : 0;
+    b.off2 = off2;
+    for (int32_t i = 0; i < nr; ++i) {
+      b.x0 = runs[i].in;
+      b.x1 = runs[i].in + xd;
+      b.w0 = fo + runs[i].f;
+      b.w1 = b.w0 + j->fstride;
+      b.x_end = b.x0 + (runs[i].n & ~3);
+      mac2x2(&b, runs[i].n, j->off);
+    }
+    if (j->per_channel) c = chan_consts(j->mult[oc], j->shift[oc]);
+    o0[oc] = requant_c(b.acc[0], &c, &j->r);
+    o1[oc] = requant_c(b.acc[2], &c, &j->r);
+    if (j->per_channel) c = chan_consts(j->mult[oc + 1], j->shift[oc + 1]);
+    o0[oc + 1] = requant_c(b.acc[1], &c, &j->r);
+    o1[oc + 1] = requant_c(b.acc[3], &c, &j->r);
+  }
+  if (oc < j->cout) {
+    const int8_t *fo = j->f + oc * j->fstride;
+    int32_t a0 = j->bias ? j->bias[oc] : 0, a1 = a0;
+    for (int32_t i = 0; i < nr; ++i) {
+      a0 = dot1(runs[i].in, fo + runs[i].f, runs[i].n, j->off, a0);
+      a1 = dot1(runs[i].in + xd, fo + runs[i].f, runs[i].n, j->off, a1);
+    }
+    if (j->per_channel) c = chan_consts(j->mult[oc], j->shift[oc]);
+    o0[oc] = requant_c(a0, &c, &j->r);
+    o1[oc] = requant_c(a1, &c, &j->r);
+  }
+}
+
+/* ------------------------------------------------------------------ CONV_2D */
+
+/* A run of a window: input and filter bytes that are contiguous in both (a filter row's taps
+ * inside the input without dilation, else one tap). Found once per output pixel (pair), then
+ * used by every block of output channels. */
 enum { MAX_RUNS = 32 }; /* windows with more (tall or dilated filters) take the reference loop */
 
 static int32_t max_runs(const mak_window_geom *g) {
@@ -125,43 +286,78 @@ static int32_t window_runs(const int8_t *in, const mak_window_geom *g, const mak
   return n;
 }
 
+/* One output pixel, all channels, in order: four channels per pass over the window. */
+static void conv_pixel(const rows_job *j, const run *runs, int32_t nr, int8_t *o) {
+  int32_t oc = 0;
+  for (; oc + 4 <= j->cout; oc += 4) {
+    const int8_t *fo = j->f + oc * j->fstride;
+    int32_t acc[4];
+    for (int k = 0; k < 4; ++k) acc[k] = j->bias ? j->bias[oc + k] : 0;
+    for (int32_t i = 0; i < nr; ++i)
+      dot4(runs[i].in, fo + runs[i].f, j->fstride, runs[i].n, j->off, acc);
+    for (int k = 0; k < 4; ++k) {
+      const int32_t mi = j->per_channel ? oc + k : 0;
+      o[oc + k] = requant(acc[k], j->mult[mi], j->shift[mi], &j->r);
+    }
+  }
+  for (; oc < j->cout; ++oc) {
+    const int8_t *fo = j->f + oc * j->fstride;
+    int32_t acc = j->bias ? j->bias[oc] : 0;
+    for (int32_t i = 0; i < nr; ++i)
+      acc = dot1(runs[i].in, fo + runs[i].f, runs[i].n, j->off, acc);
+    const int32_t mi = j->per_channel ? oc : 0;
+    o[oc] = requant(acc, j->mult[mi], j->shift[mi], &j->r);
+  }
+}
+
+/* Whether two windows take the same taps (so the same runs, a constant distance apart). */
+static bool same_taps(const mak_window *a, const mak_window *b) {
+  return a->fy0 == b->fy0 && a->fy1 == b->fy1 && a->fx0 == b->fx0 && a->fx1 == b->fx1;
+}
+
+static bool disjoint(const ma_tensor *a, const ma_tensor *b) {
+  const uintptr_t a0 = (uintptr_t)a->data, b0 = (uintptr_t)b->data;
+  return a0 + (uintptr_t)ma_num_elements(a) <= b0 || b0 + (uintptr_t)ma_num_elements(b) <= a0;
+}
+
 bool mak_fast_conv_s8(const ma_node *node, const mak_conv_data *d, const mak_window_geom *g) {
   const ma_tensor *in_t = node->inputs[0], *f_t = node->inputs[1], *bias_t = mak_input(node, 2);
   if (!all_s8(node) || f_t->dims[3] != in_t->dims[3] || max_runs(g) > MAX_RUNS ||
       !offsets_ok(d->input_offset, d->output_offset))
     return false; /* grouped convolutions run the reference loop */
-  const int8_t *in = in_t->data, *f = f_t->data;
-  const int32_t *bias = bias_t ? bias_t->data : NULL;
-  int8_t *out = node->outputs[0]->data;
   const int32_t cin = in_t->dims[3], cout = node->outputs[0]->dims[3];
-  const size_t fstride = (size_t)g->kh * g->kw * cin;
-  const int8_t *shift = mak_conv_shifts(d);
-  const out_range r = make_range(d->output_offset, d->act_min, d->act_max);
-  const int32_t per_channel = d->n_mult > 1, off = d->input_offset;
+  const rows_job j = {f_t->data,
+                      (size_t)g->kh * g->kw * cin,
+                      bias_t ? bias_t->data : NULL,
+                      d->mult,
+                      mak_conv_shifts(d),
+                      d->n_mult > 1,
+                      cout,
+                      d->input_offset,
+                      make_range(d->output_offset, d->act_min, d->act_max)};
+  const int8_t *in = in_t->data;
+  int8_t *out = node->outputs[0]->data;
+  /* Pixel pairs write the second pixel's first channels before the first pixel's window is
+   * read for the last ones: outside overlap.c's rule, so only where no byte is shared. */
+  const bool pairs = disjoint(in_t, node->outputs[0]);
   run runs[MAX_RUNS];
-  mak_window w;
-  mak_window_start(g, &w);
-  while (mak_window_next(g, &w)) {
-    const int32_t nr = window_runs(in, g, &w, cin, runs);
-    int8_t *o = out + w.pixel * (size_t)cout;
-    int32_t oc = 0;
-    for (; oc + 4 <= cout; oc += 4) {
-      const int8_t *fo = f + oc * fstride;
-      int32_t acc[4];
-      for (int k = 0; k < 4; ++k) acc[k] = bias ? bias[oc + k] : 0;
-      for (int32_t i = 0; i < nr; ++i) dot4(runs[i].in, fo + runs[i].f, fstride, runs[i].n, off, acc);
-      for (int k = 0; k < 4; ++k) {
-        const int32_t mi = per_channel ? oc + k : 0;
-        o[oc + k] = requant(acc[k], d->mult[mi], shift[mi], &r);
-      }
+  mak_window cur, next;
+  mak_window_start(g, &cur);
+  bool more = mak_window_next(g, &cur);
+  while (more) {
+    const int32_t nr = window_runs(in, g, &cur, cin, runs);
+    next = cur;
+    more = mak_window_next(g, &next);
+    if (pairs && more && same_taps(&cur, &next)) {
+      const int64_t pix = ((int64_t)next.b - cur.b) * g->in_h * g->in_w +
+                          (int64_t)(next.iy0 - cur.iy0) * g->in_w + (next.ix0 - cur.ix0);
+      rows2(&j, runs, nr, (ptrdiff_t)(pix * cin), out + cur.pixel * (size_t)cout,
+            out + next.pixel * (size_t)cout);
+      more = mak_window_next(g, &next);
+    } else {
+      conv_pixel(&j, runs, nr, out + cur.pixel * (size_t)cout);
     }
-    for (; oc < cout; ++oc) {
-      const int8_t *fo = f + oc * fstride;
-      int32_t acc = bias ? bias[oc] : 0;
-      for (int32_t i = 0; i < nr; ++i) acc = dot1(runs[i].in, fo + runs[i].f, runs[i].n, off, acc);
-      const int32_t mi = per_channel ? oc : 0;
-      o[oc] = requant(acc, d->mult[mi], shift[mi], &r);
-    }
+    cur = next;
   }
   return true;
 }
