@@ -395,22 +395,109 @@ static inline int32_t sqd_q(const arith_data *d, int32_t x, int32_t y) {
   const int32_t diff = mak_wrap_sub(rescale1(d, x), rescale2(d, y));
   return requant(d, mak_wrap_mul(diff, diff));
 }
+/* ------------------------------------------- int8 ADD, SUB, MUL: exact short forms
+ *
+ * TFLite's steps with the operands' ranges known (fast_q8 checks them), so each takes a few
+ * instructions instead of mak_mbqm's general case:
+ * - SaturatingRoundingDoublingHighMul(a, m) = (a * m + 2^30) >> 31 (floor): TFLite nudges by
+ *   +-2^30 and truncates toward zero, which is the same floor for every product; its one
+ *   saturating case needs m = INT32_MIN, which mak_quantize_multiplier never gives. On the
+ *   Armv7E-M DSP this is one SMMULR of 2a (|a| < 2^30, so 2a fits).
+ * - RoundingDivideByPOT(x, e), e >= 1: (x + 2^(e-1) - (x < 0)) >> e rounds half away from
+ *   zero as TFLite's remainder test does (no overflow for |x| < 2^30).
+ * - int8 values plus offsets of at most 255 in magnitude keep ADD/SUB's inputs shifted by 20
+ *   below 2^28, their rescaled sum below 2^29, and MUL's products below 2^16 (shifted left by
+ *   at most 14: below 2^30); the output offset is then added without saturation. */
+typedef struct {
+  int32_t off1, off2, out_off, m1, m2, mo, lo, hi;
+  int e1, e2, eo, left; /* right shifts of the three multipliers; MUL's left shift */
+} fast_q8;
+
+static inline int32_t srdhm_small(int32_t a, int32_t m) { /* |a| < 2^30, m >= 0 */
+#if defined(__ARM_FEATURE_DSP) && __ARM_FEATURE_DSP
+  int32_t r;
+  __asm__("smmulr %0, %1, %2" : "=r"(r) : "r"(a * 2), "r"(m));
+  return r;
+#else
+  return (int32_t)(((int64_t)a * m + (INT64_C(1) << 30)) >> 31);
+#endif
+}
+
+static inline int32_t rdbpot_small(int32_t x, int e) { /* |x| < 2^30, 0 <= e <= 31 */
+  return e == 0 ? x : (x + (int32_t)(UINT32_C(1) << (e - 1)) + (x >> 31)) >> e;
+}
+
+static inline bool offset_small(int32_t off) { return off >= -255 && off <= 255; }
+
+/* Whether the short forms apply (int8 only); fills f from the operator's data. */
+static bool fast_q8_init(const arith_data *d, bool is_mul, fast_q8 *f) {
+  const int left = is_mul && d->so > 0 ? d->so : 0;
+  f->off1 = d->in1_offset;
+  f->off2 = d->in2_offset;
+  f->out_off = d->out_offset;
+  f->m1 = d->m1;
+  f->m2 = d->m2;
+  f->mo = d->mo;
+  f->lo = d->act_min;
+  f->hi = d->act_max;
+  f->e1 = -d->s1;
+  f->e2 = -d->s2;
+  f->eo = d->so > 0 ? 0 : -d->so;
+  f->left = left;
+  const bool shifts_ok = is_mul ? left <= 14 : d->left_shift == 20 && d->so <= 0 &&
+                                                   d->s1 <= 0 && d->s2 <= 0 && f->e1 <= 31 &&
+                                                   f->e2 <= 31;
+  return shifts_ok && f->eo <= 31 && offset_small(f->off1) && offset_small(f->off2) &&
+         f->out_off >= -65536 && f->out_off <= 65536 && f->m1 >= 0 && f->m2 >= 0 && f->mo >= 0;
+}
+
+static inline int32_t fast_out(const fast_q8 *f, int32_t raw) {
+  return mak_clamp(rdbpot_small(srdhm_small(raw, f->mo), f->eo) + f->out_off, f->lo, f->hi);
+}
+static inline int32_t fast_in1(const fast_q8 *f, int32_t x) {
+  return rdbpot_small(srdhm_small((x + f->off1) * (1 << 20), f->m1), f->e1);
+}
+static inline int32_t fast_in2(const fast_q8 *f, int32_t y) {
+  return rdbpot_small(srdhm_small((y + f->off2) * (1 << 20), f->m2), f->e2);
+}
+static inline int32_t add_q8_fast(const fast_q8 *f, int32_t x, int32_t y) {
+  return fast_out(f, fast_in1(f, x) + fast_in2(f, y));
+}
+static inline int32_t sub_q8_fast(const fast_q8 *f, int32_t x, int32_t y) {
+  return fast_out(f, fast_in1(f, x) - fast_in2(f, y));
+}
+static inline int32_t mul_q8_fast(const fast_q8 *f, int32_t x, int32_t y) {
+  return fast_out(f, (x + f->off1) * (y + f->off2) * (1 << f->left));
+}
+
 #define MAX_OF(d, x, y) ((void)(d), (x) > (y) ? (x) : (y))
 #define MIN_OF(d, x, y) ((void)(d), (x) < (y) ? (x) : (y))
 
-/* out[i] = F(d, a[.], b[.]) over the output, flat or broadcast. */
-#define BINARY(T, TOUT, F)                                                      \
+/* out[i] = F(P, a[.], b[.]) over the output, flat or broadcast (P: the element function's
+ * parameters; BINARY: the operator's data). */
+#define BINARY_P(T, TOUT, F, P)                                                 \
   do {                                                                          \
     const T *x = a->data, *y = b->data;                                         \
     TOUT *z = out->data;                                                        \
     if (d->same_shape) {                                                        \
-      for (int32_t i = 0; i < n; ++i) z[i] = (TOUT)F(d, x[i], y[i]);            \
+      for (int32_t i = 0; i < n; ++i) z[i] = (TOUT)F(P, x[i], y[i]);            \
     } else {                                                                    \
       mak_bcast_iter it;                                                        \
       mak_bcast_start(&it);                                                     \
       for (int32_t i = 0; i < n; ++i, mak_bcast_next(&bc, &it))                 \
-        z[i] = (TOUT)F(d, x[it.off_a], y[it.off_b]);                            \
+        z[i] = (TOUT)F(P, x[it.off_a], y[it.off_b]);                            \
     }                                                                           \
+  } while (0)
+#define BINARY(T, TOUT, F) BINARY_P(T, TOUT, F, d)
+
+/* int8 ADD/SUB/MUL through the short forms where they apply, else F. */
+#define BINARY_Q8(F, FAST, IS_MUL)                                              \
+  do {                                                                          \
+    fast_q8 f;                                                                  \
+    if (fast_q8_init(d, IS_MUL, &f))                                            \
+      BINARY_P(int8_t, int8_t, FAST, &f);                                       \
+    else                                                                        \
+      BINARY(int8_t, int8_t, F);                                                \
   } while (0)
 
 static ma_status binary_eval(struct ma_context *ctx, ma_node *node) {
@@ -425,15 +512,15 @@ static ma_status binary_eval(struct ma_context *ctx, ma_node *node) {
   switch (d->path) {
     case ADD_F: BINARY(float, float, add_f); break;
     case ADD_I32: BINARY(int32_t, int32_t, add_i32); break;
-    case ADD_Q8: BINARY(int8_t, int8_t, add_q); break;
+    case ADD_Q8: BINARY_Q8(add_q, add_q8_fast, false); break;
     case ADD_Q16: BINARY(int16_t, int16_t, add_q); break;
     case SUB_F: BINARY(float, float, sub_f); break;
     case SUB_I32: BINARY(int32_t, int32_t, sub_i32); break;
-    case SUB_Q8: BINARY(int8_t, int8_t, sub_q); break;
+    case SUB_Q8: BINARY_Q8(sub_q, sub_q8_fast, false); break;
     case SUB_Q16: BINARY(int16_t, int16_t, sub_q); break;
     case MUL_F: BINARY(float, float, mul_f); break;
     case MUL_I32: BINARY(int32_t, int32_t, mul_i32); break;
-    case MUL_Q8: BINARY(int8_t, int8_t, mul_q); break;
+    case MUL_Q8: BINARY_Q8(mul_q, mul_q8_fast, true); break;
     case MUL_Q16: BINARY(int16_t, int16_t, mul_q); break;
     case SQD_F: BINARY(float, float, sqd_f); break;
     case SQD_I32: BINARY(int32_t, int32_t, sqd_i32); break;
