@@ -14,17 +14,14 @@ was refused starts to run (then EXPECT must be updated). No model is skipped sil
 
 from __future__ import annotations
 
-import struct
 import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
-from support.tflm_oracle import MODELS, oracle, random_inputs, run_tflm
+from support.tflm_oracle import MODELS, oracle, random_inputs, run_tflm, with_every_output
 
 from host.runtime.binding import MA_ERR_UNSUPPORTED, Interpreter, MicroarenaError
-from host.tflite import schema as S
-from host.tflite.flatbuf import set_child
 from host.tflite.model import Model
 
 REPO = Path(__file__).resolve().parents[2]
@@ -70,19 +67,6 @@ def test_every_model_has_an_expectation() -> None:
     made = {p.stem for p in KERAS.glob("*.tflite")}
     assert made, f"no models in {KERAS}"
     assert made | {AUDIO} == set(EXPECT), "EXPECT must name every converter-made model"
-
-
-def with_every_output(data: bytes) -> tuple[bytes, list[int]]:
-    """The model with every operator output of subgraph 0 added to its outputs, and the
-    tensor indices of all its outputs in order."""
-    m = Model(data)
-    sg = m.subgraphs[0]
-    outputs = list(sg.outputs)
-    for op in sg.operators:
-        outputs += [t for t in op.outputs if t >= 0 and t not in outputs]
-    table = m.root.get(S.MODEL_SUBGRAPHS)[0]
-    set_child(table, S.SUBGRAPH_OUTPUTS, struct.pack(f"<{len(outputs)}i", *outputs))
-    return m.to_bytes(), outputs
 
 
 def run_ours(data: bytes) -> dict[str, np.ndarray]:

@@ -95,7 +95,8 @@ ARM_FLAGS = ["-mcpu=cortex-m4", "-mthumb", "-mfloat-abi=hard", "-mfpu=fpv4-sp-d1
 @pytest.mark.parametrize(
     "compiler,flags",
     [("gcc", []), ("clang", []), ("arm-none-eabi-gcc", ARM_FLAGS),
-     ("arm-none-eabi-gcc", ["-mcpu=cortex-m3", "-mthumb"])],
+     ("arm-none-eabi-gcc", ["-mcpu=cortex-m3", "-mthumb"]),
+     ("arm-none-eabi-gcc", ["-mcpu=cortex-m55", "-mthumb", "-mfloat-abi=hard"])],
 )  # fmt: skip
 def test_kernels_compile_warning_free_without_mutable_globals(
     tmp_path: Path, compiler: str, flags: list[str]

@@ -14,6 +14,7 @@ import faulthandler
 import os
 import platform
 import re
+import struct
 import sys
 import tempfile
 from collections.abc import Collection
@@ -24,6 +25,8 @@ import numpy as np
 import pytest
 
 from host.paths import SHARED_MODELS
+from host.tflite import schema as S
+from host.tflite.flatbuf import set_child
 from host.tflite.model import Model
 
 MODELS = SHARED_MODELS
@@ -215,3 +218,16 @@ def run_tflm(
     report = capture_output(interp.print_allocations)
     nums = {k: int(v) for k, v in _LINE.findall(report)}
     return TflmRun(outputs, nums["head"], nums["tail"], nums["total"], report)
+
+
+def with_every_output(data: bytes) -> tuple[bytes, list[int]]:
+    """The model with every operator output of subgraph 0 added to its outputs, and the
+    tensor indices of all its outputs in order."""
+    m = Model(data)
+    sg = m.subgraphs[0]
+    outputs = list(sg.outputs)
+    for op in sg.operators:
+        outputs += [t for t in op.outputs if t >= 0 and t not in outputs]
+    table = m.root.get(S.MODEL_SUBGRAPHS)[0]
+    set_child(table, S.SUBGRAPH_OUTPUTS, struct.pack(f"<{len(outputs)}i", *outputs))
+    return m.to_bytes(), outputs

@@ -1,6 +1,7 @@
 /* The fast int8 path of DEPTHWISE_CONV_2D (see fast_s8.h; the shared primitives and why they
  * are bit-exact: fast_s8_core.h, fast_s8.c). */
 #include "fast_s8_core.h"
+#include "fast_mve_s8.h"
 
 /* The taps of one output pixel: `rows` x `cols` taps from input `in` (channel 0) and filter
  * `f`, input steps between rows and columns in bytes. */
@@ -84,6 +85,7 @@ static acc4 bias4(const int32_t *bias, int32_t c, int32_t lanes) {
 }
 
 bool mak_fast_dwconv_s8(const ma_node *node, const mak_conv_data *d, const mak_window_geom *g) {
+  if (mak_mve_dwconv_s8(node, d, g)) return true;
   const ma_tensor *in_t = node->inputs[0], *bias_t = mak_input(node, 2);
   if (!all_s8(node) || !offsets_ok(d->input_offset, d->output_offset)) return false;
   const int32_t cin = in_t->dims[3], cout = node->outputs[0]->dims[3], mult = cout / cin;

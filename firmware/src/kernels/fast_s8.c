@@ -14,6 +14,7 @@
  * (one input load serves four weight rows); FULLY_CONNECTED four units per pass over the input
  * row. */
 #include "fast_s8_core.h"
+#include "fast_mve_s8.h"
 
 /* acc[r] += sum_i w[r * ws + i] * (x[i] + off) for the four weight rows r. Not inlined on
  * DSP builds: its assembly loop needs 13 registers, more than a caller leaves free. */
@@ -321,6 +322,7 @@ static bool disjoint(const ma_tensor *a, const ma_tensor *b) {
 }
 
 bool mak_fast_conv_s8(const ma_node *node, const mak_conv_data *d, const mak_window_geom *g) {
+  if (mak_mve_conv_s8(node, d, g)) return true;
   const ma_tensor *in_t = node->inputs[0], *f_t = node->inputs[1], *bias_t = mak_input(node, 2);
   if (!all_s8(node) || f_t->dims[3] != in_t->dims[3] || max_runs(g) > MAX_RUNS ||
       !offsets_ok(d->input_offset, d->output_offset))
@@ -367,6 +369,9 @@ bool mak_fast_conv_s8(const ma_node *node, const mak_conv_data *d, const mak_win
 bool mak_fast_fc_s8(const ma_node *node, int32_t input_offset, int32_t filter_offset,
                     int32_t output_offset, int32_t act_min, int32_t act_max, int32_t n_mult,
                     const int32_t *mult, const int8_t *shift) {
+  if (mak_mve_fc_s8(node, input_offset, filter_offset, output_offset, act_min, act_max, n_mult,
+                    mult, shift))
+    return true;
   const ma_tensor *in_t = node->inputs[0], *w_t = node->inputs[1], *bias_t = mak_input(node, 2);
   if (!all_s8(node) || filter_offset != 0 || !offsets_ok(input_offset, output_offset))
     return false;

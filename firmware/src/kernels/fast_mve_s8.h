@@ -1,0 +1,30 @@
+/* Helium (M-profile Vector Extension) int8 paths of CONV_2D, DEPTHWISE_CONV_2D and
+ * FULLY_CONNECTED, for cores with MVE (Cortex-M55, M85): fast_mve_s8.c.
+ *
+ * The fast_s8.h entry points try these first; each returns false, having done nothing, when
+ * the node is outside what it handles (or the core has no MVE), and the caller goes on with
+ * its own path. Same contract as fast_s8.h: results bit-identical to the reference loops,
+ * output pixels written in order, each pixel's (depthwise block's) reads before its first
+ * write, so overlap.c's rules hold unchanged. */
+#ifndef MA_FAST_MVE_S8_H
+#define MA_FAST_MVE_S8_H
+
+#include <stdbool.h>
+
+#include "kernel_util.h"
+
+#if defined(__ARM_FEATURE_MVE) && (__ARM_FEATURE_MVE & 1)
+#define MA_FAST_MVE 1
+bool mak_mve_conv_s8(const ma_node *node, const mak_conv_data *d, const mak_window_geom *g);
+bool mak_mve_dwconv_s8(const ma_node *node, const mak_conv_data *d, const mak_window_geom *g);
+bool mak_mve_fc_s8(const ma_node *node, int32_t input_offset, int32_t filter_offset,
+                   int32_t output_offset, int32_t act_min, int32_t act_max, int32_t n_mult,
+                   const int32_t *mult, const int8_t *shift);
+#else
+#define MA_FAST_MVE 0
+#define mak_mve_conv_s8(node, d, g) false
+#define mak_mve_dwconv_s8(node, d, g) false
+#define mak_mve_fc_s8(node, in_off, f_off, out_off, lo, hi, n_mult, mult, shift) false
+#endif
+
+#endif

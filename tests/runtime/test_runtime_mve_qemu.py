@@ -1,0 +1,113 @@
+"""The Helium (MVE) int8 paths (firmware/src/kernels/fast_mve_s8.c) on QEMU's Cortex-M55
+(mps3-an547) against the real TFLM: every intermediate tensor bit for bit.
+
+One image (PlatformIO, built once) holds copies of shared int8 models and of the fast-path
+operator cases (test_conformance_fast_s8.py's, plus the cases below for what the vector code
+adds: 16-byte dot-product tails, 16-channel depthwise passes, left-shifting multipliers, and
+the rounding of negative values) whose subgraph outputs include every operator's outputs. Each
+runs on the firmware's deterministic input; the CRC-32 of every output must be the CRC of the
+tensor TFLM computed on the same input. The host build runs the portable paths and is checked
+against TFLM by the conformance suites; the M4's DSP paths by test_runtime_qemu.py."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import zlib
+from pathlib import Path
+
+import pytest
+from support.conformance import check, run_cases, single_op_model
+from support.tflm_oracle import run_tflm, with_every_output
+from test_conformance_fast_s8 import CASES as FAST_S8_CASES
+from test_conformance_fast_s8 import SAME, VALID, conv, dwconv, fc
+
+from host.device import emulate
+from host.device.boards import BuildError, build_image
+from host.paths import SHARED_MODELS
+from host.tflite.modelgen import build_demo_model
+
+pytestmark = pytest.mark.skipif(
+    shutil.which("qemu-system-arm") is None or shutil.which("arm-none-eabi-gcc") is None,
+    reason="needs qemu-system-arm and arm-none-eabi-gcc (bash .ci/setup installs them)",
+)
+
+BOARD = "mps3-an547"
+# Depthwise-separable (KWS), residual (ResNet-8) and small convolutional and FC models; the
+# larger ones (person_detect, VWW, the autoencoder) do not fit beside them in the 512 KiB ITCM.
+SHARED = ["tflm_micro_speech_int8", "tiny_kws_dscnn_int8", "tiny_ic_resnet8_int8"]
+MVE_CASES = [
+    conv("1x1 40 -> 20 (16-byte dot tail, channel tail)", (1, 3, 4, 40), (1, 1), 20, (3, 4)),
+    conv("3x3 SAME 33 -> 6 tiny output scale (left shift, saturating)", (1, 4, 4, 33), (3, 3),
+         6, (4, 4), out_scale=0.0001, zps=(3, -7)),
+    conv("1x1 48 -> 5 negative outputs per-tensor", (1, 2, 3, 48), (1, 1), 5, (2, 3),
+         per_channel=False, zps=(-128, 100), out_scale=0.7),
+    dwconv("3x3 SAME 50 channels (two blocks, 16-lane tail)", (1, 5, 5, 50), (3, 3), (5, 5)),
+    dwconv("3x3 VALID 20 channels left-shifting multipliers", (1, 4, 4, 20), (3, 3), (2, 2),
+           padding=VALID, out_scale=0.0002, zps=(10, -3)),
+    dwconv("3x3 SAME stride 2 16 channels per-tensor", (1, 7, 7, 16), (3, 3), (4, 4), stride=2,
+           per_channel=False, padding=SAME),
+    fc("depth 200 units 9 tiny output scale (left shift, saturating)", (1, 200), 9,
+       out_scale=0.0001, zps=(20, 0), with_bias=False),
+    fc("depth 16 units 1 batch 2", (2, 16), 1),
+    fc("depth 47 units 6 per-channel negative", (1, 47), 6, per_channel=True, zps=(-128, 90)),
+]  # fmt: skip
+CASES = FAST_S8_CASES + MVE_CASES
+OUTPUT_LINE = re.compile(r"^output (\d+) type=\d+ bytes=(\d+) crc32=([0-9a-f]{8})", re.M)
+
+
+def case_stem(i: int) -> str:
+    return f"case{i:02d}"
+
+
+@pytest.fixture(scope="module")
+def models(tmp_path_factory: pytest.TempPathFactory) -> dict[str, bytes]:
+    """Every model of the image by name, each with every operator output as an output."""
+    missing = [n for n in SHARED if not (SHARED_MODELS / f"{n}.tflite").exists()]
+    if missing:
+        pytest.skip(f"shared models absent (tests read ../shared/models): {', '.join(missing)}")
+    originals = {n: (SHARED_MODELS / f"{n}.tflite").read_bytes() for n in SHARED}
+    originals["demo_int8"] = build_demo_model()
+    originals.update({case_stem(i): single_op_model(c) for i, c in enumerate(CASES)})
+    return {name: with_every_output(data)[0] for name, data in originals.items()}
+
+
+@pytest.fixture(scope="module")
+def image(models: dict[str, bytes], tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.mktemp("mve_models")
+    paths = []
+    for name, data in models.items():
+        paths.append(folder / f"{name}.tflite")
+        paths[-1].write_bytes(data)
+    try:
+        return build_image(BOARD, paths)
+    except BuildError as exc:
+        pytest.fail(str(exc))
+
+
+def test_image_runs_the_mve_paths(image: Path) -> None:
+    symbols = subprocess.run(
+        ["arm-none-eabi-nm", str(image)], capture_output=True, text=True, check=True
+    ).stdout
+    for kernel in ("mak_mve_conv_s8", "mak_mve_dwconv_s8", "mak_mve_fc_s8"):
+        assert re.search(rf" T {kernel}$", symbols, re.M), kernel
+
+
+def test_mve_cases_match_tflm_on_the_host(tmp_path: Path) -> None:
+    """The cases this file adds, on the host build (portable paths) against TFLM."""
+    results = run_cases(MVE_CASES, tmp_path)
+    for case in MVE_CASES:
+        check(case, results[case.name])
+
+
+@pytest.mark.parametrize("name", ["demo_int8", *SHARED, *map(case_stem, range(len(CASES)))])
+def test_every_tensor_matches_tflm_on_the_m55(image: Path, models: dict[str, bytes], name: str):
+    result = emulate.run(BOARD, image, timeout=60, args=name)
+    assert result.ok, result.uart_text[-2000:]
+    got = [(int(b), int(c, 16)) for _, b, c in OUTPUT_LINE.findall(result.uart_text)]
+    want = run_tflm(models[name], deterministic=True).outputs
+    assert len(got) == len(want) >= 1
+    for k, tensor in enumerate(want):
+        data = tensor.tobytes()
+        assert got[k] == (len(data), zlib.crc32(data)), f"{name}: output {k} differs"
