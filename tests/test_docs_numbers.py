@@ -369,3 +369,19 @@ def test_cmsis_nn_person_detect_tail_is_the_measured_one() -> None:
     assert all(runs), "measured.json lost person_detect on mps2-an386"
     assert [cmsis, ref] == [r.tail for r in runs if r]
     assert diff == cmsis - ref
+
+
+def test_min_arena_tail_example() -> None:
+    """docs/tflm_arena.md's tail in exactly the arena to set: the prediction, equal to the tail
+    TFLM + CMSIS-NN printed in that arena (measured data), r bytes past a multiple of 16."""
+    tail, at_min, arena, r = _numbers(
+        r"tflm_person_detect_int8 with CMSIS-NN on a Cortex-M4: tail (\d+) B, (\d+) B in its "
+        r"(\d+)-byte minimum arena, r = (\d+)",
+        "docs/tflm_arena.md",
+    )
+    t = target_arena(_shared("tflm_person_detect_int8"), "tflm-cortex-m", "cmsis-nn", "cortex-m4")
+    measured = tflm_cmsis_nn.load().run("tflm_person_detect_int8", "mps2-an386", "cmsis-nn", "none")
+    assert measured is not None
+    assert [tail, at_min, arena, r] == [t.tail, t.min_arena_tail, t.min_arena, t.min_arena % 16]
+    assert (at_min, arena) == (measured.tail, measured.min_arena)
+    assert at_min - tail in (r, r - 16)

@@ -82,6 +82,12 @@ def target_lines(t: TargetArena) -> list[str]:
     other = t.tail - sum(c.used for c in t.categories)
     lines.append(f"    {'other (in no category)':<42} {other:>7} bytes")
     lines += [f"      {kind:<40} {n:>7} bytes" for kind, n in t.other.items()]
+    if t.min_arena_tail is not None and t.min_arena_tail != t.tail:
+        lines.append(
+            f"  note: the tail is for an arena whose size is a multiple of 16; in an arena of "
+            f"exactly {t.min_arena} bytes TFLM reports {t.min_arena_tail} (the arena's end "
+            "moves the tail's alignment padding)"
+        )
     lines += [f"  note: {n}" for n in t.notes]
     return lines
 

@@ -139,6 +139,11 @@ class TflmArena:
     tail: int
     categories: dict[str, Recorded] = field(default_factory=dict)
     min_arena: int = 0  # smallest arena_size for which set-up succeeds
+    # The tail TFLM reports in an arena of exactly min_arena bytes. The tail's first
+    # allocations (the allocators, 4- or 8-byte aligned) sit at the arena's end and the later
+    # 16-byte aligned ones below them, so the alignment padding, and the tail, depend on the
+    # end's address mod 16: `tail` is for arena_size (16 MiB by default, a multiple of 16).
+    min_arena_tail: int = 0
     limited_by: str = ""  # what one byte less runs out of
     limit_exact: bool = True  # False: the minimum is an upper bound (kernel Prepare)
     unknown: list[str] = field(default_factory=list)  # operators not modelled
@@ -412,6 +417,7 @@ def predict(
         kernels=[_kernel_bytes(sg, op, alloc) for sg, op, alloc in replay.ops],
     )
     result.min_arena = _min_arena(replay, result.total)
+    result.min_arena_tail = result.min_arena - replay.run(result.min_arena).tail
     try:
         replay.run(result.min_arena - 1)
     except ArenaTooSmall as e:

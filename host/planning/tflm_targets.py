@@ -47,6 +47,9 @@ class TargetArena:
     head: int
     tail: int
     min_arena: int  # the arena size to configure
+    # TFLM targets: the tail reported in an arena of exactly min_arena bytes, where `tail` is
+    # for an arena whose size is a multiple of 16 (alignment padding at the arena's end)
+    min_arena_tail: int | None = None
     categories: list[Category] = field(default_factory=list)
     other: dict[str, int] = field(default_factory=dict)  # the rest of the tail, bytes by kind
     kernels: list[dict] = field(default_factory=list)  # per operator: options, Init, Prepare
@@ -61,6 +64,7 @@ class TargetArena:
             "head": self.head,
             "tail": self.tail,
             "min_arena": self.min_arena,
+            "min_arena_tail": self.min_arena_tail,
             "categories": [vars(c) for c in self.categories],
             "other": self.other,
             "kernels": self.kernels,
@@ -146,6 +150,7 @@ def _tflm(model: Model, target: str, lib: KernelLibrary) -> TargetArena:
         head=p.head,
         tail=p.tail,
         min_arena=p.min_arena,
+        min_arena_tail=p.min_arena_tail,
         categories=[
             Category(name, r.used, r.requested, r.count, unit)
             for name, unit in CATEGORIES

@@ -101,6 +101,7 @@ def test_host_plan_chooses_and_predicts_the_measured_model() -> None:
     assert (chosen["cut_operator"], tuple(chosen["bounds"])) == BANDS.models[NAME].bands
     run, unbanded = _run("bands-overlap"), _run("none")
     assert (d["head"], d["min_arena"]) == (run.head, run.min_arena)
+    assert d["target"]["min_arena_tail"] == run.tail  # TFLM printed it in exactly that arena
     assert d["bands"]["unbanded_head"] == unbanded.head
 
 
