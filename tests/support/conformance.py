@@ -53,8 +53,9 @@ CHILD_TIMEOUT = 900
 
 @dataclass
 class T:
-    """One tensor: constant when `data` is given. `low`/`high` bound generated float inputs
-    (e.g. positive for RSQRT); integer inputs span the whole type, ends included."""
+    """One tensor: constant when `data` is given, a variable (state kept by the operator, reset
+    by the runtime, not fed) when `variable`. `low`/`high` bound generated float inputs (e.g.
+    positive for RSQRT); integer inputs span the whole type, ends included."""
 
     shape: tuple[int, ...]
     dtype: int
@@ -64,6 +65,7 @@ class T:
     qdim: int = 0
     low: float | None = None
     high: float | None = None
+    variable: bool = False
 
     def __post_init__(self) -> None:
         if self.scale and not self.zp:
@@ -132,7 +134,7 @@ def single_op_model(case: Case) -> bytes:
             ids.append(-1)
             continue
         data = None if t.data is None else t.data.tobytes()
-        ids.append(g.tensor(f"t{i}", t.shape, t.dtype, t.scale, t.zp, data, t.qdim))
+        ids.append(g.tensor(f"t{i}", t.shape, t.dtype, t.scale, t.zp, data, t.qdim, t.variable))
     # Named after its options type: the writer needs the schema's kinds of vector fields.
     options = new_table(case.options or "Scalars", case.slots, case.nslots)
     for slot, values in case.vectors.items():
@@ -170,8 +172,13 @@ def buffers_4_aligned(model: bytes) -> bytes:
     return bytes(w.out)
 
 
+def fed(t: T | None) -> bool:
+    """Whether an input is a graph input, given each invocation."""
+    return t is not None and t.data is None and not t.variable
+
+
 def graph_inputs(case: Case, ids: list[int]) -> list[int]:
-    return [ids[i] for i, t in enumerate(case.inputs) if t is not None and t.data is None]
+    return [ids[i] for i, t in enumerate(case.inputs) if fed(t)]
 
 
 def random_tensor(rng: np.random.Generator, t: T) -> np.ndarray:
@@ -196,10 +203,10 @@ def random_tensor(rng: np.random.Generator, t: T) -> np.ndarray:
 def case_inputs(case: Case) -> list[list[np.ndarray]]:
     """The graph inputs of each invocation."""
     rng = np.random.default_rng(zlib.crc32(case.name.encode()) if case.seed is None else case.seed)
-    fed = [t for t in case.inputs if t is not None and t.data is None]
+    given = [t for t in case.inputs if fed(t)]
     if case.make_inputs is not None:
-        return [case.make_inputs(rng, fed) for _ in range(case.invokes)]
-    return [[random_tensor(rng, t) for t in fed] for _ in range(case.invokes)]
+        return [case.make_inputs(rng, given) for _ in range(case.invokes)]
+    return [[random_tensor(rng, t) for t in given] for _ in range(case.invokes)]
 
 
 def _save(path: Path, steps: list[list[np.ndarray]]) -> None:

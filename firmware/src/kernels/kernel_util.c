@@ -9,10 +9,10 @@
 
 int32_t mak_srdhm(int32_t a, int32_t b) {
   if (a == b && a == INT32_MIN) return INT32_MAX; /* the only product that overflows */
-  const int64_t ab = (int64_t)a * (int64_t)b;
-  const int64_t nudge = ab >= 0 ? (INT64_C(1) << 30) : (1 - (INT64_C(1) << 30));
-  /* C division truncates toward zero, as TFLite's does. */
-  return (int32_t)((ab + nudge) / (INT64_C(1) << 31));
+  /* TFLite nudges the product by +2^30 (by 1 - 2^30 when negative) and divides by 2^31,
+   * truncating toward zero: for every product that is floor((ab + 2^30) / 2^31), one
+   * arithmetic shift. */
+  return (int32_t)(((int64_t)a * (int64_t)b + (INT64_C(1) << 30)) >> 31);
 }
 
 int32_t mak_rdbpot(int32_t x, int exponent) {

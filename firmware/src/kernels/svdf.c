@@ -14,6 +14,7 @@
  */
 #include <string.h>
 
+#include "fast_s8_core.h"
 #include "kernel_util.h"
 #include "kernels.h"
 
@@ -98,10 +99,32 @@ static ma_status svdf_prepare(struct ma_context *ctx, ma_node *node) {
   return MA_OK;
 }
 
-/* Drops the oldest step of every filter's memory. */
+/* Drops the oldest step of every filter's memory: the whole state moves down one element, a
+ * word at a time (memmove of newlib-nano copies byte by byte when source and destination are
+ * not both word-aligned, as here). Forward copying is safe: each word is read before the
+ * write that reaches it. */
 static void shift_state(void *state, size_t count, size_t esize) {
   uint8_t *p = state;
-  if (count > 1) memmove(p, p + esize, (count - 1) * esize);
+  const size_t n = count > 1 ? (count - 1) * esize : 0;
+  size_t i = 0;
+  for (; i + 4 <= n; i += 4) {
+    uint32_t w;
+    memcpy(&w, p + esize + i, 4);
+    memcpy(p + i, &w, 4);
+  }
+  for (; i < n; ++i) p[i] = p[i + esize];
+}
+
+/* sum_k w[k] * (x[k] + x_off), wrapping as TFLM's int32 sums (the order does not change
+ * them): four values per step with fast_s8_core.h's loads and multiply-accumulates where
+ * those pay, the plain loop for the rest. */
+static int32_t dot_s8(const int8_t *w, const int8_t *x, int32_t n, int32_t x_off) {
+  int32_t k = 0, acc = 0;
+  if (FAST_ENABLED && offsets_ok(x_off, 0)) {
+    for (; k + 4 <= n; k += 4) acc = quad_dot(acc, quad_in(load4(x + k), x_off), load4(w + k));
+  }
+  for (; k < n; ++k) acc = wrap_mac(acc, w[k], x[k] + x_off);
+  return acc;
 }
 
 static ma_status svdf_eval(struct ma_context *ctx, ma_node *node) {
@@ -147,11 +170,9 @@ static ma_status svdf_eval(struct ma_context *ctx, ma_node *node) {
   shift_state(state_t->data, state_n, s8 ? 1 : 2);
   for (int32_t b = 0; b < s.batch; ++b) {
     for (int32_t r = 0; r < s.n_filter; ++r) {
-      uint32_t sum = 0; /* wrapping int32 sums, as TFLM's, without UB */
-      for (int32_t c = 0; c < s.n_input; ++c)
-        sum += (uint32_t)(wf[(size_t)r * s.n_input + c] *
-                          (x[(size_t)b * s.n_input + c] - d->input_zp));
-      const int32_t dot = mak_clamp(mak_mbqm((int32_t)sum, d->mult1, d->shift1), smin, smax);
+      const int32_t sum = dot_s8(wf + (size_t)r * s.n_input, x + (size_t)b * s.n_input,
+                                 s.n_input, -d->input_zp);
+      const int32_t dot = mak_clamp(mak_mbqm(sum, d->mult1, d->shift1), smin, smax);
       /* TFLM adds the state zero point after clamping; the store then wraps like its cast. */
       const size_t si = ((size_t)b * s.n_filter + r) * s.n_memory + s.n_memory - 1;
       const uint32_t v = (uint32_t)(dot + d->state_zp);
@@ -163,12 +184,14 @@ static ma_status svdf_eval(struct ma_context *ctx, ma_node *node) {
       for (int32_t j = 0; j < d->rank; ++j) {
         const size_t f = (size_t)u * d->rank + j;
         const size_t base = ((size_t)b * s.n_filter + f) * s.n_memory;
+        if (s8) {
+          acc += (uint32_t)dot_s8((const int8_t *)wt + f * s.n_memory,
+                                  (const int8_t *)state_t->data + base, s.n_memory, -d->state_zp);
+          continue;
+        }
         for (int32_t m = 0; m < s.n_memory; ++m) {
-          const size_t wi = f * s.n_memory + m;
-          const int32_t w = s8 ? ((const int8_t *)wt)[wi] : ((const int16_t *)wt)[wi];
-          const int32_t sv = s8 ? ((const int8_t *)state_t->data)[base + m]
-                                : ((const int16_t *)state_t->data)[base + m];
-          acc += (uint32_t)(w * (sv - d->state_zp));
+          const int32_t w = ((const int16_t *)wt)[f * s.n_memory + m];
+          acc += (uint32_t)(w * ((const int16_t *)state_t->data)[base + m]);
         }
       }
       const int32_t v = mak_add_sat(mak_mbqm((int32_t)acc, d->mult2, d->shift2), d->output_zp);
