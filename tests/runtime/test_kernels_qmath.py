@@ -103,6 +103,22 @@ def test_rounding_primitives_match_tflite_rules(qmath: ctypes.CDLL) -> None:
                 assert qmath.mak_mbqm(x, m, shift) == py_mbqm(x, m, shift), (x, m, shift)
 
 
+def test_depthwise_fast_requantization_is_tflites(qmath: ctypes.CDLL) -> None:
+    """fast_depthwise_s8.c folds the two roundings into one multiply-add for negative shifts:
+    equal to TFLite's for every shift mak_quantize_multiplier gives and its multipliers (0 or
+    2^30 to 2^31 - 1), at the edges of int32 and at rounding ties."""
+    fn = qmath.mak_fast_dw_requant
+    fn.argtypes, fn.restype = [ctypes.c_int32] * 3, ctypes.c_int32
+    rng = np.random.default_rng(20)
+    xs = EDGE32 + [int(v) for v in rng.integers(I32_MIN, I32_MAX, 300, endpoint=True)]
+    xs += [s * (k << e) for s in (1, -1) for e in (0, 5, 17, 30) for k in (1, 3)]  # ties
+    ms = [0, 2**30, 2**30 + 1, I32_MAX] + [int(v) for v in rng.integers(2**30, I32_MAX, 12)]
+    for shift in range(-31, 31):
+        for m in ms:
+            for x in xs:
+                assert fn(x, m, shift) == py_mbqm(x, m, shift), (x, m, shift)
+
+
 def test_input_radius_is_tflites_and_defined_for_any_shift(qmath: ctypes.CDLL) -> None:
     """CalculateInputRadius, exact where it fits int32 (any shift >= 0); beyond (a negative
     shift, undefined in TFLite; found by libFuzzer with UBSan on the kernels) it saturates.

@@ -84,6 +84,166 @@ static acc4 bias4(const int32_t *bias, int32_t c, int32_t lanes) {
   return (acc4){b[0], b[lanes > 1 ? 1 : 0], b[lanes > 2 ? 2 : 0], b[lanes > 3 ? 3 : 0]};
 }
 
+/* acc[0..n-1] = the biases (or zeros) plus the sums of channels c0.. (n a multiple of 4) of
+ * a window one to three taps wide, multiplier 1, without dilation (input and filter both step
+ * ch bytes per tap): each row's taps unrolled. On DSP builds the taps are in assembly, as
+ * GCC 12 spills the C form's registers. */
+#if FAST_DSP
+/* One tap: four inputs plus the offset times four weights into the four sums. */
+#define DW_TAP(IN, F)                      \
+  "ldr %[x], " IN "\n\t"                   \
+  "ldr %[w], " F "\n\t"                    \
+  "sxtab16 %[xe], %[off2], %[x]\n\t"       \
+  "sxtab16 %[x], %[off2], %[x], ror #8\n\t" \
+  "sxtb16 %[we], %[w]\n\t"                 \
+  "sxtb16 %[w], %[w], ror #8\n\t"          \
+  "smlabb %[a0], %[xe], %[we], %[a0]\n\t"  \
+  "smlatt %[a2], %[xe], %[we], %[a2]\n\t"  \
+  "smlabb %[a1], %[x], %[w], %[a1]\n\t"    \
+  "smlatt %[a3], %[x], %[w], %[a3]\n\t"
+#define DW_TAP0 DW_TAP("[%[i]]", "[%[f]]")
+#define DW_TAP1 DW_TAP("[%[i], %[col]]", "[%[f], %[col]]")
+#define DW_TAP2 DW_TAP("[%[i], %[col], lsl #1]", "[%[f], %[col], lsl #1]")
+/* The rows of a window, TAPS each: then to the next row until the input pointer reaches end. */
+#define DW_ROWS(TAPS)                                                                      \
+  __asm__("1:\n\t" TAPS                                                                    \
+          "ldr %[x], %[ir]\n\t"                                                            \
+          "add %[i], %[i], %[x]\n\t"                                                       \
+          "ldr %[x], %[fr]\n\t"                                                            \
+          "add %[f], %[f], %[x]\n\t"                                                       \
+          "ldr %[x], %[end]\n\t"                                                           \
+          "cmp %[i], %[x]\n\t"                                                             \
+          "bne 1b"                                                                         \
+          : [a0] "+r"(a0), [a1] "+r"(a1), [a2] "+r"(a2), [a3] "+r"(a3), [i] "+r"(i),       \
+            [f] "+r"(fp), [x] "=&r"(x), [w] "=&r"(w), [xe] "=&r"(xe), [we] "=&r"(we)       \
+          : [col] "r"(col), [off2] "r"(off2), [ir] "m"(in_row), [fr] "m"(f_row),           \
+            [end] "m"(end)                                                                 \
+          : "cc", "memory")
+__attribute__((noinline))
+#endif
+static void sums_narrow(const taps *t, const int32_t *bias, int32_t c0, int32_t n, int32_t ch,
+                        int32_t off, int32_t *acc) {
+  const size_t col = (size_t)ch, in_row = t->in_row, f_row = t->f_row;
+  const int32_t cols = t->cols;
+  const int8_t *in = t->in + c0, *f = t->f + c0;
+  const int32_t *b = bias ? bias + c0 : NULL;
+#if FAST_DSP
+  const size_t span = (size_t)t->rows * in_row;
+  const int16x2_t off2 = (int16x2_t)(((uint32_t)off & 0xFFFFu) * 0x10001u);
+#endif
+  for (int32_t k = 0; k < n; k += 4, in += 4, f += 4) {
+    int32_t a0 = 0, a1 = 0, a2 = 0, a3 = 0;
+    if (b) a0 = b[k], a1 = b[k + 1], a2 = b[k + 2], a3 = b[k + 3];
+#if FAST_DSP
+    const int8_t *i = in, *fp = f, *const end = in + span;
+    int32_t x, w, xe, we;
+    if (cols == 3)
+      DW_ROWS(DW_TAP0 DW_TAP1 DW_TAP2);
+    else if (cols == 2)
+      DW_ROWS(DW_TAP0 DW_TAP1);
+    else
+      DW_ROWS(DW_TAP0);
+#else
+    acc4 a = {a0, a1, a2, a3};
+    const int8_t *i = in, *fp = f;
+    for (int32_t y = 0; y < t->rows; ++y, i += in_row, fp += f_row)
+      for (int32_t c = 0; c < cols; ++c)
+        a = quad_mac(a, quad_in(load4(i + c * col), off), load4(fp + c * col));
+    a0 = a.v0, a1 = a.v1, a2 = a.v2, a3 = a.v3;
+#endif
+    acc[k] = a0;
+    acc[k + 1] = a1;
+    acc[k + 2] = a2;
+    acc[k + 3] = a3;
+  }
+}
+#if FAST_DSP
+#undef DW_ROWS
+#undef DW_TAP0
+#undef DW_TAP1
+#undef DW_TAP2
+#undef DW_TAP
+#endif
+
+/* The sums of output channels c0..c0+n-1 of one pixel into acc[0..n-1], from their biases. */
+static void block_sums(const taps *t, const int32_t *bias, int32_t c0, int32_t n, int32_t mult,
+                       int32_t cout, int32_t off, int32_t *acc) {
+  int32_t k = 0;
+  if (mult == 1 && t->rows > 0 && t->cols > 0 && t->cols <= 3 && t->in_col == (size_t)cout) {
+    k = n & ~3;
+    sums_narrow(t, bias, c0, k, cout, off, acc);
+  }
+  for (; k < n; k += 4) {
+    const int32_t lanes = n - k < 4 ? n - k : 4, c = c0 + k;
+    acc4 a = bias4(bias, c, lanes);
+    if (lanes == 4 && mult == 1)
+      a = dw4(t, c, cout, off, a);
+    else if (lanes == 4 && mult % 4 == 0)
+      a = dw4_shared(t, c, mult, cout, off, a);
+    else
+      a = dw_lanes(t, c, lanes, mult, cout, off, a);
+    acc[k] = a.v0;
+    if (lanes > 1) acc[k + 1] = a.v1;
+    if (lanes > 2) acc[k + 2] = a.v2;
+    if (lanes > 3) acc[k + 3] = a.v3;
+  }
+}
+
+/* requant's result for a shift below 0 (a rounding right shift by e = -shift, 1 to 31, as
+ * mak_quantize_multiplier's shifts lie in [-31, 30]), before the clamp, in one multiply-add.
+ * requant rounds twice: v = floor((acc * mult + 2^30) / 2^31), then v / 2^e to nearest with
+ * ties away from zero, floor((v + 2^(e-1) - (v < 0)) / 2^e). Nested floors of divisions by
+ * positive integers are one floor: floor((acc * mult + 2^30 + k * 2^31) / 2^(31 + e)) with
+ * k = 2^(e-1) - (v < 0). v < 0 only if acc < 0 (mult >= 0), and where acc < 0 but v >= 0,
+ * v is 0 and both k give 0, so k = half - (acc < 0) with half = 2^(e-1). The low word of the
+ * added constant is 2^30 plus k's low bit at bit 31; the high word is k >> 1. */
+static inline int32_t requant_right(int32_t acc, int32_t mult, int32_t e_minus_1,
+                                    int32_t half) {
+  const int32_t k = half + (acc >> 31);
+  const uint64_t c = (uint64_t)(uint32_t)(k >> 1) << 32 | ((uint32_t)k << 31 | UINT32_C(1) << 30);
+  const int64_t sum = (int64_t)acc * mult + (int64_t)c;
+  return (int32_t)(sum >> 32) >> e_minus_1;
+}
+
+/* requant's result for a shift of 0 or more (a left shift, no rounding shift), before the
+ * clamp. */
+static inline int32_t requant_left(int32_t acc, int32_t mult, int32_t left) {
+  const int32_t x = (int32_t)((uint32_t)acc << left);
+  return (int32_t)(((int64_t)x * mult + (INT64_C(1) << 30)) >> 31);
+}
+
+static inline int8_t clamp_out(int32_t y, const out_range *r) {
+  return (int8_t)((y < r->lo ? r->lo : (y > r->hi ? r->hi : y)) + r->offset);
+}
+
+/* requant_right or requant_left as requant_block picks them: the tests' entry (fast_s8.h). */
+int32_t mak_fast_dw_requant(int32_t acc, int32_t mult, int32_t shift) {
+  return shift < 0 ? requant_right(acc, mult, -shift - 1, (int32_t)1 << (-shift - 1))
+                   : requant_left(acc, mult, shift);
+}
+
+/* o[k] = acc[k] requantized (as requant), for the n output channels c0.. of a pixel. */
+static void requant_block(const int32_t *acc, int32_t n, const mak_conv_data *d, int32_t c0,
+                          const out_range *r, int8_t *o) {
+  const int8_t *shift = mak_conv_shifts(d);
+  if (d->n_mult > 1) {
+    const int32_t *m = d->mult + c0;
+    const int8_t *s = shift + c0;
+    for (int32_t k = 0; k < n; ++k) {
+      const int32_t sk = s[k];
+      const int32_t y = sk < 0 ? requant_right(acc[k], m[k], -sk - 1, (int32_t)1 << (-sk - 1))
+                               : requant_left(acc[k], m[k], sk);
+      o[k] = clamp_out(y, r);
+    }
+  } else if (shift[0] < 0) {
+    const int32_t m = d->mult[0], e_minus_1 = -shift[0] - 1, half = (int32_t)1 << e_minus_1;
+    for (int32_t k = 0; k < n; ++k) o[k] = clamp_out(requant_right(acc[k], m, e_minus_1, half), r);
+  } else {
+    const int32_t m = d->mult[0], left = shift[0];
+    for (int32_t k = 0; k < n; ++k) o[k] = clamp_out(requant_left(acc[k], m, left), r);
+  }
+}
+
 bool mak_fast_dwconv_s8(const ma_node *node, const mak_conv_data *d, const mak_window_geom *g) {
   if (mak_mve_dwconv_s8(node, d, g)) return true;
   const ma_tensor *in_t = node->inputs[0], *bias_t = mak_input(node, 2);
@@ -92,9 +252,7 @@ bool mak_fast_dwconv_s8(const ma_node *node, const mak_conv_data *d, const mak_w
   const int8_t *in = in_t->data, *f = node->inputs[1]->data;
   const int32_t *bias = bias_t ? bias_t->data : NULL;
   int8_t *out = node->outputs[0]->data;
-  const int8_t *shift = mak_conv_shifts(d);
   const out_range r = make_range(d->output_offset, d->act_min, d->act_max);
-  const int32_t per_channel = d->n_mult > 1, off = d->input_offset;
   int32_t acc[MAK_DW_BLOCK];
   mak_window w;
   mak_window_start(g, &w);
@@ -104,22 +262,8 @@ bool mak_fast_dwconv_s8(const ma_node *node, const mak_conv_data *d, const mak_w
     /* A block's channels are all read before any is written (overlap.c's rule). */
     for (int32_t c0 = 0; c0 < cout; c0 += MAK_DW_BLOCK) {
       const int32_t n = cout - c0 < MAK_DW_BLOCK ? cout - c0 : MAK_DW_BLOCK;
-      for (int32_t k = 0; k < n; k += 4) {
-        const int32_t lanes = n - k < 4 ? n - k : 4, c = c0 + k;
-        acc4 a = bias4(bias, c, lanes);
-        if (lanes == 4 && mult == 1)
-          a = dw4(&t, c, cout, off, a);
-        else if (lanes == 4 && mult % 4 == 0)
-          a = dw4_shared(&t, c, mult, cout, off, a);
-        else
-          a = dw_lanes(&t, c, lanes, mult, cout, off, a);
-        const int32_t v[4] = {a.v0, a.v1, a.v2, a.v3};
-        for (int32_t j = 0; j < lanes; ++j) acc[k + j] = v[j];
-      }
-      for (int32_t k = 0; k < n; ++k) {
-        const int32_t mi = per_channel ? c0 + k : 0;
-        o[c0 + k] = requant(acc[k], d->mult[mi], shift[mi], &r);
-      }
+      block_sums(&t, bias, c0, n, mult, cout, d->input_offset, acc);
+      requant_block(acc, n, d, c0, &r, o + c0);
     }
   }
   return true;

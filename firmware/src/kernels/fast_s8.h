@@ -16,6 +16,10 @@
 
 bool mak_fast_conv_s8(const ma_node *node, const mak_conv_data *d, const mak_window_geom *g);
 bool mak_fast_dwconv_s8(const ma_node *node, const mak_conv_data *d, const mak_window_geom *g);
+/* The depthwise path's requantization of one sum before the clamp (mak_mbqm's result, for
+ * multipliers of 0 or 2^30 to 2^31 - 1 and shifts of -31 to 30, as mak_quantize_multiplier
+ * makes them); exported for the tests. */
+int32_t mak_fast_dw_requant(int32_t acc, int32_t mult, int32_t shift);
 /* FULLY_CONNECTED int8 with per-tensor or per-channel weights (mult, shift per unit when
  * n_mult > 1), and no weight zero point. */
 bool mak_fast_fc_s8(const ma_node *node, int32_t input_offset, int32_t filter_offset,
