@@ -1,11 +1,11 @@
 """Arena head with --bands per CNN: vs TFLM's own, the plan's, and the plan's with --overlap.
 
-Run by hand: .venv/bin/python benchmarks/bands_bench.py [--tflm] [--budget 0.1]
+Run by hand: .venv/bin/python benchmarks/bands_bench.py [--tflm] [--budget 0.1] [--only NAME]
 Every shared model, every zoo model (../shared/zoo, where present) and every converter-made
-model (tests/data/keras); a model whose early stage cannot run in bands says why. With
---tflm, the real TFLM (pip tflite-micro) runs the banded model with its --overlap plan on 5
-random inputs: the head it reports and whether every output equals the original model's are
-printed. Prints a Markdown table.
+model (tests/data/keras, tests/data/mobilenet_v2); a model whose early stage cannot run in
+bands says why. With --tflm, the real TFLM (pip tflite-micro) runs the banded model with its
+--overlap plan on 5 random inputs: the head it reports and whether every output equals the
+original model's are printed. Prints a Markdown table.
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ from host.rewrite.bands import BandError  # noqa: E402
 from host.tflite.model import Model, ModelError  # noqa: E402
 
 CONVERTER_MODELS = ROOT / "tests" / "data" / "keras"
+MOBILENET_V2 = ROOT / "tests" / "data" / "mobilenet_v2"  # tools/make_mobilenet_v2.py
 TARGET = "tflm-cortex-m"
 
 
@@ -71,6 +72,7 @@ def main() -> int:
     ap.add_argument("--tflm", action="store_true", help="also run the real TFLM on each plan")
     ap.add_argument("--budget", type=float, default=0.1, help="--bands-mac-budget (default 0.1)")
     ap.add_argument("--time-limit", type=float, default=1.5)
+    ap.add_argument("--only", nargs="*", help="model names (default: all)")
     args = ap.parse_args()
     require_models(SHARED_MODELS)
     cols = (
@@ -86,8 +88,11 @@ def main() -> int:
         *sorted(SHARED_MODELS.glob("*.tflite")),
         *sorted(SHARED_ZOO.glob("*.tflite")),  # models this work was not tuned on
         *sorted(CONVERTER_MODELS.glob("*.tflite")),
+        *sorted(MOBILENET_V2.glob("*.tflite")),
     ]
     for path in paths:
+        if args.only and path.stem not in args.only:
+            continue
         try:
             print(row(path, args.budget, args.time_limit, args.tflm), flush=True)
         except ModelError as e:

@@ -355,6 +355,43 @@ def test_bands_figures() -> None:
     assert tflm_head == r.head
 
 
+def test_bands_mobilenet_v2_figures() -> None:
+    """docs/bands.md's MobileNetV2 sentence: with the cut and band count it quotes, the head the
+    real TFLM reports for the rewritten, planned model, the unbanded heads and the MACs added."""
+    from support.tflm_oracle import MOBILENET_V2, run_tflm
+
+    from host.planning import bands
+    from host.rewrite import bands as rw
+
+    said = _numbers(
+        r"`mobilenet_v2_035_160_int8` .{0,200}? cut after operator (\d+) into (\d+) bands, TFLM "
+        r"reports a head of (\d+) B where it needs (\d+) B unplanned and (\d+) B with "
+        r"`--overlap` alone \(0\.(\d+)x\), for (\d+)\.(\d)% more MACs",
+        "docs/bands.md",
+    )
+    original = Model.load(MOBILENET_V2)
+    cut, count = said[:2]
+    stage = rw.find_stage(original, cut)
+    t = stage.t_tensor
+    bounds = bands.aligned_bounds(t.shape[1], t.nbytes() // t.shape[1], count)
+    assert bounds is not None
+    banded, r = bands.plan_banded(original, cut, bounds, "tflm", True, 1.5)
+    offline_plan.embed(banded, r.tensor_offsets())
+    over = plan_model(original, overlap=True)
+    added = rw.band_macs(stage, bounds) - rw.stage_macs(stage)
+    percent = f"{100 * added / bands.model_macs(original):.1f}".split(".")
+    ratio = f"{r.head / over.head:.2f}".split(".")[1]
+    assert said[2:] == [
+        run_tflm(banded.to_bytes()).head,
+        over.tflm_head,
+        over.head,
+        int(ratio),
+        int(percent[0]),
+        int(percent[1]),
+    ]
+    assert r.head == said[2]
+
+
 def test_cmsis_nn_person_detect_tail_is_the_measured_one() -> None:
     """docs/tflm_arena.md's CMSIS-NN vs reference tail on person_detect: the hand-measured data."""
     diff, cmsis, ref = _numbers(

@@ -230,10 +230,16 @@ def find_stage(model: Model, cut: int, start: int | None = None) -> Stage:
     if len(external) != 1:
         raise BandError(f"the stage reads {len(external)} feature maps from outside; bands need 1")
     t = ops[-1].op.outputs[0]
-    later = [i for op in sub.operators[cut + 1 :] for i in op.inputs]
-    for o in produced - {t}:
-        if o in later or o in sub.outputs:
-            raise BandError(f"tensor {o} of the stage is also read after the cut")
+    for o in sorted(produced - {t}):
+        if o in sub.outputs:
+            raise BandError(f"tensor {o} of the stage is also a model output")
+        reader = next((op for op in sub.operators[cut + 1 :] if o in op.inputs), None)
+        if reader is not None:
+            raise BandError(
+                f"tensor {o} ({sub.tensors[o].name}) of the stage is also read after the cut, "
+                f"by operator {reader.index} ({reader.name}): a residual crossing the cut (cut "
+                "before the branch or after the operator joining it)"
+            )
     if t in sub.outputs:
         raise BandError("the cut tensor is a model output")
     return Stage(sub, ops, external.pop(), t, start)
