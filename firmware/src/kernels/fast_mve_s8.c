@@ -185,6 +185,127 @@ static int32_t window_spans(const int8_t *in, const mak_window_geom *g, const ma
   return n;
 }
 
+/* Four output pixels at a time: their windows copied into rows of a buffer (im2col), taps
+ * outside the input as -offset (so that they add w * 0), then every output channel's weight
+ * row against the four rows: one weight load and its sum serve four pixels. All four windows
+ * are read before any of the four pixels is written, earlier than overlap.c's rule needs. */
+enum { PIXELS = 4, COLUMN_BYTES = 2048 }; /* on the stack; larger windows: spans below */
+
+/* dst[0..n) = src[0..n): whole vectors, then one predicated (nothing read past src + n). */
+static inline void copy_bytes(int8_t *dst, const int8_t *src, int32_t n) {
+  for (; n >= 16; n -= 16, dst += 16, src += 16) vstrbq_s8(dst, vldrbq_s8(src));
+  if (n > 0) {
+    const mve_pred16_t p = vctp8q((uint32_t)n);
+    vstrbq_p_s8(dst, vldrbq_z_s8(src, p), p);
+  }
+}
+
+static inline void fill_bytes(int8_t *dst, int8_t v, int32_t n) {
+  const int8x16_t vv = vdupq_n_s8(v);
+  for (; n >= 16; n -= 16, dst += 16) vstrbq_s8(dst, vv);
+  if (n > 0) vstrbq_p_s8(dst, vv, vctp8q((uint32_t)n));
+}
+
+/* The window of one pixel as one row of kh * kw * cin values. */
+static void window_row(const int8_t *in, const mak_window_geom *g, const mak_window *w,
+                       int32_t cin, int8_t pad, int8_t *row) {
+  const int32_t tap_row = g->kw * cin;
+  for (int32_t fy = 0; fy < g->kh; ++fy, row += tap_row) {
+    if (fy < w->fy0 || fy >= w->fy1) {
+      fill_bytes(row, pad, tap_row);
+      continue;
+    }
+    const int8_t *src = in + (((size_t)w->b * g->in_h + w->iy0 + g->dil_h * fy) * g->in_w +
+                              w->ix0) * cin;
+    fill_bytes(row, pad, w->fx0 * cin);
+    if (g->dil_w == 1) {
+      copy_bytes(row + w->fx0 * cin, src + w->fx0 * cin, (w->fx1 - w->fx0) * cin);
+    } else {
+      for (int32_t fx = w->fx0; fx < w->fx1; ++fx)
+        copy_bytes(row + fx * cin, src + (size_t)g->dil_w * fx * cin, cin);
+    }
+    fill_bytes(row + w->fx1 * cin, pad, (g->kw - w->fx1) * cin);
+  }
+}
+
+/* Output channel c of the `n` (1 to 4) pixels whose rows start at col, `stride` apart: the
+ * dot products (rows past n repeat row 0), the sum of the weights, requantized and stored
+ * `cout` apart from o. */
+static inline __attribute__((always_inline)) void channel_of_pixels(
+    const matrix *m, const int8_t *col, size_t stride, int32_t c, int32_t n, int8_t *o) {
+  const int8_t *w = m->w + (size_t)c * m->row, *r0 = col, *r1 = n > 1 ? col + stride : col;
+  const int8_t *r2 = n > 2 ? col + 2 * stride : col, *r3 = n > 3 ? col + 3 * stride : col;
+  int32_t a0 = 0, a1 = 0, a2 = 0, a3 = 0, s = 0;
+  const int32_t i = (int32_t)m->row & 15, blocks = (int32_t)m->row >> 4;
+  /* The whole vectors, in assembly: GCC 12 spills this loop's pointers. VMLADAVA and VADDVA
+   * take even registers only (constraint Te). */
+  __asm__("wls lr, %[n], 2f\n"
+          "1:\n\t"
+          "vldrb.8 q0, [%[w]], #16\n\t"
+          "vldrb.8 q1, [%[r0]], #16\n\t"
+          "vaddva.s8 %[s], q0\n\t"
+          "vmladava.s8 %[a0], q0, q1\n\t"
+          "vldrb.8 q1, [%[r1]], #16\n\t"
+          "vmladava.s8 %[a1], q0, q1\n\t"
+          "vldrb.8 q1, [%[r2]], #16\n\t"
+          "vmladava.s8 %[a2], q0, q1\n\t"
+          "vldrb.8 q1, [%[r3]], #16\n\t"
+          "vmladava.s8 %[a3], q0, q1\n\t"
+          "le lr, 1b\n"
+          "2:"
+          : [a0] "+Te"(a0), [a1] "+Te"(a1), [a2] "+Te"(a2), [a3] "+Te"(a3), [s] "+Te"(s),
+            [w] "+r"(w), [r0] "+r"(r0), [r1] "+r"(r1), [r2] "+r"(r2), [r3] "+r"(r3)
+          : [n] "r"(blocks)
+          : "q0", "q1", "lr", "memory");
+  if (i > 0) {
+    const mve_pred16_t p = vctp8q((uint32_t)i);
+    const int8x16_t wv = vldrbq_z_s8(w, p);
+    s = vaddvaq_s8(s, wv);
+    a0 = vmladavaq_s8(a0, wv, vldrbq_z_s8(r0, p));
+    a1 = vmladavaq_s8(a1, wv, vldrbq_z_s8(r1, p));
+    a2 = vmladavaq_s8(a2, wv, vldrbq_z_s8(r2, p));
+    a3 = vmladavaq_s8(a3, wv, vldrbq_z_s8(r3, p));
+  }
+  const int32_t base = with_offset(m->bias ? m->bias[c] : 0, 0, s, m->off);
+  int32x4_t acc = vdupq_n_s32(base);
+  acc = vaddq_s32(acc, vsetq_lane_s32(a3, vsetq_lane_s32(a2, vsetq_lane_s32(a1,
+                       vsetq_lane_s32(a0, vdupq_n_s32(0), 0), 1), 2), 3));
+  const int32_t mi = m->per_channel ? c : 0;
+  const rq4 q = rq_make(vdupq_n_s32(m->mult[mi]), vdupq_n_s32(m->shift[mi]));
+  const uint32x4_t at = vmulq_n_u32(vidupq_n_u32(0, 1), (uint32_t)m->rows);
+  vstrbq_scatter_offset_p_s32(o + c, at, requant4(acc, q, &m->r), vctp32q((uint32_t)n));
+}
+
+static bool bytes_overlap(const int8_t *a, size_t na, const int8_t *b, size_t nb) {
+  return (uintptr_t)a < (uintptr_t)b + nb && (uintptr_t)b < (uintptr_t)a + na;
+}
+
+/* A 1x1 convolution with stride 1 whose output does not overlap its input: the input pixels
+ * are the rows already, read in place. */
+static void conv_1x1_in_place(const matrix *m, const int8_t *in, size_t pixels, int8_t *out) {
+  for (size_t p = 0; p < pixels; p += PIXELS) {
+    const int32_t n = pixels - p < PIXELS ? (int32_t)(pixels - p) : PIXELS;
+    for (int32_t c = 0; c < m->rows; ++c)
+      channel_of_pixels(m, in + p * m->row, m->row, c, n, out + p * m->rows);
+  }
+}
+
+static void conv_by_pixels(const matrix *m, const int8_t *in, const mak_window_geom *g,
+                           int32_t cin, int8_t *out) {
+  int8_t col[COLUMN_BYTES];
+  const int32_t k = (int32_t)m->row;
+  mak_window w;
+  mak_window_start(g, &w);
+  bool more = mak_window_next(g, &w);
+  while (more) {
+    const size_t first = w.pixel;
+    int32_t n = 0;
+    for (; n < PIXELS && more; ++n, more = mak_window_next(g, &w))
+      window_row(in, g, &w, cin, (int8_t)-m->off, col + n * k);
+    for (int32_t c = 0; c < m->rows; ++c) channel_of_pixels(m, col, k, c, n, out + first * m->rows);
+  }
+}
+
 bool mak_mve_conv_s8(const ma_node *node, const mak_conv_data *d, const mak_window_geom *g) {
   const ma_tensor *in_t = node->inputs[0], *f_t = node->inputs[1], *bias_t = mak_input(node, 2);
   const int32_t most = g->dil_w == 1 ? g->kh : g->kh * g->kw;
@@ -203,6 +324,16 @@ bool mak_mve_conv_s8(const ma_node *node, const mak_conv_data *d, const mak_wind
                     make_range(d->output_offset, d->act_min, d->act_max)};
   const int8_t *in = in_t->data;
   int8_t *out = node->outputs[0]->data;
+  const size_t pixels = (size_t)g->batches * g->out_h * g->out_w;
+  if (g->kh == 1 && g->kw == 1 && g->stride_h == 1 && g->stride_w == 1 && g->pad_h == 0 &&
+      g->pad_w == 0 && !bytes_overlap(in, (size_t)ma_num_elements(in_t), out, pixels * (size_t)cout)) {
+    conv_1x1_in_place(&m, in, pixels, out);
+    return true;
+  }
+  if ((int32_t)m.row * PIXELS <= COLUMN_BYTES && m.off >= -127 && m.off <= 128) {
+    conv_by_pixels(&m, in, g, cin, out);
+    return true;
+  }
   span sp[MAX_SPANS];
   mak_window w;
   mak_window_start(g, &w);
