@@ -14,8 +14,12 @@ KERNELS_OPTIMIZED_FOR_SPEED:
   activations, eight precomputed kernel sums instead of a fourth scratch buffer), BATCH_MATMUL
   and TRANSPOSE_CONV have their own OpData and requests, stated below.
 - ADD, MUL, PAD, TRANSPOSE, MAXIMUM and MINIMUM allocate as the reference kernels do; every other
-  operator runs TFLM's reference kernel. int16 and int4 variants of the convolutions, FULLY_
-  CONNECTED and AVERAGE_POOL_2D are not modelled: reports name them.
+  operator runs TFLM's reference kernel.
+- int16 activations (int8 weights): CONV_2D requests arm_convolve_s16_get_buffer_size where
+  CMSIS-NN runs it (a 64-bit bias or none; a 32-bit bias runs TFLM's reference code, no
+  request), AVERAGE_POOL_2D arm_avgpool_s16_get_buffer_size; DEPTHWISE_CONV_2D and
+  FULLY_CONNECTED request nothing (TFLM asks only for int8, CMSIS-NN's s16 size is 0). int4
+  weights are not modelled: reports name them.
 """
 
 from __future__ import annotations
@@ -31,6 +35,7 @@ from host.planning.kernels.operands import (
     INT4,
     INT8,
     INT16,
+    INT64,
     builtin_options,
     input_tensor,
     output_tensor,
@@ -158,11 +163,23 @@ def _conv(model: Model, sg: Subgraph, op: Operator, path: str) -> list[int] | No
     if g is None:
         return None
     x, w = g[0], g[1]
+    if x.type == INT16 and w.type == INT8:
+        return _conv_s16(sg, op, x.shape[3] * w.shape[1] * w.shape[2], path)
     if x.type != INT8:
-        return [] if x.type == FLOAT32 else None  # float: no request; int16 not modelled
+        return [] if x.type == FLOAT32 else None  # float: no request
     if w.type == INT4:
         return None
     size = _conv_buffer(_dims(g), path)
+    return [size] if size > 0 else []
+
+
+def _conv_s16(sg: Subgraph, op: Operator, cols: int, path: str) -> list[int]:
+    """arm_convolve_s16_get_buffer_size (cols: input channels x filter height x width), asked
+    for only where TFLM calls CMSIS-NN: a 64-bit bias or none."""
+    bias = input_tensor(sg, op, 2)
+    if bias is not None and bias.type != INT64:
+        return []
+    size = 4 * ((cols + 7) // 8) * 8 * 2 if path == MVE else 2 * cols * 2
     return [size] if size > 0 else []
 
 
@@ -172,6 +189,8 @@ def _depthwise(model: Model, sg: Subgraph, op: Operator, path: str) -> list[int]
     if g is None:
         return None
     x, w, out, _, dilation, pad = g
+    if x.type == INT16 and w.type == INT8:
+        return []  # TFLM requests scratch for int8 only
     if x.type != INT8:
         return [] if x.type == FLOAT32 else None
     if w.type == INT4:
@@ -193,6 +212,8 @@ def _fully_connected(model: Model, sg: Subgraph, op: Operator, path: str) -> lis
     x, w, out = input_tensor(sg, op, 0), input_tensor(sg, op, 1), output_tensor(sg, op, 0)
     if x is None or w is None or out is None or len(out.shape) < 2:
         return None
+    if x.type == INT16 and w.type == INT8:
+        return []  # arm_fully_connected_s16_get_buffer_size is 0
     if x.type != INT8:
         return [] if x.type == FLOAT32 else None
     if w.type == INT4:
@@ -217,9 +238,9 @@ def _average_pool(model: Model, sg: Subgraph, op: Operator, path: str) -> list[i
     x, out = input_tensor(sg, op, 0), output_tensor(sg, op, 0)
     if x is None or out is None or len(out.shape) != 4:
         return None
-    if x.type != INT8:
+    if x.type not in (INT8, INT16):
         return [] if x.type == FLOAT32 else None
-    return [out.shape[3] * 4] if path == DSP else []
+    return [out.shape[3] * 4] if path == DSP else []  # arm_avgpool_s8/s16: the same
 
 
 def _batch_matmul(model: Model, sg: Subgraph, op: Operator, path: str) -> list[int] | None:

@@ -16,7 +16,7 @@ from host.tflite.model import Model, ModelError, Operator, Subgraph, Tensor
 OP_CUSTOM_OPTIONS = 5  # Operator.custom_options slot
 
 # TensorType values the size rules use.
-FLOAT32, INT32, UINT8, INT16, INT8, INT4 = 0, 2, 3, 7, 9, 17
+FLOAT32, INT32, UINT8, INT64, INT16, INT8, INT4 = 0, 2, 3, 4, 7, 9, 17
 
 
 # --------------------------------------------------------------------------- model access
