@@ -1,9 +1,10 @@
-"""Conformance of SVDF int8 with the real TFLM over several invocations (the state is a
-variable tensor carried between them, shifted by one step each time): one-operator models on
+"""Conformance of SVDF and UNIDIRECTIONAL_SEQUENCE_LSTM int8 with the real TFLM over several
+invocations (their state is in variable tensors carried between them): one-operator models on
 the runtime's ASan+UBSan build and on TFLM with the same inputs, every invocation's output bit
-for bit. The cases hit the four-wide dot products' tails (input and memory lengths that are not
-multiples of 4), rank 2, batches, zero points at the int8 ends (input and state), and the
-int16 state whose time products stay in the plain loop. tests/runtime/test_runtime_qemu.py
+for bit. The cases hit the four-wide dot products' tails (input, memory and cell counts that
+are not multiples of 4), SVDF's rank 2, batches, both LSTM layouts, zero points at the int8
+ends (input, state, hidden), weight zero points (the LSTM's plain loop), and SVDF's int16
+state whose time products stay in the plain loop. tests/runtime/test_runtime_qemu.py
 runs them on a Cortex-M4 (the DSP form) against the host build.
 """
 
@@ -45,12 +46,44 @@ def svdf(
                 {0: ("i", rank), 1: ("b", act)}, invokes=4)  # fmt: skip
 
 
+def lstm(
+    name: str,
+    steps: int,
+    batch: int,
+    n_in: int,
+    n_cell: int,
+    time_major: bool = True,
+    zps: tuple[int, int] = (-7, 3),
+    weight_zp: int = 0,
+    clip: float = 0.0,
+) -> Case:
+    """int8 LSTM with an int16 cell state; zps: input and hidden (output) zero points."""
+    w = [T((n_cell, n_in), I8, [0.02], [weight_zp], RNG.integers(-127, 128, (n_cell, n_in)))
+         for _ in range(4)]  # fmt: skip
+    r = [T((n_cell, n_cell), I8, [0.03], [0], RNG.integers(-127, 128, (n_cell, n_cell)))
+         for _ in range(4)]  # fmt: skip
+    b = [T((n_cell,), I32, [0.05 * 0.02], [0], RNG.integers(-3000, 3000, n_cell)) for _ in range(4)]
+    state = [T((batch, n_cell), I8, [0.02], [zps[1]], variable=True),
+             T((batch, n_cell), I16, [2.0**-11], [0], variable=True)]  # fmt: skip
+    shape = (steps, batch, n_in) if time_major else (batch, steps, n_in)
+    out = (steps, batch, n_cell) if time_major else (batch, steps, n_cell)
+    ins = [q8(shape, 0.05, zps[0]), *w, *r, None, None, None, *b, None, None, *state]
+    return Case(f"UNIDIRECTIONAL_SEQUENCE_LSTM int8 {name}", "UNIDIRECTIONAL_SEQUENCE_LSTM",
+                [*ins, None, None, None, None], [q8(out, 0.02, zps[1])],
+                "UnidirectionalSequenceLSTMOptions",
+                {0: ("b", 4), 1: ("f", clip), 3: ("B", int(time_major))}, invokes=3)  # fmt: skip
+
+
 CASES = [
     svdf("rank 1 input 13 memory 5", 1, 13, 6, 5, 1),
     svdf("rank 2 batch 2 memory 7 RELU", 2, 8, 8, 7, 2, act=1),
     svdf("zero points at the ends input 96 memory 8", 1, 96, 16, 8, 1, zps=(127, -128, 127)),
     svdf("state zero point 100 input 3", 1, 3, 4, 9, 2, zps=(-128, 100, 0)),
     svdf("int16 state rank 2 input 9", 2, 9, 6, 5, 2, state_type=I16),
+    lstm("time-major batch 2 input 28 cells 20", 3, 2, 28, 20),
+    lstm("batch-major input 7 cells 5 (tails) clip", 4, 2, 7, 5, time_major=False, clip=1.5),
+    lstm("zero points at the ends input 13 cells 9", 2, 1, 13, 9, zps=(127, -128)),
+    lstm("weight zero point (plain loop)", 2, 1, 8, 4, weight_zp=3),
 ]
 
 

@@ -7,23 +7,9 @@
 
 /* ---------------------------------------------------------------- integer rounding */
 
-int32_t mak_srdhm(int32_t a, int32_t b) {
-  if (a == b && a == INT32_MIN) return INT32_MAX; /* the only product that overflows */
-  /* TFLite nudges the product by +2^30 (by 1 - 2^30 when negative) and divides by 2^31,
-   * truncating toward zero: for every product that is floor((ab + 2^30) / 2^31), one
-   * arithmetic shift. */
-  return (int32_t)(((int64_t)a * (int64_t)b + (INT64_C(1) << 30)) >> 31);
-}
+int32_t mak_srdhm(int32_t a, int32_t b) { return mak_srdhm_i(a, b); }
 
-int32_t mak_rdbpot(int32_t x, int exponent) {
-  if (exponent <= 0) return x;
-  if (exponent > 31) exponent = 31;
-  const int32_t mask = (int32_t)((INT64_C(1) << exponent) - 1);
-  const int32_t remainder = x & mask;
-  const int32_t threshold = (mask >> 1) + (x < 0 ? 1 : 0);
-  /* >> of a negative value is an arithmetic shift on every compiler we target. */
-  return (x >> exponent) + (remainder > threshold ? 1 : 0);
-}
+int32_t mak_rdbpot(int32_t x, int exponent) { return mak_rdbpot_i(x, exponent); }
 
 int32_t mak_shl_wrap(int32_t x, int shift) {
   /* TFLite computes x * (1 << shift) in int32; wrap instead of overflowing (UB). */
@@ -51,9 +37,7 @@ int32_t mak_mbqm64(int64_t x, int32_t multiplier, int shift) {
 }
 
 int32_t mak_mbqm(int32_t x, int32_t multiplier, int shift) {
-  const int left = shift > 0 ? shift : 0;
-  const int right = shift > 0 ? 0 : -shift;
-  return mak_rdbpot(mak_srdhm(mak_shl_wrap(x, left), multiplier), right);
+  return mak_mbqm_i(x, multiplier, shift);
 }
 
 void mak_quantize_multiplier(double m, int32_t *multiplier, int *shift) {

@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fast_dot_s8.h"
 #include "kernel_util.h"
 #include "kernels.h"
 
@@ -254,35 +255,83 @@ static int16_t tanh_q15(int32_t x, int32_t mult) {
 
 static int32_t sat16(int32_t v) { return mak_clamp(v, INT16_MIN, INT16_MAX); }
 
-/* One gate pre-activation in Q3.12 for unit j. */
-static int32_t gate_q(const lstm_data *d, const ma_node *node, int32_t g, const int8_t *x,
-                      const int8_t *h, int32_t j) {
-  const int32_t n_in = node->inputs[IN_X]->dims[2], n_cell = node->inputs[IN_W]->dims[0];
-  const int8_t *w = (const int8_t *)node->inputs[IN_W + g]->data + (size_t)j * n_in;
-  const int8_t *r = (const int8_t *)node->inputs[IN_R + g]->data + (size_t)j * n_cell;
-  /* Both sums wrap like int32 and requantize with the 32-bit MultiplyByQuantizedMultiplier:
-   * that is what the pip TFLM computes (checked bit for bit; the 64-bit rounding variant
-   * differs in the last bit). */
-  uint32_t acc = (uint32_t)((const int32_t *)node->inputs[IN_B + g]->data)[j];
-  for (int32_t k = 0; k < n_in; ++k) acc += (uint32_t)((w[k] + d->in_woff[g]) * (x[k] + d->x_off));
-  uint32_t racc = 0;
-  for (int32_t k = 0; k < n_cell; ++k)
-    racc += (uint32_t)((r[k] + d->rec_woff[g]) * (h[k] + d->h_off));
-  const int32_t in_part = sat16(mak_mbqm((int32_t)acc, d->in_mult[g], d->in_shift[g]));
-  const int32_t rec_part = sat16(mak_mbqm((int32_t)racc, d->rec_mult[g], d->rec_shift[g]));
+/* sum_k (w[k] + w_off) * (x[k] + x_off), wrapping like int32: mak_dot_s8's four-wide form for
+ * symmetric weights (the usual case), the plain loop otherwise. */
+static int32_t dot_off(const int8_t *w, int32_t w_off, const int8_t *x, int32_t x_off,
+                       int32_t n) {
+  if (w_off == 0) return mak_dot_s8(w, x, n, x_off);
+  uint32_t acc = 0;
+  for (int32_t k = 0; k < n; ++k) acc += (uint32_t)((w[k] + w_off) * (x[k] + x_off));
+  return (int32_t)acc;
+}
+
+/* A gate pre-activation in Q3.12 from its input and recurrent sums. Both sums wrap like int32
+ * and requantize with the 32-bit MultiplyByQuantizedMultiplier: that is what the pip TFLM
+ * computes (checked bit for bit; the 64-bit rounding variant differs in the last bit). */
+static int32_t gate_from_sums(const lstm_data *d, int32_t g, int32_t acc, int32_t racc) {
+  const int32_t in_part = sat16(mak_mbqm_i(acc, d->in_mult[g], d->in_shift[g]));
+  const int32_t rec_part = sat16(mak_mbqm_i(racc, d->rec_mult[g], d->rec_shift[g]));
   return sat16(in_part + rec_part);
 }
 
+/* The four gates' weight rows and biases, read from the node once per invocation. */
+typedef struct {
+  const int8_t *w[4], *r[4];
+  const int32_t *bias[4];
+  int32_t n_in, n_cell;
+  bool symmetric; /* no weight zero points */
+} gate_rows;
+
+static gate_rows rows_of(const lstm_data *d, const ma_node *node) {
+  gate_rows gr;
+  gr.n_in = node->inputs[IN_X]->dims[2];
+  gr.n_cell = node->inputs[IN_W]->dims[0];
+  gr.symmetric = true;
+  for (int32_t g = 0; g < 4; ++g) {
+    gr.w[g] = node->inputs[IN_W + g]->data;
+    gr.r[g] = node->inputs[IN_R + g]->data;
+    gr.bias[g] = node->inputs[IN_B + g]->data;
+    gr.symmetric = gr.symmetric && d->in_woff[g] == 0 && d->rec_woff[g] == 0;
+  }
+  return gr;
+}
+
+/* The four gate pre-activations of unit j, in GATE_ order: with symmetric weights (the usual
+ * case) each input is widened once for the four gates' rows (mak_dot4_s8). */
+static void gates_q(const lstm_data *d, const gate_rows *gr, const int8_t *x, const int8_t *h,
+                    int32_t j, int32_t pre[4]) {
+  const int8_t *w[4], *r[4];
+  for (int32_t g = 0; g < 4; ++g) {
+    w[g] = gr->w[g] + (size_t)j * gr->n_in;
+    r[g] = gr->r[g] + (size_t)j * gr->n_cell;
+  }
+  int32_t acc[4], racc[4];
+  if (gr->symmetric) {
+    mak_dot4_s8(w, x, gr->n_in, d->x_off, acc);
+    mak_dot4_s8(r, h, gr->n_cell, d->h_off, racc);
+  } else {
+    for (int32_t g = 0; g < 4; ++g) {
+      acc[g] = dot_off(w[g], d->in_woff[g], x, d->x_off, gr->n_in);
+      racc[g] = dot_off(r[g], d->rec_woff[g], h, d->h_off, gr->n_cell);
+    }
+  }
+  for (int32_t g = 0; g < 4; ++g) {
+    const uint32_t bias = (uint32_t)gr->bias[g][j];
+    pre[g] = gate_from_sums(d, g, (int32_t)(bias + (uint32_t)acc[g]), racc[g]);
+  }
+}
+
 /* One cell unit j of one step, int8: returns the new hidden value. */
-static int8_t unit_q(const lstm_data *d, const ma_node *node, const int8_t *x, const int8_t *h,
+static int8_t unit_q(const lstm_data *d, const gate_rows *gr, const int8_t *x, const int8_t *h,
                      int16_t *c, int32_t j) {
-  const int32_t ig = sigmoid_q15(gate_q(d, node, GATE_I, x, h, j), 3);
-  const int32_t fg = sigmoid_q15(gate_q(d, node, GATE_F, x, h, j), 3);
-  const int32_t gpre = gate_q(d, node, GATE_G, x, h, j);
-  const int32_t gg = d->act == ACT_SIGMOID ? sigmoid_q15(gpre, 3) : tanh_q15(gpre, 3);
-  const int32_t og = sigmoid_q15(gate_q(d, node, GATE_O, x, h, j), 3);
-  const int32_t kept = sat16(mak_mbqm(fg * c[j], d->fc_mult, d->fc_shift));
-  const int32_t added = sat16(mak_mbqm(ig * gg, d->ig_mult, d->ig_shift));
+  int32_t pre[4];
+  gates_q(d, gr, x, h, j, pre);
+  const int32_t ig = sigmoid_q15(pre[GATE_I], 3);
+  const int32_t fg = sigmoid_q15(pre[GATE_F], 3);
+  const int32_t gg = d->act == ACT_SIGMOID ? sigmoid_q15(pre[GATE_G], 3) : tanh_q15(pre[GATE_G], 3);
+  const int32_t og = sigmoid_q15(pre[GATE_O], 3);
+  const int32_t kept = sat16(mak_mbqm_i(fg * c[j], d->fc_mult, d->fc_shift));
+  const int32_t added = sat16(mak_mbqm_i(ig * gg, d->ig_mult, d->ig_shift));
   int32_t cj = sat16(kept + added);
   /* As TFLM: the float clip decides; a clip under one cell-state step clamps to 0. */
   if (d->cell_clip > 0.0f) cj = mak_clamp(cj, -d->qclip, d->qclip);
@@ -292,7 +341,7 @@ static int8_t unit_q(const lstm_data *d, const ma_node *node, const int8_t *x, c
   const int32_t s = -d->tanh_shift;
   const int32_t t = s > 0 ? tanh_q15((cj * 3 + (1 << (s - 1))) >> s, 1)
                           : tanh_q15(cj, 3 << d->tanh_shift);
-  const int32_t v = mak_add_sat(mak_mbqm(t * og, d->out_mult, d->out_shift), d->h_zp);
+  const int32_t v = mak_add_sat(mak_mbqm_i(t * og, d->out_mult, d->out_shift), d->h_zp);
   return (int8_t)mak_clamp(v, INT8_MIN, INT8_MAX);
 }
 
@@ -307,6 +356,7 @@ static ma_status lstm_eval(struct ma_context *ctx, ma_node *node) {
   const int32_t n_in = xt->dims[2], n_cell = node->inputs[IN_W]->dims[0];
   const int32_t steps = d->time_major ? xt->dims[0] : xt->dims[1];
   const int32_t batch = d->time_major ? xt->dims[1] : xt->dims[0];
+  const gate_rows gr = q ? rows_of(d, node) : (gate_rows){0};
   for (int32_t t = 0; t < steps; ++t) {
     for (int32_t b = 0; b < batch; ++b) {
       /* Row (t, b) of the input and output, in either layout. */
@@ -319,7 +369,7 @@ static ma_status lstm_eval(struct ma_context *ctx, ma_node *node) {
         if (q) {
           int16_t *c = (int16_t *)node->inputs[IN_C]->data + (size_t)b * n_cell;
           ((int8_t *)out)[row * n_cell + j] =
-              unit_q(d, node, (const int8_t *)x, (const int8_t *)h, c, j);
+              unit_q(d, &gr, (const int8_t *)x, (const int8_t *)h, c, j);
         } else {
           float *c = (float *)node->inputs[IN_C]->data + (size_t)b * n_cell;
           ((float *)out)[row * n_cell + j] =

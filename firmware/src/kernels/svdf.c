@@ -14,7 +14,7 @@
  */
 #include <string.h>
 
-#include "fast_s8_core.h"
+#include "fast_dot_s8.h"
 #include "kernel_util.h"
 #include "kernels.h"
 
@@ -115,18 +115,6 @@ static void shift_state(void *state, size_t count, size_t esize) {
   for (; i < n; ++i) p[i] = p[i + esize];
 }
 
-/* sum_k w[k] * (x[k] + x_off), wrapping as TFLM's int32 sums (the order does not change
- * them): four values per step with fast_s8_core.h's loads and multiply-accumulates where
- * those pay, the plain loop for the rest. */
-static int32_t dot_s8(const int8_t *w, const int8_t *x, int32_t n, int32_t x_off) {
-  int32_t k = 0, acc = 0;
-  if (FAST_ENABLED && offsets_ok(x_off, 0)) {
-    for (; k + 4 <= n; k += 4) acc = quad_dot(acc, quad_in(load4(x + k), x_off), load4(w + k));
-  }
-  for (; k < n; ++k) acc = wrap_mac(acc, w[k], x[k] + x_off);
-  return acc;
-}
-
 static ma_status svdf_eval(struct ma_context *ctx, ma_node *node) {
   (void)ctx;
   const svdf_data *d = node->user_data;
@@ -170,7 +158,7 @@ static ma_status svdf_eval(struct ma_context *ctx, ma_node *node) {
   shift_state(state_t->data, state_n, s8 ? 1 : 2);
   for (int32_t b = 0; b < s.batch; ++b) {
     for (int32_t r = 0; r < s.n_filter; ++r) {
-      const int32_t sum = dot_s8(wf + (size_t)r * s.n_input, x + (size_t)b * s.n_input,
+      const int32_t sum = mak_dot_s8(wf + (size_t)r * s.n_input, x + (size_t)b * s.n_input,
                                  s.n_input, -d->input_zp);
       const int32_t dot = mak_clamp(mak_mbqm(sum, d->mult1, d->shift1), smin, smax);
       /* TFLM adds the state zero point after clamping; the store then wraps like its cast. */
@@ -185,7 +173,7 @@ static ma_status svdf_eval(struct ma_context *ctx, ma_node *node) {
         const size_t f = (size_t)u * d->rank + j;
         const size_t base = ((size_t)b * s.n_filter + f) * s.n_memory;
         if (s8) {
-          acc += (uint32_t)dot_s8((const int8_t *)wt + f * s.n_memory,
+          acc += (uint32_t)mak_dot_s8((const int8_t *)wt + f * s.n_memory,
                                   (const int8_t *)state_t->data + base, s.n_memory, -d->state_zp);
           continue;
         }
