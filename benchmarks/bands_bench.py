@@ -26,7 +26,7 @@ from host.rewrite.bands import BandError  # noqa: E402
 from host.tflite.model import Model, ModelError  # noqa: E402
 
 CONVERTER_MODELS = ROOT / "tests" / "data" / "keras"
-MOBILENET_V2 = ROOT / "tests" / "data" / "mobilenet_v2"  # tools/make_mobilenet_v2.py
+MOBILENET_V2 = ROOT / "tests" / "data" / "mobilenet_v2"  # tools/make_mobilenets.py
 TARGET = "tflm-cortex-m"
 
 

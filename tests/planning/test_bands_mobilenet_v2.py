@@ -1,4 +1,4 @@
-"""Bands on a converter-made MobileNetV2 (alpha 0.35, 160x160, tools/make_mobilenet_v2.py).
+"""Bands on a converter-made MobileNetV2 (alpha 0.35, 160x160, tools/make_mobilenets.py).
 
 Its early stages are inverted-residual blocks: a residual ADD whose two branches both lie in
 the banded stage runs in bands; a cut between a branch and its ADD is refused. On the real TFLM

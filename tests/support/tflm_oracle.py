@@ -32,7 +32,7 @@ from host.tflite.model import Model
 MODELS = SHARED_MODELS
 # Converter-made models committed as test data (tools/make_keras_models.py writes them).
 CONVERTER_MODELS = Path(__file__).resolve().parents[1] / "data" / "keras"
-# A converter-made MobileNetV2, 160x160 (tools/make_mobilenet_v2.py), and the split of its early
+# A converter-made MobileNetV2, 160x160 (tools/make_mobilenets.py), and the split of its early
 # stage with the smallest head host.plan --bands --overlap finds (cut after operator, bands). It
 # weighs each choice with a short search whose wall-clock cap a loaded machine can reach, and
 # may then settle for a neighbour (cut after operator 4, 16 bands: 104976 B).
