@@ -1,7 +1,8 @@
 """`--kernels cmsis-nn` against the real TFLM + CMSIS-NN measured on QEMU boards.
 
 For every measured run (tests/data/tflm_cmsis_nn, docs/tflm_cmsis_nn.md: model x board, TFLM
-planning online and with the recorded offline plan rebuilt byte for byte), the predictor for
+planning online and with the recorded offline plan rebuilt byte for byte; measured.json and the
+models not given, unseen_m4.json), the predictor for
 that board's CPU gives the head, the tail, every RecordingMicroAllocator category line and the
 minimum arena TFLM reported. The report was printed in an arena of exactly the minimum size,
 so the tail is predicted for that arena (its end decides the tail's alignment padding):
@@ -11,7 +12,7 @@ min_arena_tail, or the tail of a prediction for that arena.
 from __future__ import annotations
 
 import pytest
-from support.tflm_cmsis_nn import Run, load, model_bytes, planned_model_bytes
+from support.tflm_cmsis_nn import UNSEEN_DATA, Run, load, model_bytes, planned_model_bytes
 
 from host.planning.kernels.libraries import library
 from host.planning.plan import plan_model
@@ -19,14 +20,17 @@ from host.planning.tflm_structs import CORTEX_M
 from host.planning.tflm_tail import predict
 from host.tflite.model import Model
 
-RUNS = load().runs
+# The measured models, and those the predictor was not written against (../shared/zoo).
+DATASETS = (load(), load(UNSEEN_DATA))
+RUNS = tuple(r for d in DATASETS for r in d.runs)
+MODELS = {name: entry for d in DATASETS for name, entry in d.models.items()}
 
 
 def _model(run: Run) -> Model:
-    entry = load().models[run.model]
+    entry = MODELS[run.model]
     data = model_bytes(entry)
     if data is None:
-        pytest.skip(f"{run.model} is in ../shared/models, which is absent")
+        pytest.skip(f"{entry.origin} is absent (tests read ../shared/models and ../shared/zoo)")
     if run.plan == "offline":
         data = planned_model_bytes(entry, data)
     return Model(data, run.model)

@@ -22,9 +22,10 @@ from functools import cache
 from pathlib import Path
 
 import numpy as np
-from support.tflm_oracle import oracle, random_inputs
+import pytest
+from support.tflm_oracle import deterministic_inputs, oracle, random_inputs
 
-from host.paths import REPO, SHARED_MODELS
+from host.paths import REPO, SHARED_MODELS, SHARED_ZOO
 from host.planning import offline_plan
 from host.planning.kernels.libraries import library
 from host.rewrite.bands import rewrite
@@ -38,6 +39,9 @@ OVERLAP_DATA = DATA.with_name("overlap_m4.json")
 # person_detect `--bands --overlap --kernels cmsis-nn --cpu cortex-m4` on mps2-an386 (plan
 # "bands-overlap") and unplanned (plan "none"), over seeded inputs.
 BANDS_DATA = DATA.with_name("bands_m4.json")
+# Models the predictor was not written against (../shared/zoo), unplanned and with `host.plan M
+# --kernels cmsis-nn --cpu cortex-m4` (plan "offline"), mostly on mps2-an386.
+UNSEEN_DATA = DATA.with_name("unseen_m4.json")
 
 
 @dataclass(frozen=True)
@@ -94,7 +98,7 @@ class Run:
 @dataclass(frozen=True)
 class ModelEntry:
     name: str
-    origin: str  # "shared:<file>", "repo:<path>" or "modelgen:demo"
+    origin: str  # "shared:<file>", "zoo:<file>", "repo:<path>" or "modelgen:demo"
     sha256: str
     size: int
     plan_offsets: tuple[int, ...]  # OfflineMemoryAllocation offsets, one per tensor (-1: online)
@@ -190,14 +194,27 @@ def _input_run(x: dict) -> InputRun:
 def model_bytes(entry: ModelEntry) -> bytes | None:
     """The model as measured, or None where it lives in the absent shared corpus."""
     kind, _, where = entry.origin.partition(":")
-    if kind == "shared":
-        p = SHARED_MODELS / where
+    if kind in ("shared", "zoo"):
+        p = (SHARED_MODELS if kind == "shared" else SHARED_ZOO) / where
         return p.read_bytes() if p.exists() else None
     if kind == "repo":
         return (REPO / where).read_bytes()
     if kind == "modelgen" and where == "demo":
         return build_demo_model()
     raise ValueError(f"{entry.name}: unknown origin {entry.origin!r}")
+
+
+def measured_model_bytes(entry: ModelEntry) -> bytes:
+    """The model as measured: skips where it is in the absent shared corpus, fails where its
+    bytes changed since."""
+    data = model_bytes(entry)
+    if data is None:
+        pytest.skip(f"{entry.origin} is absent (tests read ../shared/models and ../shared/zoo)")
+    assert (sha256(data), len(data)) == (entry.sha256, entry.size), (
+        f"{entry.name} changed since it was measured on TFLM + CMSIS-NN: re-measure "
+        "(docs/tflm_cmsis_nn.md) or restore it"
+    )
+    return data
 
 
 def planned_model_bytes(entry: ModelEntry, original: bytes) -> bytes:
@@ -231,11 +248,7 @@ class PipRun:
 
 def pip_runs(data: bytes, seeds: list[int], tensors: set[int]) -> list[PipRun]:
     """The pip TFLM on the seeded inputs the harness read, each from Reset() as there."""
-    runtime = oracle()
-    it = runtime.Interpreter.from_bytes(
-        data, arena_size=16 << 20,
-        intrepreter_config=runtime.InterpreterConfig.kPreserveAllTensors,
-    )  # fmt: skip
+    it = _keeping_all_tensors(data)
     n_inputs = len(Model(data).subgraphs[0].inputs)
     runs = []
     for seed in seeds:
@@ -247,6 +260,23 @@ def pip_runs(data: bytes, seeds: list[int], tensors: set[int]) -> list[PipRun]:
         crcs = {t: zlib.crc32(_tensor_bytes(it, t)) for t in tensors}
         runs.append(PipRun(tuple(zlib.crc32(x.tobytes()) for x in inputs), crcs))
     return runs
+
+
+def pip_deterministic(data: bytes, tensors: set[int]) -> dict[int, int]:
+    """CRC-32 of each tensor after the pip TFLM ran the boards' deterministic input."""
+    it = _keeping_all_tensors(data)
+    for i, x in enumerate(deterministic_inputs(it, len(Model(data).subgraphs[0].inputs))):
+        it.set_input(x, i)
+    it.invoke()
+    return {t: zlib.crc32(_tensor_bytes(it, t)) for t in tensors}
+
+
+def _keeping_all_tensors(data: bytes):
+    runtime = oracle()
+    return runtime.Interpreter.from_bytes(
+        data, arena_size=16 << 20,
+        intrepreter_config=runtime.InterpreterConfig.kPreserveAllTensors,
+    )  # fmt: skip
 
 
 def _tensor_bytes(it, tensor: int) -> bytes:
