@@ -422,3 +422,20 @@ def test_min_arena_tail_example() -> None:
     assert [tail, at_min, arena, r] == [t.tail, t.min_arena_tail, t.min_arena, t.min_arena % 16]
     assert (at_min, arena) == (measured.tail, measured.min_arena)
     assert at_min - tail in (r, r - 16)
+
+
+def test_tail_by_arena_end_is_the_prediction() -> None:
+    """docs/tflm_arena.md's tails measured by hand in arenas ending at several r mod 16: the
+    replay of TFLM + CMSIS-NN gives each."""
+    from host.planning.kernels.libraries import library
+    from host.planning.tflm_structs import CORTEX_M
+    from host.planning.tflm_tail import predict
+
+    said = _numbers(
+        r"TFLM printed tails of (\d+) B in an arena of (\d+) B \(r = (\d+)\), (\d+) B in (\d+) B "
+        r"\(r = (\d+)\) and (\d+) B in (\d+) B \(r = (\d+)\)",
+        "docs/tflm_arena.md",
+    )
+    model, cmsis = _shared("tflm_person_detect_int8"), library("cmsis-nn", "cortex-m4")
+    for tail, arena, r in zip(said[::3], said[1::3], said[2::3], strict=True):
+        assert (tail, r) == (predict(model, CORTEX_M, arena, cmsis).tail, arena % 16)
