@@ -36,6 +36,7 @@ KIND_COLOURS = {  # two shades each, alternated so neighbouring boxes stay apart
     "scratch": ("#fcbba1", "#fcbba1"),
 }
 SCRATCH_EDGE = "#cb181d"
+BAND_COLOURS = ("#fec44f", "#fee391")  # alternated: neighbouring bands stay apart
 SUBGRAPH_COLOURS = ("#bdbdbd", "#80b1d3", "#bebada", "#fdb462", "#b3de69", "#fccde5", "#8dd3c7")
 MIN_HEIGHT = 0.006  # of the y range: thinner buffers are drawn this tall
 LABEL_SIZE = 7
@@ -228,6 +229,7 @@ def draw_plan(r: PlanResult, model: Model) -> Figure:
     lab.claim(ax.get_xticklabels())
     handles = _draw_reference_lines(ax, lab, r, scale)
     _draw_subgraphs(ax, lab, model, owners)
+    _draw_bands(ax, lab, model, owners, ytop)
     boxes = _boxes(r, model, scale, ytop * MIN_HEIGHT)
     _draw_boxes(ax, boxes)
     _draw_shared(ax, lab, r, scale, ytop * MIN_HEIGHT)
@@ -298,6 +300,38 @@ def _draw_subgraphs(ax: Axes, lab: _Labeller, model: Model, owners: list[tuple[i
         full = f"subgraph {si}: {name}" if name else f"subgraph {si}"
         candidates = [(full, {}), (f"{si}: {name}", {}), (str(si), {})]
         lab.place(candidates, ((first + last) / 2, 1.0 + STRIP / 2), within, strip)
+
+
+def band_runs(model: Model, owners: list[tuple[int, int]]) -> list[tuple[int, int, int]]:
+    """The scopes of each band of a model host.plan --bands rewrote: (band, first scope, last
+    scope), from the band its operator's output belongs to (host.rewrite.bands.band_of)."""
+    from host.rewrite.bands import band_of
+
+    sub = model.subgraphs[0] if model.subgraphs else None
+    runs: list[tuple[int, int, int]] = []
+    for scope, (si, op) in enumerate(owners):
+        out = sub.operators[op].outputs if sub is not None and si == 0 and op >= 0 else []
+        band = band_of(sub.tensors[out[0]].name) if sub is not None and out else None
+        if band is None:
+            continue
+        if runs and runs[-1][0] == band and runs[-1][2] == scope - 1:
+            runs[-1] = (band, runs[-1][1], scope)
+        else:
+            runs.append((band, scope, scope))
+    return runs
+
+
+def _draw_bands(
+    ax: Axes, lab: _Labeller, model: Model, owners: list[tuple[int, int]], ytop: float
+) -> None:
+    """Behind the boxes, a shade over the scopes of each band (--bands), named at the top."""
+    for i, (band, first, last) in enumerate(band_runs(model, owners)):
+        colour = BAND_COLOURS[i % 2]
+        span = ax.axvspan(first - 0.5, last + 0.5, color=colour, alpha=0.35, zorder=0, lw=0)
+        span.set_gid(f"band:{band}:{first}")
+        within = lab.extent(first - 0.5, ytop * 0.9, last + 0.5, ytop)
+        names = [(f"band {band}", {}), (f"b{band}", {"fontsize": 6})]
+        lab.place(names, ((first + last) / 2, ytop * 0.95), within)
 
 
 def _draw_boxes(ax: Axes, boxes: list[_Box]) -> None:
@@ -425,6 +459,8 @@ def _legend_patches(
                 label="thin buffer, drawn taller",
             )
         )
+    if band_runs(model, owners):
+        out.append(Patch(facecolor=BAND_COLOURS[0], alpha=0.35, label="scopes of a band (--bands)"))
     seen = sorted({si for si, _ in owners})
     for si in seen:
         colour = SUBGRAPH_COLOURS[si % len(SUBGRAPH_COLOURS)]

@@ -17,6 +17,7 @@ Average pooling divides by the taps inside the image, so an average pool that pa
 from __future__ import annotations
 
 import copy
+import re
 import struct
 from dataclasses import dataclass, field
 
@@ -49,6 +50,8 @@ CONCAT_OPTIONS, PAD_OPTIONS, STRIDED_SLICE_OPTIONS = 10, 22, 32
 INT32 = 2
 SLICEABLE = (0, 9)  # float32, int8: the map types the bands' STRIDED_SLICE and PAD run on
 MAX_BANDS = 10  # inputs of one CONCATENATION in TFLM (kMaxInputNum): more fail to prepare
+BAND_TAG = "band"  # a band's tensors are named <original name>/band<N>[/<what>]
+_BAND_NAME = re.compile(rf"/{BAND_TAG}(\d+)(?:/|$)")
 OFFLINE_PLAN = b"OfflineMemoryAllocation"
 
 
@@ -502,7 +505,7 @@ def _emit_band(
     held: dict[int, tuple[int, Rows]] = {
         stage.x: (stage.x, (0, stage.sub.tensors[stage.x].shape[1]))
     }
-    tag = f"band{band}"
+    tag = f"{BAND_TAG}{band}"
     for s in stage.ops:
         op, out = s.op, s.op.outputs[0]
         out_rows = need[out]
@@ -535,6 +538,12 @@ def _emit_band(
         w.copy_op(raw_ops[op.index], ins, new, valid)
         held[out] = (new, out_rows)
     return held[stage.t][0]
+
+
+def band_of(name: str) -> int | None:
+    """The band a tensor of a rewritten model belongs to (by its name), None if none."""
+    m = _BAND_NAME.search(name)
+    return int(m.group(1)) if m else None
 
 
 def _drop_offline_plan(model: Model) -> None:

@@ -170,3 +170,41 @@ def test_every_shared_model_plots(tmp_path: Path) -> None:
         assert overlapping_texts(fig.findobj(Text), fig.canvas.get_renderer()) == [], path.stem
         assert len(_patches(fig, "scratch:")) == len(r.scratch), path.stem
         plt.close(fig)
+
+
+def test_bands_are_shaded_and_named() -> None:
+    """A model host.plan --bands rewrote: each band's scopes shaded (behind the boxes) and
+    named, every band operator inside its band's shade, in the legend, no text overlapping."""
+    from host.planning import bands
+    from host.planning.plot import band_runs
+    from host.rewrite.bands import band_of, find_stage
+    from host.tflite.modelgen import build_demo_model
+
+    original = Model(build_demo_model(), "demo")
+    cut = bands.cuts(original)[-1]
+    t = find_stage(original, cut).t_tensor
+    bounds = bands.aligned_bounds(t.shape[1], t.nbytes() // t.shape[1], 3)
+    assert bounds is not None
+    banded, r = bands.plan_banded(original, cut, bounds, "tflm", False, 0.1)
+    fig = draw_plan(r, banded)
+    fig.canvas.draw()
+    owners = lifetimes.walk(banded).owners
+    runs = band_runs(banded, owners)
+    assert sorted({b for b, _, _ in runs}) == [0, 1, 2]
+    spans = _patches(fig, "band:")
+    assert set(spans) == {f"band:{b}:{first}" for b, first, _ in runs}
+    sub = banded.subgraphs[0]
+    band_ops = [op for op in sub.operators if band_of(sub.tensors[op.outputs[0]].name) is not None]
+    assert len(band_ops) == sum(last - first + 1 for _, first, last in runs)
+    for b, first, last in runs:
+        x0, x1 = spans[f"band:{b}:{first}"].get_window_extent().intervalx
+        ax = fig.axes[0]
+        assert (x0, x1) == pytest.approx(
+            tuple(ax.transData.transform([(first - 0.5, 0), (last + 0.5, 0)])[:, 0]), abs=1
+        )
+    words = [t.get_text() for t in _texts(fig)]
+    assert {"band 0", "band 1", "band 2"} <= set(words)
+    entries = [t.get_text() for t in fig.legends[0].get_texts()]
+    assert "scopes of a band (--bands)" in entries
+    assert overlapping_texts(fig.findobj(Text), fig.canvas.get_renderer()) == []
+    assert band_runs(original, lifetimes.walk(original).owners) == []
