@@ -20,6 +20,7 @@ import numpy as np
 import pytest
 from support.conformance import single_op_model
 from test_conformance_fast_elementwise import CASES as FAST_ELEMENTWISE_CASES
+from test_conformance_fast_pool import CASES as FAST_POOL_CASES
 from test_conformance_fast_s8 import CASES as FAST_S8_CASES
 from test_conformance_recurrent import CASES as RECURRENT_CASES
 
@@ -126,13 +127,14 @@ def test_overlap_plan_on_qemu_cortex_m4(name: str, arm_library: Path, tmp_path: 
         np.testing.assert_array_equal(host.get_output(o), plain.get_output(o))
 
 
-FAST_CASES = [*FAST_S8_CASES, *FAST_ELEMENTWISE_CASES, *RECURRENT_CASES]
+FAST_CASES = [*FAST_S8_CASES, *FAST_ELEMENTWISE_CASES, *FAST_POOL_CASES, *RECURRENT_CASES]
 
 
 @pytest.mark.parametrize("case", FAST_CASES, ids=str)
 def test_fast_case_on_qemu_cortex_m4(case, arm_library: Path, tmp_path: Path) -> None:
     """The DSP instructions of the fast int8 paths (fast_s8.c, fast_depthwise_s8.c,
-    elementwise.c's ADD/SUB/MUL with SMMULR, SVDF's dot products); the host build runs their
+    elementwise.c's ADD/SUB/MUL with SMMULR, the int8 pools' SXTAB16 and SSUB8/SEL, SVDF's and
+    the LSTM's dot products); the host build runs their
     portable form, checked against TFLM by the conformance modules these cases come from:
     outputs equal the host build's (one invocation)."""
     path = tmp_path / "case.tflite"

@@ -9,6 +9,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "fast_s8_core.h"
 #include "kernel_util.h"
 #include "kernels.h"
 
@@ -64,6 +65,96 @@ static ma_status pool_prepare(struct ma_context *ctx, ma_node *node) {
   return mak_act_range_q(ctx, op, act, out, &d->act_min, &d->act_max);
 }
 
+/* ---------------------------------------------------------------- int8, four channels a step
+ *
+ * Where the fast paths pay (fast_s8_core.h), int8 pools take one output pixel's channels four
+ * at a time: the window's cells are read for the four, then the four outputs are written. The
+ * reference loop reads and writes one channel at a time in the same pixel order, so every
+ * read still precedes the writes that could reach its byte, and overlap.c's pooling rule holds.
+ * On the DSP an average sums two channels per SXTAB16 in 16-bit lanes (exact for windows of at
+ * most 255 cells) and a maximum takes four per SSUB8 + SEL; TFLM's int32 sum and its rounding
+ * division are unchanged. */
+typedef struct {
+  const int8_t *first;       /* the window's first in-image cell, channel 0 */
+  int32_t rows, cols;        /* in-image cells */
+  size_t col_step, row_step; /* bytes between neighbouring cells */
+} pool_cells;
+
+static int32_t round_div(int32_t sum, int32_t count) {
+  return sum > 0 ? (sum + count / 2) / count : (sum - count / 2) / count;
+}
+
+#if FAST_DSP
+static inline uint32_t max4(uint32_t a, uint32_t b) { /* lane-wise signed maximum */
+  uint32_t r;
+  __asm__("ssub8 %0, %1, %2\n\tsel %0, %1, %2" : "=&r"(r) : "r"(a), "r"(b));
+  return r;
+}
+#endif
+
+/* The four channels' sums (avg) or maxima (max) over the window, from channel `c`. */
+static void cells4(const pool_cells *pc, int32_t c, bool is_max, int32_t r[4]) {
+  const int8_t *row = pc->first + c;
+#if FAST_DSP
+  if (is_max) {
+    uint32_t m = 0x80808080u;
+    for (int32_t y = 0; y < pc->rows; ++y, row += pc->row_step)
+      for (int32_t x = 0; x < pc->cols; ++x) m = max4(load4(row + (size_t)x * pc->col_step), m);
+    for (int k = 0; k < 4; ++k) r[k] = (int8_t)(uint8_t)(m >> (8 * k));
+    return;
+  }
+  if (pc->rows * pc->cols <= 255) {
+    int16x2_t even = 0, odd = 0;
+    for (int32_t y = 0; y < pc->rows; ++y, row += pc->row_step) {
+      for (int32_t x = 0; x < pc->cols; ++x) {
+        const uint32_t v = load4(row + (size_t)x * pc->col_step);
+        even = __sxtab16(even, (int8x4_t)v);
+        odd = sxtab16_ror8(odd, v);
+      }
+    }
+    r[0] = (int16_t)(uint16_t)((uint32_t)even & 0xFFFFu);
+    r[1] = (int16_t)(uint16_t)((uint32_t)odd & 0xFFFFu);
+    r[2] = (int16_t)(uint16_t)((uint32_t)even >> 16);
+    r[3] = (int16_t)(uint16_t)((uint32_t)odd >> 16);
+    return;
+  }
+#endif
+  for (int k = 0; k < 4; ++k) r[k] = is_max ? INT8_MIN : 0;
+  for (int32_t y = 0; y < pc->rows; ++y, row += pc->row_step) {
+    for (int32_t x = 0; x < pc->cols; ++x) {
+      const int8_t *p = row + (size_t)x * pc->col_step;
+      for (int k = 0; k < 4; ++k) r[k] = is_max ? (p[k] > r[k] ? p[k] : r[k]) : r[k] + p[k];
+    }
+  }
+}
+
+/* One output pixel of an int8 pool (window checked non-empty), channels four at a time, the
+ * last depth % 4 one at a time. */
+static void pool_s8_pixel(const pool_data *d, const pool_cells *pc, bool is_max, int32_t depth,
+                          int8_t *out) {
+  const int32_t count = pc->rows * pc->cols;
+  int32_t c = 0;
+  for (; c + 4 <= depth; c += 4) {
+    int32_t r[4];
+    cells4(pc, c, is_max, r);
+    for (int k = 0; k < 4; ++k) {
+      const int32_t v = is_max ? r[k] : round_div(r[k], count);
+      out[c + k] = (int8_t)mak_clamp(v, d->act_min, d->act_max);
+    }
+  }
+  for (; c < depth; ++c) {
+    int32_t v = is_max ? INT8_MIN : 0;
+    const int8_t *row = pc->first + c;
+    for (int32_t y = 0; y < pc->rows; ++y, row += pc->row_step) {
+      for (int32_t x = 0; x < pc->cols; ++x) {
+        const int32_t e = row[(size_t)x * pc->col_step];
+        v = is_max ? (e > v ? e : v) : v + e;
+      }
+    }
+    out[c] = (int8_t)mak_clamp(is_max ? v : round_div(v, count), d->act_min, d->act_max);
+  }
+}
+
 static ma_status pool_eval(struct ma_context *ctx, ma_node *node) {
   const int32_t kind = node->variant;
   const pool_data *d = node->user_data;
@@ -79,6 +170,16 @@ static ma_status pool_eval(struct ma_context *ctx, ma_node *node) {
     const int32_t count = (w.fy1 - w.fy0) * (w.fx1 - w.fx0);
     if (count <= 0)
       return ma_fail(ctx, MA_ERR_KERNEL, "%s: a window lies outside the input", pool_name(node));
+    if (FAST_ENABLED && in->type == MA_INT8 && kind != POOL_L2) {
+      const size_t row0 = (size_t)w.b * g.in_h + (size_t)(w.iy0 + w.fy0);
+      const pool_cells pc = {(const int8_t *)in->data +
+                                 (row0 * g.in_w + (size_t)(w.ix0 + w.fx0)) * (size_t)depth,
+                             w.fy1 - w.fy0, w.fx1 - w.fx0, (size_t)depth,
+                             (size_t)g.in_w * (size_t)depth};
+      pool_s8_pixel(d, &pc, kind == POOL_MAX, depth,
+                    (int8_t *)out->data + w.pixel * (size_t)depth);
+      continue;
+    }
     for (int32_t c = 0; c < depth; ++c) {
       const size_t oi = w.pixel * (size_t)depth + c;
       float fsum = 0.0f, fmax = -FLT_MAX, fsq = 0.0f;
