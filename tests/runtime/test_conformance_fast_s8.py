@@ -149,6 +149,13 @@ CASES = [
            padding=VALID),
     dwconv("3x3 SAME dilation 2 8 channels (dilated rows: C loop)", (1, 6, 7, 8), (3, 3),
            (6, 7), dilation=2),
+    # multipliers of 4 and 8, windows one to three taps wide: the broadcast assembly rows
+    dwconv("3x3 SAME dilation 2 multiplier 4 3 -> 12 channels", (1, 7, 6, 3), (3, 3), (7, 6),
+           dilation=2, multiplier=4, zps=(127, -128)),
+    dwconv("3x3 SAME multiplier 8 on 1 column", (1, 5, 1, 2), (3, 3), (5, 1), multiplier=8,
+           per_channel=False),
+    dwconv("5x5 VALID stride 2 multiplier 4 batches 2", (2, 9, 9, 2), (5, 5), (3, 3), stride=2,
+           padding=VALID, multiplier=4, act=ACT_RELU),
     # scales of 1/2 and more: shifts of 0 and above (no rounding shift), per channel and tensor
     dwconv("3x3 SAME 12 channels shifts 0 and 1", (1, 5, 5, 12), (3, 3), (5, 5),
            out_scale=0.0004),

@@ -11,16 +11,36 @@ typedef struct {
   size_t in_row, in_col, f_row;
 } taps;
 
-static taps window_taps(const int8_t *in, const int8_t *f, const mak_window_geom *g,
-                        const mak_window *w, int32_t cin, int32_t cout) {
-  const size_t row = (size_t)w->b * g->in_h + w->iy0 + g->dil_h * w->fy0;
-  const taps t = {in + (row * g->in_w + w->ix0 + g->dil_w * w->fx0) * cin,
-                  f + ((size_t)w->fy0 * g->kw + w->fx0) * cout,
-                  w->fy1 - w->fy0,
-                  w->fx1 - w->fx0,
+/* The taps of output row (b, oy), columns left to the pixel: rows, steps, and the input and
+ * filter at tap row fy0, column 0. */
+static taps row_taps(const int8_t *in, const int8_t *f, const mak_window_geom *g, int32_t b,
+                     int32_t oy, int32_t cin, int32_t cout) {
+  const int32_t iy0 = oy * g->stride_h - g->pad_h;
+  int32_t fy0, fy1;
+  mak_tap_range(iy0, g->dil_h, g->kh, g->in_h, &fy0, &fy1);
+  const size_t row = (size_t)b * g->in_h + iy0 + g->dil_h * fy0;
+  const taps t = {in + row * g->in_w * cin,
+                  f + (size_t)fy0 * g->kw * cout,
+                  fy1 - fy0,
+                  0,
                   (size_t)g->dil_h * g->in_w * cin,
                   (size_t)g->dil_w * cin,
                   (size_t)g->kw * cout};
+  return t;
+}
+
+/* Row r's taps at output column ox: the columns of the filter inside the input (all of them
+ * for the pixels away from the edges, found without mak_tap_range's divisions). */
+static inline taps pixel_taps(const taps *r, const mak_window_geom *g, int32_t ox, int32_t cin,
+                              int32_t cout) {
+  const int32_t ix0 = ox * g->stride_w - g->pad_w;
+  int32_t fx0 = 0, fx1 = g->kw;
+  if (ix0 < 0 || ix0 + g->dil_w * (g->kw - 1) >= g->in_w)
+    mak_tap_range(ix0, g->dil_w, g->kw, g->in_w, &fx0, &fx1);
+  taps t = *r;
+  t.in += (ix0 + g->dil_w * fx0) * (ptrdiff_t)cin;
+  t.f += (size_t)fx0 * cout;
+  t.cols = fx1 - fx0;
   return t;
 }
 
@@ -84,12 +104,27 @@ static acc4 bias4(const int32_t *bias, int32_t c, int32_t lanes) {
   return (acc4){b[0], b[lanes > 1 ? 1 : 0], b[lanes > 2 ? 2 : 0], b[lanes > 3 ? 3 : 0]};
 }
 
-/* acc[0..n-1] = the biases (or zeros) plus the sums of channels c0.. (n a multiple of 4) of
- * a window one to three taps wide, multiplier 1, without dilation (input and filter both step
- * ch bytes per tap): each row's taps unrolled. On DSP builds the taps are in assembly, as
- * GCC 12 spills the C form's registers. */
+/* acc[0..n-1] = the biases (or zeros) plus the sums of channels c0.. (n a multiple of 4) of a
+ * window one to three taps wide: for multiplier 1 without dilation (input and filter both step
+ * ch bytes per tap) four inputs per load, for multipliers that are multiples of 4 (channels
+ * c..c+3 all read input channel c / mult) one input for four weights. On DSP builds each row's
+ * taps are unrolled in assembly, as GCC 12 spills the C form's registers; elsewhere dw4 and
+ * dw4_shared (the same sums). */
 #if FAST_DSP
-/* One tap: four inputs plus the offset times four weights into the four sums. */
+/* After a row's taps: to the next row, until the input pointer reaches end. */
+#define DW_NEXT_ROW           \
+  "ldr %[x], %[ir]\n\t"      \
+  "add %[i], %[i], %[x]\n\t" \
+  "ldr %[x], %[fr]\n\t"      \
+  "add %[f], %[f], %[x]\n\t" \
+  "ldr %[x], %[end]\n\t"     \
+  "cmp %[i], %[x]\n\t"       \
+  "bne 1b"
+#define DW_SUMS_OUT                                                                  \
+  [a0] "+r"(a0), [a1] "+r"(a1), [a2] "+r"(a2), [a3] "+r"(a3), [i] "+r"(i), [f] "+r"(fp), \
+      [x] "=&r"(x), [w] "=&r"(w), [we] "=&r"(we)
+#define DW_STEPS_IN [ir] "m"(in_row), [fr] "m"(f_row), [end] "m"(end)
+/* Multiplier 1, one tap: four inputs plus the offset times four weights into the four sums. */
 #define DW_TAP(IN, F)                      \
   "ldr %[x], " IN "\n\t"                   \
   "ldr %[w], " F "\n\t"                    \
@@ -101,77 +136,132 @@ static acc4 bias4(const int32_t *bias, int32_t c, int32_t lanes) {
   "smlatt %[a2], %[xe], %[we], %[a2]\n\t"  \
   "smlabb %[a1], %[x], %[w], %[a1]\n\t"    \
   "smlatt %[a3], %[x], %[w], %[a3]\n\t"
+#define DW_ROWS(TAPS)                                                       \
+  __asm__("1:\n\t" TAPS DW_NEXT_ROW                                        \
+          : DW_SUMS_OUT, [xe] "=&r"(xe)                                     \
+          : [col] "r"(col), [off2] "r"(off2), DW_STEPS_IN                   \
+          : "cc", "memory")
 #define DW_TAP0 DW_TAP("[%[i]]", "[%[f]]")
 #define DW_TAP1 DW_TAP("[%[i], %[col]]", "[%[f], %[col]]")
 #define DW_TAP2 DW_TAP("[%[i], %[col], lsl #1]", "[%[f], %[col], lsl #1]")
-/* The rows of a window, TAPS each: then to the next row until the input pointer reaches end. */
-#define DW_ROWS(TAPS)                                                                      \
-  __asm__("1:\n\t" TAPS                                                                    \
-          "ldr %[x], %[ir]\n\t"                                                            \
-          "add %[i], %[i], %[x]\n\t"                                                       \
-          "ldr %[x], %[fr]\n\t"                                                            \
-          "add %[f], %[f], %[x]\n\t"                                                       \
-          "ldr %[x], %[end]\n\t"                                                           \
-          "cmp %[i], %[x]\n\t"                                                             \
-          "bne 1b"                                                                         \
-          : [a0] "+r"(a0), [a1] "+r"(a1), [a2] "+r"(a2), [a3] "+r"(a3), [i] "+r"(i),       \
-            [f] "+r"(fp), [x] "=&r"(x), [w] "=&r"(w), [xe] "=&r"(xe), [we] "=&r"(we)       \
-          : [col] "r"(col), [off2] "r"(off2), [ir] "m"(in_row), [fr] "m"(f_row),           \
-            [end] "m"(end)                                                                 \
+/* Multiplier 4k, one tap: one input plus the offset times four weights into the four sums. */
+#define DW_BTAP(IN, F)                   \
+  "ldrsb %[x], " IN "\n\t"               \
+  "ldr %[w], " F "\n\t"                  \
+  "add %[x], %[x], %[off]\n\t"           \
+  "sxtb16 %[we], %[w]\n\t"               \
+  "sxtb16 %[w], %[w], ror #8\n\t"        \
+  "smlabb %[a0], %[x], %[we], %[a0]\n\t" \
+  "smlabt %[a2], %[x], %[we], %[a2]\n\t" \
+  "smlabb %[a1], %[x], %[w], %[a1]\n\t"  \
+  "smlabt %[a3], %[x], %[w], %[a3]\n\t"
+#define DW_BROWS(TAPS)                                                             \
+  __asm__("1:\n\t" TAPS DW_NEXT_ROW                                               \
+          : DW_SUMS_OUT                                                            \
+          : [icol] "r"(icol), [fcol] "r"(fcol), [off] "r"(off), DW_STEPS_IN        \
           : "cc", "memory")
+#define DW_BTAP0 DW_BTAP("[%[i]]", "[%[f]]")
+#define DW_BTAP1 DW_BTAP("[%[i], %[icol]]", "[%[f], %[fcol]]")
+#define DW_BTAP2 DW_BTAP("[%[i], %[icol], lsl #1]", "[%[f], %[fcol], lsl #1]")
+#endif
+/* The biases of channels k..k+3 of b, or zeros. */
+static inline acc4 bias_quad(const int32_t *b, int32_t k) {
+  return b ? (acc4){b[k], b[k + 1], b[k + 2], b[k + 3]} : (acc4){0, 0, 0, 0};
+}
+
+static inline void store_quad(int32_t *acc, acc4 a) {
+  acc[0] = a.v0;
+  acc[1] = a.v1;
+  acc[2] = a.v2;
+  acc[3] = a.v3;
+}
+
+/* Multiplier 1 without dilation (ch: the channels, each tap's step in input and filter). */
+#if FAST_DSP
 __attribute__((noinline))
 #endif
-static void sums_narrow(const taps *t, const int32_t *bias, int32_t c0, int32_t n, int32_t ch,
-                        int32_t off, int32_t *acc) {
-  const size_t col = (size_t)ch, in_row = t->in_row, f_row = t->f_row;
-  const int32_t cols = t->cols;
-  const int8_t *in = t->in + c0, *f = t->f + c0;
+static void sums_quad(const taps *t, const int32_t *bias, int32_t c0, int32_t n, int32_t ch,
+                      int32_t off, int32_t *acc) {
   const int32_t *b = bias ? bias + c0 : NULL;
 #if FAST_DSP
+  const size_t col = (size_t)ch, in_row = t->in_row, f_row = t->f_row;
   const size_t span = (size_t)t->rows * in_row;
+  const int32_t cols = t->cols;
   const int16x2_t off2 = (int16x2_t)(((uint32_t)off & 0xFFFFu) * 0x10001u);
-#endif
+  const int8_t *in = t->in + c0, *f = t->f + c0;
   for (int32_t k = 0; k < n; k += 4, in += 4, f += 4) {
-    int32_t a0 = 0, a1 = 0, a2 = 0, a3 = 0;
-    if (b) a0 = b[k], a1 = b[k + 1], a2 = b[k + 2], a3 = b[k + 3];
-#if FAST_DSP
+    const acc4 a = bias_quad(b, k);
+    int32_t a0 = a.v0, a1 = a.v1, a2 = a.v2, a3 = a.v3, x, w, xe, we;
     const int8_t *i = in, *fp = f, *const end = in + span;
-    int32_t x, w, xe, we;
     if (cols == 3)
       DW_ROWS(DW_TAP0 DW_TAP1 DW_TAP2);
     else if (cols == 2)
       DW_ROWS(DW_TAP0 DW_TAP1);
     else
       DW_ROWS(DW_TAP0);
-#else
-    acc4 a = {a0, a1, a2, a3};
-    const int8_t *i = in, *fp = f;
-    for (int32_t y = 0; y < t->rows; ++y, i += in_row, fp += f_row)
-      for (int32_t c = 0; c < cols; ++c)
-        a = quad_mac(a, quad_in(load4(i + c * col), off), load4(fp + c * col));
-    a0 = a.v0, a1 = a.v1, a2 = a.v2, a3 = a.v3;
-#endif
-    acc[k] = a0;
-    acc[k + 1] = a1;
-    acc[k + 2] = a2;
-    acc[k + 3] = a3;
+    store_quad(acc + k, (acc4){a0, a1, a2, a3});
   }
+#else
+  for (int32_t k = 0; k < n; k += 4) store_quad(acc + k, dw4(t, c0 + k, ch, off, bias_quad(b, k)));
+#endif
+}
+
+/* Multipliers that are multiples of 4. */
+#if FAST_DSP
+__attribute__((noinline))
+#endif
+static void sums_bcast(const taps *t, const int32_t *bias, int32_t c0, int32_t n, int32_t mult,
+                       int32_t cout, int32_t off, int32_t *acc) {
+  const int32_t *b = bias ? bias + c0 : NULL;
+#if FAST_DSP
+  const size_t icol = t->in_col, fcol = (size_t)cout, in_row = t->in_row, f_row = t->f_row;
+  const size_t span = (size_t)t->rows * in_row;
+  const int32_t cols = t->cols;
+  const int8_t *f = t->f + c0;
+  for (int32_t k = 0; k < n; k += 4, f += 4) {
+    const acc4 a = bias_quad(b, k);
+    int32_t a0 = a.v0, a1 = a.v1, a2 = a.v2, a3 = a.v3, x, w, we;
+    const int8_t *i = t->in + (c0 + k) / mult, *fp = f, *const end = i + span;
+    if (cols == 3)
+      DW_BROWS(DW_BTAP0 DW_BTAP1 DW_BTAP2);
+    else if (cols == 2)
+      DW_BROWS(DW_BTAP0 DW_BTAP1);
+    else
+      DW_BROWS(DW_BTAP0);
+    store_quad(acc + k, (acc4){a0, a1, a2, a3});
+  }
+#else
+  for (int32_t k = 0; k < n; k += 4)
+    store_quad(acc + k, dw4_shared(t, c0 + k, mult, cout, off, bias_quad(b, k)));
+#endif
 }
 #if FAST_DSP
+#undef DW_NEXT_ROW
+#undef DW_SUMS_OUT
+#undef DW_STEPS_IN
+#undef DW_TAP
 #undef DW_ROWS
 #undef DW_TAP0
 #undef DW_TAP1
 #undef DW_TAP2
-#undef DW_TAP
+#undef DW_BTAP
+#undef DW_BROWS
+#undef DW_BTAP0
+#undef DW_BTAP1
+#undef DW_BTAP2
 #endif
 
 /* The sums of output channels c0..c0+n-1 of one pixel into acc[0..n-1], from their biases. */
 static void block_sums(const taps *t, const int32_t *bias, int32_t c0, int32_t n, int32_t mult,
                        int32_t cout, int32_t off, int32_t *acc) {
   int32_t k = 0;
-  if (mult == 1 && t->rows > 0 && t->cols > 0 && t->cols <= 3 && t->in_col == (size_t)cout) {
+  if (t->rows > 0 && t->cols > 0 && t->cols <= 3 &&
+      ((mult == 1 && t->in_col == (size_t)cout) || mult % 4 == 0)) {
     k = n & ~3;
-    sums_narrow(t, bias, c0, k, cout, off, acc);
+    if (mult == 1)
+      sums_quad(t, bias, c0, k, cout, off, acc);
+    else
+      sums_bcast(t, bias, c0, k, mult, cout, off, acc);
   }
   for (; k < n; k += 4) {
     const int32_t lanes = n - k < 4 ? n - k : 4, c = c0 + k;
@@ -254,16 +344,20 @@ bool mak_fast_dwconv_s8(const ma_node *node, const mak_conv_data *d, const mak_w
   int8_t *out = node->outputs[0]->data;
   const out_range r = make_range(d->output_offset, d->act_min, d->act_max);
   int32_t acc[MAK_DW_BLOCK];
-  mak_window w;
-  mak_window_start(g, &w);
-  while (mak_window_next(g, &w)) {
-    const taps t = window_taps(in, f, g, &w, cin, cout);
-    int8_t *o = out + w.pixel * (size_t)cout;
-    /* A block's channels are all read before any is written (overlap.c's rule). */
-    for (int32_t c0 = 0; c0 < cout; c0 += MAK_DW_BLOCK) {
-      const int32_t n = cout - c0 < MAK_DW_BLOCK ? cout - c0 : MAK_DW_BLOCK;
-      block_sums(&t, bias, c0, n, mult, cout, d->input_offset, acc);
-      requant_block(acc, n, d, c0, &r, o + c0);
+  int8_t *o = out;
+  /* Output pixels in order; a block's channels are all read before any is written (overlap.c's
+   * rule). */
+  for (int32_t b = 0; b < g->batches; ++b) {
+    for (int32_t oy = 0; oy < g->out_h; ++oy) {
+      const taps row = row_taps(in, f, g, b, oy, cin, cout);
+      for (int32_t ox = 0; ox < g->out_w; ++ox, o += cout) {
+        const taps t = pixel_taps(&row, g, ox, cin, cout);
+        for (int32_t c0 = 0; c0 < cout; c0 += MAK_DW_BLOCK) {
+          const int32_t n = cout - c0 < MAK_DW_BLOCK ? cout - c0 : MAK_DW_BLOCK;
+          block_sums(&t, bias, c0, n, mult, cout, d->input_offset, acc);
+          requant_block(acc, n, d, c0, &r, o + c0);
+        }
+      }
     }
   }
   return true;
