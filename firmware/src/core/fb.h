@@ -66,30 +66,31 @@ static inline fb_tab fbt_table(const uint8_t *buf, uint32_t pos) {
   return t;
 }
 
-/* Position of a field's value, 0 when absent (as the checked `field`). */
-static inline uint32_t fbt_field(const uint8_t *buf, const fb_tab *t, int slot) {
+/* Offset of a field's value from the start of its (present) table, 0 when the field is absent. */
+static inline uint32_t fbt_off(const uint8_t *buf, const fb_tab *t, int slot) {
   const uint32_t vo = 4u + 2u * (uint32_t)slot;
-  if (t->pos == 0 || vo + 2 > t->vt_len) return 0;
-  const uint16_t fo = fbt_u16(buf, t->vt + vo);
-  return fo == 0 ? 0 : t->pos + fo;
+  return vo + 2 > t->vt_len ? 0 : fbt_u16(buf, t->vt + vo);
 }
 
 static inline fb_vec fbt_vector(const uint8_t *buf, const fb_tab *t, int slot) {
   fb_vec v = {0, 0};
-  const uint32_t p = fbt_field(buf, t, slot);
-  if (p == 0) return v;
+  const uint32_t fo = fbt_off(buf, t, slot);
+  if (fo == 0) return v;
+  const uint32_t p = t->pos + fo;
   const uint32_t vp = p + fbt_u32(buf, p);
   v.pos = vp + 4;
   v.len = fbt_u32(buf, vp);
   return v;
 }
 
+/* A sub-table, pos 0 when absent. */
 static inline fb_tab fbt_subtable(const uint8_t *buf, const fb_tab *t, int slot) {
-  const uint32_t p = fbt_field(buf, t, slot);
-  if (p == 0) {
+  const uint32_t fo = fbt_off(buf, t, slot);
+  if (fo == 0) {
     const fb_tab none = {0, 0, 0, 0};
     return none;
   }
+  const uint32_t p = t->pos + fo;
   return fbt_table(buf, p + fbt_u32(buf, p));
 }
 

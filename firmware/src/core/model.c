@@ -265,31 +265,36 @@ int ma_is_const(const ma_interp *it, int32_t sg, int32_t index) {
 void ma_describe(ma_interp *it, int32_t sg, int32_t index, ma_tensor *out) {
   const ma_subgraph *s = &it->subgraphs[sg];
   const uint8_t *buf = it->rd.buf;
-  static const ma_tensor zero; /* a copy, not memset: newlib-nano's stores byte by byte */
-  *out = zero;
   const fb_tab tt = fbt_vec_table(buf, s->tensor_tabs, (uint32_t)index);
   const fb_vec shape = fbt_vector(buf, &tt, 0);
-  uint32_t p = fbt_field(buf, &tt, 1);
-  out->type = p != 0 ? buf[p] : 0;
+  uint32_t fo = fbt_off(buf, &tt, 1);
+  out->type = fo != 0 ? buf[tt.pos + fo] : 0;
   size_t bytes = ma_type_size(out->type);
-  out->ndims = (int32_t)shape.len;
+  /* Every field is written (no memset: newlib-nano's stores a byte at a time). */
+  _Static_assert(MA_MAX_DIMS == 6, "dims zeroed one by one below");
+  out->dims[0] = out->dims[1] = out->dims[2] = out->dims[3] = out->dims[4] = out->dims[5] = 0;
   for (uint32_t d = 0; d < shape.len; d++) {
     out->dims[d] = (int32_t)fbt_u32(buf, shape.pos + 4 * d);
     bytes *= (size_t)out->dims[d];
   }
+  out->ndims = (int32_t)shape.len;
   out->bytes = bytes;
   out->index = index;
-  p = fbt_field(buf, &tt, 5);
-  out->is_variable = p != 0 && buf[p] != 0;
+  fo = fbt_off(buf, &tt, 5);
+  out->is_variable = fo != 0 && buf[tt.pos + fo] != 0;
   out->data = s->data[index];
   /* A tensor with a buffer of its own points into the model (parse_tensor); nothing else does. */
   out->is_const = ma_is_const(it, sg, index) ? 1 : 0;
+  out->quant.scale = NULL; /* as parse_tensor leaves it without scales */
+  out->quant.zero_point = NULL;
+  out->quant.count = 0;
+  out->quant.dim = 0;
   const fb_tab q = fbt_subtable(buf, &tt, 4);
   if (q.pos == 0) return;
   const fb_vec scale = fbt_vector(buf, &q, 2);
   if (scale.len == 0) return;
-  p = fbt_field(buf, &q, 6);
-  int32_t qdim = p != 0 ? (int32_t)fbt_u32(buf, p) : 0;
+  fo = fbt_off(buf, &q, 6);
+  int32_t qdim = fo != 0 ? (int32_t)fbt_u32(buf, q.pos + fo) : 0;
   if (scale.len > 1 && out->ndims == 1) qdim = 0;
   out->quant.scale = (const float *)(const void *)(buf + scale.pos);
   out->quant.zero_point = (const int64_t *)(const void *)(buf + fbt_vector(buf, &q, 3).pos);
@@ -322,35 +327,29 @@ ma_status ma_build_frame(ma_interp *it, int32_t sg, ma_inode *n, ma_frame *f) {
   const fb_tab op = fbt_table(buf, n->op_pos);
   const fb_vec ins = fbt_vector(buf, &op, 1);
   const fb_vec outs = fbt_vector(buf, &op, 2);
-  const uint32_t type_at = fbt_field(buf, &op, 3);
-  const uint8_t opt_type = type_at != 0 ? buf[type_at] : 0;
+  const uint32_t type_at = fbt_off(buf, &op, 3);
+  const uint8_t opt_type = type_at != 0 ? buf[op.pos + type_at] : 0;
   const fb_tab opts = fbt_subtable(buf, &op, 4);
   const fb_vec custom = fbt_vector(buf, &op, 5);
-  static const ma_node zero;
-  f->node = zero;
-  for (uint32_t j = 0; j < ins.len + outs.len; j++) {
-    int32_t x = (int32_t)(j < ins.len ? fbt_u32(buf, ins.pos + 4 * j)
-                                      : fbt_u32(buf, outs.pos + 4 * (j - ins.len)));
-    if (x < 0) {
-      f->list[j] = NULL;
-    } else {
-      ma_describe(it, sg, x, &f->desc[j]);
-      f->list[j] = &f->desc[j];
-    }
+  /* Each operand's descriptor, then every field of the node (no memset: see ma_describe). */
+  for (uint32_t j = 0; j < ins.len; j++) {
+    const int32_t x = (int32_t)fbt_u32(buf, ins.pos + 4 * j);
+    f->list[j] = x < 0 ? NULL : &f->desc[j];
+    if (x >= 0) ma_describe(it, sg, x, &f->desc[j]);
+  }
+  for (uint32_t j = ins.len; j < ins.len + outs.len; j++) {
+    ma_describe(it, sg, (int32_t)fbt_u32(buf, outs.pos + 4 * (j - ins.len)), &f->desc[j]);
+    f->list[j] = &f->desc[j]; /* outputs are never optional (parse_operator) */
   }
   f->node.n_inputs = (int32_t)ins.len;
   f->node.n_outputs = (int32_t)outs.len;
   f->node.inputs = f->list;
   f->node.outputs = f->list + ins.len;
-  if (opts.pos != 0) {
-    f->node.options.table = buf + opts.pos;
-    f->node.options.end = buf + it->rd.size;
-    f->node.options.type = opt_type;
-  }
-  if (custom.pos != 0) {
-    f->node.custom_options = buf + custom.pos;
-    f->node.custom_options_len = custom.len;
-  }
+  f->node.options.table = opts.pos != 0 ? buf + opts.pos : NULL;
+  f->node.options.end = opts.pos != 0 ? buf + it->rd.size : NULL;
+  f->node.options.type = opts.pos != 0 ? opt_type : 0;
+  f->node.custom_options = custom.pos != 0 ? buf + custom.pos : NULL;
+  f->node.custom_options_len = custom.pos != 0 ? custom.len : 0;
   f->node.user_data = n->user_data;
   f->node.builtin_code = n->code;
   const ma_kernel *kernel = ma_find_kernel(n->code); /* NULL for control flow */
