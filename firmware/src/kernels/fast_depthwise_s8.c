@@ -279,33 +279,6 @@ static void block_sums(const taps *t, const int32_t *bias, int32_t c0, int32_t n
   }
 }
 
-/* requant's result for a shift below 0 (a rounding right shift by e = -shift, 1 to 31, as
- * mak_quantize_multiplier's shifts lie in [-31, 30]), before the clamp, in one multiply-add.
- * requant rounds twice: v = floor((acc * mult + 2^30) / 2^31), then v / 2^e to nearest with
- * ties away from zero, floor((v + 2^(e-1) - (v < 0)) / 2^e). Nested floors of divisions by
- * positive integers are one floor: floor((acc * mult + 2^30 + k * 2^31) / 2^(31 + e)) with
- * k = 2^(e-1) - (v < 0). v < 0 only if acc < 0 (mult >= 0), and where acc < 0 but v >= 0,
- * v is 0 and both k give 0, so k = half - (acc < 0) with half = 2^(e-1). The low word of the
- * added constant is 2^30 plus k's low bit at bit 31; the high word is k >> 1. */
-static inline int32_t requant_right(int32_t acc, int32_t mult, int32_t e_minus_1,
-                                    int32_t half) {
-  const int32_t k = half + (acc >> 31);
-  const uint64_t c = (uint64_t)(uint32_t)(k >> 1) << 32 | ((uint32_t)k << 31 | UINT32_C(1) << 30);
-  const int64_t sum = (int64_t)acc * mult + (int64_t)c;
-  return (int32_t)(sum >> 32) >> e_minus_1;
-}
-
-/* requant's result for a shift of 0 or more (a left shift, no rounding shift), before the
- * clamp. */
-static inline int32_t requant_left(int32_t acc, int32_t mult, int32_t left) {
-  const int32_t x = (int32_t)((uint32_t)acc << left);
-  return (int32_t)(((int64_t)x * mult + (INT64_C(1) << 30)) >> 31);
-}
-
-static inline int8_t clamp_out(int32_t y, const out_range *r) {
-  return (int8_t)((y < r->lo ? r->lo : (y > r->hi ? r->hi : y)) + r->offset);
-}
-
 /* requant_right or requant_left as requant_block picks them: the tests' entry (fast_s8.h). */
 int32_t mak_fast_dw_requant(int32_t acc, int32_t mult, int32_t shift) {
   return shift < 0 ? requant_right(acc, mult, -shift - 1, (int32_t)1 << (-shift - 1))

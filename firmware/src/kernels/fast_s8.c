@@ -11,8 +11,9 @@
  *
  * Blocking: a convolution computes two neighbouring output pixels x two output channels per
  * pass over the windows where it may (rows2), else four output channels of one pixel per pass
- * (one input load serves four weight rows); FULLY_CONNECTED four units per pass over the input
- * row. */
+ * (conv_pixel: one input load serves four weight rows). FULLY_CONNECTED runs the same code, a
+ * batch being a pixel of one run. Windows of one run of 4k bytes (1x1 convolutions,
+ * FULLY_CONNECTED) keep the channel loop in assembly too and requantize afterwards. */
 #include "fast_s8_core.h"
 #include "fast_mve_s8.h"
 
@@ -110,9 +111,37 @@ typedef struct {
 } block2x2;
 
 #if FAST_DSP
-/* The 4-value loop in assembly: it needs all 14 free registers (four sums, two input words
- * as int16 pairs, two temporaries, four pointers), so the loop end and the offset stay on the
- * stack. Called with at least 4 values. */
+/* The 4-value loop in assembly: it needs all 14 free registers (sums r4-r7: x0.w0, x0.w1,
+ * x1.w0, x1.w1; the input words as int16 pairs r8-r11; temporaries r12, lr; pointers x0, x1,
+ * w0, w1 in r0-r3), so the loop end ([sp]) and the offset pair ([sp, #4]) stay on the stack.
+ * At least 4 values. */
+#define MAC2X2_LOOP \
+  "1:\n\t" \
+  "ldr lr, [sp, #4]\n\t" \
+  "ldr r12, [r0], #4\n\t" \
+  "sxtab16 r8, lr, r12\n\t" \
+  "sxtab16 r9, lr, r12, ror #8\n\t" \
+  "ldr r12, [r1], #4\n\t" \
+  "sxtab16 r10, lr, r12\n\t" \
+  "sxtab16 r11, lr, r12, ror #8\n\t" \
+  "ldr r12, [r2], #4\n\t" \
+  "sxtb16 lr, r12\n\t" \
+  "smlad r4, lr, r8, r4\n\t" \
+  "smlad r6, lr, r10, r6\n\t" \
+  "sxtb16 r12, r12, ror #8\n\t" \
+  "smlad r4, r12, r9, r4\n\t" \
+  "smlad r6, r12, r11, r6\n\t" \
+  "ldr r12, [r3], #4\n\t" \
+  "sxtb16 lr, r12\n\t" \
+  "smlad r5, lr, r8, r5\n\t" \
+  "smlad r7, lr, r10, r7\n\t" \
+  "sxtb16 r12, r12, ror #8\n\t" \
+  "smlad r5, r12, r9, r5\n\t" \
+  "smlad r7, r12, r11, r7\n\t" \
+  "ldr lr, [sp]\n\t" \
+  "cmp r0, lr\n\t" \
+  "bne 1b\n\t"
+
 _Static_assert(offsetof(block2x2, x_end) == 16 && offsetof(block2x2, off2) == 20 &&
                    offsetof(block2x2, acc) == 24,
                "mac2x2_dsp's offsets");
@@ -124,31 +153,7 @@ __attribute__((naked, noinline)) static void mac2x2_dsp(block2x2 *b __attribute_
       "add r12, r0, #24\n\t"
       "ldm r12, {r4-r7}\n\t"
       "ldm r0, {r0-r3}\n\t"
-      "1:\n\t"
-      "ldr lr, [sp, #4]\n\t"
-      "ldr r12, [r0], #4\n\t"
-      "sxtab16 r8, lr, r12\n\t"
-      "sxtab16 r9, lr, r12, ror #8\n\t"
-      "ldr r12, [r1], #4\n\t"
-      "sxtab16 r10, lr, r12\n\t"
-      "sxtab16 r11, lr, r12, ror #8\n\t"
-      "ldr r12, [r2], #4\n\t"
-      "sxtb16 lr, r12\n\t"
-      "smlad r4, lr, r8, r4\n\t"
-      "smlad r6, lr, r10, r6\n\t"
-      "sxtb16 r12, r12, ror #8\n\t"
-      "smlad r4, r12, r9, r4\n\t"
-      "smlad r6, r12, r11, r6\n\t"
-      "ldr r12, [r3], #4\n\t"
-      "sxtb16 lr, r12\n\t"
-      "smlad r5, lr, r8, r5\n\t"
-      "smlad r7, lr, r10, r7\n\t"
-      "sxtb16 r12, r12, ror #8\n\t"
-      "smlad r5, r12, r9, r5\n\t"
-      "smlad r7, r12, r11, r7\n\t"
-      "ldr lr, [sp]\n\t"
-      "cmp r0, lr\n\t"
-      "bne 1b\n\t"
+      MAC2X2_LOOP
       "ldr r0, [sp, #8]\n\t"
       "add r0, r0, #24\n\t"
       "stm r0, {r4-r7}\n\t"
@@ -180,31 +185,42 @@ static void mac2x2(block2x2 *b, int32_t n, int32_t off) {
   }
 }
 
-/* One output channel's requantization constants (requant's steps, without its branches). */
+/* One output channel's requantization constants: requant_right's (half = 2^(e-1) > 0,
+ * amount = e - 1) for a negative shift, else requant_left's (half = 0, amount = the shift). */
 typedef struct {
-  int32_t mult, left, right, mask;
+  int32_t mult, amount, half;
 } chan_q;
 
 static inline chan_q chan_consts(int32_t mult, int shift) {
-  const int32_t right = shift > 0 ? 0 : (-shift > 31 ? 31 : -shift);
-  const chan_q c = {mult, shift > 0 ? shift : 0, right, (int32_t)((UINT32_C(1) << right) - 1u)};
+  /* requant's right shift stops at 31 */
+  const int32_t e_minus_1 = shift < -31 ? 30 : -shift - 1;
+  const chan_q c = {mult, shift < 0 ? e_minus_1 : shift, shift < 0 ? (int32_t)1 << e_minus_1 : 0};
   return c;
 }
 
-/* requant with the constants of chan_consts: a right shift of 0 has mask 0, so its rounding
- * step adds nothing and every channel takes the same instructions. */
+#if FAST_DSP
+/* requant_right with its multiply-add as one SMLAL (GCC 12 makes three multiplies of it). */
+static inline int32_t requant_right_dsp(int32_t acc, int32_t mult, int32_t e_minus_1,
+                                        int32_t half) {
+  const int32_t k = half + (acc >> 31);
+  uint32_t lo = (uint32_t)k << 31 | UINT32_C(1) << 30;
+  int32_t hi = k >> 1;
+  __asm__("smlal %0, %1, %2, %3" : "+r"(lo), "+r"(hi) : "r"(acc), "r"(mult));
+  return hi >> e_minus_1;
+}
+#define REQUANT_RIGHT requant_right_dsp
+#else
+#define REQUANT_RIGHT requant_right
+#endif
+
+/* requant, with the constants of chan_consts. */
 static inline int8_t requant_c(int32_t acc, const chan_q *c, const out_range *r) {
-  const int32_t x = (int32_t)((uint32_t)acc << c->left);
-  int32_t v = (int32_t)(((int64_t)x * c->mult + (INT64_C(1) << 30)) >> 31);
-  const int32_t threshold = (c->mask >> 1) + (v < 0 ? 1 : 0);
-  v = (v >> c->right) + ((v & c->mask) > threshold ? 1 : 0);
-  v = v < r->lo ? r->lo : (v > r->hi ? r->hi : v);
-  return (int8_t)(v + r->offset);
+  return clamp_out(c->half ? REQUANT_RIGHT(acc, c->mult, c->amount, c->half)
+                           : requant_left(acc, c->mult, c->amount),
+                   r);
 }
 
-/* Two rows of outputs (o0, o1), channels [0, cout), from input rows whose runs are `runs`
- * (first row) and the same runs xd bytes further (second row). Channel pairs, then the odd
- * channel; requantization constants shared by the two rows. */
+/* What a convolution's (or FULLY_CONNECTED's) rows of outputs need. */
 typedef struct {
   const int8_t *f; /* filters, one per output channel, fstride bytes apart */
   size_t fstride;
@@ -222,8 +238,122 @@ typedef struct {
   int32_t n;
 } run;
 
+/* The sums of one run of n bytes (n a multiple of 4) from two input rows (x0, x1) with the
+ * weights of `pairs` channel pairs: pair q's weight rows start at w0 and w1 plus
+ * q * (wstep + n). Written to out as four sums per pair: x0 with its first and second
+ * channel, x1 with its first and second. Field order: the assembly's. */
+typedef struct {
+  const int8_t *x_end; /* x0 + n */
+  uint32_t off2;       /* the input offset in both int16 lanes */
+  const int8_t *x0, *x1;
+  int32_t wstep; /* from the end of a pair's weight rows to the next pair's */
+  int32_t *out;
+  int32_t pairs;
+  const int8_t *w0, *w1;
+} pairs_job;
+
+#if FAST_DSP
+_Static_assert(offsetof(pairs_job, w1) == 32, "pairs_sums_dsp's offsets");
+/* The channel loop around MAC2X2_LOOP: the run's pointers, loop end and offset live in a
+ * stack frame ([sp]: x_end, off2, x0, x1, wstep, out, pairs), the sums in registers. */
+__attribute__((naked, noinline)) static void pairs_sums_dsp(pairs_job *p __attribute__((unused))) {
+  __asm__(
+      "push {r4-r11, lr}\n\t"
+      "sub sp, sp, #32\n\t"
+      "ldm r0, {r1-r9}\n\t"
+      "stm sp, {r1-r7}\n\t"
+      "mov r2, r8\n\t"
+      "mov r3, r9\n\t"
+      "2:\n\t"
+      "ldrd r0, r1, [sp, #8]\n\t"
+      "movs r4, #0\n\t"
+      "movs r5, #0\n\t"
+      "movs r6, #0\n\t"
+      "movs r7, #0\n\t"
+      MAC2X2_LOOP
+      "ldr r12, [sp, #20]\n\t"
+      "stmia r12!, {r4-r7}\n\t"
+      "str r12, [sp, #20]\n\t"
+      "ldr r12, [sp, #16]\n\t"
+      "add r2, r2, r12\n\t"
+      "add r3, r3, r12\n\t"
+      "ldr r12, [sp, #24]\n\t"
+      "subs r12, r12, #1\n\t"
+      "str r12, [sp, #24]\n\t"
+      "bne 2b\n\t"
+      "add sp, sp, #32\n\t"
+      "pop {r4-r11, pc}");
+}
+#endif
+
+static void pairs_sums(const pairs_job *p) {
+#if FAST_DSP
+  pairs_sums_dsp((pairs_job *)(uintptr_t)p);
+#else
+  const int32_t n = (int32_t)(p->x_end - p->x0), step = p->wstep + n;
+  const int32_t off = (int16_t)(p->off2 & 0xFFFFu);
+  for (int32_t q = 0; q < p->pairs; ++q) {
+    block2x2 b = {p->x0, p->x1, p->w0 + q * step, p->w1 + q * step, p->x_end, p->off2, {0}};
+    mac2x2(&b, n, off);
+    memcpy(p->out + 4 * q, b.acc, sizeof b.acc);
+  }
+#endif
+}
+
+enum { PAIRS = 8 }; /* channel pairs per pairs_sums call: 32 sums (128 bytes) on the stack */
+
+static inline int32_t wrap_add(int32_t a, int32_t b) {
+  return (int32_t)((uint32_t)a + (uint32_t)b);
+}
+
+/* o0[ch], o1[ch] for the n channels ch from ch0: s holds their sums in pairs_sums' order,
+ * without the bias. Not inlined: alone, its loop keeps the constants in registers. */
+__attribute__((noinline)) static void requant_pairs(const rows_job *j, int32_t ch0, int32_t n,
+                                                    const int32_t *s, int8_t *o0, int8_t *o1) {
+  const out_range r = j->r;
+  chan_q c = chan_consts(j->mult[0], j->shift[0]);
+  for (int32_t k = 0; k < n; ++k) {
+    const int32_t ch = ch0 + k, at = 4 * (k >> 1) + (k & 1), b = j->bias ? j->bias[ch] : 0;
+    if (j->per_channel) c = chan_consts(j->mult[ch], j->shift[ch]);
+    o0[ch] = requant_c(wrap_add(s[at], b), &c, &r);
+    o1[ch] = requant_c(wrap_add(s[at + 2], b), &c, &r);
+  }
+}
+
+/* rows2 for a window of one run whose length is a multiple of 4 (1x1 convolutions of 4k
+ * channels, FULLY_CONNECTED): the channel loop in assembly, the bias added and the sums
+ * requantized afterwards in a loop of their own. */
+static void rows2_run(const rows_job *j, const run *rn, ptrdiff_t xd, int8_t *o0, int8_t *o1) {
+  int32_t s[4 * PAIRS];
+  const chan_q c0 = chan_consts(j->mult[0], j->shift[0]);
+  const int32_t even = j->cout & ~1;
+  for (int32_t oc = 0; oc < even; oc += 2 * PAIRS) {
+    const int32_t np = (even - oc) / 2 < PAIRS ? (even - oc) / 2 : PAIRS;
+    const int8_t *w0 = j->f + oc * j->fstride + rn->f;
+    const pairs_job p = {rn->in + rn->n, ((uint32_t)j->off & 0xFFFFu) * 0x10001u, rn->in,
+                         rn->in + xd, (int32_t)(2 * j->fstride) - rn->n, s, np, w0,
+                         w0 + j->fstride};
+    pairs_sums(&p);
+    requant_pairs(j, oc, 2 * np, s, o0, o1);
+  }
+  if (even < j->cout) {
+    const int8_t *fo = j->f + even * j->fstride + rn->f;
+    const int32_t b = j->bias ? j->bias[even] : 0;
+    const chan_q c = j->per_channel ? chan_consts(j->mult[even], j->shift[even]) : c0;
+    o0[even] = requant_c(dot1(rn->in, fo, rn->n, j->off, b), &c, &j->r);
+    o1[even] = requant_c(dot1(rn->in + xd, fo, rn->n, j->off, b), &c, &j->r);
+  }
+}
+
+/* Two rows of outputs (o0, o1), channels [0, cout), from input rows whose runs are `runs`
+ * (first row) and the same runs xd bytes further (second row). Channel pairs, then the odd
+ * channel; requantization constants shared by the two rows. */
 static void rows2(const rows_job *j, const run *runs, int32_t nr, ptrdiff_t xd, int8_t *o0,
                   int8_t *o1) {
+  if (nr == 1 && (runs[0].n & 3) == 0) {
+    rows2_run(j, runs, xd, o0, o1);
+    return;
+  }
   const uint32_t off2 = ((uint32_t)j->off & 0xFFFFu) * 0x10001u;
   chan_q c = chan_consts(j->mult[0], j->shift[0]);
   int32_t oc = 0;
@@ -289,6 +419,7 @@ static int32_t window_runs(const int8_t *in, const mak_window_geom *g, const mak
 
 /* One output pixel, all channels, in order: four channels per pass over the window. */
 static void conv_pixel(const rows_job *j, const run *runs, int32_t nr, int8_t *o) {
+  chan_q c = chan_consts(j->mult[0], j->shift[0]);
   int32_t oc = 0;
   for (; oc + 4 <= j->cout; oc += 4) {
     const int8_t *fo = j->f + oc * j->fstride;
@@ -297,8 +428,8 @@ static void conv_pixel(const rows_job *j, const run *runs, int32_t nr, int8_t *o
     for (int32_t i = 0; i < nr; ++i)
       dot4(runs[i].in, fo + runs[i].f, j->fstride, runs[i].n, j->off, acc);
     for (int k = 0; k < 4; ++k) {
-      const int32_t mi = j->per_channel ? oc + k : 0;
-      o[oc + k] = requant(acc[k], j->mult[mi], j->shift[mi], &j->r);
+      if (j->per_channel) c = chan_consts(j->mult[oc + k], j->shift[oc + k]);
+      o[oc + k] = requant_c(acc[k], &c, &j->r);
     }
   }
   for (; oc < j->cout; ++oc) {
@@ -306,8 +437,8 @@ static void conv_pixel(const rows_job *j, const run *runs, int32_t nr, int8_t *o
     int32_t acc = j->bias ? j->bias[oc] : 0;
     for (int32_t i = 0; i < nr; ++i)
       acc = dot1(runs[i].in, fo + runs[i].f, runs[i].n, j->off, acc);
-    const int32_t mi = j->per_channel ? oc : 0;
-    o[oc] = requant(acc, j->mult[mi], j->shift[mi], &j->r);
+    if (j->per_channel) c = chan_consts(j->mult[oc], j->shift[oc]);
+    o[oc] = requant_c(acc, &c, &j->r);
   }
 }
 
@@ -377,28 +508,22 @@ bool mak_fast_fc_s8(const ma_node *node, int32_t input_offset, int32_t filter_of
     return false;
   const int32_t units = w_t->dims[0], depth = w_t->dims[1];
   const int32_t batches = ma_num_elements(in_t) / depth;
-  const int8_t *in = in_t->data, *wt = w_t->data;
-  const int32_t *bias = bias_t ? bias_t->data : NULL;
+  const int8_t *in = in_t->data;
   int8_t *out = node->outputs[0]->data;
-  const out_range r = make_range(output_offset, act_min, act_max);
-  for (int32_t b = 0; b < batches; ++b) {
-    const int8_t *x = in + (size_t)b * depth;
-    int8_t *o = out + (size_t)b * units;
-    int32_t u = 0;
-    for (; u + 4 <= units; u += 4) {
-      int32_t acc[4];
-      for (int k = 0; k < 4; ++k) acc[k] = bias ? bias[u + k] : 0;
-      dot4(x, wt + (size_t)u * depth, (size_t)depth, depth, input_offset, acc);
-      for (int k = 0; k < 4; ++k) {
-        const int32_t mi = n_mult > 1 ? u + k : 0;
-        o[u + k] = requant(acc[k], mult[mi], shift[mi], &r);
-      }
-    }
-    for (; u < units; ++u) {
-      const int32_t acc = dot1(x, wt + (size_t)u * depth, depth, input_offset, bias ? bias[u] : 0);
-      const int32_t mi = n_mult > 1 ? u : 0;
-      o[u] = requant(acc, mult[mi], shift[mi], &r);
-    }
+  /* A batch is a 1x1 convolution's pixel: one run of depth bytes, one weight row per unit. */
+  const rows_job j = {w_t->data,    (size_t)depth, bias_t ? bias_t->data : NULL,
+                      mult,         shift,         n_mult > 1,
+                      units,        input_offset,  make_range(output_offset, act_min, act_max)};
+  /* Batch pairs, as pixel pairs, only where the input and output share no byte. */
+  const bool pairs = disjoint(in_t, node->outputs[0]);
+  int32_t b = 0;
+  for (; pairs && b + 2 <= batches; b += 2) {
+    const run rn = {in + (size_t)b * depth, 0, depth};
+    rows2(&j, &rn, 1, depth, out + (size_t)b * units, out + (size_t)(b + 1) * units);
+  }
+  for (; b < batches; ++b) {
+    const run rn = {in + (size_t)b * depth, 0, depth};
+    conv_pixel(&j, &rn, 1, out + (size_t)b * units);
   }
   return true;
 }
