@@ -4,7 +4,7 @@
  * vector and an int8 weight vector to a scalar, and VADDVA the 16 weights to another, so a sum
  * with the input offset is acc + offset * sum(w) = sum(w * (x + offset)): the same wrapping
  * int32 sum as the reference loop, in another order. Four output channels share each input
- * load. Depthwise: sixteen channels per pass over the taps, in int16 lanes (see dw16).
+ * load. Depthwise: eight channels per pass over the taps, in int16 lanes (see sums8).
  *
  * Requantization, four lanes at once, is the integer steps of fast_s8_core.h's requant:
  *   - left shift: VSHL by max(shift, 0), wrapping like requant's unsigned shift;
@@ -368,64 +368,147 @@ bool mak_mve_fc_s8(const ma_node *node, int32_t input_offset, int32_t filter_off
 
 /* -------------------------------------------------------- DEPTHWISE_CONV_2D */
 
-/* Sixteen (or, at the end of a block, `n` < 16) channels c.. of one output pixel, depth
- * multiplier 1: bias + sum over the taps of w * (x + off), requantized and stored. Inputs
- * plus offset and weights as int16 lanes, VMULLB/VMULLT their even and odd lanes' int32
- * products; VST2 puts the channels back in order. */
-static void dw16(const int8_t *in, const int8_t *f, const mak_window_geom *g, const mak_window *w,
-                 int32_t ch, int32_t c, int32_t n, const int32_t *bias, const mak_conv_data *d,
-                 const out_range *r, int8_t *o) {
-  const mve_pred16_t p0 = vctp16q((uint32_t)n), p1 = vctp16q((uint32_t)(n > 8 ? n - 8 : 0));
-  const int16_t off = (int16_t)d->input_offset; /* offsets_ok: x + off fits an int16 */
-  int32x4_t e0 = vdupq_n_s32(0), o0 = e0, e1 = e0, o1 = e0;
-  const size_t in_row = (size_t)g->dil_h * g->in_w * ch, in_col = (size_t)g->dil_w * ch;
-  const size_t row0 = (size_t)w->b * g->in_h + w->iy0 + g->dil_h * w->fy0;
-  const int8_t *ip = in + (row0 * g->in_w + w->ix0 + g->dil_w * w->fx0) * ch + c;
-  const int8_t *fp = f + ((size_t)w->fy0 * g->kw + w->fx0) * ch + c;
-  for (int32_t y = w->fy0; y < w->fy1; ++y, ip += in_row, fp += (size_t)g->kw * ch) {
+/* The taps of one output pixel: the input at channel 0 of the window's first tap, the filter
+ * at that tap, how many rows and columns fall inside the input. */
+typedef struct {
+  const int8_t *in, *f;
+  int32_t rows, cols;
+} taps;
+
+/* What every pixel of a depthwise convolution shares. */
+typedef struct {
+  const int32_t *bias, *mult;
+  const int8_t *shift;
+  int32_t cout, dmult, per_channel;
+  int16_t off; /* offsets_ok: x + off fits an int16 */
+  size_t in_row, in_col, f_row; /* steps between tap rows and columns */
+  uint16x8_t gather;            /* input channel of lane k, minus the group's first's */
+  bool gather_fixed;            /* `gather` holds for every group of eight */
+  out_range r;
+} dw_node;
+
+static taps window_taps(const int8_t *in, const int8_t *f, const mak_window_geom *g,
+                        const mak_window *w, int32_t cin, int32_t cout) {
+  const size_t row = (size_t)w->b * g->in_h + w->iy0 + g->dil_h * w->fy0;
+  const taps t = {in + (row * g->in_w + w->ix0 + g->dil_w * w->fx0) * cin,
+                  f + ((size_t)w->fy0 * g->kw + w->fx0) * cout, w->fy1 - w->fy0,
+                  w->fx1 - w->fx0};
+  return t;
+}
+
+/* Even and odd channels of a group of eight: int32 sums of w * (x + off). */
+typedef struct {
+  int32x4_t even, odd;
+} sums8;
+
+static inline sums8 mac8(sums8 a, int16x8_t x, int16x8_t w) {
+  a.even = vaddq_s32(a.even, vmullbq_int_s16(x, w));
+  a.odd = vaddq_s32(a.odd, vmulltq_int_s16(x, w));
+  return a;
+}
+
+/* Eight channels c.. of depth multiplier 1: whole vectors, no predication. */
+static inline __attribute__((always_inline)) sums8 dw8_full(const taps *t, const dw_node *n, int32_t c) {
+  sums8 a = {vdupq_n_s32(0), vdupq_n_s32(0)};
+  const int8_t *ip = t->in + c, *fp = t->f + c;
+  for (int32_t y = 0; y < t->rows; ++y, ip += n->in_row, fp += n->f_row) {
     const int8_t *i = ip, *k = fp;
-    for (int32_t x = w->fx0; x < w->fx1; ++x, i += in_col, k += ch) {
-      /* Zeroing loads: lanes past n read nothing and add (0 + off) * 0 = 0. */
-      const int16x8_t x0 = vaddq_n_s16(vldrbq_z_s16(i, p0), off), w0 = vldrbq_z_s16(k, p0);
-      const int16x8_t x1 = vaddq_n_s16(vldrbq_z_s16(i + 8, p1), off);
-      const int16x8_t w1 = vldrbq_z_s16(k + 8, p1);
-      e0 = vaddq_s32(e0, vmullbq_int_s16(x0, w0));
-      o0 = vaddq_s32(o0, vmulltq_int_s16(x0, w0));
-      e1 = vaddq_s32(e1, vmullbq_int_s16(x1, w1));
-      o1 = vaddq_s32(o1, vmulltq_int_s16(x1, w1));
+    for (int32_t x = 0; x < t->cols; ++x, i += n->in_col, k += n->cout)
+      a = mac8(a, vaddq_n_s16(vldrbq_s16(i), n->off), vldrbq_s16(k));
+  }
+  return a;
+}
+
+/* Input channel of lane k of the group at c, relative to c / mult: (c % mult + k) / mult. */
+static uint16x8_t gather_offsets(int32_t c, int32_t mult) {
+  uint16_t lane_in[8];
+  for (int32_t k = 0; k < 8; ++k) lane_in[k] = (uint16_t)((c % mult + k) / mult);
+  return vld1q_u16(lane_in);
+}
+
+/* `lanes` (1 to 8) channels c.. of any depth multiplier: channel c + k reads input channel
+ * (c + k) / mult (a gather); lanes past `lanes` load nothing and add (0 + off) * 0. */
+static sums8 dw8_any(const taps *t, const dw_node *n, int32_t c, int32_t lanes) {
+  const mve_pred16_t p = vctp16q((uint32_t)lanes);
+  const uint16x8_t at = n->gather_fixed ? n->gather : gather_offsets(c, n->dmult);
+  sums8 a = {vdupq_n_s32(0), vdupq_n_s32(0)};
+  const int8_t *ip = t->in + c / n->dmult, *fp = t->f + c;
+  for (int32_t y = 0; y < t->rows; ++y, ip += n->in_row, fp += n->f_row) {
+    const int8_t *i = ip, *k = fp;
+    for (int32_t x = 0; x < t->cols; ++x, i += n->in_col, k += n->cout) {
+      const int16x8_t xv = vaddq_n_s16(vldrbq_gather_offset_z_s16(i, at, p), n->off);
+      a = mac8(a, xv, vldrbq_z_s16(k, p));
     }
   }
-  int32_t acc[16];
-  const int32x4x2_t lo = {{e0, o0}}, hi = {{e1, o1}};
-  vst2q_s32(acc, lo);
-  vst2q_s32(acc + 8, hi);
-  const int32_t pc = d->n_mult > 1;
-  const int8_t *shift = mak_conv_shifts(d);
-  for (int32_t j = 0; j < n; j += 4) {
-    const int32_t lanes = n - j < 4 ? n - j : 4;
-    const mve_pred16_t p = vctp32q((uint32_t)lanes);
-    int32x4_t v = vldrwq_s32(acc + j);
-    if (bias) v = vaddq_s32(v, vldrwq_z_s32(bias + c + j, p));
-    vstrbq_p_s32(o + c + j, requant4(v, rq_load_tail(d->mult, shift, pc, c + j, lanes), r), p);
+  return a;
+}
+
+/* Requantized `lanes` (1 to 8) channels c.. from their sums plus bias, in order, as int16
+ * lanes (the gathers read nothing past `lanes`). */
+static inline __attribute__((always_inline)) int16x8_t requant8(sums8 a, const dw_node *n, int32_t c, int32_t lanes) {
+  const uint32x4_t even = vidupq_n_u32(0, 2), odd = vidupq_n_u32(1, 2);
+  const mve_pred16_t pe = vctp32q((uint32_t)(lanes + 1) / 2), po = vctp32q((uint32_t)lanes / 2);
+  rq4 qe, qo;
+  if (n->per_channel) {
+    qe = rq_make(vldrwq_gather_shifted_offset_z_s32(n->mult + c, even, pe),
+                 vldrbq_gather_offset_z_s32(n->shift + c, even, pe));
+    qo = rq_make(vldrwq_gather_shifted_offset_z_s32(n->mult + c, odd, po),
+                 vldrbq_gather_offset_z_s32(n->shift + c, odd, po));
+  } else {
+    qe = qo = rq_make(vdupq_n_s32(n->mult[0]), vdupq_n_s32(n->shift[0]));
   }
+  if (n->bias) {
+    a.even = vaddq_s32(a.even, vldrwq_gather_shifted_offset_z_s32(n->bias + c, even, pe));
+    a.odd = vaddq_s32(a.odd, vldrwq_gather_shifted_offset_z_s32(n->bias + c, odd, po));
+  }
+  const int16x8_t lo = vmovnbq_s32(vdupq_n_s16(0), requant4(a.even, qe, &n->r));
+  return vmovntq_s32(lo, requant4(a.odd, qo, &n->r));
+}
+
+/* One block of k <= MAK_DW_BLOCK output channels c0.. of one pixel: every sum, then every
+ * write (overlap.c's rule for a block; with depth multiplier 1 a group of eight, read then
+ * written, keeps it too). */
+static void dw_block(const taps *t, const dw_node *n, int32_t c0, int32_t k, int8_t *o) {
+  if (n->dmult == 1 && k % 8 == 0) {
+    for (int32_t c = c0; c < c0 + k; c += 8) vstrbq_s16(o + c, requant8(dw8_full(t, n, c), n, c, 8));
+    return;
+  }
+  int16x8_t v[MAK_DW_BLOCK / 8];
+  for (int32_t j = 0; j < k; j += 8) {
+    const int32_t lanes = k - j < 8 ? k - j : 8;
+    v[j / 8] = requant8(dw8_any(t, n, c0 + j, lanes), n, c0 + j, lanes);
+  }
+  for (int32_t j = 0; j < k; j += 8)
+    vstrbq_p_s16(o + c0 + j, v[j / 8], vctp16q((uint32_t)(k - j < 8 ? k - j : 8)));
 }
 
 bool mak_mve_dwconv_s8(const ma_node *node, const mak_conv_data *d, const mak_window_geom *g) {
   const ma_tensor *in_t = node->inputs[0], *bias_t = mak_input(node, 2);
   const int32_t cin = in_t->dims[3], cout = node->outputs[0]->dims[3];
-  if (!all_s8(node) || cout != cin || !offsets_ok(d->input_offset, d->output_offset))
-    return false; /* depth multipliers > 1: the other paths */
+  if (!all_s8(node) || !offsets_ok(d->input_offset, d->output_offset)) return false;
+  const int32_t dmult = cout / cin;
+  const dw_node n = {bias_t ? bias_t->data : NULL,
+                     d->mult,
+                     mak_conv_shifts(d),
+                     cout,
+                     dmult,
+                     d->n_mult > 1,
+                     (int16_t)d->input_offset,
+                     (size_t)g->dil_h * g->in_w * cin,
+                     (size_t)g->dil_w * cin,
+                     (size_t)g->kw * cout,
+                     gather_offsets(0, dmult),
+                     8 % dmult == 0 || dmult % 8 == 0, /* groups start at multiples of 8 */
+                     make_range(d->output_offset, d->act_min, d->act_max)};
   const int8_t *in = in_t->data, *f = node->inputs[1]->data;
-  const int32_t *bias = bias_t ? bias_t->data : NULL;
   int8_t *out = node->outputs[0]->data;
-  const out_range r = make_range(d->output_offset, d->act_min, d->act_max);
   mak_window w;
   mak_window_start(g, &w);
   while (mak_window_next(g, &w)) {
+    const taps t = window_taps(in, f, g, &w, cin, cout);
     int8_t *o = out + w.pixel * (size_t)cout;
-    /* Sixteen channels are read, then written: within overlap.c's MAK_DW_BLOCK rule. */
-    for (int32_t c = 0; c < cout; c += 16)
-      dw16(in, f, g, &w, cout, c, cout - c < 16 ? cout - c : 16, bias, d, &r, o);
+    for (int32_t c0 = 0; c0 < cout; c0 += MAK_DW_BLOCK)
+      dw_block(&t, &n, c0, cout - c0 < MAK_DW_BLOCK ? cout - c0 : MAK_DW_BLOCK, o);
   }
   return true;
 }
