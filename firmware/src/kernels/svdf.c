@@ -104,15 +104,29 @@ static ma_status svdf_prepare(struct ma_context *ctx, ma_node *node) {
  * not both word-aligned, as here). Forward copying is safe: each word is read before the
  * write that reaches it. */
 static void shift_state(void *state, size_t count, size_t esize) {
-  uint8_t *p = state;
-  const size_t n = count > 1 ? (count - 1) * esize : 0;
-  size_t i = 0;
-  for (; i + 4 <= n; i += 4) {
-    uint32_t w;
-    memcpy(&w, p + esize + i, 4);
-    memcpy(p + i, &w, 4);
+  uint8_t *dst = state;
+  const uint8_t *src = dst + esize;
+  const uint8_t *end = dst + (count > 1 ? (count - 1) * esize : 0);
+  for (; dst + 8 <= end; dst += 8, src += 8) {
+    uint32_t w0, w1;
+    memcpy(&w0, src, 4);
+    memcpy(&w1, src + 4, 4);
+    memcpy(dst, &w0, 4);
+    memcpy(dst + 4, &w1, 4);
   }
-  for (; i < n; ++i) p[i] = p[i + esize];
+  for (; dst < end; ++dst, ++src) *dst = *src;
+}
+
+/* Filter r's feature sum, requantized into the newest step of its memory. */
+static void store_feature(const svdf_data *d, void *state, bool s8, const svdf_shape *s,
+                          int32_t b, int32_t r, int32_t sum) {
+  const int32_t smin = s8 ? INT8_MIN : INT16_MIN, smax = s8 ? INT8_MAX : INT16_MAX;
+  const int32_t dot = mak_clamp(mak_mbqm_i(sum, d->mult1, d->shift1), smin, smax);
+  /* TFLM adds the state zero point after clamping; the store then wraps like its cast. */
+  const size_t si = ((size_t)b * s->n_filter + r) * s->n_memory + s->n_memory - 1;
+  const uint32_t v = (uint32_t)(dot + d->state_zp);
+  if (s8) ((int8_t *)state)[si] = (int8_t)((int32_t)(v << 24) >> 24);
+  else ((int16_t *)state)[si] = (int16_t)((int32_t)(v << 16) >> 16);
 }
 
 static ma_status svdf_eval(struct ma_context *ctx, ma_node *node) {
@@ -150,22 +164,26 @@ static ma_status svdf_eval(struct ma_context *ctx, ma_node *node) {
     return MA_OK;
   }
   const bool s8 = state_t->type == MA_INT8; /* else int16 state and time weights */
-  const int32_t smin = s8 ? INT8_MIN : INT16_MIN, smax = s8 ? INT8_MAX : INT16_MAX;
   const int8_t *x = in->data, *wf = node->inputs[1]->data;
   const void *wt = node->inputs[2]->data;
   const int32_t *bias = bias_t ? bias_t->data : NULL;
   int8_t *out = node->outputs[0]->data;
   shift_state(state_t->data, state_n, s8 ? 1 : 2);
   for (int32_t b = 0; b < s.batch; ++b) {
-    for (int32_t r = 0; r < s.n_filter; ++r) {
-      const int32_t sum = mak_dot_s8(wf + (size_t)r * s.n_input, x + (size_t)b * s.n_input,
-                                 s.n_input, -d->input_zp);
-      const int32_t dot = mak_clamp(mak_mbqm(sum, d->mult1, d->shift1), smin, smax);
-      /* TFLM adds the state zero point after clamping; the store then wraps like its cast. */
-      const size_t si = ((size_t)b * s.n_filter + r) * s.n_memory + s.n_memory - 1;
-      const uint32_t v = (uint32_t)(dot + d->state_zp);
-      if (s8) ((int8_t *)state_t->data)[si] = (int8_t)((int32_t)(v << 24) >> 24);
-      else ((int16_t *)state_t->data)[si] = (int16_t)((int32_t)(v << 16) >> 16);
+    /* The feature projection, four filters per pass over the input (each input value widened
+     * once for the four), then the remaining filters one by one. */
+    const int8_t *xb = x + (size_t)b * s.n_input;
+    int32_t r = 0;
+    for (; r + 4 <= s.n_filter; r += 4) {
+      const int8_t *rows[4];
+      for (int k = 0; k < 4; ++k) rows[k] = wf + (size_t)(r + k) * s.n_input;
+      int32_t sums[4];
+      mak_dot4_s8(rows, xb, s.n_input, -d->input_zp, sums);
+      for (int k = 0; k < 4; ++k) store_feature(d, state_t->data, s8, &s, b, r + k, sums[k]);
+    }
+    for (; r < s.n_filter; ++r) {
+      const int32_t sum = mak_dot_s8(wf + (size_t)r * s.n_input, xb, s.n_input, -d->input_zp);
+      store_feature(d, state_t->data, s8, &s, b, r, sum);
     }
     for (int32_t u = 0; u < s.n_unit; ++u) {
       uint32_t acc = bias ? (uint32_t)bias[u] : 0u;
@@ -174,7 +192,8 @@ static ma_status svdf_eval(struct ma_context *ctx, ma_node *node) {
         const size_t base = ((size_t)b * s.n_filter + f) * s.n_memory;
         if (s8) {
           acc += (uint32_t)mak_dot_s8((const int8_t *)wt + f * s.n_memory,
-                                  (const int8_t *)state_t->data + base, s.n_memory, -d->state_zp);
+                                      (const int8_t *)state_t->data + base, s.n_memory,
+                                      -d->state_zp);
           continue;
         }
         for (int32_t m = 0; m < s.n_memory; ++m) {
@@ -182,7 +201,7 @@ static ma_status svdf_eval(struct ma_context *ctx, ma_node *node) {
           acc += (uint32_t)(w * ((const int16_t *)state_t->data)[base + m]);
         }
       }
-      const int32_t v = mak_add_sat(mak_mbqm((int32_t)acc, d->mult2, d->shift2), d->output_zp);
+      const int32_t v = mak_add_sat(mak_mbqm_i((int32_t)acc, d->mult2, d->shift2), d->output_zp);
       out[(size_t)b * s.n_unit + u] = (int8_t)mak_clamp(v, INT8_MIN, INT8_MAX);
     }
   }
