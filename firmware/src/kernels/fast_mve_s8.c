@@ -228,52 +228,64 @@ static void window_row(const int8_t *in, const mak_window_geom *g, const mak_win
   }
 }
 
-/* Output channel c of the `n` (1 to 4) pixels whose rows start at col, `stride` apart: the
- * dot products (rows past n repeat row 0), the sum of the weights, requantized and stored
- * `cout` apart from o. */
-static inline __attribute__((always_inline)) void channel_of_pixels(
-    const matrix *m, const int8_t *col, size_t stride, int32_t c, int32_t n, int8_t *o) {
-  const int8_t *w = m->w + (size_t)c * m->row, *r0 = col, *r1 = n > 1 ? col + stride : col;
-  const int8_t *r2 = n > 2 ? col + 2 * stride : col, *r3 = n > 3 ? col + 3 * stride : col;
-  int32_t a0 = 0, a1 = 0, a2 = 0, a3 = 0, s = 0;
-  const int32_t i = (int32_t)m->row & 15, blocks = (int32_t)m->row >> 4;
-  /* The whole vectors, in assembly: GCC 12 spills this loop's pointers. VMLADAVA and VADDVA
-   * take even registers only (constraint Te). */
-  __asm__("wls lr, %[n], 2f\n"
-          "1:\n\t"
-          "vldrb.8 q0, [%[w]], #16\n\t"
-          "vldrb.8 q1, [%[r0]], #16\n\t"
-          "vaddva.s8 %[s], q0\n\t"
-          "vmladava.s8 %[a0], q0, q1\n\t"
-          "vldrb.8 q1, [%[r1]], #16\n\t"
-          "vmladava.s8 %[a1], q0, q1\n\t"
-          "vldrb.8 q1, [%[r2]], #16\n\t"
-          "vmladava.s8 %[a2], q0, q1\n\t"
-          "vldrb.8 q1, [%[r3]], #16\n\t"
-          "vmladava.s8 %[a3], q0, q1\n\t"
-          "le lr, 1b\n"
-          "2:"
-          : [a0] "+Te"(a0), [a1] "+Te"(a1), [a2] "+Te"(a2), [a3] "+Te"(a3), [s] "+Te"(s),
-            [w] "+r"(w), [r0] "+r"(r0), [r1] "+r"(r1), [r2] "+r"(r2), [r3] "+r"(r3)
-          : [n] "r"(blocks)
-          : "q0", "q1", "lr", "memory");
-  if (i > 0) {
-    const mve_pred16_t p = vctp8q((uint32_t)i);
-    const int8x16_t wv = vldrbq_z_s8(w, p);
-    s = vaddvaq_s8(s, wv);
-    a0 = vmladavaq_s8(a0, wv, vldrbq_z_s8(r0, p));
-    a1 = vmladavaq_s8(a1, wv, vldrbq_z_s8(r1, p));
-    a2 = vmladavaq_s8(a2, wv, vldrbq_z_s8(r2, p));
-    a3 = vmladavaq_s8(a3, wv, vldrbq_z_s8(r3, p));
-  }
-  const int32_t base = with_offset(m->bias ? m->bias[c] : 0, 0, s, m->off);
-  int32x4_t acc = vdupq_n_s32(base);
-  acc = vaddq_s32(acc, vsetq_lane_s32(a3, vsetq_lane_s32(a2, vsetq_lane_s32(a1,
-                       vsetq_lane_s32(a0, vdupq_n_s32(0), 0), 1), 2), 3));
-  const int32_t mi = m->per_channel ? c : 0;
-  const rq4 q = rq_make(vdupq_n_s32(m->mult[mi]), vdupq_n_s32(m->shift[mi]));
+/* Every output channel of the `n` (1 to 4) pixels whose rows start at col, `stride` apart
+ * (rows past n repeat row 0): per channel the four dot products and the sum of the weights,
+ * requantized and stored `cout` apart from o. */
+static void pixels_times_rows(const matrix *m, const int8_t *col, size_t stride, int32_t n,
+                              int8_t *o) {
+  const int8_t *row1 = n > 1 ? col + stride : col, *row2 = n > 2 ? col + 2 * stride : col;
+  const int8_t *row3 = n > 3 ? col + 3 * stride : col;
+  const int32_t blocks = (int32_t)(m->row >> 4);
+  const uint32_t tail = vctp8q((uint32_t)(m->row & 15)); /* 0: no partial vector */
   const uint32x4_t at = vmulq_n_u32(vidupq_n_u32(0, 1), (uint32_t)m->rows);
-  vstrbq_scatter_offset_p_s32(o + c, at, requant4(acc, q, &m->r), vctp32q((uint32_t)n));
+  const mve_pred16_t pn = vctp32q((uint32_t)n);
+  const rq4 tensor_q = rq_make(vdupq_n_s32(m->mult[0]), vdupq_n_s32(m->shift[0]));
+  for (int32_t c = 0; c < m->rows; ++c) {
+    const int8_t *w = m->w + (size_t)c * m->row, *r0 = col, *r1 = row1, *r2 = row2, *r3 = row3;
+    int32_t a0 = 0, a1 = 0, a2 = 0, a3 = 0, s = 0;
+    /* In assembly: GCC 12 spills the pointers. VMLADAVA and VADDVA take even registers only
+     * (constraint Te). The partial vector's predicated loads zero the lanes past the row. */
+    __asm__("wls lr, %[n], 2f\n"
+            "1:\n\t"
+            "vldrb.8 q0, [%[w]], #16\n\t"
+            "vldrb.8 q1, [%[r0]], #16\n\t"
+            "vaddva.s8 %[s], q0\n\t"
+            "vmladava.s8 %[a0], q0, q1\n\t"
+            "vldrb.8 q1, [%[r1]], #16\n\t"
+            "vmladava.s8 %[a1], q0, q1\n\t"
+            "vldrb.8 q1, [%[r2]], #16\n\t"
+            "vmladava.s8 %[a2], q0, q1\n\t"
+            "vldrb.8 q1, [%[r3]], #16\n\t"
+            "vmladava.s8 %[a3], q0, q1\n\t"
+            "le lr, 1b\n"
+            "2:\n\t"
+            "cmp %[p], #0\n\t"
+            "beq 3f\n\t"
+            "vmsr p0, %[p]\n\t"
+            "vpstttt\n\t"
+            "vldrbt.8 q0, [%[w]]\n\t"
+            "vldrbt.8 q1, [%[r0]]\n\t"
+            "vldrbt.8 q2, [%[r1]]\n\t"
+            "vldrbt.8 q3, [%[r2]]\n\t"
+            "vpst\n\t"
+            "vldrbt.8 q4, [%[r3]]\n\t"
+            "vaddva.s8 %[s], q0\n\t"
+            "vmladava.s8 %[a0], q0, q1\n\t"
+            "vmladava.s8 %[a1], q0, q2\n\t"
+            "vmladava.s8 %[a2], q0, q3\n\t"
+            "vmladava.s8 %[a3], q0, q4\n"
+            "3:"
+            : [a0] "+Te"(a0), [a1] "+Te"(a1), [a2] "+Te"(a2), [a3] "+Te"(a3), [s] "+Te"(s),
+              [w] "+r"(w), [r0] "+r"(r0), [r1] "+r"(r1), [r2] "+r"(r2), [r3] "+r"(r3)
+            : [n] "r"(blocks), [p] "r"(tail)
+            : "q0", "q1", "q2", "q3", "q4", "lr", "memory", "cc");
+    const int32_t base = with_offset(m->bias ? m->bias[c] : 0, 0, s, m->off);
+    int32x4_t acc = vsetq_lane_s32(a0, vdupq_n_s32(0), 0);
+    acc = vsetq_lane_s32(a3, vsetq_lane_s32(a2, vsetq_lane_s32(a1, acc, 1), 2), 3);
+    const rq4 q = m->per_channel ? rq_make(vdupq_n_s32(m->mult[c]), vdupq_n_s32(m->shift[c]))
+                                 : tensor_q;
+    vstrbq_scatter_offset_p_s32(o + c, at, requant4(vaddq_n_s32(acc, base), q, &m->r), pn);
+  }
 }
 
 static bool bytes_overlap(const int8_t *a, size_t na, const int8_t *b, size_t nb) {
@@ -285,8 +297,7 @@ static bool bytes_overlap(const int8_t *a, size_t na, const int8_t *b, size_t nb
 static void conv_1x1_in_place(const matrix *m, const int8_t *in, size_t pixels, int8_t *out) {
   for (size_t p = 0; p < pixels; p += PIXELS) {
     const int32_t n = pixels - p < PIXELS ? (int32_t)(pixels - p) : PIXELS;
-    for (int32_t c = 0; c < m->rows; ++c)
-      channel_of_pixels(m, in + p * m->row, m->row, c, n, out + p * m->rows);
+    pixels_times_rows(m, in + p * m->row, m->row, n, out + p * m->rows);
   }
 }
 
@@ -302,7 +313,7 @@ static void conv_by_pixels(const matrix *m, const int8_t *in, const mak_window_g
     int32_t n = 0;
     for (; n < PIXELS && more; ++n, more = mak_window_next(g, &w))
       window_row(in, g, &w, cin, (int8_t)-m->off, col + n * k);
-    for (int32_t c = 0; c < m->rows; ++c) channel_of_pixels(m, col, k, c, n, out + first * m->rows);
+    pixels_times_rows(m, col, (size_t)k, n, out + first * m->rows);
   }
 }
 
