@@ -452,6 +452,27 @@ static bool disjoint(const ma_tensor *a, const ma_tensor *b) {
   return a0 + (uintptr_t)ma_num_elements(a) <= b0 || b0 + (uintptr_t)ma_num_elements(b) <= a0;
 }
 
+/* `rows` rows of outputs (cout apart) from input rows of one run each (len bytes, len apart):
+ * a 1x1 convolution's pixels or FULLY_CONNECTED's batches, in pairs where `pairs` allows. */
+static void matrix_rows(const rows_job *j, const int8_t *in, int32_t len, size_t rows,
+                        int8_t *out, bool pairs) {
+  size_t r = 0;
+  for (; pairs && r + 2 <= rows; r += 2) {
+    const run rn = {in + r * len, 0, len};
+    rows2(j, &rn, 1, len, out + r * j->cout, out + (r + 1) * j->cout);
+  }
+  for (; r < rows; ++r) {
+    const run rn = {in + r * len, 0, len};
+    conv_pixel(j, &rn, 1, out + r * j->cout);
+  }
+}
+
+/* A 1x1 convolution, stride 1, that reads every input pixel: a matrix product. */
+static bool is_matrix(const mak_window_geom *g) {
+  return g->kh == 1 && g->kw == 1 && g->stride_h == 1 && g->stride_w == 1 && g->pad_h == 0 &&
+         g->pad_w == 0 && g->in_h == g->out_h && g->in_w == g->out_w;
+}
+
 bool mak_fast_conv_s8(const ma_node *node, const mak_conv_data *d, const mak_window_geom *g) {
   if (mak_mve_conv_s8(node, d, g)) return true;
   const ma_tensor *in_t = node->inputs[0], *f_t = node->inputs[1], *bias_t = mak_input(node, 2);
@@ -473,6 +494,10 @@ bool mak_fast_conv_s8(const ma_node *node, const mak_conv_data *d, const mak_win
   /* Pixel pairs write the second pixel's first channels before the first pixel's window is
    * read for the last ones: outside overlap.c's rule, so only where no byte is shared. */
   const bool pairs = disjoint(in_t, node->outputs[0]);
+  if (is_matrix(g)) {
+    matrix_rows(&j, in, cin, (size_t)g->batches * g->out_h * g->out_w, out, pairs);
+    return true;
+  }
   run runs[MAX_RUNS];
   mak_window cur, next;
   mak_window_start(g, &cur);
@@ -515,15 +540,6 @@ bool mak_fast_fc_s8(const ma_node *node, int32_t input_offset, int32_t filter_of
                       mult,         shift,         n_mult > 1,
                       units,        input_offset,  make_range(output_offset, act_min, act_max)};
   /* Batch pairs, as pixel pairs, only where the input and output share no byte. */
-  const bool pairs = disjoint(in_t, node->outputs[0]);
-  int32_t b = 0;
-  for (; pairs && b + 2 <= batches; b += 2) {
-    const run rn = {in + (size_t)b * depth, 0, depth};
-    rows2(&j, &rn, 1, depth, out + (size_t)b * units, out + (size_t)(b + 1) * units);
-  }
-  for (; b < batches; ++b) {
-    const run rn = {in + (size_t)b * depth, 0, depth};
-    conv_pixel(&j, &rn, 1, out + (size_t)b * units);
-  }
+  matrix_rows(&j, in, depth, (size_t)batches, out, disjoint(in_t, node->outputs[0]));
   return true;
 }
