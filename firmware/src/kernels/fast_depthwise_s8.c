@@ -111,14 +111,16 @@ static acc4 bias4(const int32_t *bias, int32_t c, int32_t lanes) {
  * taps are unrolled in assembly, as GCC 12 spills the C form's registers; elsewhere dw4 and
  * dw4_shared (the same sums). */
 #if FAST_DSP
-/* After a row's taps: to the next row, until the input pointer reaches end. */
-#define DW_NEXT_ROW           \
+/* After a row's taps: to the next row (DW_NEXT_ROW: until the input pointer reaches end). */
+#define DW_STEP_ROW           \
   "ldr %[x], %[ir]\n\t"      \
   "add %[i], %[i], %[x]\n\t" \
   "ldr %[x], %[fr]\n\t"      \
-  "add %[f], %[f], %[x]\n\t" \
-  "ldr %[x], %[end]\n\t"     \
-  "cmp %[i], %[x]\n\t"       \
+  "add %[f], %[f], %[x]\n\t"
+#define DW_NEXT_ROW       \
+  DW_STEP_ROW             \
+  "ldr %[x], %[end]\n\t" \
+  "cmp %[i], %[x]\n\t"   \
   "bne 1b"
 #define DW_SUMS_OUT                                                                  \
   [a0] "+r"(a0), [a1] "+r"(a1), [a2] "+r"(a2), [a3] "+r"(a3), [i] "+r"(i), [f] "+r"(fp), \
@@ -144,6 +146,13 @@ static acc4 bias4(const int32_t *bias, int32_t c, int32_t lanes) {
 #define DW_TAP0 DW_TAP("[%[i]]", "[%[f]]")
 #define DW_TAP1 DW_TAP("[%[i], %[col]]", "[%[f], %[col]]")
 #define DW_TAP2 DW_TAP("[%[i], %[col], lsl #1]", "[%[f], %[col], lsl #1]")
+/* A whole 3 x 3 window: no loop. */
+#define DW_ROW3 DW_TAP0 DW_TAP1 DW_TAP2
+#define DW_3X3                                                                  \
+  __asm__(DW_ROW3 DW_STEP_ROW DW_ROW3 DW_STEP_ROW DW_ROW3                        \
+          : DW_SUMS_OUT, [xe] "=&r"(xe)                                         \
+          : [col] "r"(col), [off2] "r"(off2), [ir] "m"(in_row), [fr] "m"(f_row) \
+          : "cc", "memory")
 /* Multiplier 4k, one tap: one input plus the offset times four weights into the four sums. */
 #define DW_BTAP(IN, F)                   \
   "ldrsb %[x], " IN "\n\t"               \
@@ -186,14 +195,16 @@ static void sums_quad(const taps *t, const int32_t *bias, int32_t c0, int32_t n,
 #if FAST_DSP
   const size_t col = (size_t)ch, in_row = t->in_row, f_row = t->f_row;
   const size_t span = (size_t)t->rows * in_row;
-  const int32_t cols = t->cols;
+  const int32_t rows = t->rows, cols = t->cols;
   const int16x2_t off2 = (int16x2_t)(((uint32_t)off & 0xFFFFu) * 0x10001u);
   const int8_t *in = t->in + c0, *f = t->f + c0;
   for (int32_t k = 0; k < n; k += 4, in += 4, f += 4) {
     const acc4 a = bias_quad(b, k);
     int32_t a0 = a.v0, a1 = a.v1, a2 = a.v2, a3 = a.v3, x, w, xe, we;
     const int8_t *i = in, *fp = f, *const end = in + span;
-    if (cols == 3)
+    if (cols == 3 && rows == 3)
+      DW_3X3;
+    else if (cols == 3)
       DW_ROWS(DW_TAP0 DW_TAP1 DW_TAP2);
     else if (cols == 2)
       DW_ROWS(DW_TAP0 DW_TAP1);
@@ -244,6 +255,9 @@ static void sums_bcast(const taps *t, const int32_t *bias, int32_t c0, int32_t n
 #undef DW_TAP0
 #undef DW_TAP1
 #undef DW_TAP2
+#undef DW_STEP_ROW
+#undef DW_ROW3
+#undef DW_3X3
 #undef DW_BTAP
 #undef DW_BROWS
 #undef DW_BTAP0
@@ -279,15 +293,30 @@ static void block_sums(const taps *t, const int32_t *bias, int32_t c0, int32_t n
   }
 }
 
+/* clamp_out, or where the activation range is all of int8 (full: ReLU and ReLU6 outputs of
+ * zero point -128 too) on the DSP a saturating add and an 8-bit saturation: the same value in
+ * two instructions. */
+static inline int8_t clamp_out_as(int32_t y, const out_range *r, bool full) {
+#if FAST_DSP
+  if (full) return (int8_t)__ssat(__qadd(y, r->offset), 8);
+#else
+  (void)full;
+#endif
+  return clamp_out(y, r);
+}
+
 /* requant_right or requant_left as requant_block picks them: the tests' entry (fast_s8.h). */
 int32_t mak_fast_dw_requant(int32_t acc, int32_t mult, int32_t shift) {
   return shift < 0 ? requant_right(acc, mult, -shift - 1, (int32_t)1 << (-shift - 1))
                    : requant_left(acc, mult, shift);
 }
 
-/* o[k] = acc[k] requantized (as requant), for the n output channels c0.. of a pixel. */
-static void requant_block(const int32_t *acc, int32_t n, const mak_conv_data *d, int32_t c0,
-                          const out_range *r, int8_t *o) {
+/* o[k] = acc[k] requantized (as requant), for the n output channels c0.. of a pixel; full as
+ * clamp_out_as's (a constant where inlined). */
+static inline __attribute__((always_inline)) void requant_as(const int32_t *acc, int32_t n,
+                                                             const mak_conv_data *d, int32_t c0,
+                                                             const out_range *r, int8_t *o,
+                                                             bool full) {
   const int8_t *shift = mak_conv_shifts(d);
   if (d->n_mult > 1) {
     const int32_t *m = d->mult + c0;
@@ -296,15 +325,24 @@ static void requant_block(const int32_t *acc, int32_t n, const mak_conv_data *d,
       const int32_t sk = s[k];
       const int32_t y = sk < 0 ? requant_right(acc[k], m[k], -sk - 1, (int32_t)1 << (-sk - 1))
                                : requant_left(acc[k], m[k], sk);
-      o[k] = clamp_out(y, r);
+      o[k] = clamp_out_as(y, r, full);
     }
   } else if (shift[0] < 0) {
     const int32_t m = d->mult[0], e_minus_1 = -shift[0] - 1, half = (int32_t)1 << e_minus_1;
-    for (int32_t k = 0; k < n; ++k) o[k] = clamp_out(requant_right(acc[k], m, e_minus_1, half), r);
+    for (int32_t k = 0; k < n; ++k)
+      o[k] = clamp_out_as(requant_right(acc[k], m, e_minus_1, half), r, full);
   } else {
     const int32_t m = d->mult[0], left = shift[0];
-    for (int32_t k = 0; k < n; ++k) o[k] = clamp_out(requant_left(acc[k], m, left), r);
+    for (int32_t k = 0; k < n; ++k) o[k] = clamp_out_as(requant_left(acc[k], m, left), r, full);
   }
+}
+
+static void requant_block(const int32_t *acc, int32_t n, const mak_conv_data *d, int32_t c0,
+                          const out_range *r, int8_t *o) {
+  if (r->lo + r->offset == INT8_MIN && r->hi + r->offset == INT8_MAX)
+    requant_as(acc, n, d, c0, r, o, true);
+  else
+    requant_as(acc, n, d, c0, r, o, false);
 }
 
 bool mak_fast_dwconv_s8(const ma_node *node, const mak_conv_data *d, const mak_window_geom *g) {
