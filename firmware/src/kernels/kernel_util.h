@@ -14,6 +14,9 @@
 #include <string.h>
 
 #include "ma_kernel.h"
+#if defined(__ARM_FEATURE_SAT) && __ARM_FEATURE_SAT
+#include <arm_acle.h>
+#endif
 
 /* Schema enums (ActivationFunctionType, Padding). */
 enum { MAK_ACT_NONE = 0, MAK_ACT_RELU = 1, MAK_ACT_RELU_N1_TO_1 = 2, MAK_ACT_RELU6 = 3 };
@@ -170,6 +173,14 @@ void mak_bcast_next(const mak_bcast *bc, mak_bcast_iter *it);
 
 static inline int32_t mak_clamp(int32_t v, int32_t lo, int32_t hi) {
   return v < lo ? lo : (v > hi ? hi : v);
+}
+/* v clamped to int16: one SSAT where the core has it (Armv7-M and later). */
+static inline int32_t mak_sat16(int32_t v) {
+#if defined(__ARM_FEATURE_SAT) && __ARM_FEATURE_SAT
+  return __ssat(v, 16);
+#else
+  return mak_clamp(v, INT16_MIN, INT16_MAX);
+#endif
 }
 /* a + b saturated to int32: TFLM adds offsets to requantized values in plain int32, which a
  * hostile model can overflow (UB); saturating gives the same result whenever TFLM's is defined. */

@@ -224,7 +224,7 @@ static float unit_f32(const lstm_data *d, const ma_node *node, const float *x, c
 /* ------------------------------------------------------------------ int8 */
 
 /* TFLM's int16 logistic (Q3.12 in, Q0.15 out), input pre-scaled by `mult`. */
-static int16_t sigmoid_q15(int32_t x, int32_t mult) {
+static inline int16_t sigmoid_q15(int32_t x, int32_t mult) {
   const int32_t v = x * mult;
   const uint32_t a = (uint32_t)abs(v), uh = a >> 9;
   uint32_t r;
@@ -239,7 +239,7 @@ static int16_t sigmoid_q15(int32_t x, int32_t mult) {
 }
 
 /* TFLM's int16 tanh (input pre-scaled by `mult`, output Q0.15). */
-static int16_t tanh_q15(int32_t x, int32_t mult) {
+static inline int16_t tanh_q15(int32_t x, int32_t mult) {
   const int32_t v = x * mult;
   const uint32_t a = (uint32_t)abs(v), uh = a >> 8;
   int32_t r;
@@ -253,7 +253,7 @@ static int16_t tanh_q15(int32_t x, int32_t mult) {
   return (int16_t)(r >> 8);
 }
 
-static int32_t sat16(int32_t v) { return mak_clamp(v, INT16_MIN, INT16_MAX); }
+static int32_t sat16(int32_t v) { return mak_sat16(v); }
 
 /* sum_k (w[k] + w_off) * (x[k] + x_off), wrapping like int32: mak_dot_s8's four-wide form for
  * symmetric weights (the usual case), the plain loop otherwise. */
