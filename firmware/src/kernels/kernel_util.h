@@ -171,16 +171,16 @@ typedef struct {
 void mak_bcast_start(mak_bcast_iter *it);
 void mak_bcast_next(const mak_bcast *bc, mak_bcast_iter *it);
 
+/* v clamped to [lo, hi]; to the int8 or int16 range (constant bounds) one SSAT where the core
+ * has it (Armv7-M and later): GCC does not find it by itself. */
 static inline int32_t mak_clamp(int32_t v, int32_t lo, int32_t hi) {
-  return v < lo ? lo : (v > hi ? hi : v);
-}
-/* v clamped to int16: one SSAT where the core has it (Armv7-M and later). */
-static inline int32_t mak_sat16(int32_t v) {
-#if defined(__ARM_FEATURE_SAT) && __ARM_FEATURE_SAT
-  return __ssat(v, 16);
-#else
-  return mak_clamp(v, INT16_MIN, INT16_MAX);
+#if defined(__ARM_FEATURE_SAT) && __ARM_FEATURE_SAT && defined(__GNUC__)
+  if (__builtin_constant_p(lo) && __builtin_constant_p(hi)) {
+    if (lo == INT8_MIN && hi == INT8_MAX) return __ssat(v, 8);
+    if (lo == INT16_MIN && hi == INT16_MAX) return __ssat(v, 16);
+  }
 #endif
+  return v < lo ? lo : (v > hi ? hi : v);
 }
 /* a + b saturated to int32: TFLM adds offsets to requantized values in plain int32, which a
  * hostile model can overflow (UB); saturating gives the same result whenever TFLM's is defined. */

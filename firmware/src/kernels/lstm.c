@@ -253,7 +253,7 @@ static inline int16_t tanh_q15(int32_t x, int32_t mult) {
   return (int16_t)(r >> 8);
 }
 
-static int32_t sat16(int32_t v) { return mak_sat16(v); }
+static int32_t sat16(int32_t v) { return mak_clamp(v, INT16_MIN, INT16_MAX); }
 
 /* sum_k (w[k] + w_off) * (x[k] + x_off), wrapping like int32: mak_dot_s8's four-wide form for
  * symmetric weights (the usual case), the plain loop otherwise. */
