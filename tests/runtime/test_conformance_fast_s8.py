@@ -3,12 +3,13 @@ CONV_2D, DEPTHWISE_CONV_2D and FULLY_CONNECTED one-operator models run on the ru
 ASan+UBSan build and on TFLM with the same inputs (integer inputs span int8, ends included),
 outputs compared bit for bit. The cases hit each loop's edges: channel and depth counts that
 are not multiples of the 4-wide loops (their tails), convolution pixel pairs (across rows and
-batches, an odd pixel left alone, neighbours whose clipped windows differ), depthwise channels
-across the 32-channel block, depth multipliers (1 to 8, four output lanes reading different
-input channels), padding that clips the window, strides, dilation (taps no longer contiguous),
-batches, per-tensor and per-channel weights, zero points at the int8 ends, no bias, saturating
-outputs, and the shapes the fast paths leave to the reference loops (groups, a FULLY_CONNECTED
-weight zero point). The same paths run with the DSP instructions on the Cortex-M boards, where
+batches, an odd pixel left alone, neighbours whose clipped windows differ, windows gathered
+into one run with the zero point as padding), depthwise channels across the 32-channel block,
+depth multipliers (1 to 8, four output lanes reading different input channels), padding that
+clips the window, strides, dilation (taps no longer contiguous), batches, per-tensor and per-
+channel weights, zero points at the int8 ends, no bias, saturating outputs, and the shapes the
+fast paths leave to the reference loops (groups, a FULLY_CONNECTED weight zero point). The same
+paths run with the DSP instructions on the Cortex-M boards, where
 tests/device/test_boards_models.py compares every intermediate tensor with the host's.
 """
 
@@ -119,6 +120,10 @@ CASES = [
          (1, 1), act=ACT_RELU, zps=(127, -128)),
     conv("3x3 SAME stride 2 3 -> 16 (first layer: runs of 9 bytes)", (1, 9, 9, 3), (3, 3), 16,
          (5, 5), stride=2),
+    conv("3x3 SAME 4 -> 6 gathered windows (zero point -128 fills the padding), odd pixels",
+         (1, 5, 5, 4), (3, 3), 6, (5, 5), zps=(-128, 3)),
+    conv("3x3 VALID dilation 2 4 -> 5 gathered windows per-tensor", (1, 7, 7, 4), (3, 3), 5,
+         (3, 3), dilation=2, padding=VALID, per_channel=False, zps=(127, 0)),
     conv("3x3 groups 2 (reference loop)", (1, 5, 5, 4), (3, 3), 6, (5, 5), fin=2),
     dwconv("3x3 SAME 8 channels", (1, 6, 6, 8), (3, 3), (6, 6)),
     dwconv("3x3 SAME stride 2 37 channels (block and tails)", (1, 7, 9, 37), (3, 3), (4, 5),

@@ -452,6 +452,45 @@ static bool disjoint(const ma_tensor *a, const ma_tensor *b) {
   return a0 + (uintptr_t)ma_num_elements(a) <= b0 || b0 + (uintptr_t)ma_num_elements(b) <= a0;
 }
 
+enum { COL_MAX = 128 }; /* bytes of a window gathered into one run (two on the stack) */
+
+/* The window's bytes in filter order, as one run: the taps outside the input hold the input
+ * zero point, whose value plus the input offset is 0, so they add nothing (the reference
+ * skips them). Windows of several short runs (first layers: one to three input channels)
+ * then take rows2_run's loops whatever their clipping. */
+static void gather(const int8_t *in, const mak_window_geom *g, const mak_window *w, int32_t cin,
+                   int32_t len, int8_t zero_point, int8_t *col) {
+  run runs[MAX_RUNS];
+  const int32_t nr = window_runs(in, g, w, cin, runs);
+  memset(col, zero_point, (size_t)len);
+  for (int32_t i = 0; i < nr; ++i) memcpy(col + runs[i].f, runs[i].in, (size_t)runs[i].n);
+}
+
+/* The convolution by gathered windows, in pixel pairs (the last pixel alone). */
+static void conv_gathered(const rows_job *j, const int8_t *in, const mak_window_geom *g,
+                          int32_t cin, int8_t *out) {
+  const int32_t len = (int32_t)j->fstride;
+  const int8_t zero_point = (int8_t)-j->off;
+  int8_t col[2 * COL_MAX];
+  const run rn = {col, 0, len};
+  mak_window cur, next;
+  mak_window_start(g, &cur);
+  bool more = mak_window_next(g, &cur);
+  while (more) {
+    gather(in, g, &cur, cin, len, zero_point, col);
+    next = cur;
+    more = mak_window_next(g, &next);
+    if (more) {
+      gather(in, g, &next, cin, len, zero_point, col + len);
+      rows2(j, &rn, 1, len, out + cur.pixel * (size_t)j->cout, out + next.pixel * (size_t)j->cout);
+      more = mak_window_next(g, &next);
+    } else {
+      conv_pixel(j, &rn, 1, out + cur.pixel * (size_t)j->cout);
+    }
+    cur = next;
+  }
+}
+
 /* `rows` rows of outputs (cout apart) from input rows of one run each (len bytes, len apart):
  * a 1x1 convolution's pixels or FULLY_CONNECTED's batches, in pairs where `pairs` allows. */
 static void matrix_rows(const rows_job *j, const int8_t *in, int32_t len, size_t rows,
@@ -496,6 +535,12 @@ bool mak_fast_conv_s8(const ma_node *node, const mak_conv_data *d, const mak_win
   const bool pairs = disjoint(in_t, node->outputs[0]);
   if (is_matrix(g)) {
     matrix_rows(&j, in, cin, (size_t)g->batches * g->out_h * g->out_w, out, pairs);
+    return true;
+  }
+  /* Windows of several runs, small, whose padding the zero point can fill. */
+  if (pairs && max_runs(g) > 1 && j.fstride <= COL_MAX && j.fstride % 4 == 0 &&
+      d->input_offset >= -127 && d->input_offset <= 128) {
+    conv_gathered(&j, in, g, cin, out);
     return true;
   }
   run runs[MAX_RUNS];
