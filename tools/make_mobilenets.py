@@ -11,8 +11,8 @@ small models of tests/data/keras.
   from tests/data/keras, because it is far larger than those (the tests that sweep every
   converter-made model would run it on every board). Inverted-residual blocks: ADD residuals
   inside the high-resolution stage.
-- mobilenet_v1_025_128 (alpha 0.25, 128x128 RGB): not committed; docs/bands.md quotes what
-  bands do on it, measured by hand (a model the band rewrite was not tuned on).
+- mobilenet_v2_035_224 (the same at 224x224) and mobilenet_v1_025_128 (alpha 0.25, 128x128
+  RGB): not committed; docs/bands.md quotes what bands do on them, measured by hand.
 
 Run by hand, with tensorflow-cpu and tf-keras in their own virtual environment (never a project
 dependency):
@@ -44,6 +44,7 @@ OUT = REPO / "tests" / "data" / "mobilenet_v2"
 # name -> (Keras application, alpha, input size, seed)
 MODELS = {
     "mobilenet_v2_035_160": ("MobileNetV2", 0.35, 160, 2160),
+    "mobilenet_v2_035_224": ("MobileNetV2", 0.35, 224, 2224),
     "mobilenet_v1_025_128": ("MobileNet", 0.25, 128, 1128),
 }
 CLASSES = 10  # a small classifier keeps the file small; the stages before it are Keras's own
