@@ -161,6 +161,10 @@ CASES = [
            per_channel=False),
     dwconv("5x5 VALID stride 2 multiplier 4 batches 2", (2, 9, 9, 2), (5, 5), (3, 3), stride=2,
            padding=VALID, multiplier=4, act=ACT_RELU),
+    # windows wider than three taps: three columns at a time
+    dwconv("10x8 SAME stride 2 multiplier 8 from 1 channel (micro_speech)", (1, 14, 12, 1),
+           (10, 8), (7, 6), stride=2, multiplier=8, act=ACT_RELU, zps=(-128, -128)),
+    dwconv("1x7 SAME 12 channels (parts of 3, 3 and 1 columns)", (1, 3, 9, 12), (1, 7), (3, 9)),
     # scales of 1/2 and more: shifts of 0 and above (no rounding shift), per channel and tensor
     dwconv("3x3 SAME 12 channels shifts 0 and 1", (1, 5, 5, 12), (3, 3), (5, 5),
            out_scale=0.0004),

@@ -104,12 +104,12 @@ static acc4 bias4(const int32_t *bias, int32_t c, int32_t lanes) {
   return (acc4){b[0], b[lanes > 1 ? 1 : 0], b[lanes > 2 ? 2 : 0], b[lanes > 3 ? 3 : 0]};
 }
 
-/* acc[0..n-1] = the biases (or zeros) plus the sums of channels c0.. (n a multiple of 4) of a
- * window one to three taps wide: for multiplier 1 without dilation (input and filter both step
- * ch bytes per tap) four inputs per load, for multipliers that are multiples of 4 (channels
- * c..c+3 all read input channel c / mult) one input for four weights. On DSP builds each row's
- * taps are unrolled in assembly, as GCC 12 spills the C form's registers; elsewhere dw4 and
- * dw4_shared (the same sums). */
+/* acc[0..n-1] = b[0..n-1] (or zeros) plus the sums of channels c0.. (n a multiple of 4) of a
+ * window one to three taps wide: for multiplier 1 without dilation (input and filter both step ch bytes per tap) four
+ * inputs per load, for multipliers that are multiples of 4 (channels c..c+3 all read input
+ * channel c / mult) one input for four weights. On DSP builds each row's taps are unrolled in
+ * assembly, as GCC 12 spills the C form's registers; elsewhere dw4 and dw4_shared (the same
+ * sums). */
 #if FAST_DSP
 /* After a row's taps: to the next row (DW_NEXT_ROW: until the input pointer reaches end). */
 #define DW_STEP_ROW           \
@@ -189,9 +189,8 @@ static inline void store_quad(int32_t *acc, acc4 a) {
 #if FAST_DSP
 __attribute__((noinline))
 #endif
-static void sums_quad(const taps *t, const int32_t *bias, int32_t c0, int32_t n, int32_t ch,
+static void sums_quad(const taps *t, const int32_t *b, int32_t c0, int32_t n, int32_t ch,
                       int32_t off, int32_t *acc) {
-  const int32_t *b = bias ? bias + c0 : NULL;
 #if FAST_DSP
   const size_t col = (size_t)ch, in_row = t->in_row, f_row = t->f_row;
   const size_t span = (size_t)t->rows * in_row;
@@ -221,9 +220,8 @@ static void sums_quad(const taps *t, const int32_t *bias, int32_t c0, int32_t n,
 #if FAST_DSP
 __attribute__((noinline))
 #endif
-static void sums_bcast(const taps *t, const int32_t *bias, int32_t c0, int32_t n, int32_t mult,
+static void sums_bcast(const taps *t, const int32_t *b, int32_t c0, int32_t n, int32_t mult,
                        int32_t cout, int32_t off, int32_t *acc) {
-  const int32_t *b = bias ? bias + c0 : NULL;
 #if FAST_DSP
   const size_t icol = t->in_col, fcol = (size_t)cout, in_row = t->in_row, f_row = t->f_row;
   const size_t span = (size_t)t->rows * in_row;
@@ -265,17 +263,42 @@ static void sums_bcast(const taps *t, const int32_t *bias, int32_t c0, int32_t n
 #undef DW_BTAP2
 #endif
 
+static inline void sums_rows(const taps *t, const int32_t *b, int32_t c0, int32_t n,
+                             int32_t mult, int32_t cout, int32_t off, int32_t *acc) {
+  if (mult == 1)
+    sums_quad(t, b, c0, n, cout, off, acc);
+  else
+    sums_bcast(t, b, c0, n, mult, cout, off, acc);
+}
+
+/* sums_rows for windows more than three taps wide: three columns at a time, each part adding
+ * to the sums so far. Not inlined: the common narrow windows keep their caller's registers. */
+#if FAST_DSP
+__attribute__((noinline))
+#endif
+static void sums_wide(const taps *t, const int32_t *b, int32_t c0, int32_t n, int32_t mult,
+                      int32_t cout, int32_t off, int32_t *acc) {
+  taps part = *t;
+  for (int32_t j = 0; j < t->cols; j += 3, b = acc) {
+    part.in = t->in + j * t->in_col;
+    part.f = t->f + (size_t)j * cout;
+    part.cols = t->cols - j < 3 ? t->cols - j : 3;
+    sums_rows(&part, b, c0, n, mult, cout, off, acc);
+  }
+}
+
 /* The sums of output channels c0..c0+n-1 of one pixel into acc[0..n-1], from their biases. */
 static void block_sums(const taps *t, const int32_t *bias, int32_t c0, int32_t n, int32_t mult,
                        int32_t cout, int32_t off, int32_t *acc) {
   int32_t k = 0;
-  if (t->rows > 0 && t->cols > 0 && t->cols <= 3 &&
+  if (t->rows > 0 && t->cols > 0 &&
       ((mult == 1 && t->in_col == (size_t)cout) || mult % 4 == 0)) {
     k = n & ~3;
-    if (mult == 1)
-      sums_quad(t, bias, c0, k, cout, off, acc);
+    const int32_t *start = bias ? bias + c0 : NULL;
+    if (t->cols <= 3)
+      sums_rows(t, start, c0, k, mult, cout, off, acc);
     else
-      sums_bcast(t, bias, c0, k, mult, cout, off, acc);
+      sums_wide(t, start, c0, k, mult, cout, off, acc);
   }
   for (; k < n; k += 4) {
     const int32_t lanes = n - k < 4 ? n - k : 4, c = c0 + k;
