@@ -306,63 +306,54 @@ static inline int32_t wrap_add(int32_t a, int32_t b) {
   return (int32_t)((uint32_t)a + (uint32_t)b);
 }
 
-/* o0[ch], o1[ch] for the n channels ch from ch0: s holds their sums in pairs_sums' order,
- * without the bias. Not inlined: alone, its loop keeps the constants in registers. */
-__attribute__((noinline)) static void requant_pairs(const rows_job *j, int32_t ch0, int32_t n,
-                                                    const int32_t *s, int8_t *o0, int8_t *o1) {
+/* requant_c's clamp with `full` (a constant where inlined): the activation range is all of
+ * int8, where on the DSP the offset is added saturating and SSAT clamps, the same value (a sum
+ * past int32 was past the range before). */
+static inline int8_t requant_cf(int32_t acc, const chan_q *c, const out_range *r, bool full) {
+#if FAST_DSP
+  if (full) {
+    const int32_t y = c->half ? REQUANT_RIGHT(acc, c->mult, c->amount, c->half)
+                              : requant_left(acc, c->mult, c->amount);
+    return (int8_t)__ssat(__qadd(y, r->offset), 8);
+  }
+#else
+  (void)full;
+#endif
+  return requant_c(acc, c, r);
+}
+
+static inline __attribute__((always_inline)) void requant_pairs_as(
+    const rows_job *j, int32_t ch0, int32_t n, const int32_t *s, int8_t *o0, int8_t *o1,
+    bool full) {
   const out_range r = j->r;
   chan_q c = chan_consts(j->mult[0], j->shift[0]);
   for (int32_t k = 0; k < n; ++k) {
     const int32_t ch = ch0 + k, at = 4 * (k >> 1) + (k & 1), b = j->bias ? j->bias[ch] : 0;
     if (j->per_channel) c = chan_consts(j->mult[ch], j->shift[ch]);
-    o0[ch] = requant_c(wrap_add(s[at], b), &c, &r);
-    o1[ch] = requant_c(wrap_add(s[at + 2], b), &c, &r);
+    o0[ch] = requant_cf(wrap_add(s[at], b), &c, &r, full);
+    o1[ch] = requant_cf(wrap_add(s[at + 2], b), &c, &r, full);
   }
 }
 
-/* rows2 for a window of one run whose length is a multiple of 4 (1x1 convolutions of 4k
- * channels, FULLY_CONNECTED): the channel loop in assembly, the bias added and the sums
- * requantized afterwards in a loop of their own. */
-static void rows2_run(const rows_job *j, const run *rn, ptrdiff_t xd, int8_t *o0, int8_t *o1) {
-  int32_t s[4 * PAIRS];
-  const chan_q c0 = chan_consts(j->mult[0], j->shift[0]);
-  const int32_t even = j->cout & ~1;
-  for (int32_t oc = 0; oc < even; oc += 2 * PAIRS) {
-    const int32_t np = (even - oc) / 2 < PAIRS ? (even - oc) / 2 : PAIRS;
-    const int8_t *w0 = j->f + oc * j->fstride + rn->f;
-    const pairs_job p = {rn->in + rn->n, ((uint32_t)j->off & 0xFFFFu) * 0x10001u, rn->in,
-                         rn->in + xd, (int32_t)(2 * j->fstride) - rn->n, s, np, w0,
-                         w0 + j->fstride};
-    pairs_sums(&p);
-    requant_pairs(j, oc, 2 * np, s, o0, o1);
-  }
-  if (even < j->cout) {
-    const int8_t *fo = j->f + even * j->fstride + rn->f;
-    const int32_t b = j->bias ? j->bias[even] : 0;
-    const chan_q c = j->per_channel ? chan_consts(j->mult[even], j->shift[even]) : c0;
-    o0[even] = requant_c(dot1(rn->in, fo, rn->n, j->off, b), &c, &j->r);
-    o1[even] = requant_c(dot1(rn->in + xd, fo, rn->n, j->off, b), &c, &j->r);
-  }
+/* o0[ch], o1[ch] for the n channels ch from ch0: s holds their sums in pairs_sums' order,
+ * without the bias. Not inlined: alone, its loop keeps the constants in registers. */
+__attribute__((noinline)) static void requant_pairs(const rows_job *j, int32_t ch0, int32_t n,
+                                                    const int32_t *s, int8_t *o0, int8_t *o1) {
+  if (j->r.lo + j->r.offset == INT8_MIN && j->r.hi + j->r.offset == INT8_MAX)
+    requant_pairs_as(j, ch0, n, s, o0, o1, true);
+  else
+    requant_pairs_as(j, ch0, n, s, o0, o1, false);
 }
 
-/* Two rows of outputs (o0, o1), channels [0, cout), from input rows whose runs are `runs`
- * (first row) and the same runs xd bytes further (second row). Channel pairs, then the odd
- * channel; requantization constants shared by the two rows. */
-static void rows2(const rows_job *j, const run *runs, int32_t nr, ptrdiff_t xd, int8_t *o0,
-                  int8_t *o1) {
-  if (nr == 1 && (runs[0].n & 3) == 0) {
-    rows2_run(j, runs, xd, o0, o1);
-    return;
-  }
-  const uint32_t off2 = ((uint32_t)j->off & 0xFFFFu) * 0x10001u;
-  chan_q c = chan_consts(j->mult[0], j->shift[0]);
-  int32_t oc = 0;
-  for (; oc + 2 <= j->cout; oc += 2) {
-    const int8_t *fo = j->f + oc * j->fstride;
-    block2x2 b;
-    b.acc[0] = b.acc[2] = j->bias ? j->bias[oc] : 0;
-    b.acc[1] = b.acc[3] = j->bias ? j->bias[oc + 1] : 0;
-    b.off2 = off2;
+/* pairs_sums for windows of several runs (or one run of a length not a multiple of 4): the
+ * sums of channel pairs [oc, oc + 2 * np), run by run. */
+static void runs_sums(const rows_job *j, const run *runs, int32_t nr, ptrdiff_t xd, int32_t oc,
+                      int32_t np, int32_t *s) {
+  block2x2 b;
+  b.off2 = ((uint32_t)j->off & 0xFFFFu) * 0x10001u;
+  for (int32_t q = 0; q < np; ++q) {
+    const int8_t *fo = j->f + (oc + 2 * q) * j->fstride;
+    memset(b.acc, 0, sizeof b.acc);
     for (int32_t i = 0; i < nr; ++i) {
       b.x0 = runs[i].in;
       b.x1 = runs[i].in + xd;
@@ -371,23 +362,50 @@ static void rows2(const rows_job *j, const run *runs, int32_t nr, ptrdiff_t xd, 
       b.x_end = b.x0 + (runs[i].n & ~3);
       mac2x2(&b, runs[i].n, j->off);
     }
-    if (j->per_channel) c = chan_consts(j->mult[oc], j->shift[oc]);
-    o0[oc] = requant_c(b.acc[0], &c, &j->r);
-    o1[oc] = requant_c(b.acc[2], &c, &j->r);
-    if (j->per_channel) c = chan_consts(j->mult[oc + 1], j->shift[oc + 1]);
-    o0[oc + 1] = requant_c(b.acc[1], &c, &j->r);
-    o1[oc + 1] = requant_c(b.acc[3], &c, &j->r);
+    memcpy(s + 4 * q, b.acc, sizeof b.acc);
   }
-  if (oc < j->cout) {
-    const int8_t *fo = j->f + oc * j->fstride;
-    int32_t a0 = j->bias ? j->bias[oc] : 0, a1 = a0;
+}
+
+/* Two rows of outputs (o0, o1), channels [0, cout), from input rows whose runs are `runs`
+ * (first row) and the same runs xd bytes further (second row): the sums of a chunk of channel
+ * pairs (in assembly for the whole chunk where the window is one run of 4k bytes: 1x1
+ * convolutions, FULLY_CONNECTED, gathered windows), then their requantization, each channel's
+ * constants serving both rows; the odd channel last. */
+static void rows2(const rows_job *j, const run *runs, int32_t nr, ptrdiff_t xd, int8_t *o0,
+                  int8_t *o1) {
+  int32_t s[4 * PAIRS];
+  const bool one_run = nr == 1 && (runs[0].n & 3) == 0;
+  const int32_t even = j->cout & ~1;
+  for (int32_t oc = 0; oc < even; oc += 2 * PAIRS) {
+    const int32_t np = (even - oc) / 2 < PAIRS ? (even - oc) / 2 : PAIRS;
+    if (one_run) {
+      const int8_t *w0 = j->f + oc * j->fstride + runs->f;
+      const pairs_job p = {runs->in + runs->n,
+                           ((uint32_t)j->off & 0xFFFFu) * 0x10001u,
+                           runs->in,
+                           runs->in + xd,
+                           (int32_t)(2 * j->fstride) - runs->n,
+                           s,
+                           np,
+                           w0,
+                           w0 + j->fstride};
+      pairs_sums(&p);
+    } else {
+      runs_sums(j, runs, nr, xd, oc, np, s);
+    }
+    requant_pairs(j, oc, 2 * np, s, o0, o1);
+  }
+  if (even < j->cout) {
+    const int8_t *fo = j->f + even * j->fstride;
+    int32_t a0 = j->bias ? j->bias[even] : 0, a1 = a0;
     for (int32_t i = 0; i < nr; ++i) {
       a0 = dot1(runs[i].in, fo + runs[i].f, runs[i].n, j->off, a0);
       a1 = dot1(runs[i].in + xd, fo + runs[i].f, runs[i].n, j->off, a1);
     }
-    if (j->per_channel) c = chan_consts(j->mult[oc], j->shift[oc]);
-    o0[oc] = requant_c(a0, &c, &j->r);
-    o1[oc] = requant_c(a1, &c, &j->r);
+    const chan_q c = chan_consts(j->mult[j->per_channel ? even : 0],
+                                 j->shift[j->per_channel ? even : 0]);
+    o0[even] = requant_c(a0, &c, &j->r);
+    o1[even] = requant_c(a1, &c, &j->r);
   }
 }
 
@@ -457,7 +475,7 @@ enum { COL_MAX = 128 }; /* bytes of a window gathered into one run (two on the s
 /* The window's bytes in filter order, as one run: the taps outside the input hold the input
  * zero point, whose value plus the input offset is 0, so they add nothing (the reference
  * skips them). Windows of several short runs (first layers: one to three input channels)
- * then take rows2_run's loops whatever their clipping. */
+ * then take rows2's one-run loops whatever their clipping. */
 static void gather(const int8_t *in, const mak_window_geom *g, const mak_window *w, int32_t cin,
                    int32_t len, int8_t zero_point, int8_t *col) {
   run runs[MAX_RUNS];
