@@ -110,12 +110,15 @@ static ma_status split_prepare(struct ma_context *ctx, ma_node *node) {
   return split_common(ctx, node, node->variant == 1, &axis);
 }
 
+/* prepare checked the node; shapes are static and the axis a constant, so eval only moves. */
+static int32_t axis_in(int32_t a, int32_t rank) { return a < 0 ? a + rank : a; }
+
 static ma_status split_eval(struct ma_context *ctx, ma_node *node) {
+  (void)ctx;
   const bool v = node->variant == 1;
-  int32_t axis;
-  const ma_status st = split_common(ctx, node, v, &axis);
-  if (st != MA_OK) return st;
-  move_chunks(node->outputs, node->n_outputs, node->inputs[v ? 0 : 1], axis, true, true);
+  ma_tensor *in = node->inputs[v ? 0 : 1];
+  const int32_t axis = axis_in(((const int32_t *)node->inputs[v ? 2 : 0]->data)[0], in->ndims);
+  move_chunks(node->outputs, node->n_outputs, in, axis, true, true);
   return MA_OK;
 }
 
@@ -157,10 +160,10 @@ static ma_status pack_prepare(struct ma_context *ctx, ma_node *node) {
 }
 
 static ma_status pack_eval(struct ma_context *ctx, ma_node *node) {
+  (void)ctx;
   const bool pack = node->variant == 1;
-  int32_t axis;
-  const ma_status st = pack_common(ctx, node, pack, &axis);
-  if (st != MA_OK) return st;
+  const int32_t rank = (pack ? node->outputs[0] : node->inputs[0])->ndims;
+  const int32_t axis = axis_in(ma_opt_i32(&node->options, 1, 0), rank);
   move_chunks(pack ? node->inputs : node->outputs, pack ? node->n_inputs : node->n_outputs,
               pack ? node->outputs[0] : node->inputs[0], axis, false, !pack);
   return MA_OK;
