@@ -29,6 +29,10 @@ from host.tflite.model import Model
 CONCATENATION_AXIS_SLOT = 0
 DEFAULT_COUNTS = (2, 3, 4, 6, 8, 10, 12, 16, 24)
 CHOICE_TIME_LIMIT = 0.3  # seconds of search per choice weighed
+# Choices are compared by the heads their searches find, so a search must end on its work
+# budget, not on the clock: on a loaded machine a clock-bounded search chose another split.
+# The clock then only caps a machine far slower than the reference one.
+CLOCK_SLACK = 20.0
 
 
 @dataclass
@@ -122,7 +126,14 @@ def plan_banded(
 ) -> tuple[Model, PlanResult]:
     banded, bp = rw.rewrite(model, cut, bounds)
     result = plan_model(
-        banded, "best", time_limit, kernels, None, overlap=overlap, **placement(banded, bp, kernels)
+        banded,
+        "best",
+        time_limit,
+        kernels,
+        None,
+        overlap=overlap,
+        clock_slack=CLOCK_SLACK,
+        **placement(banded, bp, kernels),
     )
     return banded, result
 
@@ -380,7 +391,9 @@ def apply(
     rewrite the model; the model as it is where no split lowers the objective; BandError if
     its stage cannot be split. time_limit: the unbanded plan's search (as the final plan's)."""
     options = choices(model, kernels, overlap, progress=progress, budget=budget)
-    plain = plan_model(model, "best", time_limit, kernels, None, overlap=overlap)
+    plain = plan_model(
+        model, "best", time_limit, kernels, None, overlap=overlap, clock_slack=CLOCK_SLACK
+    )
     unbanded_arena = _arena(model, plain.tensor_offsets(), target, kernels) if target else None
     ok = sorted(
         (c for c in options if not c.error and c.added_macs <= budget * c.model_macs),

@@ -166,13 +166,15 @@ def plan_model(
     progress: Progress | None = None,
     overlap: bool = False,
     layouts: LayoutMaker | None = None,
+    clock_slack: float = 1.0,
 ) -> PlanResult:
     """Plan the model around the scratch of `kernels` (a library or its name); with
     overlap=True an operator's input may share bytes with its output where that library's
     loops (host.planning.overlap) prove it safe.
 
     layouts: other planning problems to try (a banded model's, host.planning.bands); their
-    plans are judged as TFLM will lay them out, which checks nothing (--check does)."""
+    plans are judged as TFLM will lay them out, which checks nothing (--check does).
+    clock_slack: the wall-clock cap of each search, as a multiple of its time budget."""
     t0 = time.monotonic()
     lib = library(kernels)
     w = lifetimes.walk(model)
@@ -201,6 +203,7 @@ def plan_model(
             problem,
             planner=planner,
             time_limit=share,
+            clock_limit=share * clock_slack,
             progress=progress,
             overlaps=[o for o in overlaps if o.input in ids and o.output in ids],
         )

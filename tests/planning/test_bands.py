@@ -318,3 +318,24 @@ def test_rows_reused_only_for_tflm() -> None:
     assert problems and any("'input'" in p for p in problems), problems
     with pytest.raises(MicroarenaError, match="overlap while both are live"):
         Interpreter(planned.to_bytes())
+
+
+def test_plan_ends_on_its_work_budget_on_a_slow_machine(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Splits are compared by the heads their searches find: a clock running 30 times fast (a
+    machine 30 times slower or busier) must not end a search early and change the choice, as
+    it did at a load average of 10 (cut 4 chosen over cut 5 on MobileNetV2)."""
+    import time
+
+    model = Model.load(shared_model("tflm_person_detect_int8"))
+    t = rw.find_stage(model, 7).t_tensor
+    bounds = bands.aligned_bounds(t.shape[1], t.nbytes() // t.shape[1], 4)
+    assert bounds is not None
+
+    def head() -> int:
+        return bands.plan_banded(model, 7, bounds, "tflm", True, bands.CHOICE_TIME_LIMIT)[1].head
+
+    want = head()
+    real = time.monotonic
+    start = real()
+    monkeypatch.setattr(time, "monotonic", lambda: start + 30 * (real() - start))
+    assert head() == want

@@ -53,6 +53,7 @@ def _plan_greedy(
     alignment: int,
     progress: Progress | None,
     overlaps: Sequence[Overlap],
+    clock_limit: float,
 ) -> dict[int, int]:
     return plan_greedy(buffers, alignment)
 
@@ -80,8 +81,9 @@ def _plan_best(
     alignment: int,
     progress: Progress | None,
     overlaps: Sequence[Overlap],
+    clock_limit: float,
 ) -> dict[int, int]:
-    deadline = time.monotonic() + time_limit
+    deadline = time.monotonic() + clock_limit
     best = plan_greedy(buffers, alignment)
     best_arena = arena_size(buffers, best)
     for name, order in _first_fit_orders(buffers).items():
@@ -104,7 +106,7 @@ def _plan_best(
 
 
 Planner = Callable[
-    [Sequence[Buffer], float, int, Progress | None, Sequence[Overlap]], dict[int, int]
+    [Sequence[Buffer], float, int, Progress | None, Sequence[Overlap], float], dict[int, int]
 ]
 PLANNERS: dict[str, Planner] = {
     "greedy": _plan_greedy,
@@ -120,11 +122,14 @@ def plan(
     alignment: int = 16,
     progress: Progress | None = None,
     overlaps: Sequence[Overlap] = (),
+    clock_limit: float | None = None,
 ) -> dict[int, int]:
     """Offsets (by buffer id) for every buffer; fixed ones keep theirs.
 
     planner: a key of PLANNERS. time_limit: seconds; sets the deterministic search budget and is
-    a safety cap on wall-clock time. alignment: every planned offset is a multiple of it.
+    a safety cap on wall-clock time, unless clock_limit (seconds) sets another cap: a caller
+    comparing plans wants them alike on a loaded machine too.
+    alignment: every planned offset is a multiple of it.
     progress: called with a line of text on each improvement during long searches.
     overlaps: pairs of buffers that may share bytes at suitable offsets ("best" uses them;
     "greedy", like TFLM, does not, but accepts fixed buffers that overlap by them).
@@ -153,7 +158,8 @@ def plan(
     )
     if clashes:
         raise PlanError("fixed buffers collide: " + "; ".join(clashes))
-    offsets = PLANNERS[planner](buffers, time_limit, alignment, progress, overlaps)
+    clock = time_limit if clock_limit is None else clock_limit
+    offsets = PLANNERS[planner](buffers, time_limit, alignment, progress, overlaps, clock)
     problems = validate(buffers, offsets, overlaps=overlaps)
     if problems:  # a bug, never expected: refuse to hand out a corrupt plan
         raise PlanError(f"planner {planner!r} produced an invalid plan: " + "; ".join(problems[:5]))
