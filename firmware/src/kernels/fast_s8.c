@@ -238,10 +238,11 @@ typedef struct {
   int32_t n;
 } run;
 
-/* The sums of one run of n bytes (n a multiple of 4) from two input rows (x0, x1) with the
- * weights of `pairs` channel pairs: pair q's weight rows start at w0 and w1 plus
- * q * (wstep + n). Written to out as four sums per pair: x0 with its first and second
- * channel, x1 with its first and second. Field order: the assembly's. */
+/* The sums of nruns runs of n bytes each (n a multiple of 4), `row` bytes apart in two input
+ * rows (x0, x1), with the weights of `pairs` channel pairs, contiguous in each weight row:
+ * pair q's weight rows start at w0 and w1 plus q * (wstep + nruns * n). Written to out as
+ * four sums per pair: x0 with its first and second channel, x1 with its first and second.
+ * Field order: the assembly's. */
 typedef struct {
   const int8_t *x_end; /* x0 + n */
   uint32_t off2;       /* the input offset in both int16 lanes */
@@ -250,12 +251,37 @@ typedef struct {
   int32_t *out;
   int32_t pairs;
   const int8_t *w0, *w1;
+  int32_t xstep; /* row - n: from a run's end to the next run */
+  int32_t nruns, n, row;
+  int32_t runs_left; /* the assembly's counter */
 } pairs_job;
 
 #if FAST_DSP
-_Static_assert(offsetof(pairs_job, w1) == 32, "pairs_sums_dsp's offsets");
-/* The channel loop around MAC2X2_LOOP: the run's pointers, loop end and offset live in a
- * stack frame ([sp]: x_end, off2, x0, x1, wstep, out, pairs), the sums in registers. */
+_Static_assert(offsetof(pairs_job, w1) == 32 && offsetof(pairs_job, runs_left) == 52,
+               "pairs_sums_dsp's offsets");
+/* A channel pair's start: the input pointers reset, the sums zero. */
+#define PAIR_START \
+  "ldrd r0, r1, [sp, #8]\n\t" \
+  "movs r4, #0\n\t" \
+  "movs r5, #0\n\t" \
+  "movs r6, #0\n\t" \
+  "movs r7, #0\n\t"
+/* A channel pair's end: its sums stored, the weight pointers on to the next pair. */
+#define PAIR_END \
+  "ldr r12, [sp, #20]\n\t" \
+  "stmia r12!, {r4-r7}\n\t" \
+  "str r12, [sp, #20]\n\t" \
+  "ldr r12, [sp, #16]\n\t" \
+  "add r2, r2, r12\n\t" \
+  "add r3, r3, r12\n\t" \
+  "ldr r12, [sp, #24]\n\t" \
+  "subs r12, r12, #1\n\t" \
+  "str r12, [sp, #24]\n\t" \
+  "bne 2b\n\t"
+
+/* The channel loop around MAC2X2_LOOP for one run: the run's pointers, loop end and offset
+ * live in a stack frame ([sp]: x_end, off2, x0, x1, wstep, out, pairs), the sums in
+ * registers. */
 __attribute__((naked, noinline)) static void pairs_sums_dsp(pairs_job *p __attribute__((unused))) {
   __asm__(
       "push {r4-r11, lr}\n\t"
@@ -265,39 +291,84 @@ __attribute__((naked, noinline)) static void pairs_sums_dsp(pairs_job *p __attri
       "mov r2, r8\n\t"
       "mov r3, r9\n\t"
       "2:\n\t"
-      "ldrd r0, r1, [sp, #8]\n\t"
-      "movs r4, #0\n\t"
-      "movs r5, #0\n\t"
-      "movs r6, #0\n\t"
-      "movs r7, #0\n\t"
+      PAIR_START
       MAC2X2_LOOP
-      "ldr r12, [sp, #20]\n\t"
-      "stmia r12!, {r4-r7}\n\t"
-      "str r12, [sp, #20]\n\t"
-      "ldr r12, [sp, #16]\n\t"
-      "add r2, r2, r12\n\t"
-      "add r3, r3, r12\n\t"
-      "ldr r12, [sp, #24]\n\t"
-      "subs r12, r12, #1\n\t"
-      "str r12, [sp, #24]\n\t"
-      "bne 2b\n\t"
+      PAIR_END
       "add sp, sp, #32\n\t"
+      "pop {r4-r11, pc}");
+}
+
+/* The same over nruns runs: the frame goes on with [sp, #28]: xstep, nruns, n, row, runs
+ * left; after each run the input pointers skip to the next run and its end moves a row. */
+__attribute__((naked, noinline)) static void pairs_runs_dsp(pairs_job *p __attribute__((unused))) {
+  __asm__(
+      "push {r4-r11, lr}\n\t"
+      "sub sp, sp, #48\n\t"
+      "ldm r0!, {r1-r9}\n\t"
+      "stm sp, {r1-r7}\n\t"
+      "mov r2, r8\n\t"
+      "mov r3, r9\n\t"
+      "ldm r0, {r4-r8}\n\t"
+      "add r12, sp, #28\n\t"
+      "stm r12, {r4-r8}\n\t"
+      "2:\n\t"
+      PAIR_START
+      "ldr r12, [sp, #36]\n\t"
+      "add r12, r0, r12\n\t"
+      "str r12, [sp]\n\t"
+      "ldr r12, [sp, #32]\n\t"
+      "str r12, [sp, #44]\n\t"
+      MAC2X2_LOOP
+      "ldr r12, [sp, #44]\n\t"
+      "subs r12, r12, #1\n\t"
+      "beq 3f\n\t"
+      "str r12, [sp, #44]\n\t"
+      "ldr r12, [sp, #28]\n\t"
+      "add r0, r0, r12\n\t"
+      "add r1, r1, r12\n\t"
+      "ldr r12, [sp, #40]\n\t"
+      "ldr lr, [sp]\n\t"
+      "add lr, lr, r12\n\t"
+      "str lr, [sp]\n\t"
+      "b 1b\n\t"
+      "3:\n\t"
+      PAIR_END
+      "add sp, sp, #48\n\t"
       "pop {r4-r11, pc}");
 }
 #endif
 
-static void pairs_sums(const pairs_job *p) {
+static void pairs_sums(pairs_job *p) {
 #if FAST_DSP
-  pairs_sums_dsp((pairs_job *)(uintptr_t)p);
+  if (p->nruns > 1)
+    pairs_runs_dsp(p);
+  else
+    pairs_sums_dsp(p);
 #else
-  const int32_t n = (int32_t)(p->x_end - p->x0), step = p->wstep + n;
+  const int32_t step = p->wstep + p->nruns * p->n;
   const int32_t off = (int16_t)(p->off2 & 0xFFFFu);
   for (int32_t q = 0; q < p->pairs; ++q) {
-    block2x2 b = {p->x0, p->x1, p->w0 + q * step, p->w1 + q * step, p->x_end, p->off2, {0}};
-    mac2x2(&b, n, off);
+    block2x2 b = {NULL, NULL, p->w0 + q * step, p->w1 + q * step, NULL, p->off2, {0}};
+    for (int32_t i = 0; i < p->nruns; ++i, b.w0 += p->n, b.w1 += p->n) {
+      b.x0 = p->x0 + i * p->row;
+      b.x1 = p->x1 + i * p->row;
+      mac2x2(&b, p->n, off);
+    }
     memcpy(p->out + 4 * q, b.acc, sizeof b.acc);
   }
 #endif
+}
+
+/* Whether the window's runs are nr > 1 runs of equal length, a multiple of 4, at a constant
+ * distance in the input (*row) and back to back in the filter: pairs_sums' form. */
+static bool uniform_runs(const run *runs, int32_t nr, ptrdiff_t *row) {
+  if (nr < 2 || (runs[0].n & 3) != 0) return false;
+  *row = runs[1].in - runs[0].in;
+  for (int32_t i = 1; i < nr; ++i)
+    if (runs[i].n != runs[0].n || runs[i].f != runs[0].f + i * runs[0].n ||
+        runs[i].in != runs[0].in + i * *row)
+      return false;
+  return true;
 }
 
 enum { PAIRS = 8 }; /* channel pairs per pairs_sums call: 32 sums (128 bytes) on the stack */
@@ -374,21 +445,28 @@ static void runs_sums(const rows_job *j, const run *runs, int32_t nr, ptrdiff_t 
 static void rows2(const rows_job *j, const run *runs, int32_t nr, ptrdiff_t xd, int8_t *o0,
                   int8_t *o1) {
   int32_t s[4 * PAIRS];
-  const bool one_run = nr == 1 && (runs[0].n & 3) == 0;
+  ptrdiff_t row = 0;
+  const bool asm_form = (nr == 1 && (runs[0].n & 3) == 0) || uniform_runs(runs, nr, &row);
   const int32_t even = j->cout & ~1;
   for (int32_t oc = 0; oc < even; oc += 2 * PAIRS) {
     const int32_t np = (even - oc) / 2 < PAIRS ? (even - oc) / 2 : PAIRS;
-    if (one_run) {
+    if (asm_form) {
+      const int32_t n = runs->n;
       const int8_t *w0 = j->f + oc * j->fstride + runs->f;
-      const pairs_job p = {runs->in + runs->n,
-                           ((uint32_t)j->off & 0xFFFFu) * 0x10001u,
-                           runs->in,
-                           runs->in + xd,
-                           (int32_t)(2 * j->fstride) - runs->n,
-                           s,
-                           np,
-                           w0,
-                           w0 + j->fstride};
+      pairs_job p = {runs->in + n,
+                     ((uint32_t)j->off & 0xFFFFu) * 0x10001u,
+                     runs->in,
+                     runs->in + xd,
+                     (int32_t)(2 * j->fstride) - nr * n,
+                     s,
+                     np,
+                     w0,
+                     w0 + j->fstride,
+                     (int32_t)row - n,
+                     nr,
+                     n,
+                     (int32_t)row,
+                     0};
       pairs_sums(&p);
     } else {
       runs_sums(j, runs, nr, xd, oc, np, s);
