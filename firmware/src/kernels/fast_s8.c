@@ -99,7 +99,7 @@ static inline int32_t dot1(const int8_t *x, const int8_t *w, int32_t n, int32_t 
 /* ------------------------------------------------------------ 2 x 2 block */
 
 /* The sums of two input rows (x0, x0 + xd) with two weight rows (w0, w0 + ws) over n values:
- * acc[0] += x0.w0, acc[1] += x0.w1, acc[2] += x1.w0, acc[3] += x1.w1. Each input word then
+ * acc[0] += x0.w0, acc[1] += x1.w0, acc[2] += x0.w1, acc[3] += x1.w1. Each input word then
  * serves two weight rows and each weight word two input rows (1.5 instructions per
  * multiply-accumulate on the DSP form, against 1.6 for dot4), and a pixel pair shares the
  * requantization constants of its channels. */
@@ -111,8 +111,8 @@ typedef struct {
 } block2x2;
 
 #if FAST_DSP
-/* The 4-value loop in assembly: it needs all 14 free registers (sums r4-r7: x0.w0, x0.w1,
- * x1.w0, x1.w1; the input words as int16 pairs r8-r11; temporaries r12, lr; pointers x0, x1,
+/* The 4-value loop in assembly: it needs all 14 free registers (sums r4-r7: x0.w0, x1.w0,
+ * x0.w1, x1.w1; the input words as int16 pairs r8-r11; temporaries r12, lr; pointers x0, x1,
  * w0, w1 in r0-r3), so the loop end ([sp]) and the offset pair ([sp, #4]) stay on the stack.
  * At least 4 values. */
 #define MAC2X2_LOOP \
@@ -127,16 +127,16 @@ typedef struct {
   "ldr r12, [r2], #4\n\t" \
   "sxtb16 lr, r12\n\t" \
   "smlad r4, lr, r8, r4\n\t" \
-  "smlad r6, lr, r10, r6\n\t" \
+  "smlad r5, lr, r10, r5\n\t" \
   "sxtb16 r12, r12, ror #8\n\t" \
   "smlad r4, r12, r9, r4\n\t" \
-  "smlad r6, r12, r11, r6\n\t" \
+  "smlad r5, r12, r11, r5\n\t" \
   "ldr r12, [r3], #4\n\t" \
   "sxtb16 lr, r12\n\t" \
-  "smlad r5, lr, r8, r5\n\t" \
+  "smlad r6, lr, r8, r6\n\t" \
   "smlad r7, lr, r10, r7\n\t" \
   "sxtb16 r12, r12, ror #8\n\t" \
-  "smlad r5, r12, r9, r5\n\t" \
+  "smlad r6, r12, r9, r6\n\t" \
   "smlad r7, r12, r11, r7\n\t" \
   "ldr lr, [sp]\n\t" \
   "cmp r0, lr\n\t" \
@@ -171,16 +171,16 @@ static void mac2x2(block2x2 *b, int32_t n, int32_t off) {
     const quad q0 = quad_in(load4(b->x0 + k), off), q1 = quad_in(load4(b->x1 + k), off);
     const uint32_t w0 = load4(b->w0 + k), w1 = load4(b->w1 + k);
     b->acc[0] = quad_dot(b->acc[0], q0, w0);
-    b->acc[1] = quad_dot(b->acc[1], q0, w1);
-    b->acc[2] = quad_dot(b->acc[2], q1, w0);
+    b->acc[1] = quad_dot(b->acc[1], q1, w0);
+    b->acc[2] = quad_dot(b->acc[2], q0, w1);
     b->acc[3] = quad_dot(b->acc[3], q1, w1);
   }
 #endif
   for (; i < n; ++i) {
     const int32_t x0 = b->x0[i] + off, x1 = b->x1[i] + off, w0 = b->w0[i], w1 = b->w1[i];
     b->acc[0] = wrap_mac(b->acc[0], w0, x0);
-    b->acc[1] = wrap_mac(b->acc[1], w1, x0);
-    b->acc[2] = wrap_mac(b->acc[2], w0, x1);
+    b->acc[1] = wrap_mac(b->acc[1], w0, x1);
+    b->acc[2] = wrap_mac(b->acc[2], w1, x0);
     b->acc[3] = wrap_mac(b->acc[3], w1, x1);
   }
 }
@@ -241,7 +241,7 @@ typedef struct {
 /* The sums of nruns runs of n bytes each (n a multiple of 4), `row` bytes apart in two input
  * rows (x0, x1), with the weights of `pairs` channel pairs, contiguous in each weight row:
  * pair q's weight rows start at w0 and w1 plus q * (wstep + nruns * n). Written to out as
- * four sums per pair: x0 with its first and second channel, x1 with its first and second.
+ * four sums per pair: its first channel with x0 and x1, its second with x0 and x1.
  * Field order: the assembly's. */
 typedef struct {
   const int8_t *x_end; /* x0 + n */
@@ -394,26 +394,37 @@ static inline int8_t requant_cf(int32_t acc, const chan_q *c, const out_range *r
 }
 
 static inline __attribute__((always_inline)) void requant_pairs_as(
-    const rows_job *j, int32_t ch0, int32_t n, const int32_t *s, int8_t *o0, int8_t *o1,
-    bool full) {
+    const rows_job *j, int32_t ch0, int32_t n, const int32_t *s, const int32_t *bias, int8_t *o0,
+    int8_t *o1, bool full, bool per_channel) {
   const out_range r = j->r;
-  chan_q c = chan_consts(j->mult[0], j->shift[0]);
+  const int32_t *m = j->mult + (per_channel ? ch0 : 0);
+  const int8_t *sh = j->shift + (per_channel ? ch0 : 0);
+  chan_q c = chan_consts(m[0], sh[0]);
   for (int32_t k = 0; k < n; ++k) {
-    const int32_t ch = ch0 + k, at = 4 * (k >> 1) + (k & 1), b = j->bias ? j->bias[ch] : 0;
-    if (j->per_channel) c = chan_consts(j->mult[ch], j->shift[ch]);
-    o0[ch] = requant_cf(wrap_add(s[at], b), &c, &r, full);
-    o1[ch] = requant_cf(wrap_add(s[at + 2], b), &c, &r, full);
+    if (per_channel) c = chan_consts(m[k], sh[k]);
+    o0[k] = requant_cf(wrap_add(s[2 * k], bias[k]), &c, &r, full);
+    o1[k] = requant_cf(wrap_add(s[2 * k + 1], bias[k]), &c, &r, full);
   }
 }
 
-/* o0[ch], o1[ch] for the n channels ch from ch0: s holds their sums in pairs_sums' order,
- * without the bias. Not inlined: alone, its loop keeps the constants in registers. */
+/* o0[ch], o1[ch] for the n channels ch from ch0: s holds their sums in pairs_sums' order
+ * (channel k's at 2k and 2k + 1), without the bias. Not inlined, and one loop per form of
+ * the clamp and of the multipliers, so that the loop keeps its constants in registers. */
 __attribute__((noinline)) static void requant_pairs(const rows_job *j, int32_t ch0, int32_t n,
                                                     const int32_t *s, int8_t *o0, int8_t *o1) {
-  if (j->r.lo + j->r.offset == INT8_MIN && j->r.hi + j->r.offset == INT8_MAX)
-    requant_pairs_as(j, ch0, n, s, o0, o1, true);
+  static const int32_t no_bias[2 * PAIRS];
+  const int32_t *bias = j->bias ? j->bias + ch0 : no_bias;
+  const bool full = j->r.lo + j->r.offset == INT8_MIN && j->r.hi + j->r.offset == INT8_MAX;
+  o0 += ch0;
+  o1 += ch0;
+  if (full && j->per_channel)
+    requant_pairs_as(j, ch0, n, s, bias, o0, o1, true, true);
+  else if (full)
+    requant_pairs_as(j, ch0, n, s, bias, o0, o1, true, false);
+  else if (j->per_channel)
+    requant_pairs_as(j, ch0, n, s, bias, o0, o1, false, true);
   else
-    requant_pairs_as(j, ch0, n, s, o0, o1, false);
+    requant_pairs_as(j, ch0, n, s, bias, o0, o1, false, false);
 }
 
 /* pairs_sums for windows of several runs (or one run of a length not a multiple of 4): the
