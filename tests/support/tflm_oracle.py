@@ -33,9 +33,7 @@ MODELS = SHARED_MODELS
 # Converter-made models committed as test data (tools/make_keras_models.py writes them).
 CONVERTER_MODELS = Path(__file__).resolve().parents[1] / "data" / "keras"
 # A converter-made MobileNetV2, 160x160 (tools/make_mobilenets.py), and the split of its early
-# stage with the smallest head host.plan --bands --overlap finds (cut after operator, bands). It
-# weighs each choice with a short search whose wall-clock cap a loaded machine can reach, and
-# may then settle for a neighbour (cut after operator 4, 16 bands: 104976 B).
+# stage with the smallest head host.plan --bands --overlap finds (cut after operator, bands).
 MOBILENET_V2 = CONVERTER_MODELS.parent / "mobilenet_v2" / "mobilenet_v2_035_160_int8.tflite"
 MOBILENET_V2_BANDS = (5, 16)
 BIG_ARENA = 16 << 20
