@@ -12,6 +12,7 @@ its run is absent. Ratios below 1 mean fewer instructions than TFLM. Flash is th
 
     .venv/bin/python benchmarks/speed_bench.py                        # mps2-an386 (Cortex-M4F)
     .venv/bin/python benchmarks/speed_bench.py --boards mps2-an386 mps2-an500 mps2-an505
+    .venv/bin/python benchmarks/speed_bench.py --boards all      # M4F M7 M33 M55 M3: docs/speed.md
     .venv/bin/python benchmarks/speed_bench.py --models tflm_person_detect_int8 --json
 """
 
@@ -34,6 +35,8 @@ from host.tflite.modelgen import build_demo_model  # noqa: E402
 PEERS = REPO / "tests" / "data" / "tflm_cmsis_nn" / "measured.json"
 DEMO = "demo_int8"
 KERNELS = {"reference": "tflm_ref", "cmsis-nn": "tflm_cmsis_nn"}
+# `--boards all`: one board per core TFLM was measured on: M4F, M7, M33, M55 (Helium), M3.
+ALL_BOARDS = ["mps2-an386", "mps2-an500", "mps2-an505", "mps3-an547", "mps2-an385"]
 
 
 def repo_models() -> dict[str, Path]:
@@ -122,7 +125,10 @@ def main(argv: list[str] | None = None) -> int:
         "--models", nargs="+", help=f"model names (default: {DEMO} and every *_int8 shared model)"
     )
     ap.add_argument(
-        "--boards", nargs="+", default=["mps2-an386"], help="emulated boards (default: mps2-an386)"
+        "--boards",
+        nargs="+",
+        default=["mps2-an386"],
+        help=f"emulated boards (default: mps2-an386; all: {' '.join(ALL_BOARDS)})",
     )
     ap.add_argument("--json", action="store_true", help="print JSON rows instead of a table")
     opts = ap.parse_args(argv)
@@ -135,8 +141,9 @@ def main(argv: list[str] | None = None) -> int:
     peers = peer_instructions()
     if not peers:
         say(f"no TFLM figures at {PEERS}: its columns stay empty")
+    boards = ALL_BOARDS if opts.boards == ["all"] else opts.boards
     rows = []
-    for board in opts.boards:
+    for board in boards:
         for name in models:
             say(f"{name} on {board}")
             rows.append(speed_row(name, board, peers))

@@ -454,26 +454,40 @@ static sums8 dw8_any(const taps *t, const dw_node *n, int32_t c, int32_t lanes) 
   return a;
 }
 
-/* Requantized `lanes` (1 to 8) channels c.. from their sums plus bias, in order, as int16
- * lanes (the gathers read nothing past `lanes`). */
-static inline __attribute__((always_inline)) int16x8_t requant8(sums8 a, const dw_node *n, int32_t c, int32_t lanes) {
+/* The requantization of `lanes` (1 to 8) channels c.., their even and odd lanes apart (the
+ * gathers read nothing past `lanes`). */
+typedef struct {
+  rq4 even, odd;
+  int32x4_t bias_even, bias_odd;
+} dw_q;
+
+static inline __attribute__((always_inline)) dw_q dw_params(const dw_node *n, int32_t c,
+                                                            int32_t lanes) {
   const uint32x4_t even = vidupq_n_u32(0, 2), odd = vidupq_n_u32(1, 2);
   const mve_pred16_t pe = vctp32q((uint32_t)(lanes + 1) / 2), po = vctp32q((uint32_t)lanes / 2);
-  rq4 qe, qo;
+  dw_q q;
   if (n->per_channel) {
-    qe = rq_make(vldrwq_gather_shifted_offset_z_s32(n->mult + c, even, pe),
-                 vldrbq_gather_offset_z_s32(n->shift + c, even, pe));
-    qo = rq_make(vldrwq_gather_shifted_offset_z_s32(n->mult + c, odd, po),
-                 vldrbq_gather_offset_z_s32(n->shift + c, odd, po));
+    q.even = rq_make(vldrwq_gather_shifted_offset_z_s32(n->mult + c, even, pe),
+                     vldrbq_gather_offset_z_s32(n->shift + c, even, pe));
+    q.odd = rq_make(vldrwq_gather_shifted_offset_z_s32(n->mult + c, odd, po),
+                    vldrbq_gather_offset_z_s32(n->shift + c, odd, po));
   } else {
-    qe = qo = rq_make(vdupq_n_s32(n->mult[0]), vdupq_n_s32(n->shift[0]));
+    q.even = q.odd = rq_make(vdupq_n_s32(n->mult[0]), vdupq_n_s32(n->shift[0]));
   }
+  q.bias_even = q.bias_odd = vdupq_n_s32(0);
   if (n->bias) {
-    a.even = vaddq_s32(a.even, vldrwq_gather_shifted_offset_z_s32(n->bias + c, even, pe));
-    a.odd = vaddq_s32(a.odd, vldrwq_gather_shifted_offset_z_s32(n->bias + c, odd, po));
+    q.bias_even = vldrwq_gather_shifted_offset_z_s32(n->bias + c, even, pe);
+    q.bias_odd = vldrwq_gather_shifted_offset_z_s32(n->bias + c, odd, po);
   }
-  const int16x8_t lo = vmovnbq_s32(vdupq_n_s16(0), requant4(a.even, qe, &n->r));
-  return vmovntq_s32(lo, requant4(a.odd, qo, &n->r));
+  return q;
+}
+
+/* The eight channels' sums requantized, back in channel order as int16 lanes. */
+static inline __attribute__((always_inline)) int16x8_t requant8(sums8 a, const dw_q *q,
+                                                                const out_range *r) {
+  const int32x4_t e = requant4(vaddq_s32(a.even, q->bias_even), q->even, r);
+  const int32x4_t o = requant4(vaddq_s32(a.odd, q->bias_odd), q->odd, r);
+  return vmovntq_s32(vmovnbq_s32(vdupq_n_s16(0), e), o);
 }
 
 /* One block of k <= MAK_DW_BLOCK output channels c0.. of one pixel: every sum, then every
@@ -481,16 +495,56 @@ static inline __attribute__((always_inline)) int16x8_t requant8(sums8 a, const d
  * written, keeps it too). */
 static void dw_block(const taps *t, const dw_node *n, int32_t c0, int32_t k, int8_t *o) {
   if (n->dmult == 1 && k % 8 == 0) {
-    for (int32_t c = c0; c < c0 + k; c += 8) vstrbq_s16(o + c, requant8(dw8_full(t, n, c), n, c, 8));
+    for (int32_t c = c0; c < c0 + k; c += 8) {
+      const dw_q q = dw_params(n, c, 8);
+      vstrbq_s16(o + c, requant8(dw8_full(t, n, c), &q, &n->r));
+    }
     return;
   }
   int16x8_t v[MAK_DW_BLOCK / 8];
   for (int32_t j = 0; j < k; j += 8) {
     const int32_t lanes = k - j < 8 ? k - j : 8;
-    v[j / 8] = requant8(dw8_any(t, n, c0 + j, lanes), n, c0 + j, lanes);
+    const dw_q q = dw_params(n, c0 + j, lanes);
+    v[j / 8] = requant8(dw8_any(t, n, c0 + j, lanes), &q, &n->r);
   }
   for (int32_t j = 0; j < k; j += 8)
     vstrbq_p_s16(o + c0 + j, v[j / 8], vctp16q((uint32_t)(k - j < 8 ? k - j : 8)));
+}
+
+/* x + off for the eight channels c.. at input tap i: contiguous (depth multiplier 1), or the
+ * node's fixed gather (all lanes one input channel where 8 divides the multiplier). */
+static inline int16x8_t tap_x(const int8_t *i, const dw_node *n, bool gather) {
+  const int16x8_t x = gather ? vldrbq_gather_offset_s16(i, n->gather) : vldrbq_s16(i);
+  return vaddq_n_s16(x, n->off);
+}
+
+/* Two neighbouring pixels whose windows take the same taps (in1: the second's input),
+ * channels a multiple of 8, fixed gathers: each weight load and the requantization constants
+ * serve both. The second pixel is written before the first is read for its later channels,
+ * so this runs only where input and output share no byte. */
+static inline __attribute__((always_inline)) void dw_pair(const taps *t, const int8_t *in1,
+                                                          const dw_node *n, bool gather,
+                                                          int8_t *o) {
+  for (int32_t c = 0; c < n->cout; c += 8) {
+    sums8 a = {vdupq_n_s32(0), vdupq_n_s32(0)}, b = a;
+    const int8_t *ip = t->in + c / n->dmult, *jp = in1 + c / n->dmult, *fp = t->f + c;
+    for (int32_t y = 0; y < t->rows; ++y, ip += n->in_row, jp += n->in_row, fp += n->f_row) {
+      const int8_t *i = ip, *j = jp, *k = fp;
+      for (int32_t x = 0; x < t->cols; ++x, i += n->in_col, j += n->in_col, k += n->cout) {
+        const int16x8_t wv = vldrbq_s16(k);
+        a = mac8(a, tap_x(i, n, gather), wv);
+        b = mac8(b, tap_x(j, n, gather), wv);
+      }
+    }
+    const dw_q q = dw_params(n, c, 8);
+    vstrbq_s16(o + c, requant8(a, &q, &n->r));
+    vstrbq_s16(o + n->cout + c, requant8(b, &q, &n->r));
+  }
+}
+
+static bool same_taps(const mak_window *a, const mak_window *b) {
+  return a->fy0 == b->fy0 && a->fy1 == b->fy1 && a->fx0 == b->fx0 && a->fx1 == b->fx1 &&
+         a->iy0 == b->iy0;
 }
 
 bool mak_mve_dwconv_s8(const ma_node *node, const mak_conv_data *d, const mak_window_geom *g) {
@@ -513,13 +567,30 @@ bool mak_mve_dwconv_s8(const ma_node *node, const mak_conv_data *d, const mak_wi
                      make_range(d->output_offset, d->act_min, d->act_max)};
   const int8_t *in = in_t->data, *f = node->inputs[1]->data;
   int8_t *out = node->outputs[0]->data;
-  mak_window w;
+  const size_t pixels = (size_t)g->batches * g->out_h * g->out_w;
+  const bool pairs = cout % 8 == 0 && n.gather_fixed &&
+                     !bytes_overlap(in, (size_t)ma_num_elements(in_t), out, pixels * cout);
+  mak_window w, next;
   mak_window_start(g, &w);
-  while (mak_window_next(g, &w)) {
+  bool more = mak_window_next(g, &w);
+  while (more) {
     const taps t = window_taps(in, f, g, &w, cin, cout);
     int8_t *o = out + w.pixel * (size_t)cout;
-    for (int32_t c0 = 0; c0 < cout; c0 += MAK_DW_BLOCK)
-      dw_block(&t, &n, c0, cout - c0 < MAK_DW_BLOCK ? cout - c0 : MAK_DW_BLOCK, o);
+    next = w;
+    const bool second = mak_window_next(g, &next);
+    if (pairs && second && same_taps(&w, &next)) {
+      const int8_t *in1 = window_taps(in, f, g, &next, cin, cout).in;
+      if (dmult == 1) /* two copies of the loop, one load form each */
+        dw_pair(&t, in1, &n, false, o);
+      else
+        dw_pair(&t, in1, &n, true, o);
+      more = mak_window_next(g, &next);
+    } else {
+      for (int32_t c0 = 0; c0 < cout; c0 += MAK_DW_BLOCK)
+        dw_block(&t, &n, c0, cout - c0 < MAK_DW_BLOCK ? cout - c0 : MAK_DW_BLOCK, o);
+      more = second;
+    }
+    w = next;
   }
   return true;
 }
