@@ -189,7 +189,7 @@ static int32_t window_spans(const int8_t *in, const mak_window_geom *g, const ma
  * outside the input as -offset (so that they add w * 0), then every output channel's weight
  * row against the four rows: one weight load and its sum serve four pixels. All four windows
  * are read before any of the four pixels is written, earlier than overlap.c's rule needs. */
-enum { PIXELS = 4, COLUMN_BYTES = 2048 }; /* on the stack; larger windows: spans below */
+enum { PIXELS = 4, COLUMN_BYTES = 2304 }; /* on the stack (3x3x64 windows); larger: spans below */
 
 /* dst[0..n) = src[0..n): whole vectors, then one predicated (nothing read past src + n). */
 static inline void copy_bytes(int8_t *dst, const int8_t *src, int32_t n) {
@@ -337,7 +337,8 @@ bool mak_mve_conv_s8(const ma_node *node, const mak_conv_data *d, const mak_wind
   int8_t *out = node->outputs[0]->data;
   const size_t pixels = (size_t)g->batches * g->out_h * g->out_w;
   if (g->kh == 1 && g->kw == 1 && g->stride_h == 1 && g->stride_w == 1 && g->pad_h == 0 &&
-      g->pad_w == 0 && !bytes_overlap(in, (size_t)ma_num_elements(in_t), out, pixels * (size_t)cout)) {
+      g->pad_w == 0 &&
+      !bytes_overlap(in, (size_t)ma_num_elements(in_t), out, pixels * (size_t)cout)) {
     conv_1x1_in_place(&m, in, pixels, out);
     return true;
   }
@@ -419,7 +420,8 @@ static inline sums8 mac8(sums8 a, int16x8_t x, int16x8_t w) {
 }
 
 /* Eight channels c.. of depth multiplier 1: whole vectors, no predication. */
-static inline __attribute__((always_inline)) sums8 dw8_full(const taps *t, const dw_node *n, int32_t c) {
+static inline __attribute__((always_inline)) sums8 dw8_full(const taps *t, const dw_node *n,
+                                                            int32_t c) {
   sums8 a = {vdupq_n_s32(0), vdupq_n_s32(0)};
   const int8_t *ip = t->in + c, *fp = t->f + c;
   for (int32_t y = 0; y < t->rows; ++y, ip += n->in_row, fp += n->f_row) {
