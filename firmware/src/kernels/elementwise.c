@@ -473,6 +473,34 @@ static inline int32_t mul_q8_fast(const fast_q8 *f, int32_t x, int32_t y) {
 #define MAX_OF(d, x, y) ((void)(d), (x) > (y) ? (x) : (y))
 #define MIN_OF(d, x, y) ((void)(d), (x) < (y) ? (x) : (y))
 
+/* A broadcast where one input has the output's shape and the other repeats along the leading
+ * axes (its shape, leading 1s aside, is the output's last axes: a per-channel scale, a
+ * scalar): the output then walks in rows of that input's size, without the general index
+ * walk. run_b (run_a) is that row length when b (a) repeats, else 0. */
+typedef struct {
+  int32_t run_a, run_b;
+} bcast_rows;
+
+static int32_t trailing_run(const ma_tensor *t, const ma_tensor *out) {
+  int32_t lead = 0;
+  while (lead < t->ndims && t->dims[lead] == 1) ++lead;
+  const int32_t k = t->ndims - lead; /* t's axes after its leading 1s */
+  if (k > out->ndims) return 0;
+  int32_t run = 1;
+  for (int32_t i = 0; i < k; ++i) {
+    if (t->dims[lead + i] != out->dims[out->ndims - k + i]) return 0;
+    run *= t->dims[lead + i];
+  }
+  return run;
+}
+
+static bcast_rows rows_of(const ma_tensor *a, const ma_tensor *b, const ma_tensor *out) {
+  bcast_rows r = {0, 0};
+  if (same_shape(a, out)) r.run_b = trailing_run(b, out);
+  else if (same_shape(b, out)) r.run_a = trailing_run(a, out);
+  return r;
+}
+
 /* out[i] = F(P, a[.], b[.]) over the output, flat or broadcast (P: the element function's
  * parameters; BINARY: the operator's data). */
 #define BINARY_P(T, TOUT, F, P)                                                 \
@@ -481,6 +509,14 @@ static inline int32_t mul_q8_fast(const fast_q8 *f, int32_t x, int32_t y) {
     TOUT *z = out->data;                                                        \
     if (d->same_shape) {                                                        \
       for (int32_t i = 0; i < n; ++i) z[i] = (TOUT)F(P, x[i], y[i]);            \
+    } else if (rows.run_b > 0) {                                                \
+      for (int32_t i = 0; i < n; i += rows.run_b)                               \
+        for (int32_t k = 0; k < rows.run_b; ++k)                                \
+          z[i + k] = (TOUT)F(P, x[i + k], y[k]);                                \
+    } else if (rows.run_a > 0) {                                                \
+      for (int32_t i = 0; i < n; i += rows.run_a)                               \
+        for (int32_t k = 0; k < rows.run_a; ++k)                                \
+          z[i + k] = (TOUT)F(P, x[k], y[i + k]);                                \
     } else {                                                                    \
       mak_bcast_iter it;                                                        \
       mak_bcast_start(&it);                                                     \
@@ -504,9 +540,11 @@ static ma_status binary_eval(struct ma_context *ctx, ma_node *node) {
   const arith_data *d = node->user_data;
   const ma_tensor *a = node->inputs[0], *b = node->inputs[1], *out = node->outputs[0];
   mak_bcast bc;
+  bcast_rows rows = {0, 0};
   if (!d->same_shape) {
     ma_status st = mak_bcast_init(ctx, "binary operator", a, b, out, &bc);
     if (st != MA_OK) return st;
+    rows = rows_of(a, b, out);
   }
   const int32_t n = ma_num_elements(out);
   switch (d->path) {
