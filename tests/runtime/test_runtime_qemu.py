@@ -23,6 +23,7 @@ from test_conformance_fast_elementwise import CASES as FAST_ELEMENTWISE_CASES
 from test_conformance_fast_pool import CASES as FAST_POOL_CASES
 from test_conformance_fast_s8 import CASES as FAST_S8_CASES
 from test_conformance_recurrent import CASES as RECURRENT_CASES
+from test_conformance_shape import CASES as SHAPE_CASES
 
 from host.device.firmware import read_build_mk
 from host.paths import SHARED_MODELS
@@ -127,14 +128,16 @@ def test_overlap_plan_on_qemu_cortex_m4(name: str, arm_library: Path, tmp_path: 
         np.testing.assert_array_equal(host.get_output(o), plain.get_output(o))
 
 
-FAST_CASES = [*FAST_S8_CASES, *FAST_ELEMENTWISE_CASES, *FAST_POOL_CASES, *RECURRENT_CASES]
+TCONV_S8_CASES = [c for c in SHAPE_CASES if c.name.startswith("TRANSPOSE_CONV int8")]
+FAST_CASES = [*FAST_S8_CASES, *FAST_ELEMENTWISE_CASES, *FAST_POOL_CASES, *RECURRENT_CASES,
+              *TCONV_S8_CASES]  # fmt: skip
 
 
 @pytest.mark.parametrize("case", FAST_CASES, ids=str)
 def test_fast_case_on_qemu_cortex_m4(case, arm_library: Path, tmp_path: Path) -> None:
     """The DSP instructions of the fast int8 paths (fast_s8.c, fast_depthwise_s8.c,
-    elementwise.c's ADD/SUB/MUL with SMMULR, the int8 pools' SXTAB16 and SSUB8/SEL, SVDF's and
-    the LSTM's dot products); the host build runs their
+    elementwise.c's ADD/SUB/MUL with SMMULR, the int8 pools' SXTAB16 and SSUB8/SEL, the dot
+    products of SVDF, the LSTM and TRANSPOSE_CONV); the host build runs their
     portable form, checked against TFLM by the conformance modules these cases come from:
     outputs equal the host build's (one invocation)."""
     path = tmp_path / "case.tflite"

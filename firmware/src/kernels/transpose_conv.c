@@ -10,6 +10,7 @@
  * filter is symmetric, its zero point unused) and requantizes per channel; int16 uses no
  * offsets, an int64 bias (or int16, widened) and the 64-bit MultiplyByQuantizedMultiplier.
  */
+#include "fast_dot_s8.h"
 #include "kernel_util.h"
 #include "kernels.h"
 
@@ -99,8 +100,7 @@ static void gather(const ma_node *node, const mak_conv_data *d, const tconv_shap
         for (int32_t c = 0; c < s->cin; ++c) f += ip[c] * fp[c];
       } else if (in->type == MA_INT8) {
         const int8_t *ip = (const int8_t *)in->data + ii, *fp = (const int8_t *)filter->data + fi;
-        for (int32_t c = 0; c < s->cin; ++c)
-          acc32 += (uint32_t)((ip[c] + d->input_offset) * fp[c]);
+        acc32 += (uint32_t)mak_dot_s8(fp, ip, s->cin, d->input_offset);
       } else {
         const int16_t *ip = (const int16_t *)in->data + ii;
         const int8_t *fp = (const int8_t *)filter->data + fi;
