@@ -219,3 +219,20 @@ def test_sigmoid_table_is_tflms(tmp_path: Path) -> None:
     finally:
         sys.path.remove(str(REPO / "tools"))
     assert (KERNELS / "sigmoid_table.c").read_text() == tool.c_source(tool.measure())
+
+
+def test_move_is_memmove_for_every_overlap(lib: ctypes.CDLL) -> None:
+    """mak_move (the kernels' word-at-a-time memmove): every source and destination offset
+    modulo 4 apart, overlapping both ways and not at all, short and long, equals memmove."""
+    lib.mak_move.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t]
+    lib.mak_move.restype = None
+    size = 160
+    for n in (0, 1, 3, 15, 16, 17, 31, 64, 67):
+        for src in range(8):
+            for dst in (*range(8), src + n // 2, max(src - n // 2, 0), 80):
+                buf = ctypes.create_string_buffer(bytes((i * 37 + 11) % 256 for i in range(size)))
+                want = bytearray(buf.raw)
+                want[dst : dst + n] = bytes(want[src : src + n])
+                base = ctypes.addressof(buf)
+                lib.mak_move(base + dst, base + src, n)
+                assert buf.raw == bytes(want), (n, src, dst)

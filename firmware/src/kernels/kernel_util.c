@@ -616,3 +616,36 @@ ma_status mak_check_same_shape(struct ma_context *ctx, const char *op, const ma_
   return ma_fail(ctx, MA_ERR_MODEL, "%s: tensors %d and %d differ in shape", op, (int)a->index,
                  (int)b->index);
 }
+
+/* ---------------------------------------------------------------- data movement */
+
+void mak_move(void *dst, const void *src, size_t n) {
+  uint8_t *d = dst;
+  const uint8_t *s = src;
+  const uintptr_t ud = (uintptr_t)dst, us = (uintptr_t)src;
+  if (ud == us || n == 0) return;
+  if (n >= 64 && ((ud | us) & 3u) == 0) { /* newlib's word path pays for its set-up */
+    memmove(dst, src, n);
+    return;
+  }
+  if (ud < us || ud - us >= n) { /* forward: each word is read before a write reaches it */
+    size_t i = 0;
+    for (; i + 4 <= n; i += 4) {
+      uint32_t w;
+      memcpy(&w, s + i, 4);
+      memcpy(d + i, &w, 4);
+    }
+    for (; i < n; ++i) d[i] = s[i];
+    return;
+  }
+  size_t i = n; /* dst inside (src, src + n): backward */
+  for (; i >= 4; i -= 4) {
+    uint32_t w;
+    memcpy(&w, s + i - 4, 4);
+    memcpy(d + i - 4, &w, 4);
+  }
+  while (i > 0) {
+    --i;
+    d[i] = s[i];
+  }
+}

@@ -211,6 +211,10 @@ static inline float mak_clampf(float v, float lo, float hi) {
     for (int32_t i = 0; i < (N); ++i) y[i] = EXPR;  \
   } while (0)
 
+/* memmove (any overlap), a word at a time where newlib-nano's copies byte by byte (source and
+ * destination not both word-aligned): for the kernels that move rows and chunks. */
+void mak_move(void *dst, const void *src, size_t n);
+
 /* ---- sliding windows of convolutions and pools (NHWC) ---- */
 typedef struct {
   int32_t batches, in_h, in_w, out_h, out_w, kh, kw;

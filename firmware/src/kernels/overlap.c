@@ -151,9 +151,9 @@ int mak_overlap_rule(struct ma_context *ctx, const ma_node *node, int32_t slot, 
   return 1;
 }
 
-/* CONCATENATION copies input after input with memmove (shape_ops.c): one call per input when
- * the dimensions before the axis are all 1, so an input placed at its destination is moved
- * onto itself and stays as it is. Anywhere else, an earlier input's copy could overwrite it. */
+/* CONCATENATION copies input after input with mak_move, a memmove (shape_ops.c): one call per
+ * input when the dimensions before the axis are all 1, so an input placed at its destination
+ * is moved onto itself and stays as it is. Anywhere else, an earlier input's copy could overwrite it. */
 int mak_copied_in_place(const ma_node *node, int32_t slot, int64_t *at) {
   if (node->builtin_code != MA_OP_CONCATENATION || node->n_outputs != 1 || slot < 0 ||
       slot >= node->n_inputs)

@@ -64,7 +64,7 @@ static ma_status nearest_eval(struct ma_context *ctx, ma_node *node) {
       const int32_t iy = nearest(y, in_h, out_h, align, half);
       for (int32_t x = 0; x < out_w; ++x) {
         const int32_t ix = nearest(x, in_w, out_w, align, half);
-        memmove(dst, src + (((size_t)b * in_h + iy) * in_w + ix) * row, row);
+        mak_move(dst, src + (((size_t)b * in_h + iy) * in_w + ix) * row, row);
         dst += row;
       }
     }

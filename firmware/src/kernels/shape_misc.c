@@ -16,7 +16,7 @@ static ma_status copy_eval(struct ma_context *ctx, ma_node *node) {
   (void)ctx;
   const ma_tensor *in = node->inputs[0], *out = node->outputs[0];
   if (in->data != out->data)
-    memmove(out->data, in->data, (size_t)ma_num_elements(in) * ma_type_size(in->type));
+    mak_move(out->data, in->data, (size_t)ma_num_elements(in) * ma_type_size(in->type));
   return MA_OK;
 }
 

@@ -32,7 +32,7 @@ static ma_status reshape_eval(struct ma_context *ctx, ma_node *node) {
   const ma_tensor *in = node->inputs[0], *out = node->outputs[0];
   /* The planner may alias input and output; then there is nothing to move. */
   if (in->data != out->data)
-    memmove(out->data, in->data, (size_t)ma_num_elements(in) * ma_type_size(in->type));
+    mak_move(out->data, in->data, (size_t)ma_num_elements(in) * ma_type_size(in->type));
   return MA_OK;
 }
 
@@ -86,7 +86,7 @@ static ma_status concat_eval(struct ma_context *ctx, ma_node *node) {
     for (int32_t i = 0; i < node->n_inputs; ++i) {
       const ma_tensor *in = node->inputs[i];
       const size_t chunk = (size_t)mak_dims_product(in, axis, in->ndims) * esize;
-      memmove(dst, (const uint8_t *)in->data + (size_t)o * chunk, chunk);
+      mak_move(dst, (const uint8_t *)in->data + (size_t)o * chunk, chunk);
       dst += chunk;
     }
   }
@@ -158,7 +158,7 @@ static ma_status pad_eval(struct ma_context *ctx, ma_node *node) {
   for (int32_t r = 0; r < rows; ++r) {
     size_t off = 0;
     for (int32_t dd = 0; dd < n; ++dd) off += (size_t)(idx[dd] + before[dd]) * out_stride[dd];
-    memmove(dst + off * esize, src + (size_t)r * row * esize, (size_t)row * esize);
+    mak_move(dst + off * esize, src + (size_t)r * row * esize, (size_t)row * esize);
     for (int32_t dd = n - 2; dd >= 0; --dd) {
       if (++idx[dd] < in->dims[dd]) break;
       idx[dd] = 0;
@@ -278,7 +278,7 @@ static ma_status gather_eval(struct ma_context *ctx, ma_node *node) {
                          (int)g.axis_size);
         const size_t from = (((size_t)b * g.outer + o) * g.axis_size + (size_t)k) * row;
         const size_t to = (((size_t)b * g.outer + o) * g.coords + c) * row;
-        memmove(dst + to, src + from, row);
+        mak_move(dst + to, src + from, row);
       }
     }
   }

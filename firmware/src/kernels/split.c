@@ -59,9 +59,9 @@ static void move_chunks(ma_tensor *const *parts, int32_t n_parts,
     for (int32_t i = 0; i < n_parts; ++i) {
       const size_t chunk = inner * (size_t)(part_has_axis ? parts[i]->dims[axis] : 1);
       uint8_t *p = (uint8_t *)parts[i]->data + (size_t)o * chunk;
-      /* memmove: in a hostile model the planner may overlap input and output buffers. */
-      if (split) memmove(p, w, chunk);
-      else memmove(w, p, chunk);
+      /* mak_move, a memmove: in a hostile model the planner may overlap input and output. */
+      if (split) mak_move(p, w, chunk);
+      else mak_move(w, p, chunk);
       w += chunk;
     }
   }
