@@ -7,9 +7,9 @@ batches, an odd pixel left alone, neighbours whose clipped windows differ, windo
 into one run with the zero point as padding), depthwise channels across the 32-channel block,
 depth multipliers (1 to 8, four output lanes reading different input channels), padding that
 clips the window, strides, dilation (taps no longer contiguous), batches, per-tensor and per-
-channel weights, zero points at the int8 ends, no bias, saturating outputs, and the shapes the
-fast paths leave to the reference loops (groups, a FULLY_CONNECTED weight zero point). The same
-paths run with the DSP instructions on the Cortex-M boards, where
+channel weights, zero points at the int8 ends, no bias, saturating outputs, grouped
+convolutions, and the shapes the fast paths leave to the reference loops (a FULLY_CONNECTED
+weight zero point). The same paths run with the DSP instructions on the Cortex-M boards, where
 tests/device/test_boards_models.py compares every intermediate tensor with the host's.
 """
 
@@ -128,7 +128,11 @@ CASES = [
          (5, 6)),
     conv("3x3 VALID stride 2 20 -> 7 batch 2 per-tensor (pairs across batches)", (2, 7, 7, 20),
          (3, 3), 7, (3, 3), stride=2, padding=VALID, per_channel=False, zps=(127, -128)),
-    conv("3x3 groups 2 (reference loop)", (1, 5, 5, 4), (3, 3), 6, (5, 5), fin=2),
+    conv("3x3 groups 2 (group by group)", (1, 5, 5, 4), (3, 3), 6, (5, 5), fin=2),
+    conv("3x3 SAME stride 2 groups 4 per-tensor", (1, 7, 6, 12), (3, 3), 8, (4, 3), stride=2,
+         fin=3, per_channel=False, zps=(127, -128)),
+    conv("1x1 groups 2 odd channels per group", (2, 3, 3, 8), (1, 1), 6, (3, 3), fin=4,
+         act=ACT_RELU6, out_scale=0.02),
     dwconv("3x3 SAME 8 channels", (1, 6, 6, 8), (3, 3), (6, 6)),
     dwconv("3x3 SAME stride 2 37 channels (block and tails)", (1, 7, 9, 37), (3, 3), (4, 5),
            stride=2, act=ACT_RELU6, out_scale=0.02),

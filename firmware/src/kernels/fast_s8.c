@@ -505,23 +505,38 @@ static void rows2(const rows_job *j, const run *runs, int32_t nr, ptrdiff_t xd, 
  * used by every block of output channels. */
 enum { MAX_RUNS = 32 }; /* windows with more (tall or dilated filters) take the reference loop */
 
-static int32_t max_runs(const mak_window_geom *g) {
-  return g->dil_w == 1 ? g->kh : g->kh * g->kw;
+static int32_t max_runs(const mak_window_geom *g, bool grouped) {
+  return g->dil_w == 1 && !grouped ? g->kh : g->kh * g->kw;
 }
 
+/* The runs of group gi's window (input channels gi * fin on of pixels of cin channels; one
+ * group, fin = cin, but for grouped convolutions). */
 static int32_t window_runs(const int8_t *in, const mak_window_geom *g, const mak_window *w,
-                           int32_t cin, run *runs) {
-  const int32_t span = g->dil_w == 1 ? w->fx1 - w->fx0 : 1;
+                           int32_t cin, int32_t fin, int32_t gi, run *runs) {
+  const int32_t span = g->dil_w == 1 && fin == cin ? w->fx1 - w->fx0 : 1;
   int32_t n = 0;
   for (int32_t fy = w->fy0; fy < w->fy1; ++fy) {
     const size_t row = ((size_t)w->b * g->in_h + w->iy0 + g->dil_h * fy) * g->in_w;
     for (int32_t fx = w->fx0; fx < w->fx1; fx += span) {
-      const run r = {in + (row + w->ix0 + g->dil_w * fx) * cin, (fy * g->kw + fx) * cin,
-                     span * cin};
+      const run r = {in + (row + w->ix0 + g->dil_w * fx) * cin + gi * fin,
+                     (fy * g->kw + fx) * fin, span * fin};
       runs[n++] = r;
     }
   }
   return n;
+}
+
+/* Group gi's share of j: its filters, biases, multipliers and output channels. */
+static rows_job group_job(const rows_job *j, int32_t gi) {
+  rows_job r = *j;
+  const int32_t c0 = gi * j->cout;
+  r.f += c0 * j->fstride;
+  if (r.bias) r.bias += c0;
+  if (r.per_channel) {
+    r.mult += c0;
+    r.shift += c0;
+  }
+  return r;
 }
 
 /* One output pixel, all channels, in order: four channels per pass over the window. */
@@ -568,7 +583,7 @@ enum { COL_MAX = 128 }; /* bytes of a window gathered into one run (two on the s
 static void gather(const int8_t *in, const mak_window_geom *g, const mak_window *w, int32_t cin,
                    int32_t len, int8_t zero_point, int8_t *col) {
   run runs[MAX_RUNS];
-  const int32_t nr = window_runs(in, g, w, cin, runs);
+  const int32_t nr = window_runs(in, g, w, cin, cin, 0, runs);
   memset(col, zero_point, (size_t)len);
   for (int32_t i = 0; i < nr; ++i) memcpy(col + runs[i].f, runs[i].in, (size_t)runs[i].n);
 }
@@ -622,17 +637,18 @@ static bool is_matrix(const mak_window_geom *g) {
 bool mak_fast_conv_s8(const ma_node *node, const mak_conv_data *d, const mak_window_geom *g) {
   if (mak_mve_conv_s8(node, d, g)) return true;
   const ma_tensor *in_t = node->inputs[0], *f_t = node->inputs[1], *bias_t = mak_input(node, 2);
-  if (!all_s8(node) || f_t->dims[3] != in_t->dims[3] || max_runs(g) > MAX_RUNS ||
-      !offsets_ok(d->input_offset, d->output_offset))
-    return false; /* grouped convolutions run the reference loop */
-  const int32_t cin = in_t->dims[3], cout = node->outputs[0]->dims[3];
+  const int32_t cin = in_t->dims[3], fin = f_t->dims[3], cout = node->outputs[0]->dims[3];
+  if (!all_s8(node) || fin <= 0 || cin % fin != 0 || cout % (cin / fin) != 0 ||
+      max_runs(g, fin != cin) > MAX_RUNS || !offsets_ok(d->input_offset, d->output_offset))
+    return false;
+  const int32_t groups = cin / fin; /* each with cout / groups output channels */
   const rows_job j = {f_t->data,
-                      (size_t)g->kh * g->kw * cin,
+                      (size_t)g->kh * g->kw * fin,
                       bias_t ? bias_t->data : NULL,
                       d->mult,
                       mak_conv_shifts(d),
                       d->n_mult > 1,
-                      cout,
+                      cout / groups,
                       d->input_offset,
                       make_range(d->output_offset, d->act_min, d->act_max)};
   const int8_t *in = in_t->data;
@@ -640,12 +656,12 @@ bool mak_fast_conv_s8(const ma_node *node, const mak_conv_data *d, const mak_win
   /* Pixel pairs write the second pixel's first channels before the first pixel's window is
    * read for the last ones: outside overlap.c's rule, so only where no byte is shared. */
   const bool pairs = disjoint(in_t, node->outputs[0]);
-  if (is_matrix(g)) {
+  if (groups == 1 && is_matrix(g)) {
     matrix_rows(&j, in, cin, (size_t)g->batches * g->out_h * g->out_w, out, pairs);
     return true;
   }
   /* Windows of several runs, small, whose padding the zero point can fill. */
-  if (pairs && max_runs(g) > 1 && j.fstride <= COL_MAX && j.fstride % 4 == 0 &&
+  if (groups == 1 && pairs && max_runs(g, false) > 1 && j.fstride <= COL_MAX && j.fstride % 4 == 0 &&
       d->input_offset >= -127 && d->input_offset <= 128) {
     conv_gathered(&j, in, g, cin, out);
     return true;
@@ -655,18 +671,21 @@ bool mak_fast_conv_s8(const ma_node *node, const mak_conv_data *d, const mak_win
   mak_window_start(g, &cur);
   bool more = mak_window_next(g, &cur);
   while (more) {
-    const int32_t nr = window_runs(in, g, &cur, cin, runs);
     next = cur;
     more = mak_window_next(g, &next);
-    if (pairs && more && same_taps(&cur, &next)) {
-      const int64_t pix = ((int64_t)next.b - cur.b) * g->in_h * g->in_w +
-                          (int64_t)(next.iy0 - cur.iy0) * g->in_w + (next.ix0 - cur.ix0);
-      rows2(&j, runs, nr, (ptrdiff_t)(pix * cin), out + cur.pixel * (size_t)cout,
-            out + next.pixel * (size_t)cout);
-      more = mak_window_next(g, &next);
-    } else {
-      conv_pixel(&j, runs, nr, out + cur.pixel * (size_t)cout);
+    const bool pair = pairs && more && same_taps(&cur, &next);
+    const int64_t pix = ((int64_t)next.b - cur.b) * g->in_h * g->in_w +
+                        (int64_t)(next.iy0 - cur.iy0) * g->in_w + (next.ix0 - cur.ix0);
+    int8_t *o0 = out + cur.pixel * (size_t)cout, *o1 = out + next.pixel * (size_t)cout;
+    for (int32_t gi = 0; gi < groups; ++gi) {
+      const rows_job jg = group_job(&j, gi);
+      const int32_t nr = window_runs(in, g, &cur, cin, fin, gi, runs);
+      if (pair)
+        rows2(&jg, runs, nr, (ptrdiff_t)(pix * cin), o0 + gi * j.cout, o1 + gi * j.cout);
+      else
+        conv_pixel(&jg, runs, nr, o0 + gi * j.cout);
     }
+    if (pair) more = mak_window_next(g, &next);
     cur = next;
   }
   return true;
