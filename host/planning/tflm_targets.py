@@ -20,6 +20,7 @@ from host.device.wire import Category
 from host.planning import tflm_structs
 from host.planning.kernels.libraries import library
 from host.planning.kernels.library import KernelLibrary, KernelsError
+from host.planning.scratch import unknown_scratch_ops
 from host.planning.tflm_refusal import tflm_refusal
 from host.planning.tflm_tail import CATEGORIES, UNCATEGORIZED, predict
 from host.tflite.model import Model
@@ -112,7 +113,8 @@ def _tflm(model: Model, target: str, lib: KernelLibrary) -> TargetArena:
     abi = TFLM_ABIS[target]
     p = predict(model, abi, kernels=lib)
     refused = tflm_refusal(model)
-    known = not p.unknown and refused is None
+    no_scratch = unknown_scratch_ops(model, lib)
+    known = not p.unknown and not no_scratch and refused is None
     head_exact = known and not (abi.pointer != 8 and _has(model, "ADD_N"))
     notes = [
         f"kernels: {lib.label}"
@@ -129,6 +131,11 @@ def _tflm(model: Model, target: str, lib: KernelLibrary) -> TargetArena:
     if p.unknown:
         missing = ", ".join(p.unknown)
         notes.append(f"kernels not modelled (their allocations are missing): {missing}")
+    if no_scratch:
+        notes.append(
+            f"scratch of {', '.join(no_scratch)} not modelled: the head may be short, and the "
+            "tail (TFLM keeps a handle per scratch request)"
+        )
     if not head_exact and known:
         notes.append("ADD_N's scratch holds pointers: its size is the x86-64 one here")
     if target == "tflm-x86_64":

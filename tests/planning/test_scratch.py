@@ -503,3 +503,16 @@ def test_scratch_of_a_subgraph_called_twice() -> None:
     assert real == at + scratch, "the scratch overlaps y: it lives from the first call on"
     assert predict_tflm_head(Model(planned.to_bytes())) == real
     assert predict_tflm_head(model) == run_tflm(data).head
+
+
+def test_unmodelled_scratch_is_never_called_exact() -> None:
+    """CMSIS-NN's int4 kernels' scratch is not modelled: the target's figures say so, where
+    the reference kernels' (modelled) stay exact."""
+    from host.planning.tflm_targets import target_arena
+
+    model = Model(_single_op_model(*SINGLE_OPS["CONV_2D int4 filter"]))
+    cmsis = target_arena(model, "tflm-cortex-m", "cmsis-nn", "cortex-m4")
+    assert cmsis.exact == {"head": False, "tail": False, "min_arena": False}
+    assert any("scratch of subgraph 0 op 0 CONV_2D not modelled" in n for n in cmsis.notes)
+    reference = target_arena(model, "tflm-cortex-m", "reference")
+    assert reference.exact["head"] and reference.exact["tail"]
