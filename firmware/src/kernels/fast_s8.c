@@ -111,12 +111,11 @@ typedef struct {
 } block2x2;
 
 #if FAST_DSP
-/* The 4-value loop in assembly: it needs all 14 free registers (sums r4-r7: x0.w0, x1.w0,
- * x0.w1, x1.w1; the input words as int16 pairs r8-r11; temporaries r12, lr; pointers x0, x1,
- * w0, w1 in r0-r3), so the loop end ([sp]) and the offset pair ([sp, #4]) stay on the stack.
- * At least 4 values. */
-#define MAC2X2_LOOP \
-  "1:\n\t" \
+/* Four values of the 2x2 block in assembly: it needs all 14 free registers (sums r4-r7:
+ * x0.w0, x1.w0, x0.w1, x1.w1; the input words as int16 pairs r8-r11; temporaries r12, lr;
+ * pointers x0, x1, w0, w1 in r0-r3), so the loop end ([sp]) and the offset pair ([sp, #4])
+ * stay on the stack. */
+#define MAC2X2_HALF \
   "ldr lr, [sp, #4]\n\t" \
   "ldr r12, [r0], #4\n\t" \
   "sxtab16 r8, lr, r12\n\t" \
@@ -137,7 +136,20 @@ typedef struct {
   "smlad r7, lr, r10, r7\n\t" \
   "sxtb16 r12, r12, ror #8\n\t" \
   "smlad r6, r12, r9, r6\n\t" \
-  "smlad r7, r12, r11, r7\n\t" \
+  "smlad r7, r12, r11, r7\n\t"
+
+/* Eight values per pass (the loop end read once per eight), entered at its second half when
+ * the run's length is 4 more than a multiple of 8 (label 5: a run's start). At least 4. */
+#define MAC2X2_LOOP \
+  "5:\n\t" \
+  "ldr lr, [sp]\n\t" \
+  "sub lr, lr, r0\n\t" \
+  "tst lr, #4\n\t" \
+  "bne 4f\n\t" \
+  "1:\n\t" \
+  MAC2X2_HALF \
+  "4:\n\t" \
+  MAC2X2_HALF \
   "ldr lr, [sp]\n\t" \
   "cmp r0, lr\n\t" \
   "bne 1b\n\t"
@@ -330,7 +342,7 @@ __attribute__((naked, noinline)) static void pairs_runs_dsp(pairs_job *p __attri
       "ldr lr, [sp]\n\t"
       "add lr, lr, r12\n\t"
       "str lr, [sp]\n\t"
-      "b 1b\n\t"
+      "b 5b\n\t"
       "3:\n\t"
       PAIR_END
       "add sp, sp, #48\n\t"
@@ -661,8 +673,8 @@ bool mak_fast_conv_s8(const ma_node *node, const mak_conv_data *d, const mak_win
     return true;
   }
   /* Windows of several runs, small, whose padding the zero point can fill. */
-  if (groups == 1 && pairs && max_runs(g, false) > 1 && j.fstride <= COL_MAX && j.fstride % 4 == 0 &&
-      d->input_offset >= -127 && d->input_offset <= 128) {
+  if (groups == 1 && pairs && max_runs(g, false) > 1 && j.fstride <= COL_MAX &&
+      j.fstride % 4 == 0 && d->input_offset >= -127 && d->input_offset <= 128) {
     conv_gathered(&j, in, g, cin, out);
     return true;
   }
