@@ -27,6 +27,7 @@ typedef struct {
  * (verified) model: descriptors are never stored, only each tensor's data pointer is. */
 typedef struct {
   ma_node node;
+  const ma_kernel *kernel; /* the operator's kernel, NULL for the core's own operators */
   int32_t callee[2]; /* subgraphs invoked by IF/WHILE/CALL_ONCE, -1 if none */
   ma_tensor *list[MA_MAX_OPERANDS];
   ma_tensor desc[MA_MAX_OPERANDS];

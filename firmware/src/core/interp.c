@@ -311,7 +311,7 @@ ma_status ma_invoke_subgraph(ma_interp *it, int32_t sg) {
     if (ma_is_core_op(n->code)) {
       st = ma_core_eval(it, n, &f);
     } else {
-      st = ma_find_kernel(n->code)->eval(it, &f.node);
+      st = f.kernel->eval(it, &f.node);
       if (st != MA_OK) st = at_operator(it, st, sg, k, "eval");
     }
     if (hook != NULL) hook(it->log_ctx, sg, k, n->code, 1);

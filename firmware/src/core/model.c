@@ -261,8 +261,8 @@ int ma_is_const(const ma_interp *it, int32_t sg, int32_t index) {
 }
 
 /* parse_tensor's result for a tensor it accepted at load, read without its checks: this runs
- * for every operand of every operator on every invoke. */
-void ma_describe(ma_interp *it, int32_t sg, int32_t index, ma_tensor *out) {
+ * for every operand of every operator on every invoke (inlined in ma_build_frame). */
+static inline void describe(ma_interp *it, int32_t sg, int32_t index, ma_tensor *out) {
   const ma_subgraph *s = &it->subgraphs[sg];
   const uint8_t *buf = it->rd.buf;
   const fb_tab tt = fbt_vec_table(buf, s->tensor_tabs, (uint32_t)index);
@@ -302,6 +302,10 @@ void ma_describe(ma_interp *it, int32_t sg, int32_t index, ma_tensor *out) {
   out->quant.dim = qdim;
 }
 
+void ma_describe(ma_interp *it, int32_t sg, int32_t index, ma_tensor *out) {
+  describe(it, sg, index, out);
+}
+
 void ma_op_io(ma_interp *it, const ma_inode *n, fb_vec *ins, fb_vec *outs) {
   fb_tab op = fb_table_at(&it->rd, n->op_pos);
   *ins = fb_vector(&it->rd, &op, 1, 4);
@@ -335,10 +339,10 @@ ma_status ma_build_frame(ma_interp *it, int32_t sg, ma_inode *n, ma_frame *f) {
   for (uint32_t j = 0; j < ins.len; j++) {
     const int32_t x = (int32_t)fbt_u32(buf, ins.pos + 4 * j);
     f->list[j] = x < 0 ? NULL : &f->desc[j];
-    if (x >= 0) ma_describe(it, sg, x, &f->desc[j]);
+    if (x >= 0) describe(it, sg, x, &f->desc[j]);
   }
   for (uint32_t j = ins.len; j < ins.len + outs.len; j++) {
-    ma_describe(it, sg, (int32_t)fbt_u32(buf, outs.pos + 4 * (j - ins.len)), &f->desc[j]);
+    describe(it, sg, (int32_t)fbt_u32(buf, outs.pos + 4 * (j - ins.len)), &f->desc[j]);
     f->list[j] = &f->desc[j]; /* outputs are never optional (parse_operator) */
   }
   f->node.n_inputs = (int32_t)ins.len;
@@ -352,8 +356,8 @@ ma_status ma_build_frame(ma_interp *it, int32_t sg, ma_inode *n, ma_frame *f) {
   f->node.custom_options_len = custom.pos != 0 ? custom.len : 0;
   f->node.user_data = n->user_data;
   f->node.builtin_code = n->code;
-  const ma_kernel *kernel = ma_find_kernel(n->code); /* NULL for control flow */
-  f->node.variant = kernel != NULL ? kernel->variant : 0;
+  f->kernel = ma_find_kernel(n->code); /* NULL for control flow */
+  f->node.variant = f->kernel != NULL ? f->kernel->variant : 0;
   f->node.index = (int32_t)(n - s->nodes);
   ma_op_callees(it, n, f->callee);
   return MA_OK;
