@@ -118,10 +118,10 @@ static void shift_state(void *state, size_t count, size_t esize) {
 }
 
 /* Filter r's feature sum, requantized into the newest step of its memory. */
-static void store_feature(const svdf_data *d, void *state, bool s8, const svdf_shape *s,
-                          int32_t b, int32_t r, int32_t sum) {
-  const int32_t smin = s8 ? INT8_MIN : INT16_MIN, smax = s8 ? INT8_MAX : INT16_MAX;
-  const int32_t dot = mak_clamp(mak_mbqm_i(sum, d->mult1, d->shift1), smin, smax);
+static inline void store_feature(const svdf_data *d, void *state, bool s8, const svdf_shape *s,
+                                 int32_t b, int32_t r, int32_t sum) {
+  const int32_t q = mak_mbqm_i(sum, d->mult1, d->shift1);
+  const int32_t dot = s8 ? mak_clamp(q, INT8_MIN, INT8_MAX) : mak_clamp(q, INT16_MIN, INT16_MAX);
   /* TFLM adds the state zero point after clamping; the store then wraps like its cast. */
   const size_t si = ((size_t)b * s->n_filter + r) * s->n_memory + s->n_memory - 1;
   const uint32_t v = (uint32_t)(dot + d->state_zp);
