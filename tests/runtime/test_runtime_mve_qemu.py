@@ -3,11 +3,12 @@
 
 One image (PlatformIO, built once) holds copies of shared int8 models and of the fast-path
 operator cases (test_conformance_fast_s8.py's, plus the cases below for what the vector code
-adds: 16-byte dot-product tails, 16-channel depthwise passes, left-shifting multipliers, and
-the rounding of negative values) whose subgraph outputs include every operator's outputs. Each
-runs on the firmware's deterministic input; the CRC-32 of every output must be the CRC of the
-tensor TFLM computed on the same input. The host build runs the portable paths and is checked
-against TFLM by the conformance suites; the M4's DSP paths by test_runtime_qemu.py."""
+adds: 16-byte dot-product tails, depthwise channel groups, grouped convolutions, left-shifting
+multipliers, and the rounding of negative values) whose subgraph outputs include every
+operator's outputs. Each runs on the firmware's deterministic input; the CRC-32 of every output
+must be the CRC of the tensor TFLM computed on the same input. The host build runs the portable
+paths and is checked against TFLM by the conformance suites; the M4's DSP paths by
+test_runtime_qemu.py."""
 
 from __future__ import annotations
 
@@ -53,6 +54,10 @@ MVE_CASES = [
            per_channel=False, padding=SAME),
     fc("depth 200 units 9 tiny output scale (left shift, saturating)", (1, 200), 9,
        out_scale=0.0001, zps=(20, 0), with_bias=False),
+    conv("3x3 SAME stride 2 groups 3 per-tensor", (1, 7, 6, 6), (3, 3), 9, (4, 3), stride=2,
+         fin=2, per_channel=False, zps=(-128, 3)),
+    conv("1x1 groups 4 no bias", (1, 3, 5, 8), (1, 1), 12, (3, 5), fin=2, with_bias=False,
+         zps=(0, 0)),
     fc("depth 16 units 1 batch 2", (2, 16), 1),
     fc("depth 47 units 6 per-channel negative", (1, 47), 6, per_channel=True, zps=(-128, 90)),
 ]  # fmt: skip

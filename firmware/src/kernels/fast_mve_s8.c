@@ -130,6 +130,7 @@ typedef struct {
   size_t row; /* bytes per row */
   int32_t rows, per_channel, off;
   out_range r;
+  int32_t out_step; /* output elements from one pixel to the next (pixels_times_rows) */
 } matrix;
 
 /* out[0..rows) = requantized (bias + rows . input) for the input given by the spans. */
@@ -230,14 +231,14 @@ static void window_row(const int8_t *in, const mak_window_geom *g, const mak_win
 
 /* Every output channel of the `n` (1 to 4) pixels whose rows start at col, `stride` apart
  * (rows past n repeat row 0): per channel the four dot products and the sum of the weights,
- * requantized and stored `cout` apart from o. */
+ * requantized and stored `out_step` apart from o. */
 static void pixels_times_rows(const matrix *m, const int8_t *col, size_t stride, int32_t n,
                               int8_t *o) {
   const int8_t *row1 = n > 1 ? col + stride : col, *row2 = n > 2 ? col + 2 * stride : col;
   const int8_t *row3 = n > 3 ? col + 3 * stride : col;
   const int32_t blocks = (int32_t)(m->row >> 4);
   const uint32_t tail = vctp8q((uint32_t)(m->row & 15)); /* 0: no partial vector */
-  const uint32x4_t at = vmulq_n_u32(vidupq_n_u32(0, 1), (uint32_t)m->rows);
+  const uint32x4_t at = vmulq_n_u32(vidupq_n_u32(0, 1), (uint32_t)m->out_step);
   const mve_pred16_t pn = vctp32q((uint32_t)n);
   const rq4 tensor_q = rq_make(vdupq_n_s32(m->mult[0]), vdupq_n_s32(m->shift[0]));
   for (int32_t c = 0; c < m->rows; ++c) {
@@ -317,13 +318,76 @@ static void conv_by_pixels(const matrix *m, const int8_t *in, const mak_window_g
   }
 }
 
+/* A grouped convolution's window as one row per group (the group's `fin` channels of each
+ * tap, tap after tap: its filter rows' layout), groups one after the other. */
+static void window_row_groups(const int8_t *in, const mak_window_geom *g, const mak_window *w,
+                              int32_t cin, int32_t fin, int8_t pad, int8_t *row) {
+  const int32_t per_group = g->kh * g->kw * fin;
+  for (int32_t fy = 0; fy < g->kh; ++fy) {
+    for (int32_t fx = 0; fx < g->kw; ++fx) {
+      const bool inside = fy >= w->fy0 && fy < w->fy1 && fx >= w->fx0 && fx < w->fx1;
+      const size_t y = (size_t)w->b * g->in_h + w->iy0 + g->dil_h * fy;
+      const int8_t *src = in + (y * g->in_w + w->ix0 + g->dil_w * fx) * cin;
+      int8_t *dst = row + (fy * g->kw + fx) * fin;
+      for (int32_t c = 0; c < cin; c += fin, dst += per_group) {
+        if (inside)
+          copy_bytes(dst, src + c, fin);
+        else
+          fill_bytes(dst, pad, fin);
+      }
+    }
+  }
+}
+
+/* Grouped convolutions (filters of fin < cin channels): four pixels' windows copied as above,
+ * then each group's output channels against its rows. Every window is read before any of
+ * the four pixels is written, as for conv_by_pixels. */
+static void conv_groups_by_pixels(const matrix *m, const int8_t *in, const mak_window_geom *g,
+                                  int32_t cin, int32_t fin, int8_t *out) {
+  int8_t col[COLUMN_BYTES];
+  const int32_t k = g->kh * g->kw * cin, groups = cin / fin, per_group = m->rows / groups;
+  mak_window w;
+  mak_window_start(g, &w);
+  bool more = mak_window_next(g, &w);
+  while (more) {
+    const size_t first = w.pixel;
+    int32_t n = 0;
+    for (; n < PIXELS && more; ++n, more = mak_window_next(g, &w))
+      window_row_groups(in, g, &w, cin, fin, (int8_t)-m->off, col + n * k);
+    for (int32_t i = 0; i < groups; ++i) {
+      const int32_t c = i * per_group, mi = m->per_channel ? c : 0;
+      const matrix mg = {m->w + (size_t)c * m->row,
+                         m->bias ? m->bias + c : NULL,
+                         m->mult + mi,
+                         m->shift + mi,
+                         m->row,
+                         per_group,
+                         m->per_channel,
+                         m->off,
+                         m->r,
+                         m->out_step};
+      pixels_times_rows(&mg, col + (size_t)i * m->row, (size_t)k, n, out + first * m->out_step + c);
+    }
+  }
+}
+
 bool mak_mve_conv_s8(const ma_node *node, const mak_conv_data *d, const mak_window_geom *g) {
   const ma_tensor *in_t = node->inputs[0], *f_t = node->inputs[1], *bias_t = mak_input(node, 2);
   const int32_t most = g->dil_w == 1 ? g->kh : g->kh * g->kw;
-  if (!all_s8(node) || f_t->dims[3] != in_t->dims[3] || most > MAX_SPANS ||
-      !offsets_ok(d->input_offset, d->output_offset))
-    return false; /* grouped convolutions run the reference loop */
-  const int32_t cin = in_t->dims[3], cout = node->outputs[0]->dims[3];
+  const int32_t cin = in_t->dims[3], cout = node->outputs[0]->dims[3], fin = f_t->dims[3];
+  if (!all_s8(node) || !offsets_ok(d->input_offset, d->output_offset)) return false;
+  if (fin != cin) { /* grouped: window copies only */
+    const int32_t groups = fin > 0 && cin % fin == 0 ? cin / fin : 0;
+    if (groups == 0 || cout % groups != 0 || g->kh * g->kw * cin * PIXELS > COLUMN_BYTES ||
+        d->input_offset < -127 || d->input_offset > 128)
+      return false;
+    const matrix m = {f_t->data, bias_t ? bias_t->data : NULL, d->mult, mak_conv_shifts(d),
+                      (size_t)g->kh * g->kw * fin, cout, d->n_mult > 1, d->input_offset,
+                      make_range(d->output_offset, d->act_min, d->act_max), cout};
+    conv_groups_by_pixels(&m, in_t->data, g, cin, fin, node->outputs[0]->data);
+    return true;
+  }
+  if (most > MAX_SPANS) return false;
   const matrix m = {f_t->data,
                     bias_t ? bias_t->data : NULL,
                     d->mult,
@@ -332,7 +396,8 @@ bool mak_mve_conv_s8(const ma_node *node, const mak_conv_data *d, const mak_wind
                     cout,
                     d->n_mult > 1,
                     d->input_offset,
-                    make_range(d->output_offset, d->act_min, d->act_max)};
+                    make_range(d->output_offset, d->act_min, d->act_max),
+                    cout};
   const int8_t *in = in_t->data;
   int8_t *out = node->outputs[0]->data;
   const size_t pixels = (size_t)g->batches * g->out_h * g->out_w;
@@ -368,7 +433,7 @@ bool mak_mve_fc_s8(const ma_node *node, int32_t input_offset, int32_t filter_off
                     mult,          shift,
                     (size_t)depth, units,
                     n_mult > 1,    input_offset,
-                    make_range(output_offset, act_min, act_max)};
+                    make_range(output_offset, act_min, act_max), units};
   const int8_t *in = in_t->data;
   int8_t *out = node->outputs[0]->data;
   for (int32_t b = 0; b < batches; ++b) {
