@@ -302,22 +302,6 @@ static void conv_1x1_in_place(const matrix *m, const int8_t *in, size_t pixels, 
   }
 }
 
-static void conv_by_pixels(const matrix *m, const int8_t *in, const mak_window_geom *g,
-                           int32_t cin, int8_t *out) {
-  int8_t col[COLUMN_BYTES];
-  const int32_t k = (int32_t)m->row;
-  mak_window w;
-  mak_window_start(g, &w);
-  bool more = mak_window_next(g, &w);
-  while (more) {
-    const size_t first = w.pixel;
-    int32_t n = 0;
-    for (; n < PIXELS && more; ++n, more = mak_window_next(g, &w))
-      window_row(in, g, &w, cin, (int8_t)-m->off, col + n * k);
-    pixels_times_rows(m, col, (size_t)k, n, out + first * m->rows);
-  }
-}
-
 /* A grouped convolution's window as one row per group (the group's `fin` channels of each
  * tap, tap after tap: its filter rows' layout), groups one after the other. */
 static void window_row_groups(const int8_t *in, const mak_window_geom *g, const mak_window *w,
@@ -339,11 +323,11 @@ static void window_row_groups(const int8_t *in, const mak_window_geom *g, const 
   }
 }
 
-/* Grouped convolutions (filters of fin < cin channels): four pixels' windows copied as above,
- * then each group's output channels against its rows. Every window is read before any of
- * the four pixels is written, as for conv_by_pixels. */
-static void conv_groups_by_pixels(const matrix *m, const int8_t *in, const mak_window_geom *g,
-                                  int32_t cin, int32_t fin, int8_t *out) {
+/* Four pixels at a time (see PIXELS): their windows copied into rows, one group after the
+ * other for grouped convolutions (filters of fin < cin channels), then each group's output
+ * channels against its rows. Every window is read before any of the four pixels is written. */
+static void conv_by_pixels(const matrix *m, const int8_t *in, const mak_window_geom *g,
+                           int32_t cin, int32_t fin, int8_t *out) {
   int8_t col[COLUMN_BYTES];
   const int32_t k = g->kh * g->kw * cin, groups = cin / fin, per_group = m->rows / groups;
   mak_window w;
@@ -352,8 +336,16 @@ static void conv_groups_by_pixels(const matrix *m, const int8_t *in, const mak_w
   while (more) {
     const size_t first = w.pixel;
     int32_t n = 0;
-    for (; n < PIXELS && more; ++n, more = mak_window_next(g, &w))
-      window_row_groups(in, g, &w, cin, fin, (int8_t)-m->off, col + n * k);
+    for (; n < PIXELS && more; ++n, more = mak_window_next(g, &w)) {
+      if (groups == 1)
+        window_row(in, g, &w, cin, (int8_t)-m->off, col + n * k);
+      else
+        window_row_groups(in, g, &w, cin, fin, (int8_t)-m->off, col + n * k);
+    }
+    if (groups == 1) {
+      pixels_times_rows(m, col, (size_t)k, n, out + first * m->out_step);
+      continue;
+    }
     for (int32_t i = 0; i < groups; ++i) {
       const int32_t c = i * per_group, mi = m->per_channel ? c : 0;
       const matrix mg = {m->w + (size_t)c * m->row,
@@ -366,7 +358,8 @@ static void conv_groups_by_pixels(const matrix *m, const int8_t *in, const mak_w
                          m->off,
                          m->r,
                          m->out_step};
-      pixels_times_rows(&mg, col + (size_t)i * m->row, (size_t)k, n, out + first * m->out_step + c);
+      const int8_t *rows = col + (size_t)i * m->row;
+      pixels_times_rows(&mg, rows, (size_t)k, n, out + first * m->out_step + c);
     }
   }
 }
@@ -384,7 +377,7 @@ bool mak_mve_conv_s8(const ma_node *node, const mak_conv_data *d, const mak_wind
     const matrix m = {f_t->data, bias_t ? bias_t->data : NULL, d->mult, mak_conv_shifts(d),
                       (size_t)g->kh * g->kw * fin, cout, d->n_mult > 1, d->input_offset,
                       make_range(d->output_offset, d->act_min, d->act_max), cout};
-    conv_groups_by_pixels(&m, in_t->data, g, cin, fin, node->outputs[0]->data);
+    conv_by_pixels(&m, in_t->data, g, cin, fin, node->outputs[0]->data);
     return true;
   }
   if (most > MAX_SPANS) return false;
@@ -408,7 +401,7 @@ bool mak_mve_conv_s8(const ma_node *node, const mak_conv_data *d, const mak_wind
     return true;
   }
   if ((int32_t)m.row * PIXELS <= COLUMN_BYTES && m.off >= -127 && m.off <= 128) {
-    conv_by_pixels(&m, in, g, cin, out);
+    conv_by_pixels(&m, in, g, cin, cin, out);
     return true;
   }
   span sp[MAX_SPANS];
