@@ -7,8 +7,8 @@
  *
  * Quantized arithmetic as TFLM's reference kernels:
  * - ADD/SUB int8/int16: both inputs rescaled to twice the larger input scale with
- *   20 (int16: 15) bits of headroom, summed, requantized. ADD forms the scale ratios in double,
- *   SUB in float (TFLM's sub computes 2 * max scale and the ratios in float).
+ *   20 (int16: 15) bits of headroom, summed, requantized; the scale ratios in double, as the
+ *   pip TFLM computes them (its source's SUB divides in float).
  * - MUL int8/int16 (int16: zero points 0): zero-point-corrected product requantized once
  *   (in * in / out, in double).
  * - SQUARED_DIFFERENCE int8/int16: inputs rescaled like ADD with 7 (int16: 0) bits of headroom,
@@ -131,22 +131,17 @@ static ma_status fused_range(struct ma_context *ctx, const char *op, ma_node *no
   return mak_act_range_q(ctx, op, act, out, &d->act_min, &d->act_max);
 }
 
-/* ADD/SUB int8/int16 rescaling: twice the larger input scale, `left_shift` bits headroom. */
-static void add_sub_scales(arith_data *d, const ma_node *node, int left_shift, bool in_float) {
+/* ADD/SUB int8/int16 rescaling: twice the larger input scale, `left_shift` bits headroom. The
+ * ratios in double, as the pip TFLM forms them (its source's SUB divides in float; found by
+ * tools/sweep_types.py and the conformance cases: off by one on a few values). */
+static void add_sub_scales(arith_data *d, const ma_node *node, int left_shift) {
   const float sa = mak_scale(node->inputs[0], 0), sb = mak_scale(node->inputs[1], 0);
   const float so = mak_scale(node->outputs[0], 0);
   d->left_shift = (int8_t)left_shift;
-  if (in_float) {
-    const float twice_max = 2.0f * (sa > sb ? sa : sb);
-    quant_mult((double)(sa / twice_max), &d->m1, &d->s1);
-    quant_mult((double)(sb / twice_max), &d->m2, &d->s2);
-    quant_mult((double)(twice_max / ((float)(1 << left_shift) * so)), &d->mo, &d->so);
-  } else {
-    const double twice_max = 2.0 * (double)(sa > sb ? sa : sb);
-    quant_mult((double)sa / twice_max, &d->m1, &d->s1);
-    quant_mult((double)sb / twice_max, &d->m2, &d->s2);
-    quant_mult(twice_max / ((double)(1 << left_shift) * (double)so), &d->mo, &d->so);
-  }
+  const double twice_max = 2.0 * (double)(sa > sb ? sa : sb);
+  quant_mult((double)sa / twice_max, &d->m1, &d->s1);
+  quant_mult((double)sb / twice_max, &d->m2, &d->s2);
+  quant_mult(twice_max / ((double)(1 << left_shift) * (double)so), &d->mo, &d->so);
 }
 
 static ma_status add_sub_prepare(struct ma_context *ctx, ma_node *node, const char *op,
@@ -157,9 +152,7 @@ static ma_status add_sub_prepare(struct ma_context *ctx, ma_node *node, const ch
   const uint8_t type = node->inputs[0]->type;
   d->path = typed_path(is_sub ? SUB_F : ADD_F, type);
   if (type == MA_INT8 || type == MA_INT16)
-    /* The pip TFLM forms int8 SUB's multipliers in float, int16 SUB's and ADD's in double
-     * (found by tools/sweep_types.py: the difference shows on exact ties). */
-    add_sub_scales(d, node, type == MA_INT8 ? 20 : 15, is_sub && type == MA_INT8);
+    add_sub_scales(d, node, type == MA_INT8 ? 20 : 15);
   return fused_range(ctx, op, node, d);
 }
 

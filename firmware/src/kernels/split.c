@@ -106,7 +106,7 @@ static ma_status split_common(struct ma_context *ctx, ma_node *node, bool v, int
 
 /* node->variant: 0 = SPLIT, 1 = SPLIT_V. */
 static ma_status split_prepare(struct ma_context *ctx, ma_node *node) {
-  int32_t axis;
+  int32_t axis = 0;
   return split_common(ctx, node, node->variant == 1, &axis);
 }
 
