@@ -1,6 +1,7 @@
 /* The primitives the fast int8 paths share (fast_s8.c: CONV_2D and FULLY_CONNECTED;
- * fast_depthwise_s8.c: DEPTHWISE_CONV_2D): four int8 values per 32-bit load, the DSP or
- * portable multiply-accumulate forms, and the inlined requantization. Private to those files.
+ * fast_depthwise_s8.c: DEPTHWISE_CONV_2D; fast_mve_s8.c, fast_dot_s8.h and the kernels that use
+ * those, such as pooling, SVDF and LSTM): four int8 values per 32-bit load, the DSP or portable
+ * multiply-accumulate forms, and the inlined requantization. Not part of the kernel interface.
  * Why these forms are bit-exact with the reference loops: see fast_s8.c. */
 #ifndef MA_FAST_S8_CORE_H
 #define MA_FAST_S8_CORE_H
