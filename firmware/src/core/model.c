@@ -94,6 +94,9 @@ static ma_status parse_tensor(ma_interp *it, int32_t sg, int32_t i, fb_tab tt, f
   }
 
   fb_tab q = fb_subtable(rd, &tt, 4);
+  /* A quantization table that is not a table is refused here, not read as absent: describe()
+   * reads it again on every invoke without checks. */
+  if (rd->bad) return bad(it, "quantization table", sg, i);
   if (q.pos != 0) {
     fb_vec scale = fb_vector(rd, &q, 2, 4);
     fb_vec zp = fb_vector(rd, &q, 3, 8);
