@@ -16,6 +16,7 @@ from pathlib import Path
 from types import ModuleType
 
 import pytest
+from support import tflm_cmsis_nn
 
 from host.paths import DSA_PROBLEMS, REPO, SHARED_MODELS, SHARED_ZOO
 from host.planning import offline_plan
@@ -24,7 +25,6 @@ from host.planning.plan import plan_model
 from host.planning.tflm_targets import target_arena
 from host.tflite.model import Model
 from host.tflite.modelgen import build_demo_model
-from tests.support import tflm_cmsis_nn
 
 DOCS = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
 BENCHMARKS = REPO / "benchmarks"

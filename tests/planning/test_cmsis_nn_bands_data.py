@@ -143,12 +143,7 @@ def test_every_banded_tensor_is_the_pip_tflm_one(name: str) -> None:
 
 def test_docs_state_the_data() -> None:
     """docs/tflm_cmsis_nn.md's band table and person_detect sentence are the measured figures."""
-    doc = (REPO / "docs" / "tflm_cmsis_nn.md").read_text(encoding="utf-8")
-    rows = {}
-    for line in doc.splitlines():
-        cells = [c.strip() for c in line.strip().strip("|").split("|")]
-        if len(cells) == 8 and cells[0] in BANDS.models:
-            rows[cells[0]] = cells[1:]
+    rows = {cells[0]: cells[1:] for cells in tc.doc_rows(8) if cells[0] in BANDS.models}
     assert set(rows) == set(NAMES)
     for name, cells in rows.items():
         b, u = _run(name, "bands-overlap"), _run(name, "none")
@@ -163,6 +158,6 @@ def test_docs_state_the_data() -> None:
         f"The bands' {more} more operators add {banded.tail - unbanded.tail} B of tail, and the "
         f"arena to set still falls by {unbanded.min_arena - banded.min_arena} B."
     )
-    text = " ".join(doc.split())
+    text = " ".join(tc.DOC.read_text(encoding="utf-8").split())
     assert sentence in text
     assert f"the {len(_after_cut(GOAL_MODEL)) - 1} tensors after it" in text

@@ -11,7 +11,6 @@ from __future__ import annotations
 import pytest
 from support import tflm_cmsis_nn as tc
 
-from host.paths import REPO
 from host.planning import offline_plan
 from host.planning.kernels.libraries import library
 from host.planning.tflm_structs import CORTEX_M
@@ -109,12 +108,7 @@ def test_measured_plans_use_dsp_only_overlaps() -> None:
 
 def test_docs_table_is_the_data() -> None:
     """docs/tflm_cmsis_nn.md's overlap table: one row per measured model, the measured figures."""
-    doc = (REPO / "docs" / "tflm_cmsis_nn.md").read_text(encoding="utf-8")
-    rows = {}
-    for line in doc.splitlines():
-        cells = [c.strip() for c in line.strip().strip("|").split("|")]
-        if len(cells) == 7 and cells[0] in OVERLAP.models:
-            rows[cells[0]] = cells[1:]
+    rows = {cells[0]: cells[1:] for cells in tc.doc_rows(7) if cells[0] in OVERLAP.models}
     assert set(rows) == set(NAMES)
     for name, cells in rows.items():
         run, unplanned = _runs(name)

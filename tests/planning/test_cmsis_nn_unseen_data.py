@@ -10,8 +10,6 @@ from __future__ import annotations
 import pytest
 from support import tflm_cmsis_nn as tc
 
-from host.paths import REPO
-
 UNSEEN = tc.load(tc.UNSEEN_DATA)
 NAMES = sorted(UNSEEN.models)
 
@@ -44,12 +42,11 @@ def test_crcs_are_the_pip_tflm_intermediate_tensors(name: str) -> None:
 
 
 def test_docs_table_is_the_data() -> None:
-    doc = (REPO / "docs" / "tflm_cmsis_nn.md").read_text(encoding="utf-8")
-    rows = {}
-    for line in doc.splitlines():
-        cells = [c.strip() for c in line.strip().strip("|").split("|")]
-        if len(cells) == 7 and cells[0] in UNSEEN.models and cells[1] in UNSEEN.boards:
-            rows[tuple(cells[:2])] = cells[2:]
+    rows = {
+        tuple(cells[:2]): cells[2:]
+        for cells in tc.doc_rows(7)
+        if cells[0] in UNSEEN.models and cells[1] in UNSEEN.boards
+    }
     runs = {(r.model, r.board) for r in UNSEEN.runs}
     assert set(rows) == runs
     for (name, board), cells in rows.items():

@@ -9,12 +9,11 @@ import zlib
 
 import numpy as np
 import pytest
+from support import tflm_cmsis_nn as tc
+from support.tflm_oracle import deterministic_inputs, oracle
 
-from host.paths import REPO
 from host.planning import offline_plan
 from host.tflite.model import Model
-from tests.support import tflm_cmsis_nn as tc
-from tests.support.tflm_oracle import deterministic_inputs, oracle
 
 DATA = tc.load()
 NAMES = sorted(DATA.models)
@@ -114,12 +113,11 @@ def test_crcs_are_the_pip_tflm_intermediate_tensors(name: str) -> None:
 def test_docs_tables_are_the_data() -> None:
     """docs/tflm_cmsis_nn.md's results table has one row per model, board and kernel set, and
     every figure in it is the measured one."""
-    doc = (REPO / "docs" / "tflm_cmsis_nn.md").read_text(encoding="utf-8")
-    rows = {}
-    for line in doc.splitlines():
-        cells = [c.strip() for c in line.strip("|").split("|")]
-        if len(cells) == 9 and cells[1] in DATA.boards and cells[3].isdigit():
-            rows[tuple(cells[:3])] = cells[3:]
+    rows = {
+        tuple(cells[:3]): cells[3:]
+        for cells in tc.doc_rows(9)
+        if cells[1] in DATA.boards and cells[3].isdigit()
+    }
     measured = {(r.model, r.board, r.kernels) for r in DATA.runs}
     assert set(rows) == measured
     for (model, board, kernels), cells in rows.items():

@@ -33,6 +33,7 @@ from host.tflite.model import Model
 from host.tflite.modelgen import build_demo_model
 
 DATA = REPO / "tests" / "data" / "tflm_cmsis_nn" / "measured.json"
+DOC = REPO / "docs" / "tflm_cmsis_nn.md"
 # `host.plan M --overlap --kernels cmsis-nn --cpu cortex-m4` plans run on mps2-an386 (plan
 # "overlap"), in the same format: the overlap rules of CMSIS-NN's DSP path on the real TFLM.
 OVERLAP_DATA = DATA.with_name("overlap_m4.json")
@@ -281,3 +282,14 @@ def _keeping_all_tensors(data: bytes):
 
 def _tensor_bytes(it, tensor: int) -> bytes:
     return np.ascontiguousarray(np.asarray(it.GetTensor(tensor, 0)["tensor_data"])).tobytes()
+
+
+def doc_rows(cells: int) -> list[list[str]]:
+    """The rows of docs/tflm_cmsis_nn.md's Markdown tables that have `cells` cells, stripped:
+    the tests that check a table against the data pick theirs from these."""
+    rows = []
+    for line in DOC.read_text(encoding="utf-8").splitlines():
+        row = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(row) == cells:
+            rows.append(row)
+    return rows
