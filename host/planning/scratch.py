@@ -123,12 +123,18 @@ def _planned_variables(model: Model, offsets: list[int]) -> list[Buffer]:
     """Variable tensors with an offset: TFLM then plans them in the head like any tensor, live
     from the first operator that touches them to the last (not for the whole walk, which is
     why the runtime refuses plans that let other tensors share their bytes)."""
-    first, last, _, _ = mark(model, TFLM)
-    return [
-        Buffer(gi, first.get(gi, -1) + 1, last.get(gi, -1) + 2, align_up(t.nbytes()), offsets[gi])
-        for t in model.tensors
-        if t.is_variable and offsets[(gi := t.global_index)] >= 0 and t.nbytes() > 0
+    planned = [
+        t for t in model.tensors if t.is_variable and offsets[t.global_index] >= 0 and t.nbytes()
     ]
+    if not planned:
+        return []  # the usual case: no second walk of the model
+    first, last, _, _ = mark(model, TFLM)
+    out = []
+    for t in planned:
+        gi = t.global_index
+        start, end = first.get(gi, -1) + 1, last.get(gi, -1) + 2
+        out.append(Buffer(gi, start, end, align_up(t.nbytes()), offsets[gi]))
+    return out
 
 
 def predict_tflm_head(model: Model, kernels: KernelLibrary | str = "tflm") -> int:
