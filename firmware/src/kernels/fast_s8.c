@@ -197,34 +197,6 @@ static void mac2x2(block2x2 *b, int32_t n, int32_t off) {
   }
 }
 
-/* One output channel's requantization constants: requant_right's (half = 2^(e-1) > 0,
- * amount = e - 1) for a negative shift, else requant_left's (half = 0, amount = the shift). */
-typedef struct {
-  int32_t mult, amount, half;
-} chan_q;
-
-static inline chan_q chan_consts(int32_t mult, int shift) {
-  /* requant's right shift stops at 31 */
-  const int32_t e_minus_1 = shift < -31 ? 30 : -shift - 1;
-  const chan_q c = {mult, shift < 0 ? e_minus_1 : shift, shift < 0 ? (int32_t)1 << e_minus_1 : 0};
-  return c;
-}
-
-#if FAST_DSP
-/* requant_right with its multiply-add as one SMLAL (GCC 12 makes three multiplies of it). */
-static inline int32_t requant_right_dsp(int32_t acc, int32_t mult, int32_t e_minus_1,
-                                        int32_t half) {
-  const int32_t k = half + (acc >> 31);
-  uint32_t lo = (uint32_t)k << 31 | UINT32_C(1) << 30;
-  int32_t hi = k >> 1;
-  __asm__("smlal %0, %1, %2, %3" : "+r"(lo), "+r"(hi) : "r"(acc), "r"(mult));
-  return hi >> e_minus_1;
-}
-#define REQUANT_RIGHT requant_right_dsp
-#else
-#define REQUANT_RIGHT requant_right
-#endif
-
 /* requant, with the constants of chan_consts. */
 static inline int8_t requant_c(int32_t acc, const chan_q *c, const out_range *r) {
   return clamp_out(c->half ? REQUANT_RIGHT(acc, c->mult, c->amount, c->half)

@@ -1,7 +1,8 @@
 /* The primitives the fast int8 paths share (fast_s8.c: CONV_2D and FULLY_CONNECTED;
- * fast_depthwise_s8.c: DEPTHWISE_CONV_2D; fast_mve_s8.c, fast_dot_s8.h and the kernels that use
- * those, such as pooling, SVDF and LSTM): four int8 values per 32-bit load, the DSP or portable
- * multiply-accumulate forms, and the inlined requantization. Not part of the kernel interface.
+ * fast_depthwise_s8.c: DEPTHWISE_CONV_2D; fast_mve_core.h, fast_dot_s8.h and the kernels that
+ * use those, such as pooling, SVDF and LSTM): four int8 values per 32-bit load, the DSP or
+ * portable multiply-accumulate forms, and the inlined requantization (one rounding where the
+ * shift is to the right: requant_q). Not part of the kernel interface.
  * Why these forms are bit-exact with the reference loops: see fast_s8.c. */
 #ifndef MA_FAST_S8_CORE_H
 #define MA_FAST_S8_CORE_H
@@ -189,4 +190,39 @@ static inline int32_t requant_left(int32_t acc, int32_t mult, int32_t left) {
 static inline int8_t clamp_out(int32_t y, const out_range *r) {
   return (int8_t)((y < r->lo ? r->lo : (y > r->hi ? r->hi : y)) + r->offset);
 }
+
+/* One output channel's requantization constants: requant_right's (half = 2^(e-1) > 0,
+ * amount = e - 1) for a negative shift, else requant_left's (half = 0, amount = the shift). */
+typedef struct {
+  int32_t mult, amount, half;
+} chan_q;
+
+static inline chan_q chan_consts(int32_t mult, int shift) {
+  /* requant's right shift stops at 31 */
+  const int32_t e_minus_1 = shift < -31 ? 30 : -shift - 1;
+  const chan_q c = {mult, shift < 0 ? e_minus_1 : shift, shift < 0 ? (int32_t)1 << e_minus_1 : 0};
+  return c;
+}
+
+#if FAST_DSP
+/* requant_right with its multiply-add as one SMLAL (GCC 12 makes three multiplies of it). */
+static inline int32_t requant_right_dsp(int32_t acc, int32_t mult, int32_t e_minus_1,
+                                        int32_t half) {
+  const int32_t k = half + (acc >> 31);
+  uint32_t lo = (uint32_t)k << 31 | UINT32_C(1) << 30;
+  int32_t hi = k >> 1;
+  __asm__("smlal %0, %1, %2, %3" : "+r"(lo), "+r"(hi) : "r"(acc), "r"(mult));
+  return hi >> e_minus_1;
+}
+#define REQUANT_RIGHT requant_right_dsp
+#else
+#define REQUANT_RIGHT requant_right
+#endif
+
+/* requant's result before the clamp, with the constants of chan_consts. */
+static inline int32_t requant_q(int32_t acc, const chan_q *c) {
+  return c->half ? REQUANT_RIGHT(acc, c->mult, c->amount, c->half)
+                 : requant_left(acc, c->mult, c->amount);
+}
+
 #endif
