@@ -3,7 +3,8 @@
 
 One image (PlatformIO, built once) holds copies of shared int8 models and of the fast-path
 operator cases (test_conformance_fast_s8.py's, plus the cases below for what the vector code
-adds: 16-byte dot-product tails, depthwise channel groups, grouped convolutions, left-shifting
+adds: 16-byte dot-product tails, four-channel blocks and their tails, more output channels than
+the stacked weight sums, depthwise channel groups, grouped convolutions, left-shifting
 multipliers, and the rounding of negative values) whose subgraph outputs include every
 operator's outputs. Each runs on the firmware's deterministic input; the CRC-32 of every output
 must be the CRC of the tensor TFLM computed on the same input. The host build runs the portable
@@ -58,6 +59,8 @@ MVE_CASES = [
          fin=2, per_channel=False, zps=(-128, 3)),
     conv("1x1 groups 4 no bias", (1, 3, 5, 8), (1, 1), 12, (3, 5), fin=2, with_bias=False,
          zps=(0, 0)),
+    conv("1x1 2 -> 258 per-tensor no bias (more channels than the stacked weight sums)",
+         (1, 3, 3, 2), (1, 1), 258, (3, 3), per_channel=False, with_bias=False, zps=(7, -2)),
     fc("depth 16 units 1 batch 2", (2, 16), 1),
     fc("depth 47 units 6 per-channel negative", (1, 47), 6, per_channel=True, zps=(-128, 90)),
 ]  # fmt: skip

@@ -139,64 +139,133 @@ static void window_row(const int8_t *in, const mak_window_geom *g, const mak_win
   }
 }
 
+/* bias + offset * (sum of the weights) of the k rows c.. (wrapping as the reference's int32
+ * sum does): the part of each output channel's sum that does not depend on the input. */
+static void row_bases(const matrix *m, int32_t c, int32_t k, int32_t *base) {
+  for (int32_t j = 0; j < k; ++j) {
+    const int8_t *w = m->w + (size_t)(c + j) * m->row;
+    int32_t s = 0, i = 16;
+    for (; i <= (int32_t)m->row; i += 16, w += 16) s = vaddvaq_s8(s, vldrbq_s8(w));
+    if (i - 16 < (int32_t)m->row)
+      s = vaddvaq_s8(s, vldrbq_z_s8(w, vctp8q((uint32_t)((int32_t)m->row + 16 - i))));
+    base[j] = with_offset(m->bias ? m->bias[c + j] : 0, 0, s, m->off);
+  }
+}
+
+enum { BASE_CHANNELS = 256 }; /* row_bases of at most this many channels kept on the stack */
+
+/* One output channel's weight row w against the four rows r[0..3] of `row` bytes: the four dot
+ * products into a[0..3]. In assembly: GCC 12 spills the pointers. VMLADAVA takes even
+ * registers only (constraint Te). The partial vector's predicated loads zero the lanes past
+ * the row; only q0 and q1, so that the caller's requantization constants stay in registers. */
+static inline __attribute__((always_inline)) void channel_dots(const int8_t *w,
+                                                               const int8_t *const r[4],
+                                                               int32_t blocks, uint32_t tail,
+                                                               int32_t a[4]) {
+  const int8_t *r0 = r[0], *r1 = r[1], *r2 = r[2], *r3 = r[3];
+  int32_t a0 = 0, a1 = 0, a2 = 0, a3 = 0;
+  __asm__("wls lr, %[n], 2f\n"
+          "1:\n\t"
+          "vldrb.8 q0, [%[w]], #16\n\t"
+          "vldrb.8 q1, [%[r0]], #16\n\t"
+          "vmladava.s8 %[a0], q0, q1\n\t"
+          "vldrb.8 q1, [%[r1]], #16\n\t"
+          "vmladava.s8 %[a1], q0, q1\n\t"
+          "vldrb.8 q1, [%[r2]], #16\n\t"
+          "vmladava.s8 %[a2], q0, q1\n\t"
+          "vldrb.8 q1, [%[r3]], #16\n\t"
+          "vmladava.s8 %[a3], q0, q1\n\t"
+          "le lr, 1b\n"
+          "2:\n\t"
+          "cmp %[p], #0\n\t"
+          "beq 3f\n\t"
+          "vmsr p0, %[p]\n\t"
+          "vpstt\n\t"
+          "vldrbt.8 q0, [%[w]]\n\t"
+          "vldrbt.8 q1, [%[r0]]\n\t"
+          "vmladava.s8 %[a0], q0, q1\n\t"
+          "vpst\n\t"
+          "vldrbt.8 q1, [%[r1]]\n\t"
+          "vmladava.s8 %[a1], q0, q1\n\t"
+          "vpst\n\t"
+          "vldrbt.8 q1, [%[r2]]\n\t"
+          "vmladava.s8 %[a2], q0, q1\n\t"
+          "vpst\n\t"
+          "vldrbt.8 q1, [%[r3]]\n\t"
+          "vmladava.s8 %[a3], q0, q1\n"
+          "3:"
+          : [a0] "+Te"(a0), [a1] "+Te"(a1), [a2] "+Te"(a2), [a3] "+Te"(a3), [w] "+r"(w),
+            [r0] "+r"(r0), [r1] "+r"(r1), [r2] "+r"(r2), [r3] "+r"(r3)
+          : [n] "r"(blocks), [p] "r"(tail)
+          : "q0", "q1", "lr", "memory", "cc");
+  a[0] = a0;
+  a[1] = a1;
+  a[2] = a2;
+  a[3] = a3;
+}
+
 /* Every output channel of the `n` (1 to 4) pixels whose rows start at col, `stride` apart
- * (rows past n repeat row 0): per channel the four dot products and the sum of the weights,
- * requantized and stored `out_step` apart from o. */
-static void pixels_times_rows(const matrix *m, const int8_t *col, size_t stride, int32_t n,
-                              int8_t *o) {
-  const int8_t *row1 = n > 1 ? col + stride : col, *row2 = n > 2 ? col + 2 * stride : col;
-  const int8_t *row3 = n > 3 ? col + 3 * stride : col;
+ * (rows past n repeat row 0), four channels at a time: each channel's four dot products
+ * (channel_dots), then per pixel the four channels' sums as one vector plus their row_bases
+ * (`bases`, or NULL: made here per four channels), requantized with the four channels'
+ * constants and stored as four bytes, `out_step` apart from o. */
+static void pixels_times_rows(const matrix *m, const int32_t *bases, const int8_t *col,
+                              size_t stride, int32_t n, int8_t *o) {
+  const int8_t *const r[4] = {col, n > 1 ? col + stride : col, n > 2 ? col + 2 * stride : col,
+                              n > 3 ? col + 3 * stride : col};
   const int32_t blocks = (int32_t)(m->row >> 4);
   const uint32_t tail = vctp8q((uint32_t)(m->row & 15)); /* 0: no partial vector */
-  const uint32x4_t at = vmulq_n_u32(vidupq_n_u32(0, 1), (uint32_t)m->out_step);
-  const mve_pred16_t pn = vctp32q((uint32_t)n);
   const rq4 tensor_q = rq_make(vdupq_n_s32(m->mult[0]), vdupq_n_s32(m->shift[0]));
-  for (int32_t c = 0; c < m->rows; ++c) {
-    const int8_t *w = m->w + (size_t)c * m->row, *r0 = col, *r1 = row1, *r2 = row2, *r3 = row3;
-    int32_t a0 = 0, a1 = 0, a2 = 0, a3 = 0, s = 0;
-    /* In assembly: GCC 12 spills the pointers. VMLADAVA and VADDVA take even registers only
-     * (constraint Te). The partial vector's predicated loads zero the lanes past the row. */
-    __asm__("wls lr, %[n], 2f\n"
-            "1:\n\t"
-            "vldrb.8 q0, [%[w]], #16\n\t"
-            "vldrb.8 q1, [%[r0]], #16\n\t"
-            "vaddva.s8 %[s], q0\n\t"
-            "vmladava.s8 %[a0], q0, q1\n\t"
-            "vldrb.8 q1, [%[r1]], #16\n\t"
-            "vmladava.s8 %[a1], q0, q1\n\t"
-            "vldrb.8 q1, [%[r2]], #16\n\t"
-            "vmladava.s8 %[a2], q0, q1\n\t"
-            "vldrb.8 q1, [%[r3]], #16\n\t"
-            "vmladava.s8 %[a3], q0, q1\n\t"
-            "le lr, 1b\n"
-            "2:\n\t"
-            "cmp %[p], #0\n\t"
-            "beq 3f\n\t"
-            "vmsr p0, %[p]\n\t"
-            "vpstttt\n\t"
-            "vldrbt.8 q0, [%[w]]\n\t"
-            "vldrbt.8 q1, [%[r0]]\n\t"
-            "vldrbt.8 q2, [%[r1]]\n\t"
-            "vldrbt.8 q3, [%[r2]]\n\t"
-            "vpst\n\t"
-            "vldrbt.8 q4, [%[r3]]\n\t"
-            "vaddva.s8 %[s], q0\n\t"
-            "vmladava.s8 %[a0], q0, q1\n\t"
-            "vmladava.s8 %[a1], q0, q2\n\t"
-            "vmladava.s8 %[a2], q0, q3\n\t"
-            "vmladava.s8 %[a3], q0, q4\n"
-            "3:"
-            : [a0] "+Te"(a0), [a1] "+Te"(a1), [a2] "+Te"(a2), [a3] "+Te"(a3), [s] "+Te"(s),
-              [w] "+r"(w), [r0] "+r"(r0), [r1] "+r"(r1), [r2] "+r"(r2), [r3] "+r"(r3)
-            : [n] "r"(blocks), [p] "r"(tail)
-            : "q0", "q1", "q2", "q3", "q4", "lr", "memory", "cc");
-    const int32_t base = with_offset(m->bias ? m->bias[c] : 0, 0, s, m->off);
-    int32x4_t acc = vsetq_lane_s32(a0, vdupq_n_s32(0), 0);
-    acc = vsetq_lane_s32(a3, vsetq_lane_s32(a2, vsetq_lane_s32(a1, acc, 1), 2), 3);
-    const rq4 q = m->per_channel ? rq_make(vdupq_n_s32(m->mult[c]), vdupq_n_s32(m->shift[c]))
-                                 : tensor_q;
-    vstrbq_scatter_offset_p_s32(o + c, at, requant4(vaddq_n_s32(acc, base), q, &m->r), pn);
+  for (int32_t c = 0; c < m->rows; c += 4) {
+    const int32_t lanes = m->rows - c < 4 ? m->rows - c : 4;
+    int32_t acc[4][4], own[4]; /* acc[pixel][channel] */
+    const int8_t *w = m->w + (size_t)c * m->row;
+    if (m->row <= 16) { /* one vector per row: the four rows stay in registers */
+      const mve_pred16_t p = vctp8q((uint32_t)m->row);
+      const int8x16_t x0 = vldrbq_z_s8(r[0], p), x1 = vldrbq_z_s8(r[1], p);
+      const int8x16_t x2 = vldrbq_z_s8(r[2], p), x3 = vldrbq_z_s8(r[3], p);
+      for (int32_t j = 0; j < lanes; ++j, w += m->row) {
+        const int8x16_t wv = vldrbq_z_s8(w, p); /* zero past the row: adds nothing */
+        acc[0][j] = vmladavq_s8(x0, wv);
+        acc[1][j] = vmladavq_s8(x1, wv);
+        acc[2][j] = vmladavq_s8(x2, wv);
+        acc[3][j] = vmladavq_s8(x3, wv);
+      }
+    } else {
+      for (int32_t j = 0; j < lanes; ++j, w += m->row) {
+        int32_t a[4];
+        channel_dots(w, r, blocks, tail, a);
+        acc[0][j] = a[0];
+        acc[1][j] = a[1];
+        acc[2][j] = a[2];
+        acc[3][j] = a[3];
+      }
+    }
+    const int32_t *b = bases ? bases + c : own;
+    if (!bases) row_bases(m, c, lanes, own);
+    int8_t *oc = o + c;
+    if (lanes == 4) {
+      const rq4 q = m->per_channel ? rq_load(m->mult, m->shift, 1, c) : tensor_q;
+      const int32x4_t base = vldrwq_s32(b);
+      for (int32_t p = 0; p < n; ++p, oc += m->out_step)
+        vstrbq_s32(oc, requant4(vaddq_s32(vldrwq_s32(acc[p]), base), q, &m->r));
+      continue;
+    }
+    const mve_pred16_t pc = vctp32q((uint32_t)lanes); /* lanes past `lanes`: never stored */
+    const rq4 q = rq_load_tail(m->mult, m->shift, m->per_channel, c, lanes);
+    const int32x4_t base = vldrwq_z_s32(b, pc);
+    for (int32_t p = 0; p < n; ++p, oc += m->out_step)
+      vstrbq_p_s32(oc, requant4(vaddq_s32(vldrwq_z_s32(acc[p], pc), base), q, &m->r), pc);
   }
+}
+
+/* The row_bases of all of m's rows into base (BASE_CHANNELS of them), or NULL where there are
+ * more or the convolution has two groups of PIXELS or fewer: pixels_times_rows then makes
+ * them per four channels. */
+static const int32_t *all_bases(const matrix *m, size_t pixels, int32_t *base) {
+  if (m->rows > BASE_CHANNELS || pixels <= 2 * PIXELS) return NULL; /* few: made where used */
+  row_bases(m, 0, m->rows, base);
+  return base;
 }
 
 static bool bytes_overlap(const int8_t *a, size_t na, const int8_t *b, size_t nb) {
@@ -204,11 +273,14 @@ static bool bytes_overlap(const int8_t *a, size_t na, const int8_t *b, size_t nb
 }
 
 /* A 1x1 convolution with stride 1 whose output does not overlap its input: the input pixels
- * are the rows already, read in place. */
-static void conv_1x1_in_place(const matrix *m, const int8_t *in, size_t pixels, int8_t *out) {
+ * are the rows already, read in place. Not inlined, nor are the other two ways below, so that
+ * only the way taken has its stack. */
+__attribute__((noinline)) static void conv_1x1_in_place(const matrix *m, const int8_t *in, size_t pixels, int8_t *out) {
+  int32_t base[BASE_CHANNELS];
+  const int32_t *bases = all_bases(m, pixels, base);
   for (size_t p = 0; p < pixels; p += PIXELS) {
     const int32_t n = pixels - p < PIXELS ? (int32_t)(pixels - p) : PIXELS;
-    pixels_times_rows(m, in + p * m->row, m->row, n, out + p * m->rows);
+    pixels_times_rows(m, bases, in + p * m->row, m->row, n, out + p * m->rows);
   }
 }
 
@@ -236,9 +308,13 @@ static void window_row_groups(const int8_t *in, const mak_window_geom *g, const 
 /* Four pixels at a time (see PIXELS): their windows copied into rows, one group after the
  * other for grouped convolutions (filters of fin < cin channels), then each group's output
  * channels against its rows. Every window is read before any of the four pixels is written. */
-static void conv_by_pixels(const matrix *m, const int8_t *in, const mak_window_geom *g,
-                           int32_t cin, int32_t fin, int8_t *out) {
+__attribute__((noinline)) static void conv_by_pixels(const matrix *m, const int8_t *in,
+                                                     const mak_window_geom *g, int32_t cin,
+                                                     int32_t fin, int8_t *out) {
   int8_t col[COLUMN_BYTES];
+  int32_t base[BASE_CHANNELS];
+  const size_t pixels = (size_t)g->batches * g->out_h * g->out_w;
+  const int32_t *bases = all_bases(m, pixels, base); /* by channel, across the groups */
   const int32_t k = g->kh * g->kw * cin, groups = cin / fin, per_group = m->rows / groups;
   mak_window w;
   mak_window_start(g, &w);
@@ -253,7 +329,7 @@ static void conv_by_pixels(const matrix *m, const int8_t *in, const mak_window_g
         window_row_groups(in, g, &w, cin, fin, (int8_t)-m->off, col + n * k);
     }
     if (groups == 1) {
-      pixels_times_rows(m, col, (size_t)k, n, out + first * m->out_step);
+      pixels_times_rows(m, bases, col, (size_t)k, n, out + first * m->out_step);
       continue;
     }
     for (int32_t i = 0; i < groups; ++i) {
@@ -269,9 +345,21 @@ static void conv_by_pixels(const matrix *m, const int8_t *in, const mak_window_g
                          m->r,
                          m->out_step};
       const int8_t *rows = col + (size_t)i * m->row;
-      pixels_times_rows(&mg, rows, (size_t)k, n, out + first * m->out_step + c);
+      pixels_times_rows(&mg, bases ? bases + c : NULL, rows, (size_t)k, n,
+                        out + first * m->out_step + c);
     }
   }
+}
+
+/* Pixel by pixel, each window's runs against the weight rows in place. */
+__attribute__((noinline)) static void conv_by_spans(const matrix *m, const int8_t *in,
+                                                    const mak_window_geom *g, int32_t cin,
+                                                    int8_t *out) {
+  span sp[MAX_SPANS];
+  mak_window w;
+  mak_window_start(g, &w);
+  while (mak_window_next(g, &w))
+    rows_times_input(m, sp, window_spans(in, g, &w, cin, sp), out + w.pixel * (size_t)m->rows);
 }
 
 bool mak_mve_conv_s8(const ma_node *node, const mak_conv_data *d, const mak_window_geom *g) {
@@ -314,11 +402,7 @@ bool mak_mve_conv_s8(const ma_node *node, const mak_conv_data *d, const mak_wind
     conv_by_pixels(&m, in, g, cin, cin, out);
     return true;
   }
-  span sp[MAX_SPANS];
-  mak_window w;
-  mak_window_start(g, &w);
-  while (mak_window_next(g, &w))
-    rows_times_input(&m, sp, window_spans(in, g, &w, cin, sp), out + w.pixel * (size_t)cout);
+  conv_by_spans(&m, in, g, cin, out);
   return true;
 }
 
