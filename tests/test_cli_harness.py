@@ -102,6 +102,8 @@ CASES: dict[str, list[Case]] = {
         bad("{demo}", "--time-limit", "nan", says="--time-limit: must be above 0"),
         ok("{demo}", "--overlap", "--kernels", "reference", says="arena head"),
         bad("{demo}", "--overlap", says="--overlap needs --kernels"),
+        ok("{demo}", "--overlap", "--kernels", "microarena", "--fastest", says="fast paths"),
+        bad("{demo}", "--fastest", says="--fastest needs --overlap --kernels microarena"),
         ok("{demo}", "--kernels", "cmsis-nn", "--cpu", "cortex-m55", says="MVE path"),
         bad(
             "{demo}",

@@ -15,10 +15,11 @@ from collections.abc import Callable
 
 from host.argtypes import FRACTION, SECONDS, file_path
 from host.fileio import Output, is_stdout, write_outputs
-from host.planning import bands, c_header, offline_plan, plan_origin
+from host.planning import bands, c_header, fast_paths, offline_plan, plan_origin
 from host.planning.c_header import c_name
 from host.planning.kernels.libraries import CPUS, DEFAULT_CPU, KERNELS, RUNTIMES
 from host.planning.kernels.library import KernelLibrary, KernelsError
+from host.planning.kernels.microarena import MICROARENA_FASTEST
 from host.planning.packing import (
     PLANNERS,
     PlanError,
@@ -155,6 +156,18 @@ def _parser() -> argparse.ArgumentParser:
         "another's outputs; the planned model records the library and CPU)",
     )
     p.add_argument(
+        "--fastest",
+        action="store_true",
+        help="with --overlap --kernels microarena: keep every int8 fast path of the microarena "
+        "kernels. Their CONV_2D and FULLY_CONNECTED paths compute two pixels (rows) at once, "
+        "which needs the input further above the output than the in-order loops do (see "
+        "docs/overlap.md); where a plan puts it closer they take the in-order loops, with the "
+        "same results and more instructions (Cortex-M4/M7/M33 and the host build; the Cortex-M55's "
+        "Helium pairs still need input and output apart). --overlap --kernels microarena plans "
+        "both ways and prints both heads and the operators the smallest plan slows down; "
+        "without --fastest it keeps the smallest plan, or the fast one at an equal head",
+    )
+    p.add_argument(
         "--bands",
         action="store_true",
         help="rewrite the model so its early stage runs in horizontal bands (same outputs, "
@@ -226,6 +239,14 @@ def cmd_plan(args: argparse.Namespace) -> int:
         overlap=args.overlap,
         **(banding.placement if banding else {}),
     )
+    fast = None
+    if args.overlap and kernels.name == "microarena":
+        placement = banding.placement if banding else {}
+
+        def plan_with(lib: KernelLibrary) -> PlanResult:
+            return plan_model(model, args.planner, limit, lib, progress, overlap=True, **placement)
+
+        result, fast = fast_paths.choose(model, result, plan_with, args.fastest)
     planned_for = runtime + ("+overlap" if args.overlap else "")
     offline_plan.embed(model, result.tensor_offsets(), planned_for, kernels)  # saved by --embed
     _add_target(result, model, args.target, kernels)
@@ -235,6 +256,8 @@ def cmd_plan(args: argparse.Namespace) -> int:
     if args.json:
         doc = plan_json(result, args.output or args.model if args.embed else None)
         doc["microarena_runtime"] = {"runs": refused is None, "message": refused}
+        if fast:
+            doc["fast_paths"] = fast.to_json()
         if banding:
             doc["bands"] = banding.to_json()
         if existing:
@@ -248,6 +271,8 @@ def cmd_plan(args: argparse.Namespace) -> int:
         if banding:
             print(banding.text(), file=out)
         print(plan_text(result), file=out)
+        if fast:
+            print("\n".join(fast.lines()), file=out)
         if existing:
             print(
                 f"existing plan    {existing.text}\n                 TFLM head with it "
@@ -496,6 +521,7 @@ _MODE_ONLY = [
     ("-o/--output", "output", ("model",)),
     ("--plot", "plot", ("model",)),
     ("--overlap", "overlap", ("model",)),
+    ("--fastest", "fastest", ("model",)),
     ("--bands", "bands", ("model",)),
     ("--out-csv", "out_csv", ("buffers",)),
     ("--planner", "planner", ("model", "buffers")),
@@ -542,6 +568,13 @@ def main(argv: list[str] | None = None) -> int:
             args.kernel_library = _kernel_library(args)
         except KernelsError as e:
             _parser().error(str(e))
+        if args.fastest and not (args.overlap and args.kernel_library.name == "microarena"):
+            _parser().error(
+                "--fastest needs --overlap --kernels microarena: it keeps the microarena "
+                "kernels' fast paths where overlaps would slow them down"
+            )
+        if args.fastest:
+            args.kernel_library = MICROARENA_FASTEST
     try:
         if args.check:
             return cmd_check(args)

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -141,6 +141,47 @@ def fully_connected_rule(batches, depth, out_depth, in_bytes, out_bytes):
     return _worst(b * out_depth + out_depth - 1, b * depth, in_bytes, out_bytes)
 
 
+def pair_written(out_depth: int, chunk: int) -> int:
+    """Channels of each pixel (row) of a pair written before the pair's last reads, in this
+    project's fast int8 paths (fast_s8.c rows2: chunks of `chunk` channels of both pixels read
+    for, then written; an odd last channel after every even one)."""
+    even = out_depth & ~1
+    if out_depth & 1:
+        return even
+    return (even - 1) // chunk * chunk if even > 0 else 0
+
+
+def _pair_extra(out_depth: int, chunk: int) -> int:
+    """Output elements beyond p * out_depth written when pair p's last reads start."""
+    w = pair_written(out_depth, chunk)
+    return out_depth + w if w > 0 else 0
+
+
+def rows_pairs_need(rows: int, in_row: int, out_row: int, chunk: int) -> int | None:
+    """int8 rows r, r + 1 (r = 0, 2, ...) computed together (a 1x1 stride-1 convolution's
+    pixels, FULLY_CONNECTED's batches: overlap.c's mak_rows_pairs_need): the smallest safe
+    offset of their reads, exact; the last row of an odd count goes alone (in order)."""
+    heads = np.arange(0, rows - 1, 2, dtype=np.int64)
+    return _worst(heads * out_row + _pair_extra(out_row, chunk), heads * in_row, 1, 1)
+
+
+def window_pairs_need(in_shape, out_shape, kernel, stride, dilation, pad, chunk) -> int | None:
+    """int8 neighbouring pixels with the same taps computed together (fast_s8.c's pixel
+    pairs, overlap.c's mak_window_pairs_need): an upper bound, every pixel counted as the
+    first of a pair (which pixels pair depends on the walk). None: no window reads."""
+    b, oh, ow, oc = out_shape
+    _, ih, iw, ic = in_shape
+    fy = _first_valid(oh, ih, kernel[0], stride[0], dilation[0], pad[0])
+    fx = _first_valid(ow, iw, kernel[1], stride[1], dilation[1], pad[1])
+    if (fy < 0).all() or (fx < 0).all():
+        return None
+    y, x = np.arange(oh, dtype=np.int64), np.arange(ow, dtype=np.int64)
+    wy = int((y * ow * oc - fy * iw * ic)[fy >= 0].max())
+    wx = int((x * oc - fx * ic)[fx >= 0].max())
+    per_batch = oh * ow * oc - ih * iw * ic
+    return (b - 1) * max(per_batch, 0) + wy + wx + _pair_extra(oc, chunk)
+
+
 def broadcast_index(out_shape: Sequence[int], in_shape: Sequence[int]) -> np.ndarray:
     """The input element each output element reads (row-major, numpy broadcasting)."""
     rank = len(out_shape)
@@ -225,11 +266,33 @@ class Kernel:
     singly: bool = False  # depthwise: the channels after the last whole block one by one
     # The kernel library function whose loop order overlap_sim replays ("": the reference
     # loops, or this project's block loop); the rule above must equal its simulation.
+    # FAST_ROWS and FAST_WINDOWS: this project's int8 pairs (fast_s8.c) also run.
     function: str = ""
+    chunk: int = 0  # FAST_*: channels a pair reads for, then writes (MAK_PAIR_CHUNK)
+
+
+FAST_ROWS, FAST_WINDOWS = "fast_s8 row pairs", "fast_s8 pixel pairs"
+
+
+def pairs_need(k: Kernel) -> int | None:
+    """The smallest safe offset of this project's int8 pairs (FAST_ROWS, FAST_WINDOWS)."""
+    if k.function == FAST_ROWS:
+        if k.loop == "fully_connected":
+            return rows_pairs_need(*k.fc, k.chunk)
+        b, oh, ow, oc = k.out_shape
+        return rows_pairs_need(b * oh * ow, k.in_shapes[0][3], oc, k.chunk)
+    return window_pairs_need(k.in_shapes[0], k.out_shape, *k.window, k.chunk)
+
+
+def _at_least(a: int | None, b: int | None) -> int | None:
+    """The offset safe under both rules (None: any offset)."""
+    return b if a is None else a if b is None else max(a, b)
 
 
 def rule(k: Kernel, slot: int) -> int | None:
     """The smallest safe input-minus-output offset of input `slot` (None: any offset)."""
+    if k.function in (FAST_ROWS, FAST_WINDOWS):
+        return _at_least(rule(replace(k, function="", chunk=0), slot), pairs_need(k))
     args = (k.in_bytes, k.out_bytes)
     if k.loop == "conv":
         return conv_rule(k.in_shapes[0], k.out_shape, *k.window, *args)

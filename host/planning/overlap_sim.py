@@ -17,7 +17,7 @@ from collections.abc import Iterable, Iterator, Sequence
 
 import numpy as np
 
-from host.planning.overlap import Kernel
+from host.planning.overlap import FAST_ROWS, FAST_WINDOWS, Kernel
 
 Access = tuple[str, int, int]  # ("r" | "w", input slot, element index)
 
@@ -210,6 +210,101 @@ def cmsis_avgpool_trace(
     return _channel_groups_trace(in_shape, out_shape, window, [range(out_shape[3])])
 
 
+def _pair_accesses(
+    reads0: list[int], reads1: list[int], p0: int, p1: int, out_c: int, chunk: int
+) -> Iterator[Access]:
+    """fast_s8.c's rows2 on pixels (rows) p0 and p1: per chunk of channel pairs both windows
+    read, then those channels of both written; an odd last channel read for and written last."""
+    even = out_c & ~1
+    for oc in range(0, even, chunk):
+        yield from (("r", 0, i) for i in reads0 + reads1)
+        for c in range(oc, min(oc + chunk, even)):
+            yield ("w", 0, p0 * out_c + c)
+            yield ("w", 0, p1 * out_c + c)
+    if out_c & 1:
+        yield from (("r", 0, i) for i in reads0 + reads1)
+        yield ("w", 0, p0 * out_c + even)
+        yield ("w", 0, p1 * out_c + even)
+
+
+def _single_accesses(reads: list[int], p: int, out_c: int, slot: int) -> Iterator[Access]:
+    """fast_s8.c's conv_pixel: four channels per pass over the window, then one by one."""
+    four = out_c // 4 * 4
+    for c0, n in [(c, 4) for c in range(0, four, 4)] + [(c, 1) for c in range(four, out_c)]:
+        yield from (("r", slot, i) for i in reads)
+        for c in range(c0, c0 + n):
+            yield ("w", 0, p * out_c + c)
+
+
+def fast_s8_trace(k: Kernel, single_slot: int = 0) -> Iterator[Access]:
+    """This project's int8 CONV_2D / FULLY_CONNECTED fast paths with their pairs allowed
+    (fast_s8.c): row pairs (r, r + 1) of a 1x1 stride-1 convolution or of FULLY_CONNECTED's
+    batches, or neighbouring pixels whose windows take the same taps, walked in order; the
+    rest one pixel at a time (its reads under slot `single_slot`, so a test can tell them
+    apart)."""
+    if k.loop == "fully_connected":
+        rows, depth, out_c = k.fc
+        windows = [list(range(r * depth, (r + 1) * depth)) for r in range(rows)]
+        taps: list[object] = [None] * rows
+    else:
+        in_shape, out_shape = k.in_shapes[0], k.out_shape
+        kernel, stride, dilation, pad = k.window
+        b_n, oh, ow, out_c = out_shape
+        windows, taps = [], []
+        for b in range(b_n):
+            for oy in range(oh):
+                for ox in range(ow):
+                    win = list(_window(oy, ox, kernel, stride, dilation, pad, in_shape[1:3]))
+                    windows.append(
+                        [
+                            _index(in_shape, b, iy, ix, c)
+                            for iy, ix in win
+                            for c in range(in_shape[3])
+                        ]
+                    )
+                    # Which filter taps fall inside (mak_window's fy0..fy1, fx0..fx1).
+                    y0, x0 = oy * stride[0] - pad[0], ox * stride[1] - pad[1]
+                    taps.append(
+                        (
+                            {(iy - y0) // dilation[0] for iy, _ in win},
+                            {(ix - x0) // dilation[1] for _, ix in win},
+                        )
+                    )
+        if k.function == FAST_ROWS:
+            taps = [None] * len(windows)
+    p = 0
+    while p < len(windows):
+        if p + 1 < len(windows) and taps[p] == taps[p + 1]:
+            yield from _pair_accesses(windows[p], windows[p + 1], p, p + 1, out_c, k.chunk)
+            p += 2
+        else:
+            yield from _single_accesses(windows[p], p, out_c, single_slot)
+            p += 1
+
+
+def gathered_trace(k: Kernel) -> Iterator[Access]:
+    """fast_s8.c's conv_gathered: pixel pairs whose windows are both copied (read) before the
+    pair's channels are written; the last pixel of an odd count alone, read then written."""
+    in_shape, out_shape = k.in_shapes[0], k.out_shape
+    kernel, stride, dilation, pad = k.window
+    b_n, oh, ow, out_c = out_shape
+    windows = [
+        [
+            _index(in_shape, b, iy, ix, c)
+            for iy, ix in _window(oy, ox, kernel, stride, dilation, pad, in_shape[1:3])
+            for c in range(in_shape[3])
+        ]
+        for b in range(b_n)
+        for oy in range(oh)
+        for ox in range(ow)
+    ]
+    for p in range(0, len(windows), 2):
+        pair = windows[p : p + 2]
+        yield from (("r", 0, i) for w in pair for i in w)
+        for q in range(p, p + len(pair)):
+            yield from (("w", 0, q * out_c + c) for c in range(out_c))
+
+
 def min_safe_delta(trace: Iterable[Access], slot: int, in_bytes: int, out_bytes: int) -> int | None:
     """Smallest input-minus-output offset (bytes) at which input `slot` is never read after
     the kernel overwrote it; None if no read follows any write (every offset is safe)."""
@@ -243,6 +338,8 @@ def corrupted_read(
 
 def trace(k: Kernel) -> Iterator[Access]:
     """The access sequence of an operator's kernel as described by host.planning.overlap."""
+    if k.function in (FAST_ROWS, FAST_WINDOWS):
+        return fast_s8_trace(k)
     if k.function == "arm_avgpool_s8":
         return cmsis_avgpool_trace(k.in_shapes[0], k.out_shape, k.window)
     if k.function:

@@ -19,6 +19,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from support.conformance import single_op_model
+from support.overlap_models import PAIR_CASES
 from test_conformance_fast_elementwise import CASES as FAST_ELEMENTWISE_CASES
 from test_conformance_fast_pool import CASES as FAST_POOL_CASES
 from test_conformance_fast_s8 import CASES as FAST_S8_CASES
@@ -126,6 +127,27 @@ def test_overlap_plan_on_qemu_cortex_m4(name: str, arm_library: Path, tmp_path: 
     plain.invoke()
     for o in range(plain.num_outputs()):
         np.testing.assert_array_equal(host.get_output(o), plain.get_output(o))
+
+
+@pytest.mark.parametrize("case", list(PAIR_CASES))
+def test_pair_rule_on_qemu_cortex_m4(case: str, arm_library: Path, tmp_path: Path) -> None:
+    """fast_s8.c's pixel and row pairs on the DSP build (overlap.c's pair rules): with the
+    input at the in-order rule's offset above the output (pairs there would read overwritten
+    bytes) and at the pairs' rule, the board's output equals the host build's and the real
+    TFLM's on the same input (the model without a plan), byte for byte."""
+    from support.kernel_harness import tflm_run
+    from test_overlap_fast_pairs_run import planned
+
+    plain = tmp_path / "plain.tflite"
+    plain.write_bytes(PAIR_CASES[case](np.random.default_rng(7))[0])
+    sg = Model(plain.read_bytes()).subgraphs[0]
+    x = _pattern(tuple(sg.tensors[sg.inputs[0]].shape), np.int8)
+    want = tflm_run(plain, [x])[0].get_output(0)
+    for name, data in planned(case).items():
+        path = tmp_path / f"{name}.tflite"
+        path.write_bytes(data)
+        host = _check_on_qemu(path, arm_library, tmp_path)
+        np.testing.assert_array_equal(host.get_output(0), want, err_msg=name)
 
 
 TCONV_S8_CASES = [c for c in SHAPE_CASES if c.name.startswith("TRANSPOSE_CONV int8")]

@@ -16,6 +16,7 @@
  * FULLY_CONNECTED) keep the channel loop in assembly too and requantize afterwards. */
 #include "fast_s8_core.h"
 #include "fast_mve_s8.h"
+#include "overlap.h"
 
 /* acc[r] += sum_i w[r * ws + i] * (x[i] + off) for the four weight rows r. Not inlined on
  * DSP builds: its assembly loop needs 13 registers, more than a caller leaves free. */
@@ -355,7 +356,9 @@ static bool uniform_runs(const run *runs, int32_t nr, ptrdiff_t *row) {
   return true;
 }
 
-enum { PAIRS = 8 }; /* channel pairs per pairs_sums call: 32 sums (128 bytes) on the stack */
+/* Channel pairs per pairs_sums call: 32 sums (128 bytes) on the stack. overlap.h's pair rules
+ * follow it. */
+enum { PAIRS = MAK_PAIR_CHUNK / 2 };
 
 static inline int32_t wrap_add(int32_t a, int32_t b) {
   return (int32_t)((uint32_t)a + (uint32_t)b);
@@ -553,11 +556,6 @@ static bool same_taps(const mak_window *a, const mak_window *b) {
   return a->fy0 == b->fy0 && a->fy1 == b->fy1 && a->fx0 == b->fx0 && a->fx1 == b->fx1;
 }
 
-static bool disjoint(const ma_tensor *a, const ma_tensor *b) {
-  const uintptr_t a0 = (uintptr_t)a->data, b0 = (uintptr_t)b->data;
-  return a0 + (uintptr_t)ma_num_elements(a) <= b0 || b0 + (uintptr_t)ma_num_elements(b) <= a0;
-}
-
 enum { COL_MAX = 128 }; /* bytes of a window gathered into one run (two on the stack) */
 
 /* The window's bytes in filter order, as one run: the taps outside the input hold the input
@@ -637,19 +635,24 @@ bool mak_fast_conv_s8(const ma_node *node, const mak_conv_data *d, const mak_win
                       make_range(d->output_offset, d->act_min, d->act_max)};
   const int8_t *in = in_t->data;
   int8_t *out = node->outputs[0]->data;
-  /* Pixel pairs write the second pixel's first channels before the first pixel's window is
-   * read for the last ones: outside overlap.c's rule, so only where no byte is shared. */
-  const bool pairs = disjoint(in_t, node->outputs[0]);
+  /* Pixel (row) pairs write the second pixel's first channels before the first pixel's window
+   * is read for the last ones: they run where overlap.h's pair rules allow the tensors'
+   * offsets (always where they share no byte). */
   if (groups == 1 && is_matrix(g)) {
-    matrix_rows(&j, in, cin, (size_t)g->batches * g->out_h * g->out_w, out, pairs);
+    const size_t rows = (size_t)g->batches * g->out_h * g->out_w;
+    matrix_rows(&j, in, cin, rows, out,
+                mak_rows_pairs_fit(in_t, node->outputs[0], (int64_t)rows, cin, cout));
     return true;
   }
-  /* Windows of several runs, small, whose padding the zero point can fill. */
-  if (groups == 1 && pairs && max_runs(g, false) > 1 && j.fstride <= COL_MAX &&
-      j.fstride % 4 == 0 && d->input_offset >= -127 && d->input_offset <= 128) {
+  /* Windows of several runs, small, whose padding the zero point can fill. Both windows of a
+   * pair are copied before either pixel is written: overlap.c's CONV_2D rule holds. */
+  if (groups == 1 && max_runs(g, false) > 1 && j.fstride <= COL_MAX && j.fstride % 4 == 0 &&
+      d->input_offset >= -127 && d->input_offset <= 128) {
     conv_gathered(&j, in, g, cin, out);
     return true;
   }
+  const bool pairs = groups == 1 ? mak_window_pairs_fit(in_t, node->outputs[0], g, cin, cout)
+                                 : mak_disjoint_s8(in_t, node->outputs[0]);
   run runs[MAX_RUNS];
   mak_window cur, next;
   mak_window_start(g, &cur);
@@ -694,7 +697,8 @@ bool mak_fast_fc_s8(const ma_node *node, int32_t input_offset, int32_t filter_of
   const rows_job j = {w_t->data,    (size_t)depth, bias_t ? bias_t->data : NULL,
                       mult,         shift,         n_mult > 1,
                       units,        input_offset,  make_range(output_offset, act_min, act_max)};
-  /* Batch pairs, as pixel pairs, only where the input and output share no byte. */
-  matrix_rows(&j, in, depth, (size_t)batches, out, disjoint(in_t, node->outputs[0]));
+  /* Batch pairs, as pixel pairs, where overlap.h's rule allows the offsets. */
+  matrix_rows(&j, in, depth, (size_t)batches, out,
+              mak_rows_pairs_fit(in_t, node->outputs[0], batches, depth, units));
   return true;
 }

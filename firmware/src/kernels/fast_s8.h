@@ -5,8 +5,8 @@
  * so to TFLM's reference kernels): the sums are the same wrapping int32 sums in another order,
  * the requantization the same integer steps. Loop orders keep the overlap rules of overlap.c:
  * output pixels in order, and every read of a pixel's window (a depthwise block's channels)
- * before that pixel's (block's) first write; CONV_2D's pixel pairs break that order and so run
- * only on an input and output that share no byte. */
+ * before that pixel's (block's) first write; CONV_2D's and FULLY_CONNECTED's pixel (batch)
+ * pairs break that order and so run only where overlap.h's pair rules allow the offsets. */
 #ifndef MA_FAST_S8_H
 #define MA_FAST_S8_H
 

@@ -11,6 +11,7 @@
 #include "kernel_util.h"
 #include "kernels.h"
 #include "ma_ops.h"
+#include "overlap.h"
 
 typedef struct {
   int64_t worst;
@@ -170,4 +171,79 @@ int mak_copied_in_place(const ma_node *node, int32_t slot, int64_t *at) {
   }
   *at = offset;
   return 1;
+}
+
+/* ---------------------------------------------- the fast int8 paths' pairs (fast_s8.c) */
+
+/* rows2 (fast_s8.c) computes two output pixels p and p + 1 (or rows) at once: for each chunk
+ * of MAK_PAIR_CHUNK channels it reads both windows whole, then writes those channels of both
+ * pixels; an odd last channel is read for after every even one is written. So its last reads,
+ * of the first pixel's window from its lowest byte, come after pixels 0..p-1 and the first
+ * `w` channels of p and p + 1 are written (w = pair_written(cout)): P = (p + 1) * cout + w,
+ * or P = p * cout where w = 0 (the pair reads everything before its first write). The second
+ * pixel's window starts higher and is read no later, so p's first byte decides. */
+static int64_t pair_written(int64_t cout) {
+  const int64_t even = cout & ~(int64_t)1;
+  if (cout & 1) return even;
+  return even > 0 ? (even - 1) / MAK_PAIR_CHUNK * MAK_PAIR_CHUNK : 0;
+}
+
+/* Output elements written when pair p's last reads start (the P above, plus p * cout). */
+static int64_t pair_extra(int64_t cout) {
+  const int64_t w = pair_written(cout);
+  return w > 0 ? cout + w : 0;
+}
+
+int64_t mak_rows_pairs_need(int64_t rows, int64_t in_row, int64_t out_row) {
+  bound b = {0, 0, 1, 1};
+  const int64_t last = rows / 2 * 2 - 2, extra = pair_extra(out_row);
+  /* P - q is linear in the first row r of a pair: its ends decide, r = 0 apart as P may be 0. */
+  const int64_t heads[3] = {0, 2, last};
+  for (int i = 0; i < 3; ++i)
+    if (heads[i] >= 0 && heads[i] <= last) need(&b, heads[i] * out_row + extra, heads[i] * in_row);
+  return b.any ? b.worst : MAK_ANY_OFFSET;
+}
+
+/* max over one axis of o * out_step - first_tap(o) * in_step (INT64_MIN: no window reads). */
+static int64_t axis_worst(int32_t n_out, int32_t stride, int32_t pad, int32_t dil, int32_t taps,
+                          int32_t size, int64_t out_step, int64_t in_step) {
+  int64_t worst = INT64_MIN;
+  for (int32_t o = 0; o < n_out; ++o) {
+    const int32_t i = first_tap(o * stride - pad, dil, taps, size);
+    if (i >= 0 && o * out_step - i * in_step > worst) worst = o * out_step - i * in_step;
+  }
+  return worst;
+}
+
+/* P - q for pixel (n, oy, ox) is a sum of a term in n, one in oy and one in ox: the maximum
+ * over every pixel is the sum of the three maxima. */
+int64_t mak_window_pairs_need(const mak_window_geom *g, int32_t cin, int32_t cout) {
+  const int64_t wy = axis_worst(g->out_h, g->stride_h, g->pad_h, g->dil_h, g->kh, g->in_h,
+                                (int64_t)g->out_w * cout, (int64_t)g->in_w * cin);
+  const int64_t wx =
+      axis_worst(g->out_w, g->stride_w, g->pad_w, g->dil_w, g->kw, g->in_w, cout, cin);
+  if (wy == INT64_MIN || wx == INT64_MIN || g->batches <= 0) return MAK_ANY_OFFSET;
+  const int64_t per_batch = (int64_t)g->out_h * g->out_w * cout - (int64_t)g->in_h * g->in_w * cin;
+  const int64_t wn = per_batch > 0 ? (g->batches - 1) * per_batch : 0;
+  return wn + wy + wx + pair_extra(cout);
+}
+
+bool mak_disjoint_s8(const ma_tensor *a, const ma_tensor *b) {
+  const uintptr_t a0 = (uintptr_t)a->data, b0 = (uintptr_t)b->data;
+  return a0 + (uintptr_t)ma_num_elements(a) <= b0 || b0 + (uintptr_t)ma_num_elements(b) <= a0;
+}
+
+static bool fits(const ma_tensor *in, const ma_tensor *out, int64_t need) {
+  const int64_t delta = (int64_t)((intptr_t)in->data - (intptr_t)out->data);
+  return need == MAK_ANY_OFFSET || delta >= need;
+}
+
+bool mak_rows_pairs_fit(const ma_tensor *in, const ma_tensor *out, int64_t rows, int64_t in_row,
+                        int64_t out_row) {
+  return mak_disjoint_s8(in, out) || fits(in, out, mak_rows_pairs_need(rows, in_row, out_row));
+}
+
+bool mak_window_pairs_fit(const ma_tensor *in, const ma_tensor *out, const mak_window_geom *g,
+                          int32_t cin, int32_t cout) {
+  return mak_disjoint_s8(in, out) || fits(in, out, mak_window_pairs_need(g, cin, cout));
 }

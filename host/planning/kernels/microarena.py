@@ -10,6 +10,7 @@ test_conformance_detection.py): a kernel that starts requesting scratch adds its
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 
 from host.planning import overlap
 from host.planning.kernels.library import KernelLibrary
@@ -18,6 +19,10 @@ from host.planning.lifetimes import align_up
 from host.tflite.model import Model, Operator, Subgraph
 
 DW_BLOCK = 32  # output channels per block of the depthwise kernel (MAK_DW_BLOCK, kernel_util.h)
+# The int8 CONV_2D and FULLY_CONNECTED fast paths (fast_s8.c), for --fastest plans:
+PAIR_CHUNK = 16  # channels a pixel pair reads for, then writes (MAK_PAIR_CHUNK, overlap.h)
+COL_MAX = 128  # windows of several runs and at most this many bytes are copied, then computed
+MAX_RUNS = 32  # windows of more runs (rows, or taps when dilated) take the reference loop
 
 
 def _detection_microarena(model: Model, sg: Subgraph, op: Operator) -> list[int]:
@@ -56,9 +61,47 @@ class Microarena(KernelLibrary):
         gather=False,
     )
 
+    def __init__(self, cpu: str | None = None, fastest: bool = False) -> None:
+        super().__init__(cpu)
+        self.fastest = fastest
+
     def scratch(self, model: Model, sg: Subgraph, op: Operator) -> list[int]:
         rule = SCRATCH_RULES.get(op.name)
         return [] if rule is None else rule(model, sg, op)
 
+    def overlap_kernel(self, model: Model, sg: Subgraph, op: Operator) -> overlap.Kernel | None:
+        """With `fastest`, the int8 CONV_2D and FULLY_CONNECTED rules also keep fast_s8.c's
+        pairs (their out-of-order loops run only where the offsets allow them)."""
+        k = super().overlap_kernel(model, sg, op)
+        if not self.fastest or k is None:
+            return k
+        return with_fast_pairs(k)
+
+
+def fast_pairs(k: overlap.Kernel) -> str:
+    """Which of fast_s8.c's paired loops runs for an operator (mak_fast_conv_s8's choice;
+    "" where its loops keep the in-order rule or the reference loop runs)."""
+    if k.in_bytes != 1 or k.out_bytes != 1:
+        return ""
+    if k.loop == "fully_connected":
+        return overlap.FAST_ROWS
+    if k.loop != "conv":
+        return ""
+    (kh, kw), stride, (_, dil_w), pad = k.window
+    if (kh, kw, *stride, *pad) == (1, 1, 1, 1, 0, 0) and k.in_shapes[0][1:3] == k.out_shape[1:3]:
+        return overlap.FAST_ROWS
+    runs = kh if dil_w == 1 else kh * kw
+    window_bytes = kh * kw * k.in_shapes[0][3]
+    if runs > MAX_RUNS or (runs > 1 and window_bytes <= COL_MAX and window_bytes % 4 == 0):
+        return ""  # the reference loop, or windows copied before any write
+    return overlap.FAST_WINDOWS
+
+
+def with_fast_pairs(k: overlap.Kernel) -> overlap.Kernel:
+    """`k` with fast_s8.c's pairs, where they run for it."""
+    function = fast_pairs(k)
+    return replace(k, function=function, chunk=PAIR_CHUNK) if function else k
+
 
 MICROARENA = Microarena()
+MICROARENA_FASTEST = Microarena(fastest=True)

@@ -1,0 +1,37 @@
+/* Where the fast int8 paths' out-of-order loops (fast_s8.c) may run on an input that overlaps
+ * its output: the rules of overlap.c for them, mirrored by the planner's --fastest plans
+ * (host/planning/overlap.py, pair rules; docs/overlap.md derives them). */
+#ifndef MA_OVERLAP_H
+#define MA_OVERLAP_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "kernel_util.h"
+
+/* Output channels of both pixels (rows) of a pair that fast_s8.c's rows2 sums from both windows
+ * before writing them, chunk after chunk. host/planning/kernels/microarena.py's PAIR_CHUNK. */
+enum { MAK_PAIR_CHUNK = 16 };
+
+/* A need meaning that no read follows a write: every offset is safe. */
+#define MAK_ANY_OFFSET INT64_MIN
+
+/* The smallest input-minus-output offset (bytes, int8) at which rows2 may take rows r, r + 1
+ * for r = 0, 2, 4, ... of `rows` rows (input rows in_row bytes apart, output rows out_row):
+ * a 1x1 stride-1 convolution's pixels, FULLY_CONNECTED's batches. Exact. */
+int64_t mak_rows_pairs_need(int64_t rows, int64_t in_row, int64_t out_row);
+/* The same for neighbouring output pixels whose windows take the same taps (an ungrouped
+ * convolution of cin input and cout output channels): an upper bound, every pixel counted as
+ * the first of a pair. */
+int64_t mak_window_pairs_need(const mak_window_geom *g, int32_t cin, int32_t cout);
+
+/* Whether int8 tensors a and b share no byte. */
+bool mak_disjoint_s8(const ma_tensor *a, const ma_tensor *b);
+/* Whether the pairs above may run: the tensors share no byte, or the input starts at least
+ * the need above the output. */
+bool mak_rows_pairs_fit(const ma_tensor *in, const ma_tensor *out, int64_t rows, int64_t in_row,
+                        int64_t out_row);
+bool mak_window_pairs_fit(const ma_tensor *in, const ma_tensor *out, const mak_window_geom *g,
+                          int32_t cin, int32_t cout);
+
+#endif

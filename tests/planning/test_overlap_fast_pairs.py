@@ -1,0 +1,127 @@
+"""The pair rules of this project's int8 fast paths (fast_s8.c) against a byte-level replay of
+their loops, and host.plan's two figures (smallest plan, every fast path kept).
+
+Row pairs (1x1 stride-1 convolutions, FULLY_CONNECTED's batches): the rule equals the replay's
+smallest safe offset of the pairs' reads. Pixel pairs: the rule (every pixel counted as the
+first of a pair) is at least the replay's. With the --fastest rule the whole fast path (pairs
+and single pixels in the kernel's walk) reads no overwritten byte; gathered windows (copied
+before the pair is written) keep the in-order CONV_2D rule.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+from pathlib import Path
+
+import pytest
+from support.tflm_oracle import shared_model
+from test_overlap_rules import _window_case
+
+from host.paths import FIRMWARE
+from host.planning import overlap, overlap_sim
+from host.planning.cli import main
+from host.planning.kernels import microarena
+
+CHUNK = microarena.PAIR_CHUNK
+
+
+def _conv(rng: random.Random, function: str) -> overlap.Kernel:
+    while True:
+        ins, outs, k, s, d, pad = _window_case(rng, depthwise=False)
+        ins = (*ins[:3], rng.choice([1, 2, 4, 8, 16, 32]))
+        outs = (*outs[:3], rng.choice([1, 2, 3, 4, 5, 16, 17, 18, 31, 33, 34]))
+        if function == overlap.FAST_ROWS:
+            ins, k, s, d, pad = (*ins[:1], *outs[1:3], ins[3]), (1, 1), (1, 1), (1, 1), (0, 0)
+        window = (k, s, d, pad)
+        return overlap.Kernel("conv", (ins,), outs, 1, 1, (0,), window, function=function,
+                              chunk=CHUNK)  # fmt: skip
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_row_pairs_rule_is_exact(seed: int) -> None:
+    rng = random.Random(seed)
+    if seed % 2:
+        k = _conv(rng, overlap.FAST_ROWS)
+    else:
+        fc = (rng.randint(1, 7), rng.choice([1, 4, 8, 24, 40]), rng.choice([1, 3, 16, 17, 33]))
+        k = overlap.Kernel("fully_connected", ((fc[0], fc[1]),), (fc[0], fc[2]), 1, 1, (0,),
+                           fc=fc, function=overlap.FAST_ROWS, chunk=CHUNK)  # fmt: skip
+    # The single rows' reads under slot -1: the pairs' reads alone decide.
+    sim = overlap_sim.min_safe_delta(overlap_sim.fast_s8_trace(k, single_slot=-1), 0, 1, 1)
+    assert overlap.pairs_need(k) == sim
+    _no_corrupted_read_at_the_rule(k)
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_pixel_pairs_rule_bounds_the_kernels_walk(seed: int) -> None:
+    k = _conv(random.Random(seed), overlap.FAST_WINDOWS)
+    sim = overlap_sim.min_safe_delta(overlap_sim.fast_s8_trace(k, single_slot=-1), 0, 1, 1)
+    need = overlap.pairs_need(k)
+    assert sim is None or (need is not None and need >= sim)
+    _no_corrupted_read_at_the_rule(k)
+    base = overlap.Kernel("conv", k.in_shapes, k.out_shape, 1, 1, (0,), k.window)
+    gathered = overlap_sim.min_safe_delta(overlap_sim.gathered_trace(base), 0, 1, 1)
+    rule = overlap.rule(base, 0)
+    assert gathered is None or (rule is not None and gathered <= rule)
+
+
+def _no_corrupted_read_at_the_rule(k: overlap.Kernel) -> None:
+    rule = overlap.rule(k, 0)
+    if rule is not None:
+        assert overlap_sim.corrupted_read(overlap_sim.fast_s8_trace(k), 0, rule, 1, 1) is None
+
+
+def test_pair_constants_are_the_kernels() -> None:
+    """PAIR_CHUNK, COL_MAX and MAX_RUNS are those of firmware/src/kernels/."""
+    kernels = FIRMWARE / "src/kernels"
+    chunk = re.search(r"MAK_PAIR_CHUNK = (\d+)", (kernels / "overlap.h").read_text())
+    assert chunk and int(chunk.group(1)) == microarena.PAIR_CHUNK
+    fast = (kernels / "fast_s8.c").read_text()
+    assert re.search(r"PAIRS = MAK_PAIR_CHUNK / 2\b", fast)
+    for name, value in (("COL_MAX", microarena.COL_MAX), ("MAX_RUNS", microarena.MAX_RUNS)):
+        found = re.search(rf"\b{name} = (\d+)", fast)
+        assert found and int(found.group(1)) == value, name
+
+
+def test_cli_prints_both_heads_and_the_slowed_operators(tmp_path: Path, capsys) -> None:
+    """On the KWS DS-CNN the smallest plan slows four 1x1 convolutions down; --fastest keeps
+    them at 192 more bytes. Text and --json say so; --fastest plans the larger head."""
+    p = tmp_path / "kws.tflite"
+    p.write_bytes(shared_model("tiny_kws_dscnn_int8").read_bytes())
+    assert main([str(p), "--overlap", "--kernels", "microarena", "-q", "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    fast = doc["fast_paths"]
+    assert doc["head"] == fast["smallest_head"] < fast["fastest_head"]
+    assert fast["chosen"] == "smallest" and not fast["same"]
+    slow = fast["slow_in_smallest"]
+    assert slow and all(s["op_name"] == "CONV_2D" and s["delta"] < s["need"] for s in slow)
+    assert main([str(p), "--overlap", "--kernels", "microarena", "-q", "--fastest"]) == 0
+    text = capsys.readouterr().out
+    assert f"arena head       {fast['fastest_head']} bytes" in text
+    assert f"smallest plan: head {fast['smallest_head']} bytes" in text
+    for s in slow:
+        assert f"op {s['op']} CONV_2D: input {s['delta']} bytes above its output" in text
+    assert "this plan: every fast path kept" in text
+
+
+def test_cli_says_so_in_one_line_when_both_plans_are_one(capsys) -> None:
+    """person_detect: keeping every fast path costs no byte, so the plan keeps them all."""
+    path = str(shared_model("tflm_person_detect_int8"))
+    assert main([path, "--overlap", "--kernels", "microarena", "-q"]) == 0
+    out = capsys.readouterr().out
+    head = re.search(r"arena head +(\d+) bytes", out)
+    lines = [x for x in out.splitlines() if x.startswith("fast paths")]
+    assert head and lines == [
+        f"fast paths       every int8 fast path kept at the smallest head ({head.group(1)} bytes "
+        "either way)"
+    ]
+
+
+def test_fastest_needs_overlap_and_microarena(capsys) -> None:
+    path = str(shared_model("tflm_hello_world_int8"))
+    for args in (["--fastest"], ["--fastest", "--overlap", "--kernels", "reference"]):
+        with pytest.raises(SystemExit):
+            main([path, *args])
+        assert "--fastest needs --overlap --kernels microarena" in capsys.readouterr().err
