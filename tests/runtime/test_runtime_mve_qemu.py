@@ -4,12 +4,12 @@
 One image (PlatformIO, built once) holds copies of shared int8 models and of the fast-path
 operator cases (test_conformance_fast_s8.py's, plus the cases below for what the vector code
 adds: 16-byte dot-product tails, four-channel blocks and their tails, more output channels than
-the stacked weight sums, depthwise channel groups, grouped convolutions, left-shifting
-multipliers, and the rounding of negative values) whose subgraph outputs include every
-operator's outputs. Each runs on the firmware's deterministic input; the CRC-32 of every output
-must be the CRC of the tensor TFLM computed on the same input. The host build runs the portable
-paths and is checked against TFLM by the conformance suites; the M4's DSP paths by
-test_runtime_qemu.py."""
+the stacked weight sums, depthwise channel groups and their constants tables, grouped
+convolutions, left-shifting multipliers, and the rounding of negative values) whose subgraph
+outputs include every operator's outputs. Each runs on the firmware's deterministic input; the
+CRC-32 of every output must be the CRC of the tensor TFLM computed on the same input. The host
+build runs the portable paths and is checked against TFLM by the conformance suites; the M4's
+DSP paths by test_runtime_qemu.py."""
 
 from __future__ import annotations
 
@@ -51,6 +51,8 @@ MVE_CASES = [
     dwconv("3x3 SAME 50 channels (two blocks, 16-lane tail)", (1, 5, 5, 50), (3, 3), (5, 5)),
     dwconv("3x3 VALID 20 channels left-shifting multipliers", (1, 4, 4, 20), (3, 3), (2, 2),
            padding=VALID, out_scale=0.0002, zps=(10, -3)),
+    dwconv("1x2 SAME 136 channels per-tensor no bias (more than a constants table holds)",
+           (1, 1, 3, 136), (1, 2), (1, 3), per_channel=False, with_bias=False),
     dwconv("3x3 SAME stride 2 16 channels per-tensor", (1, 7, 7, 16), (3, 3), (4, 4), stride=2,
            per_channel=False, padding=SAME),
     fc("depth 200 units 9 tiny output scale (left shift, saturating)", (1, 200), 9,
@@ -59,8 +61,8 @@ MVE_CASES = [
          fin=2, per_channel=False, zps=(-128, 3)),
     conv("1x1 groups 4 no bias", (1, 3, 5, 8), (1, 1), 12, (3, 5), fin=2, with_bias=False,
          zps=(0, 0)),
-    conv("1x1 2 -> 258 per-tensor no bias (more channels than the stacked weight sums)",
-         (1, 3, 3, 2), (1, 1), 258, (3, 3), per_channel=False, with_bias=False, zps=(7, -2)),
+    conv("1x1 1 -> 258 per-tensor no bias (more channels than the stacked weight sums)",
+         (1, 3, 3, 1), (1, 1), 258, (3, 3), per_channel=False, with_bias=False, zps=(7, -2)),
     fc("depth 16 units 1 batch 2", (2, 16), 1),
     fc("depth 47 units 6 per-channel negative", (1, 47), 6, per_channel=True, zps=(-128, 90)),
 ]  # fmt: skip

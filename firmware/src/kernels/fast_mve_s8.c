@@ -439,8 +439,19 @@ typedef struct {
   int32_t rows, cols;
 } taps;
 
+/* A group of eight channels' requantization constants and biases in the lanes of their sums
+ * (sums8: even channels, then odd), made once per node (dw_table) so that each group loads
+ * them whole instead of gathering them and deriving the shifts for every pixel. */
+typedef struct {
+  int32_t mult[8], bias[8];
+  int8_t left[8], right[8]; /* as rq4's, right in [-31, 0] */
+} dw_consts;
+
+enum { DW_TABLE_GROUPS = 16 }; /* tables of up to 128 channels (1,280 bytes of stack) */
+
 /* What every pixel of a depthwise convolution shares. */
 typedef struct {
+  const dw_consts *tab; /* NULL: more channels, or an output range outside int16 */
   const int32_t *bias, *mult;
   const int8_t *shift;
   int32_t cout, dmult, per_channel;
@@ -473,8 +484,7 @@ static inline sums8 mac8(sums8 a, int16x8_t x, int16x8_t w) {
 
 /* Eight channels c.. of depth multiplier 1: whole vectors, no predication. */
 static inline __attribute__((always_inline)) sums8 dw8_full(const taps *t, const dw_node *n,
-                                                            int32_t c) {
-  sums8 a = {vdupq_n_s32(0), vdupq_n_s32(0)};
+                                                            int32_t c, sums8 a) {
   const int8_t *ip = t->in + c, *fp = t->f + c;
   for (int32_t y = 0; y < t->rows; ++y, ip += n->in_row, fp += n->f_row) {
     const int8_t *i = ip, *k = fp;
@@ -493,10 +503,9 @@ static uint16x8_t gather_offsets(int32_t c, int32_t mult) {
 
 /* `lanes` (1 to 8) channels c.. of any depth multiplier: channel c + k reads input channel
  * (c + k) / mult (a gather); lanes past `lanes` load nothing and add (0 + off) * 0. */
-static sums8 dw8_any(const taps *t, const dw_node *n, int32_t c, int32_t lanes) {
+static sums8 dw8_any(const taps *t, const dw_node *n, int32_t c, int32_t lanes, sums8 a) {
   const mve_pred16_t p = vctp16q((uint32_t)lanes);
   const uint16x8_t at = n->gather_fixed ? n->gather : gather_offsets(c, n->dmult);
-  sums8 a = {vdupq_n_s32(0), vdupq_n_s32(0)};
   const int8_t *ip = t->in + c / n->dmult, *fp = t->f + c;
   for (int32_t y = 0; y < t->rows; ++y, ip += n->in_row, fp += n->f_row) {
     const int8_t *i = ip, *k = fp;
@@ -544,22 +553,89 @@ static inline __attribute__((always_inline)) int16x8_t requant8(sums8 a, const d
   return vmovntq_s32(vmovnbq_s32(vdupq_n_s16(0), e), o);
 }
 
+/* Without a table: the constants gathered for the group (one call for every use, so that the
+ * rarely taken way adds little code). */
+__attribute__((noinline)) static int16x8_t requant_gathered(sums8 a, const dw_node *n, int32_t c,
+                                                            int32_t lanes) {
+  const dw_q q = dw_params(n, c, lanes);
+  return requant8(a, &q, &n->r);
+}
+
+static sums8 zero_sums(void) {
+  const sums8 a = {vdupq_n_s32(0), vdupq_n_s32(0)};
+  return a;
+}
+
+/* The biases of a group from its table entry: where its sums start. */
+static inline sums8 table_bias(const dw_consts *k) {
+  const sums8 a = {vldrwq_s32(k->bias), vldrwq_s32(k->bias + 4)};
+  return a;
+}
+
+/* requant4 up to the rounding shift, with constants of a table. */
+static inline int32x4_t rq_table(int32x4_t acc, const int32_t *mult, const int8_t *left,
+                                 const int8_t *right) {
+  const int32x4_t e = vldrbq_s32(right);
+  int32x4_t v = vqrdmulhq_s32(vshlq_s32(acc, vldrbq_s32(left)), vldrwq_s32(mult));
+  v = vqaddq_s32(v, vshrq_n_s32(vandq_s32(v, e), 31));
+  return vrshlq_s32(v, e);
+}
+
+/* A group's sums (biases included) requantized with its table entry, in channel order as int16
+ * lanes: narrowed with saturation to int16 first, then clamped, which is the same as clamping
+ * the int32 values since the range is inside int16 (dw_table_ok), so that the clamp and the
+ * offset take one instruction for eight lanes. */
+static inline __attribute__((always_inline)) int16x8_t requant_table(sums8 a, const dw_consts *k,
+                                                                     const out_range *r) {
+  int16x8_t v = vqmovnbq_s32(vdupq_n_s16(0), rq_table(a.even, k->mult, k->left, k->right));
+  v = vqmovntq_s32(v, rq_table(a.odd, k->mult + 4, k->left + 4, k->right + 4));
+  v = vminq_s16(vmaxq_s16(v, vdupq_n_s16((int16_t)r->lo)), vdupq_n_s16((int16_t)r->hi));
+  return vaddq_n_s16(v, (int16_t)r->offset);
+}
+
+/* Whether a node's output range and offset fit int16 lanes (requant_table). */
+static bool dw_table_ok(const out_range *r, int32_t cout) {
+  return cout <= 8 * DW_TABLE_GROUPS && r->lo >= INT16_MIN && r->hi <= INT16_MAX &&
+         r->offset >= INT16_MIN && r->offset <= INT16_MAX;
+}
+
+/* The table of every group of a node's channels (lanes past the last channel zero). */
+static void dw_table(const dw_node *n, dw_consts *tab) {
+  for (int32_t c = 0; c < (n->cout + 7) / 8 * 8; ++c) {
+    dw_consts *k = tab + c / 8;
+    const int32_t lane = (c % 8) / 2 + (c % 2) * 4, q = n->per_channel ? c : 0;
+    const int32_t shift = c < n->cout ? n->shift[q] : 0;
+    k->mult[lane] = c < n->cout ? n->mult[q] : 0;
+    k->bias[lane] = c < n->cout && n->bias ? n->bias[c] : 0;
+    k->left[lane] = (int8_t)(shift > 0 ? shift : 0);
+    k->right[lane] = (int8_t)(shift > 0 ? 0 : (shift < -31 ? -31 : shift));
+  }
+}
+
 /* One block of k <= MAK_DW_BLOCK output channels c0.. of one pixel: every sum, then every
  * write (overlap.c's rule for a block; with depth multiplier 1 a group of eight, read then
  * written, keeps it too). */
 static void dw_block(const taps *t, const dw_node *n, int32_t c0, int32_t k, int8_t *o) {
   if (n->dmult == 1 && k % 8 == 0) {
     for (int32_t c = c0; c < c0 + k; c += 8) {
-      const dw_q q = dw_params(n, c, 8);
-      vstrbq_s16(o + c, requant8(dw8_full(t, n, c), &q, &n->r));
+      if (n->tab) {
+        const dw_consts *e = n->tab + c / 8;
+        vstrbq_s16(o + c, requant_table(dw8_full(t, n, c, table_bias(e)), e, &n->r));
+        continue;
+      }
+      vstrbq_s16(o + c, requant_gathered(dw8_full(t, n, c, zero_sums()), n, c, 8));
     }
     return;
   }
   int16x8_t v[MAK_DW_BLOCK / 8];
   for (int32_t j = 0; j < k; j += 8) {
     const int32_t lanes = k - j < 8 ? k - j : 8;
-    const dw_q q = dw_params(n, c0 + j, lanes);
-    v[j / 8] = requant8(dw8_any(t, n, c0 + j, lanes), &q, &n->r);
+    if (n->tab) { /* c0 + j: a multiple of 8 */
+      const dw_consts *e = n->tab + (c0 + j) / 8;
+      v[j / 8] = requant_table(dw8_any(t, n, c0 + j, lanes, table_bias(e)), e, &n->r);
+      continue;
+    }
+    v[j / 8] = requant_gathered(dw8_any(t, n, c0 + j, lanes, zero_sums()), n, c0 + j, lanes);
   }
   for (int32_t j = 0; j < k; j += 8)
     vstrbq_p_s16(o + c0 + j, v[j / 8], vctp16q((uint32_t)(k - j < 8 ? k - j : 8)));
@@ -579,7 +655,8 @@ static inline __attribute__((always_inline)) void dw_pair(const taps *t, const i
                                                           const dw_node *n, bool gather,
                                                           int8_t *o, int8_t *o1) {
   for (int32_t c = 0; c < n->cout; c += 8) {
-    sums8 a = {vdupq_n_s32(0), vdupq_n_s32(0)}, b = a;
+    const dw_consts *e = n->tab ? n->tab + c / 8 : NULL;
+    sums8 a = e ? table_bias(e) : zero_sums(), b = a;
     const int8_t *ip = t->in + c / n->dmult, *jp = in1 + c / n->dmult, *fp = t->f + c;
     for (int32_t y = 0; y < t->rows; ++y, ip += n->in_row, jp += n->in_row, fp += n->f_row) {
       const int8_t *i = ip, *j = jp, *k = fp;
@@ -589,9 +666,13 @@ static inline __attribute__((always_inline)) void dw_pair(const taps *t, const i
         b = mac8(b, tap_x(j, n, gather), wv);
       }
     }
-    const dw_q q = dw_params(n, c, 8);
-    vstrbq_s16(o + c, requant8(a, &q, &n->r));
-    vstrbq_s16(o1 + c, requant8(b, &q, &n->r));
+    if (e) {
+      vstrbq_s16(o + c, requant_table(a, e, &n->r));
+      vstrbq_s16(o1 + c, requant_table(b, e, &n->r));
+      continue;
+    }
+    vstrbq_s16(o + c, requant_gathered(a, n, c, 8));
+    vstrbq_s16(o1 + c, requant_gathered(b, n, c, 8));
   }
 }
 
@@ -646,7 +727,10 @@ bool mak_mve_dwconv_s8(const ma_node *node, const mak_conv_data *d, const mak_wi
   const int32_t cin = in_t->dims[3], cout = node->outputs[0]->dims[3];
   if (!all_s8(node) || !offsets_ok(d->input_offset, d->output_offset)) return false;
   const int32_t dmult = cout / cin;
-  const dw_node n = {bias_t ? bias_t->data : NULL,
+  const out_range r = make_range(d->output_offset, d->act_min, d->act_max);
+  dw_consts tab[DW_TABLE_GROUPS];
+  const dw_node n = {dw_table_ok(&r, cout) ? tab : NULL,
+                     bias_t ? bias_t->data : NULL,
                      d->mult,
                      mak_conv_shifts(d),
                      cout,
@@ -658,7 +742,8 @@ bool mak_mve_dwconv_s8(const ma_node *node, const mak_conv_data *d, const mak_wi
                      (size_t)g->kw * cout,
                      gather_offsets(0, dmult),
                      8 % dmult == 0 || dmult % 8 == 0, /* groups start at multiples of 8 */
-                     make_range(d->output_offset, d->act_min, d->act_max)};
+                     r};
+  if (n.tab) dw_table(&n, tab);
   const int8_t *in = in_t->data, *f = node->inputs[1]->data;
   int8_t *out = node->outputs[0]->data;
   const size_t pixels = (size_t)g->batches * g->out_h * g->out_w;
