@@ -8,7 +8,8 @@ walks in rows, and broadcasts that take the general index walk), fused activatio
 multiplier beyond what
 the forms admit (the general loop; TFLM itself aborts on an ADD/SUB output multiplier of 1 or
 more). tests/runtime/test_runtime_qemu.py runs the same cases on a
-Cortex-M4 (the DSP's SMMULR) against the host build.
+Cortex-M4 (the DSP's SMMULR) against the host build, test_runtime_mve_qemu.py on the
+Cortex-M55 (Helium's four-lane loop, fast_mve_elementwise.c) against TFLM.
 """
 
 from __future__ import annotations
@@ -40,6 +41,11 @@ def add_sub(op: str) -> list[Case]:
              q8((5, 3), 0.01, 0), ACT_RELU_N1_TO_1),
         case(op, "output multiplier above 1/2 (no output shift)", q8((7, 9), 0.5, -1),
              q8((7, 9), 0.4, 2), q8((7, 9), 1.2e-6, 1)),
+        # Helium's loop: the second input's scale the larger, a two-value tail, rows of 5
+        case(op, "second scale larger, 4n + 2 values, negative outputs", q8((2, 3, 7), 0.01, 60),
+             q8((2, 3, 7), 0.09, -100), q8((2, 3, 7), 0.004, 90)),
+        case(op, "second input repeated in rows of 5 RELU", q8((3, 4, 5), 0.02, -128),
+             q8((4, 5), 0.03, 127), q8((3, 4, 5), 0.03, -60), ACT_RELU),
     ]  # fmt: skip
     return cases
 
@@ -60,6 +66,8 @@ def mul() -> list[Case]:
              q8((1, 4, 5, 6), 0.04, -7), q8((1, 4, 5, 6), 0.03, 1)),
         case("MUL", "middle axis broadcast (general walk)", q8((2, 1, 4), 0.05, 2),
              q8((2, 3, 4), 0.04, -7), q8((2, 3, 4), 0.03, 1)),
+        case("MUL", "first input repeated in rows of 7, 4n + 3 values per row",
+             q8((7,), 0.06, -128), q8((2, 5, 7), 0.07, 127), q8((2, 5, 7), 0.01, -5)),
         case("MUL", "left shift 15 (general loop)", q8((6, 5), 1.0, 0), q8((6, 5), 1.0, 0),
              q8((6, 5), 2.5e-5, 0)),
     ]  # fmt: skip

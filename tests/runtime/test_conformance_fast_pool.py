@@ -3,8 +3,10 @@ TFLM: AVERAGE_POOL_2D and MAX_POOL_2D one-operator models on the runtime's ASan+
 on TFLM with the same inputs (int8 inputs span the type, ends included), outputs bit for bit.
 The cases hit depths that are not multiples of 4 (the one-channel tail), SAME windows clipped
 by the image, strides, batches, fused activations, zero points at the int8 ends, a global
-window (kws's 25x5) and one of more than 255 cells (beyond the DSP's 16-bit lane sums).
-tests/runtime/test_runtime_qemu.py runs them on a Cortex-M4 against the host build.
+window (kws's 25x5), 255 cells and more (beyond the 16-bit lane sums of the DSP and Helium
+loops), depths across Helium's 16- and 8-channel steps and one-cell windows.
+tests/runtime/test_runtime_qemu.py runs them on a Cortex-M4 against the host build,
+test_runtime_mve_qemu.py on the Cortex-M55 (fast_mve_pool.c) against TFLM.
 """
 
 from __future__ import annotations
@@ -39,6 +41,13 @@ def cases(op: str) -> list[Case]:
         pool(op, "global 25x5 depth 64", (1, 25, 5, 64), (1, 1), (25, 5)),
         pool(op, "global 16x17 (272 cells) depth 6", (1, 16, 17, 6), (1, 1), (16, 17),
              zp=-128),
+        # Helium: 16- and 8-channel steps with tails, one-cell windows, 255 cells
+        pool(op, "SAME 2x2 depth 37 RELU", (1, 5, 4, 37), (5, 4), (2, 2), padding=SAME,
+             act=ACT_RELU, zp=-100),
+        pool(op, "1x1 window stride 2 depth 20 (one cell)", (1, 5, 6, 20), (3, 3), (1, 1),
+             stride=2, zp=-128),
+        pool(op, "global 15x17 (255 cells) depth 19", (1, 15, 17, 19), (1, 1), (15, 17),
+             zp=127),
     ]  # fmt: skip
 
 

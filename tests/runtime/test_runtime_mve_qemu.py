@@ -1,4 +1,4 @@
-"""The Helium (MVE) int8 paths (firmware/src/kernels/fast_mve_s8.c) on QEMU's Cortex-M55
+"""The Helium (MVE) int8 paths (firmware/src/kernels/fast_mve_*.c) on QEMU's Cortex-M55
 (mps3-an547) against the real TFLM: every intermediate tensor bit for bit.
 
 One image (PlatformIO, built once) holds copies of shared int8 models and of the fast-path
@@ -6,10 +6,12 @@ operator cases (test_conformance_fast_s8.py's, plus the cases below for what the
 adds: 16-byte dot-product tails, four-channel blocks and their tails, more output channels than
 the stacked weight sums, depthwise channel groups and their constants tables, grouped
 convolutions, left-shifting multipliers, and the rounding of negative values) whose subgraph
-outputs include every operator's outputs. Each runs on the firmware's deterministic input; the
-CRC-32 of every output must be the CRC of the tensor TFLM computed on the same input. The host
-build runs the portable paths and is checked against TFLM by the conformance suites; the M4's
-DSP paths by test_runtime_qemu.py."""
+outputs include every operator's outputs; a second holds micro_speech and the ADD, SUB, MUL and
+pool cases (test_conformance_fast_elementwise.py's and test_conformance_fast_pool.py's: vector
+tails, broadcast rows, rescales with and without shifts, one-cell and 255-cell windows). Each
+runs on the firmware's deterministic input; the CRC-32 of every output must be the CRC of the
+tensor TFLM computed on the same input. The host build runs the portable paths and is checked
+against TFLM by the conformance suites; the M4's DSP paths by test_runtime_qemu.py."""
 
 from __future__ import annotations
 
@@ -22,6 +24,8 @@ from pathlib import Path
 import pytest
 from support.conformance import check, run_cases, single_op_model
 from support.tflm_oracle import run_tflm, with_every_output
+from test_conformance_fast_elementwise import CASES as ELEMENTWISE_CASES
+from test_conformance_fast_pool import CASES as POOL_CASES
 from test_conformance_fast_s8 import CASES as FAST_S8_CASES
 from test_conformance_fast_s8 import SAME, VALID, conv, dwconv, fc
 
@@ -67,14 +71,36 @@ MVE_CASES = [
     fc("depth 47 units 6 per-channel negative", (1, 47), 6, per_channel=True, zps=(-128, 90)),
 ]  # fmt: skip
 CASES = FAST_S8_CASES + MVE_CASES
-# Plans whose operators write over their inputs (--overlap --kernels microarena): the kernels
-# then take the paths that keep overlap.c's rules (1x1 convolutions through the window copy).
-OVERLAP = ["demo_int8", "tiny_kws_dscnn_int8"]
-OUTPUT_LINE = re.compile(r"^output (\d+) type=\d+ bytes=(\d+) crc32=([0-9a-f]{8})", re.M)
+# The element-wise and pool cases (fast_mve_elementwise.c, fast_mve_pool.c) in a second image:
+# beside the models above they overflow the ITCM.
+OPS_CASES = ELEMENTWISE_CASES + POOL_CASES
 
 
 def case_stem(i: int) -> str:
     return f"case{i:02d}"
+
+
+def ops_stem(name: str) -> str:
+    return f"ops{next(i for i, c in enumerate(OPS_CASES) if c.name == name):02d}"
+
+
+# Plans whose operators write over their inputs (--overlap --kernels microarena): the kernels
+# then take the paths that keep overlap.c's rules (1x1 convolutions through the window copy;
+# ADD and MUL over an input at the output's address, pools over theirs).
+OVERLAP = ["demo_int8", "tiny_kws_dscnn_int8"]
+OPS_OVERLAP = [
+    ops_stem("ADD int8 odd shape zero points at the ends"),
+    ops_stem("ADD int8 second scale larger, 4n + 2 values, negative outputs"),
+    ops_stem("MUL int8 output multiplier above 1/2 (no shift)"),
+    ops_stem("MAX_POOL_2D int8 SAME 3x3 stride 2 depth 7 clipped windows"),
+    ops_stem("AVERAGE_POOL_2D int8 VALID 3x2 depth 12 RELU"),
+]  # fmt: skip
+# micro_speech joins the second image: the first is at the ITCM's end.
+MAIN_NAMES = ["demo_int8", *SHARED[1:], *map(case_stem, range(len(CASES))),
+              *(f"{n}_overlap" for n in OVERLAP)]  # fmt: skip
+OPS_NAMES = [SHARED[0], *(ops_stem(c.name) for c in OPS_CASES),
+             *(f"{n}_overlap" for n in OPS_OVERLAP)]  # fmt: skip
+OUTPUT_LINE = re.compile(r"^output (\d+) type=\d+ bytes=(\d+) crc32=([0-9a-f]{8})", re.M)
 
 
 @pytest.fixture(scope="module")
@@ -86,8 +112,10 @@ def models(tmp_path_factory: pytest.TempPathFactory) -> dict[str, bytes]:
     originals = {n: (SHARED_MODELS / f"{n}.tflite").read_bytes() for n in SHARED}
     originals["demo_int8"] = build_demo_model()
     originals.update({case_stem(i): single_op_model(c) for i, c in enumerate(CASES)})
+    originals.update({ops_stem(c.name): single_op_model(c) for c in OPS_CASES})
     every = {name: with_every_output(data)[0] for name, data in originals.items()}
-    return every | {f"{name}_overlap": overlap_plan(originals[name]) for name in OVERLAP}
+    overlaps = {f"{n}_overlap": overlap_plan(originals[n]) for n in OVERLAP + OPS_OVERLAP}
+    return every | overlaps
 
 
 def overlap_plan(data: bytes) -> bytes:
@@ -99,24 +127,31 @@ def overlap_plan(data: bytes) -> bytes:
 
 
 @pytest.fixture(scope="module")
-def image(models: dict[str, bytes], tmp_path_factory: pytest.TempPathFactory) -> Path:
-    folder = tmp_path_factory.mktemp("mve_models")
-    paths = []
-    for name, data in models.items():
-        paths.append(folder / f"{name}.tflite")
-        paths[-1].write_bytes(data)
-    try:
-        return build_image(BOARD, paths)
-    except BuildError as exc:
-        pytest.fail(str(exc))
+def images(models: dict[str, bytes], tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """The two images: "main" (MAIN_NAMES) and "ops" (OPS_NAMES)."""
+    built = {}
+    for key, names in (("main", MAIN_NAMES), ("ops", OPS_NAMES)):
+        folder = tmp_path_factory.mktemp(f"mve_models_{key}")
+        paths = []
+        for name in names:
+            paths.append(folder / f"{name}.tflite")
+            paths[-1].write_bytes(models[name])
+        try:
+            built[key] = build_image(BOARD, paths)
+        except BuildError as exc:
+            pytest.fail(str(exc))
+    return built
 
 
-def test_image_runs_the_mve_paths(image: Path) -> None:
-    symbols = subprocess.run(
-        ["arm-none-eabi-nm", str(image)], capture_output=True, text=True, check=True
-    ).stdout
-    for kernel in ("mak_mve_conv_s8", "mak_mve_dwconv_s8", "mak_mve_fc_s8"):
-        assert re.search(rf" T {kernel}$", symbols, re.M), kernel
+def test_image_runs_the_mve_paths(images: dict[str, Path]) -> None:
+    kernels = {"main": ("mak_mve_conv_s8", "mak_mve_dwconv_s8", "mak_mve_fc_s8"),
+               "ops": ("mak_mve_binary_q8", "mak_mve_pool_s8")}  # fmt: skip
+    for key, names in kernels.items():
+        symbols = subprocess.run(
+            ["arm-none-eabi-nm", str(images[key])], capture_output=True, text=True, check=True
+        ).stdout
+        for kernel in names:
+            assert re.search(rf" T {kernel}$", symbols, re.M), kernel
 
 
 def test_mve_cases_match_tflm_on_the_host(tmp_path: Path) -> None:
@@ -126,11 +161,11 @@ def test_mve_cases_match_tflm_on_the_host(tmp_path: Path) -> None:
         check(case, results[case.name])
 
 
-@pytest.mark.parametrize(
-    "name",
-    ["demo_int8", *SHARED, *map(case_stem, range(len(CASES))), *(f"{n}_overlap" for n in OVERLAP)],
-)
-def test_every_tensor_matches_tflm_on_the_m55(image: Path, models: dict[str, bytes], name: str):
+@pytest.mark.parametrize("name", MAIN_NAMES + OPS_NAMES)
+def test_every_tensor_matches_tflm_on_the_m55(
+    images: dict[str, Path], models: dict[str, bytes], name: str
+):
+    image = images["ops" if name in OPS_NAMES else "main"]
     result = emulate.run(BOARD, image, timeout=60, args=name)
     assert result.ok, result.uart_text[-2000:]
     got = [(int(b), int(c, 16)) for _, b, c in OUTPUT_LINE.findall(result.uart_text)]

@@ -21,6 +21,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "fast_elementwise.h"
 #include "kernel_util.h"
 #include "kernels.h"
 
@@ -401,10 +402,7 @@ static inline int32_t sqd_q(const arith_data *d, int32_t x, int32_t y) {
  * - int8 values plus offsets of at most 255 in magnitude keep ADD/SUB's inputs shifted by 20
  *   below 2^28, their rescaled sum below 2^29, and MUL's products below 2^16 (shifted left by
  *   at most 14: below 2^30); the output offset is then added without saturation. */
-typedef struct {
-  int32_t off1, off2, out_off, m1, m2, mo, lo, hi;
-  int e1, e2, eo, left; /* right shifts of the three multipliers; MUL's left shift */
-} fast_q8;
+typedef mak_fast_q8 fast_q8; /* fast_elementwise.h */
 
 static inline int32_t srdhm_small(int32_t a, int32_t m) { /* |a| < 2^30, m >= 0 */
 #if defined(__ARM_FEATURE_DSP) && __ARM_FEATURE_DSP
@@ -519,14 +517,32 @@ static bcast_rows rows_of(const ma_tensor *a, const ma_tensor *b, const ma_tenso
   } while (0)
 #define BINARY(T, TOUT, F) BINARY_P(T, TOUT, F, d)
 
-/* int8 ADD/SUB/MUL through the short forms where they apply, else F. */
-#define BINARY_Q8(F, FAST, IS_MUL)                                              \
+/* The Helium loop over the same-shape output, or row by row where one input repeats along
+ * the output's leading axes in rows of at least 4 values; false where it does not run. */
+static bool mve_q8(int op, const fast_q8 *f, const arith_data *d, const bcast_rows *rows,
+                   const ma_tensor *a, const ma_tensor *b, const ma_tensor *out, int32_t n) {
+  if (!MA_FAST_MVE) return false;
+  const int8_t *x = a->data, *y = b->data;
+  int8_t *z = out->data;
+  if (d->same_shape) return mak_mve_binary_q8(op, f, x, y, z, n);
+  const int32_t run = rows->run_b > 0 ? rows->run_b : rows->run_a;
+  if (run < 4) return false;
+  for (int32_t i = 0; i < n; i += run) {
+    const int8_t *xi = rows->run_b > 0 ? x + i : x, *yi = rows->run_b > 0 ? y : y + i;
+    if (!mak_mve_binary_q8(op, f, xi, yi, z + i, run)) return false;
+  }
+  return true;
+}
+
+/* int8 ADD/SUB/MUL through the short forms where they apply (on Helium their vector loop
+ * where both inputs run along the output), else F. */
+#define BINARY_Q8(F, FAST, OP)                                                  \
   do {                                                                          \
     fast_q8 f;                                                                  \
-    if (fast_q8_init(d, IS_MUL, &f))                                            \
-      BINARY_P(int8_t, int8_t, FAST, &f);                                       \
-    else                                                                        \
+    if (!fast_q8_init(d, (OP) == MAK_Q8_MUL, &f))                               \
       BINARY(int8_t, int8_t, F);                                                \
+    else if (!mve_q8(OP, &f, d, &rows, a, b, out, n))                           \
+      BINARY_P(int8_t, int8_t, FAST, &f);                                       \
   } while (0)
 
 static ma_status binary_eval(struct ma_context *ctx, ma_node *node) {
@@ -543,15 +559,15 @@ static ma_status binary_eval(struct ma_context *ctx, ma_node *node) {
   switch (d->path) {
     case ADD_F: BINARY(float, float, add_f); break;
     case ADD_I32: BINARY(int32_t, int32_t, add_i32); break;
-    case ADD_Q8: BINARY_Q8(add_q, add_q8_fast, false); break;
+    case ADD_Q8: BINARY_Q8(add_q, add_q8_fast, MAK_Q8_ADD); break;
     case ADD_Q16: BINARY(int16_t, int16_t, add_q); break;
     case SUB_F: BINARY(float, float, sub_f); break;
     case SUB_I32: BINARY(int32_t, int32_t, sub_i32); break;
-    case SUB_Q8: BINARY_Q8(sub_q, sub_q8_fast, false); break;
+    case SUB_Q8: BINARY_Q8(sub_q, sub_q8_fast, MAK_Q8_SUB); break;
     case SUB_Q16: BINARY(int16_t, int16_t, sub_q); break;
     case MUL_F: BINARY(float, float, mul_f); break;
     case MUL_I32: BINARY(int32_t, int32_t, mul_i32); break;
-    case MUL_Q8: BINARY_Q8(mul_q, mul_q8_fast, true); break;
+    case MUL_Q8: BINARY_Q8(mul_q, mul_q8_fast, MAK_Q8_MUL); break;
     case MUL_Q16: BINARY(int16_t, int16_t, mul_q); break;
     case SQD_F: BINARY(float, float, sqd_f); break;
     case SQD_I32: BINARY(int32_t, int32_t, sqd_i32); break;

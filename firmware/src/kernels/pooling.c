@@ -9,6 +9,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "fast_pool.h"
 #include "fast_s8_core.h"
 #include "kernel_util.h"
 #include "kernels.h"
@@ -73,12 +74,9 @@ static ma_status pool_prepare(struct ma_context *ctx, ma_node *node) {
  * read still precedes the writes that could reach its byte, and overlap.c's pooling rule holds.
  * On the DSP an average sums two channels per SXTAB16 in 16-bit lanes (exact for windows of at
  * most 255 cells) and a maximum takes four per SSUB8 + SEL; TFLM's int32 sum and its rounding
- * division are unchanged. */
-typedef struct {
-  const int8_t *first;       /* the window's first in-image cell, channel 0 */
-  int32_t rows, cols;        /* in-image cells */
-  size_t col_step, row_step; /* bytes between neighbouring cells */
-} pool_cells;
+ * division are unchanged. On Helium fast_mve_pool.c takes 16 (maximum) or 8 (average)
+ * channels a step, in the same order of reads and writes. */
+typedef mak_pool_cells pool_cells; /* fast_pool.h */
 
 static int32_t round_div(int32_t sum, int32_t count) {
   return sum > 0 ? (sum + count / 2) / count : (sum - count / 2) / count;
@@ -132,6 +130,7 @@ static void cells4(const pool_cells *pc, int32_t c, bool is_max, int32_t r[4]) {
  * last depth % 4 one at a time. */
 static void pool_s8_pixel(const pool_data *d, const pool_cells *pc, bool is_max, int32_t depth,
                           int8_t *out) {
+  if (mak_mve_pool_s8(pc, is_max, depth, d->act_min, d->act_max, out)) return;
   const int32_t count = pc->rows * pc->cols;
   int32_t c = 0;
   for (; c + 4 <= depth; c += 4) {
