@@ -125,3 +125,28 @@ def test_fastest_needs_overlap_and_microarena(capsys) -> None:
         with pytest.raises(SystemExit):
             main([path, *args])
         assert "--fastest needs --overlap --kernels microarena" in capsys.readouterr().err
+
+
+def test_docs_heads_are_the_planners() -> None:
+    """docs/overlap.md's table of heads: no plan (the runtime's own placement), the smallest
+    plan and the plan keeping every fast path, re-planned (the instructions are measured by
+    hand on QEMU, with their commit)."""
+    from host.paths import REPO, SHARED_MODELS
+    from host.planning.plan import plan_model
+    from host.runtime import arena
+    from host.tflite.model import Model
+
+    text = (REPO / "docs/overlap.md").read_text(encoding="utf-8")
+    rows = re.findall(r"^\| (\w+) \| (\d+) \| (\d+) \| (\d+) \| [\d,]+ \|", text, re.M)
+    assert len(rows) >= 5
+    for name, plain, smallest, fastest in rows:
+        path = SHARED_MODELS / f"{name}.tflite"
+        if not path.exists():
+            pytest.skip(f"{path} is absent (tests read ../shared/models)")
+        data = path.read_bytes()
+        heads = [arena.predict(data, abi="cortex-m")["head"]]
+        for lib in (microarena.MICROARENA, microarena.MICROARENA_FASTEST):
+            heads.append(
+                plan_model(Model(data, name), time_limit=1.5, kernels=lib, overlap=True).head
+            )
+        assert heads == [int(plain), int(smallest), int(fastest)], name
