@@ -11,7 +11,9 @@
  * exactly 1/2, multiplier 2^30 and no shift. That one gives (v 2^20 2^30 + 2^30) >> 31 =
  * v 2^19; so does (v 2^21 2^30 + 2^30) >> 31 = v 2^20 followed by the rounding shift by 1 (of
  * an even value: exact), so both inputs take the same steps, with a left shift of 20 or 21
- * (|v| <= 383: v 2^21 < 2^30). The output shift may be 0: a loop without it, and one with. */
+ * (|v| <= 383: v 2^21 < 2^30). The output shift may be 0: a loop without it, and one with.
+ * ADD's larger-scale input is always the 1/2 one: ADD takes it first (the sum of the two int32
+ * values is the same either way) as the one shift, saving four instructions per four lanes. */
 #include "fast_elementwise.h"
 
 #if MA_FAST_MVE
@@ -57,7 +59,8 @@ INLINE int32x4_t op4(int op, const mak_fast_q8 *f, const in_scale *s1, const in_
     raw = vmulq_s32(vaddq_n_s32(x, f->off1), vaddq_n_s32(y, f->off2));
     raw = vshlq_r_s32(raw, f->left);
   } else {
-    const int32x4_t a = rescale4(x, f->off1, s1->shift, s1->m, s1->e);
+    const int32x4_t a = op == MAK_Q8_ADD ? vshlq_n_s32(vaddq_n_s32(x, f->off1), 19)
+                                         : rescale4(x, f->off1, s1->shift, s1->m, s1->e);
     const int32x4_t b = rescale4(y, f->off2, s2->shift, s2->m, s2->e);
     raw = op == MAK_Q8_ADD ? vaddq_s32(a, b) : vsubq_s32(a, b);
   }
@@ -92,10 +95,27 @@ INLINE void loop(int op, const mak_fast_q8 *fp, const in_scale *s1p, const in_sc
 bool mak_mve_binary_q8(int op, const mak_fast_q8 *f, const int8_t *x, const int8_t *y,
                        int8_t *z, int32_t n) {
   in_scale s1 = {0, 0, 0}, s2 = {0, 0, 0};
-  if (op == MAK_Q8_MUL) LOOPS(MAK_Q8_MUL);
-  else if (!input_form(f->m1, f->e1, &s1) || !input_form(f->m2, f->e2, &s2)) return false;
-  else if (op == MAK_Q8_ADD) LOOPS(MAK_Q8_ADD);
-  else LOOPS(MAK_Q8_SUB);
+  if (op == MAK_Q8_MUL) {
+    LOOPS(MAK_Q8_MUL);
+    return true;
+  }
+  if (!input_form(f->m1, f->e1, &s1) || !input_form(f->m2, f->e2, &s2)) return false;
+  if (op == MAK_Q8_SUB) {
+    LOOPS(MAK_Q8_SUB);
+    return true;
+  }
+  mak_fast_q8 g = *f; /* the 1/2 input first: ADD's first input takes the one shift */
+  if (s1.shift != 21) {
+    if (s2.shift != 21) return false; /* add_sub_scales never gives this */
+    g.off1 = f->off2;
+    g.off2 = f->off1;
+    s2 = s1;
+    const int8_t *const w = x;
+    x = y;
+    y = w;
+  }
+  f = &g;
+  LOOPS(MAK_Q8_ADD);
   return true;
 }
 #endif
