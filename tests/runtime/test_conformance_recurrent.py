@@ -4,8 +4,10 @@ the runtime's ASan+UBSan build and on TFLM with the same inputs, every invocatio
 for bit. The cases hit the four-wide dot products' tails (input, memory and cell counts that
 are not multiples of 4), SVDF's rank 2, batches, both LSTM layouts, zero points at the int8
 ends (input, state, hidden), weight zero points (the LSTM's plain loop), and SVDF's int16
-state whose time products stay in the plain loop. tests/runtime/test_runtime_qemu.py
-runs them on a Cortex-M4 (the DSP form) against the host build.
+state (rows of whole words moved a word at a time, others element by element).
+tests/runtime/test_runtime_qemu.py runs them on a Cortex-M4 (the DSP form) against the host
+build, tests/runtime/test_runtime_mve_qemu.py on a Cortex-M55 (Helium dot products) against
+TFLM.
 """
 
 from __future__ import annotations
@@ -80,10 +82,15 @@ CASES = [
     svdf("zero points at the ends input 96 memory 8", 1, 96, 16, 8, 1, zps=(127, -128, 127)),
     svdf("state zero point 100 input 3", 1, 3, 4, 9, 2, zps=(-128, 100, 0)),
     svdf("int16 state rank 2 input 9", 2, 9, 6, 5, 2, state_type=I16),
+    # Memories of whole words: each row pushed and multiplied a word at a time (one word: 4).
+    svdf("input 17 filters 6 memory 8 words", 1, 17, 6, 8, 1, zps=(5, -128, 3)),
+    svdf("rank 2 batch 2 input 33 memory 4 one word", 2, 33, 10, 4, 2, zps=(-9, 127, -1)),
+    svdf("int16 state memory 8 words", 2, 9, 6, 8, 1, state_type=I16),
     lstm("time-major batch 2 input 28 cells 20", 3, 2, 28, 20),
     lstm("batch-major input 7 cells 5 (tails) clip", 4, 2, 7, 5, time_major=False, clip=1.5),
     lstm("zero points at the ends input 13 cells 9", 2, 1, 13, 9, zps=(127, -128)),
     lstm("weight zero point (plain loop)", 2, 1, 8, 4, weight_zp=3),
+    lstm("input 33 cells 17 (16-byte vector tails)", 2, 1, 33, 17),
 ]
 
 

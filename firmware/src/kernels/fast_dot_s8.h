@@ -1,11 +1,39 @@
 /* An int8 dot product with an offset on one side, for the kernels outside the convolutions that
- * multiply int8 vectors (SVDF, UNIDIRECTIONAL_SEQUENCE_LSTM): four values per step with
+ * multiply int8 vectors (SVDF, UNIDIRECTIONAL_SEQUENCE_LSTM): on Helium 16 values per step
+ * (fast_mve_core.h: VMLADAVA for the products, VADDVA for the weights' sum, the offset added
+ * once as offset x sum: the same wrapping int32 sum), elsewhere four values per step with
  * fast_s8_core.h's loads and multiply-accumulates where those pay (SMLAD on the DSP; the host
- * runs their portable form), the plain loop elsewhere and for the tail. */
+ * runs their portable form), the plain loop on other cores and for the tail. */
 #ifndef MA_FAST_DOT_S8_H
 #define MA_FAST_DOT_S8_H
 
+#include "fast_mve_core.h"
 #include "fast_s8_core.h"
+
+#if MA_FAST_MVE
+/* sum_k w[k] * (x[k] + x_off), wrapping as TFLM's int32 sums. */
+static inline int32_t mak_dot_s8(const int8_t *w, const int8_t *x, int32_t n, int32_t x_off) {
+  int32_t acc = 0, sum = 0;
+  dot1(x, w, n, &acc, &sum);
+  return with_offset(0, acc, sum, x_off);
+}
+
+/* mak_dot_s8 of four weight rows against the same x, each x vector loaded once. */
+static inline void mak_dot4_s8(const int8_t *const w[4], const int8_t *x, int32_t n,
+                               int32_t x_off, int32_t s[4]) {
+  const int8_t *w0 = w[0], *w1 = w[1], *w2 = w[2], *w3 = w[3];
+  dots4 d = {0, 0, 0, 0, 0, 0, 0, 0};
+  for (int32_t i = 0; i < n; i += 16) { /* zeroing loads: nothing read past the rows */
+    const mve_pred16_t p = vctp8q((uint32_t)(n - i));
+    d = add4(d, vldrbq_z_s8(x + i, p), vldrbq_z_s8(w0 + i, p), vldrbq_z_s8(w1 + i, p),
+             vldrbq_z_s8(w2 + i, p), vldrbq_z_s8(w3 + i, p));
+  }
+  s[0] = with_offset(0, d.a0, d.s0, x_off);
+  s[1] = with_offset(0, d.a1, d.s1, x_off);
+  s[2] = with_offset(0, d.a2, d.s2, x_off);
+  s[3] = with_offset(0, d.a3, d.s3, x_off);
+}
+#else
 
 /* sum_k w[k] * (x[k] + x_off), wrapping as TFLM's int32 sums (the order does not change them). */
 static inline int32_t mak_dot_s8(const int8_t *w, const int8_t *x, int32_t n, int32_t x_off) {
@@ -42,6 +70,17 @@ static inline void mak_dot4_s8(const int8_t *const w[4], const int8_t *x, int32_
   s[1] = a1;
   s[2] = a2;
   s[3] = a3;
+}
+
+#endif
+
+/* a + b saturated to int32 (mak_add_sat): one QADD on the DSP. */
+static inline int32_t mak_qadd(int32_t a, int32_t b) {
+#if FAST_DSP
+  return __qadd(a, b);
+#else
+  return mak_add_sat(a, b);
+#endif
 }
 
 #endif

@@ -265,21 +265,16 @@ static int32_t dot_off(const int8_t *w, int32_t w_off, const int8_t *x, int32_t 
   return (int32_t)acc;
 }
 
-/* A gate pre-activation in Q3.12 from its input and recurrent sums. Both sums wrap like int32
- * and requantize with the 32-bit MultiplyByQuantizedMultiplier: that is what the pip TFLM
- * computes (checked bit for bit; the 64-bit rounding variant differs in the last bit). */
-static int32_t gate_from_sums(const lstm_data *d, int32_t g, int32_t acc, int32_t racc) {
-  const int32_t in_part = sat16(mak_mbqm_i(acc, d->in_mult[g], d->in_shift[g]));
-  const int32_t rec_part = sat16(mak_mbqm_i(racc, d->rec_mult[g], d->rec_shift[g]));
-  return sat16(in_part + rec_part);
-}
-
-/* The four gates' weight rows and biases, read from the node once per invocation. */
+/* The four gates' weight rows and biases, read from the node once per invocation, and the
+ * requantizations of an invocation in fast_s8_core.h's one-rounding form (requant_q: equal to
+ * MultiplyByQuantizedMultiplier for every multiplier mak_quantize_multiplier gives; built per
+ * invocation on the stack, so the persistent lstm_data stays as small). */
 typedef struct {
   const int8_t *w[4], *r[4];
   const int32_t *bias[4];
   int32_t n_in, n_cell;
   bool symmetric; /* no weight zero points */
+  chan_q in_q[4], rec_q[4], fc_q, ig_q, out_q;
 } gate_rows;
 
 static gate_rows rows_of(const lstm_data *d, const ma_node *node) {
@@ -292,8 +287,22 @@ static gate_rows rows_of(const lstm_data *d, const ma_node *node) {
     gr.r[g] = node->inputs[IN_R + g]->data;
     gr.bias[g] = node->inputs[IN_B + g]->data;
     gr.symmetric = gr.symmetric && d->in_woff[g] == 0 && d->rec_woff[g] == 0;
+    gr.in_q[g] = chan_consts(d->in_mult[g], d->in_shift[g]);
+    gr.rec_q[g] = chan_consts(d->rec_mult[g], d->rec_shift[g]);
   }
+  gr.fc_q = chan_consts(d->fc_mult, d->fc_shift);
+  gr.ig_q = chan_consts(d->ig_mult, d->ig_shift);
+  gr.out_q = chan_consts(d->out_mult, d->out_shift);
   return gr;
+}
+
+/* A gate pre-activation in Q3.12 from its input and recurrent sums. Both sums wrap like int32
+ * and requantize with the 32-bit MultiplyByQuantizedMultiplier: that is what the pip TFLM
+ * computes (checked bit for bit; the 64-bit rounding variant differs in the last bit). */
+static inline int32_t gate_from_sums(const gate_rows *gr, int32_t g, int32_t acc, int32_t racc) {
+  const int32_t in_part = sat16(requant_q(acc, &gr->in_q[g]));
+  const int32_t rec_part = sat16(requant_q(racc, &gr->rec_q[g]));
+  return sat16(in_part + rec_part);
 }
 
 /* The four gate pre-activations of unit j, in GATE_ order: with symmetric weights (the usual
@@ -317,7 +326,7 @@ static void gates_q(const lstm_data *d, const gate_rows *gr, const int8_t *x, co
   }
   for (int32_t g = 0; g < 4; ++g) {
     const uint32_t bias = (uint32_t)gr->bias[g][j];
-    pre[g] = gate_from_sums(d, g, (int32_t)(bias + (uint32_t)acc[g]), racc[g]);
+    pre[g] = gate_from_sums(gr, g, (int32_t)(bias + (uint32_t)acc[g]), racc[g]);
   }
 }
 
@@ -330,8 +339,8 @@ static int8_t unit_q(const lstm_data *d, const gate_rows *gr, const int8_t *x, c
   const int32_t fg = sigmoid_q15(pre[GATE_F], 3);
   const int32_t gg = d->act == ACT_SIGMOID ? sigmoid_q15(pre[GATE_G], 3) : tanh_q15(pre[GATE_G], 3);
   const int32_t og = sigmoid_q15(pre[GATE_O], 3);
-  const int32_t kept = sat16(mak_mbqm_i(fg * c[j], d->fc_mult, d->fc_shift));
-  const int32_t added = sat16(mak_mbqm_i(ig * gg, d->ig_mult, d->ig_shift));
+  const int32_t kept = sat16(requant_q(fg * c[j], &gr->fc_q));
+  const int32_t added = sat16(requant_q(ig * gg, &gr->ig_q));
   int32_t cj = sat16(kept + added);
   /* As TFLM: the float clip decides; a clip under one cell-state step clamps to 0. */
   if (d->cell_clip > 0.0f) cj = mak_clamp(cj, -d->qclip, d->qclip);
@@ -341,7 +350,7 @@ static int8_t unit_q(const lstm_data *d, const gate_rows *gr, const int8_t *x, c
   const int32_t s = -d->tanh_shift;
   const int32_t t = s > 0 ? tanh_q15((cj * 3 + (1 << (s - 1))) >> s, 1)
                           : tanh_q15(cj, 3 << d->tanh_shift);
-  const int32_t v = mak_add_sat(mak_mbqm_i(t * og, d->out_mult, d->out_shift), d->h_zp);
+  const int32_t v = mak_add_sat(requant_q(t * og, &gr->out_q), d->h_zp);
   return (int8_t)mak_clamp(v, INT8_MIN, INT8_MAX);
 }
 

@@ -117,16 +117,144 @@ static void shift_state(void *state, size_t count, size_t esize) {
   for (; dst < end; ++dst, ++src) *dst = *src;
 }
 
-/* Filter r's feature sum, requantized into the newest step of its memory. */
-static inline void store_feature(const svdf_data *d, void *state, bool s8, const svdf_shape *s,
-                                 int32_t b, int32_t r, int32_t sum) {
-  const int32_t q = mak_mbqm_i(sum, d->mult1, d->shift1);
-  const int32_t dot = s8 ? mak_clamp(q, INT8_MIN, INT8_MAX) : mak_clamp(q, INT16_MIN, INT16_MAX);
-  /* TFLM adds the state zero point after clamping; the store then wraps like its cast. */
-  const size_t si = ((size_t)b * s->n_filter + r) * s->n_memory + s->n_memory - 1;
-  const uint32_t v = (uint32_t)(dot + d->state_zp);
-  if (s8) ((int8_t *)state)[si] = (int8_t)((int32_t)(v << 24) >> 24);
-  else ((int16_t *)state)[si] = (int16_t)((int32_t)(v << 16) >> 16);
+/* Moves one filter's memory (a row of nbytes) one step older and puts v, the new step's value
+ * (its low esize bytes), in the newest step. On little-endian cores a row of whole words moves
+ * a word at a time, each word built from two loads (nothing read past the row). Per row it is
+ * TFLM's shift of the whole state: the element the whole-state shift brings into a row's
+ * newest step from the next row is overwritten there by the new value. */
+static inline void push_row(uint8_t *row, size_t nbytes, size_t esize, uint32_t v) {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+  if (nbytes % 4 == 0) {
+    const uint32_t down = 8u * (uint32_t)esize, up = 32u - down;
+    uint32_t w = load4((const int8_t *)row);
+    size_t k = 0;
+    for (; k + 4 < nbytes; k += 4) {
+      const uint32_t next = load4((const int8_t *)row + k + 4);
+      const uint32_t moved = w >> down | next << up;
+      memcpy(row + k, &moved, 4);
+      w = next;
+    }
+    const uint32_t last = w >> down | v << up;
+    memcpy(row + k, &last, 4);
+    return;
+  }
+#endif
+  memmove(row, row + esize, nbytes - esize);
+  if (esize == 1) {
+    row[nbytes - 1] = (uint8_t)v;
+  } else {
+    const uint16_t h = (uint16_t)v;
+    memcpy(row + nbytes - 2, &h, 2);
+  }
+}
+
+/* What the int8 path needs of a node, read once per invocation. */
+typedef struct {
+  const int8_t *wf;
+  const uint8_t *wt;
+  const int32_t *bias;
+  int32_t n_input, n_filter, n_memory, rank;
+  int32_t input_off, state_zp, output_zp;
+  chan_q q_feature, q_out;
+  bool s8; /* int8 state and time weights, else int16 */
+} svdf_run;
+
+/* Filter f's feature sum requantized into the state's type, plus the state zero point (TFLM
+ * adds it after clamping; the store wraps like its cast). */
+static inline uint32_t feature_value(const svdf_run *c, int32_t sum) {
+  const int32_t q = requant_q(sum, &c->q_feature);
+  const int32_t v = c->s8 ? mak_clamp(q, INT8_MIN, INT8_MAX) : mak_clamp(q, INT16_MIN, INT16_MAX);
+  return (uint32_t)(v + c->state_zp);
+}
+
+/* push_row of an int8 row of whole words and the row's product with the time weights wt (state
+ * values plus state_off), in one pass: each moved word is stored and multiplied while in a
+ * register. */
+static inline int32_t push_dot_s8(uint8_t *row, const uint8_t *wt, int32_t n, uint32_t v,
+                                  int32_t state_off) {
+  uint32_t w = load4((const int8_t *)row);
+  int32_t acc = 0, k = 0;
+  for (; k + 4 < n; k += 4) {
+    const uint32_t next = load4((const int8_t *)row + k + 4);
+    const uint32_t moved = w >> 8 | next << 24;
+    memcpy(row + k, &moved, 4);
+    acc = quad_dot(acc, quad_in(moved, state_off), load4((const int8_t *)wt + k));
+    w = next;
+  }
+  const uint32_t last = w >> 8 | v << 24;
+  memcpy(row + k, &last, 4);
+  return quad_dot(acc, quad_in(last, state_off), load4((const int8_t *)wt + k));
+}
+
+/* Filter f of one batch row: its memory row pushed with the new value v, and the row's product
+ * with the filter's time weights. */
+static inline int32_t filter_time(const svdf_run *c, uint8_t *state_b, int32_t f, uint32_t v) {
+  const size_t esize = c->s8 ? 1 : 2, at = (size_t)f * c->n_memory;
+  uint8_t *row = state_b + at * esize;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+  if (FAST_ENABLED && c->s8 && c->n_memory % 4 == 0 && offsets_ok(-c->state_zp, 0))
+    return push_dot_s8(row, c->wt + at, c->n_memory, v, -c->state_zp);
+#endif
+  push_row(row, (size_t)c->n_memory * esize, esize, v);
+  if (c->s8)
+    return mak_dot_s8((const int8_t *)c->wt + at, (const int8_t *)row, c->n_memory, -c->state_zp);
+  const int16_t *w16 = (const int16_t *)c->wt + at, *row16 = (const int16_t *)row;
+  uint32_t acc = 0;
+  for (int32_t m = 0; m < c->n_memory; ++m) acc += (uint32_t)(w16[m] * row16[m]);
+  return (int32_t)acc;
+}
+
+/* The int8 path for one batch row. Per filter, in order: its feature sum (four filters per pass
+ * over the input, each input value widened once for the four) requantized into the state's
+ * type; its memory row pushed one step with that value; the row's product with the filter's
+ * time weights added to its unit's sum, requantized into the output at the unit's last filter.
+ * Each row is complete before it is read, so the sums are TFLM's, without its shift of the
+ * whole state first and its two scratch buffers. */
+static void svdf_row_q(const svdf_run *c, const int8_t *xb, uint8_t *state_b, int8_t *out_b) {
+  int32_t u = 0, j = 0; /* the unit of the filter and the filter's place among its filters */
+  uint32_t acc = 0;
+  for (int32_t r = 0; r < c->n_filter; r += 4) {
+    const int32_t n = c->n_filter - r < 4 ? c->n_filter - r : 4;
+    int32_t sums[4];
+    if (n == 4) {
+      const int8_t *rows[4];
+      for (int k = 0; k < 4; ++k) rows[k] = c->wf + (size_t)(r + k) * c->n_input;
+      mak_dot4_s8(rows, xb, c->n_input, c->input_off, sums);
+    } else {
+      for (int32_t k = 0; k < n; ++k)
+        sums[k] = mak_dot_s8(c->wf + (size_t)(r + k) * c->n_input, xb, c->n_input, c->input_off);
+    }
+    for (int32_t k = 0; k < n; ++k) {
+      if (j == 0) acc = c->bias ? (uint32_t)c->bias[u] : 0u;
+      acc += (uint32_t)filter_time(c, state_b, r + k, feature_value(c, sums[k]));
+      if (++j < c->rank) continue;
+      const int32_t v = mak_qadd(requant_q((int32_t)acc, &c->q_out), c->output_zp);
+      out_b[u++] = (int8_t)mak_clamp(v, INT8_MIN, INT8_MAX);
+      j = 0;
+    }
+  }
+}
+
+static void svdf_eval_q(const svdf_data *d, const ma_node *node, const svdf_shape *s) {
+  const ma_tensor *bias_t = node->inputs[3], *state_t = node->inputs[4];
+  const svdf_run c = {node->inputs[1]->data,
+                      node->inputs[2]->data,
+                      bias_t ? bias_t->data : NULL,
+                      s->n_input,
+                      s->n_filter,
+                      s->n_memory,
+                      d->rank,
+                      -d->input_zp,
+                      d->state_zp,
+                      d->output_zp,
+                      chan_consts(d->mult1, d->shift1),
+                      chan_consts(d->mult2, d->shift2),
+                      state_t->type == MA_INT8};
+  const size_t state_row = (size_t)s->n_filter * s->n_memory * (c.s8 ? 1 : 2);
+  for (int32_t b = 0; b < s->batch; ++b)
+    svdf_row_q(&c, (const int8_t *)node->inputs[0]->data + (size_t)b * s->n_input,
+               (uint8_t *)state_t->data + (size_t)b * state_row,
+               (int8_t *)node->outputs[0]->data + (size_t)b * s->n_unit);
 }
 
 static ma_status svdf_eval(struct ma_context *ctx, ma_node *node) {
@@ -163,48 +291,7 @@ static ma_status svdf_eval(struct ma_context *ctx, ma_node *node) {
     }
     return MA_OK;
   }
-  const bool s8 = state_t->type == MA_INT8; /* else int16 state and time weights */
-  const int8_t *x = in->data, *wf = node->inputs[1]->data;
-  const void *wt = node->inputs[2]->data;
-  const int32_t *bias = bias_t ? bias_t->data : NULL;
-  int8_t *out = node->outputs[0]->data;
-  shift_state(state_t->data, state_n, s8 ? 1 : 2);
-  for (int32_t b = 0; b < s.batch; ++b) {
-    /* The feature projection, four filters per pass over the input (each input value widened
-     * once for the four), then the remaining filters one by one. */
-    const int8_t *xb = x + (size_t)b * s.n_input;
-    int32_t r = 0;
-    for (; r + 4 <= s.n_filter; r += 4) {
-      const int8_t *rows[4];
-      for (int k = 0; k < 4; ++k) rows[k] = wf + (size_t)(r + k) * s.n_input;
-      int32_t sums[4];
-      mak_dot4_s8(rows, xb, s.n_input, -d->input_zp, sums);
-      for (int k = 0; k < 4; ++k) store_feature(d, state_t->data, s8, &s, b, r + k, sums[k]);
-    }
-    for (; r < s.n_filter; ++r) {
-      const int32_t sum = mak_dot_s8(wf + (size_t)r * s.n_input, xb, s.n_input, -d->input_zp);
-      store_feature(d, state_t->data, s8, &s, b, r, sum);
-    }
-    for (int32_t u = 0; u < s.n_unit; ++u) {
-      uint32_t acc = bias ? (uint32_t)bias[u] : 0u;
-      for (int32_t j = 0; j < d->rank; ++j) {
-        const size_t f = (size_t)u * d->rank + j;
-        const size_t base = ((size_t)b * s.n_filter + f) * s.n_memory;
-        if (s8) {
-          acc += (uint32_t)mak_dot_s8((const int8_t *)wt + f * s.n_memory,
-                                      (const int8_t *)state_t->data + base, s.n_memory,
-                                      -d->state_zp);
-          continue;
-        }
-        for (int32_t m = 0; m < s.n_memory; ++m) {
-          const int32_t w = ((const int16_t *)wt)[f * s.n_memory + m];
-          acc += (uint32_t)(w * ((const int16_t *)state_t->data)[base + m]);
-        }
-      }
-      const int32_t v = mak_add_sat(mak_mbqm_i((int32_t)acc, d->mult2, d->shift2), d->output_zp);
-      out[(size_t)b * s.n_unit + u] = (int8_t)mak_clamp(v, INT8_MIN, INT8_MAX);
-    }
-  }
+  svdf_eval_q(d, node, &s);
   return MA_OK;
 }
 
