@@ -38,6 +38,7 @@ FILE_MARKERS: dict[str, tuple[str, ...]] = {
     "runtime/test_overlap_runtime.py": ("slow",),
     "runtime/test_runtime_fuzz.py": ("slow",),
     "runtime/test_runtime_mve_qemu.py": ("pio", "qemu", "slow"),
+    "runtime/test_runtime_mve_recurrent_qemu.py": ("pio", "qemu", "slow"),
     "runtime/test_runtime_qemu.py": ("qemu", "slow"),
     "runtime/test_runtime_sanitized.py": ("slow",),
 }
