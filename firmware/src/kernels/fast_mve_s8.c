@@ -722,8 +722,24 @@ __attribute__((noinline)) static void dw_columns(const int8_t *in, const int8_t 
   }
 }
 
+/* A map one column wide under a filter one column wide, as the same bytes in one row under a
+ * filter one row wide: its windows are then one run of taps (the tap loops run once per window,
+ * not once per filter row), and neighbouring pixels pair side by side. */
+static mak_window_geom as_row(const mak_window_geom *g) {
+  const mak_window_geom t = {g->batches, 1,           g->in_h,     1,
+                             g->out_h,   1,           g->kh,       g->stride_w,
+                             g->stride_h, g->dil_w,   g->dil_h,    g->pad_w,
+                             g->pad_h};
+  return t;
+}
+
 bool mak_mve_dwconv_s8(const ma_node *node, const mak_conv_data *d, const mak_window_geom *g) {
   const ma_tensor *in_t = node->inputs[0], *bias_t = mak_input(node, 2);
+  mak_window_geom row;
+  if (g->in_w == 1 && g->out_w == 1 && g->kw == 1) {
+    row = as_row(g);
+    g = &row;
+  }
   const int32_t cin = in_t->dims[3], cout = node->outputs[0]->dims[3];
   if (!all_s8(node) || !offsets_ok(d->input_offset, d->output_offset)) return false;
   const int32_t dmult = cout / cin;
