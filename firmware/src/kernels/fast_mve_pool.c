@@ -60,14 +60,28 @@ static void avg_pixel(const mak_pool_cells *pc, int32_t depth, int32_t lo, int32
   }
 }
 
-bool mak_mve_pool_s8(const mak_pool_cells *pc, bool is_max, int32_t depth, int32_t lo,
-                     int32_t hi, int8_t *out) {
-  if (is_max) {
-    max_pixel(pc, depth, lo, hi, out);
-    return true;
+static inline int32_t min32(int32_t a, int32_t b) { return a < b ? a : b; }
+
+int mak_mve_pool_s8(const mak_window_geom *g, const int8_t *in, int8_t *out, int32_t depth,
+                    bool is_max, int32_t lo, int32_t hi) {
+  if (!is_max && g->kh * g->kw > 255) return 0;
+  const size_t row_step = (size_t)g->in_w * (size_t)depth;
+  for (int32_t b = 0; b < g->batches; ++b) {
+    for (int32_t oy = 0; oy < g->out_h; ++oy) {
+      const int32_t iy = oy * g->stride_h - g->pad_h;
+      const int32_t y0 = iy < 0 ? 0 : iy, y1 = min32(iy + g->kh, g->in_h);
+      for (int32_t ox = 0; ox < g->out_w; ++ox, out += depth) {
+        const int32_t ix = ox * g->stride_w - g->pad_w;
+        const int32_t x0 = ix < 0 ? 0 : ix, x1 = min32(ix + g->kw, g->in_w);
+        if (y1 <= y0 || x1 <= x0) return -1;
+        const mak_pool_cells pc = {in + ((size_t)b * g->in_h + (size_t)y0) * row_step +
+                                       (size_t)x0 * (size_t)depth,
+                                   y1 - y0, x1 - x0, (size_t)depth, row_step};
+        if (is_max) max_pixel(&pc, depth, lo, hi, out);
+        else avg_pixel(&pc, depth, lo, hi, out);
+      }
+    }
   }
-  if (pc->rows * pc->cols > 255) return false;
-  avg_pixel(pc, depth, lo, hi, out);
-  return true;
+  return 1;
 }
 #endif

@@ -1,5 +1,5 @@
-/* One output pixel of an int8 AVERAGE_POOL_2D or MAX_POOL_2D: the window's cells inside the
- * image (pooling.c), and the Helium loop over them (fast_mve_pool.c). */
+/* int8 AVERAGE_POOL_2D and MAX_POOL_2D: one output pixel's window cells inside the image
+ * (pooling.c), and the Helium loop over a whole node (fast_mve_pool.c). */
 #ifndef MA_FAST_POOL_H
 #define MA_FAST_POOL_H
 
@@ -16,16 +16,18 @@ typedef struct {
 #include "fast_mve_s8.h"
 
 #if MA_FAST_MVE
-/* out[0..depth) = the maxima (is_max) or TFLM's rounded averages of the cells, clamped to
- * [lo, hi]; each group of channels is read over the whole window before it is written.
- * false, having done nothing, for an average of more than 255 cells. */
-bool mak_mve_pool_s8(const mak_pool_cells *pc, bool is_max, int32_t depth, int32_t lo,
-                     int32_t hi, int8_t *out);
+/* An int8 AVERAGE_POOL_2D (!is_max) or MAX_POOL_2D over the geometry g (no dilation): every
+ * output pixel in order, the maxima or TFLM's rounded averages of its in-image cells clamped
+ * to [lo, hi], each group of channels read over the whole window before it is written.
+ * 1 done; 0, having done nothing, for average windows of more than 255 cells; -1 at a window
+ * with no cell in the image. */
+int mak_mve_pool_s8(const mak_window_geom *g, const int8_t *in, int8_t *out, int32_t depth,
+                    bool is_max, int32_t lo, int32_t hi);
 #else
-static inline bool mak_mve_pool_s8(const mak_pool_cells *pc, bool is_max, int32_t depth,
-                                   int32_t lo, int32_t hi, int8_t *out) {
-  (void)pc, (void)is_max, (void)depth, (void)lo, (void)hi, (void)out;
-  return false;
+static inline int mak_mve_pool_s8(const mak_window_geom *g, const int8_t *in, int8_t *out,
+                                  int32_t depth, bool is_max, int32_t lo, int32_t hi) {
+  (void)g, (void)in, (void)out, (void)depth, (void)is_max, (void)lo, (void)hi;
+  return 0;
 }
 #endif
 

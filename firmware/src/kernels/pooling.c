@@ -74,8 +74,8 @@ static ma_status pool_prepare(struct ma_context *ctx, ma_node *node) {
  * read still precedes the writes that could reach its byte, and overlap.c's pooling rule holds.
  * On the DSP an average sums two channels per SXTAB16 in 16-bit lanes (exact for windows of at
  * most 255 cells) and a maximum takes four per SSUB8 + SEL; TFLM's int32 sum and its rounding
- * division are unchanged. On Helium fast_mve_pool.c takes 16 (maximum) or 8 (average)
- * channels a step, in the same order of reads and writes. */
+ * division are unchanged. On Helium fast_mve_pool.c walks the whole node, 16 (maximum) or 8
+ * (average) channels a step, in the same order of reads and writes. */
 typedef mak_pool_cells pool_cells; /* fast_pool.h */
 
 static int32_t round_div(int32_t sum, int32_t count) {
@@ -130,7 +130,6 @@ static void cells4(const pool_cells *pc, int32_t c, bool is_max, int32_t r[4]) {
  * last depth % 4 one at a time. */
 static void pool_s8_pixel(const pool_data *d, const pool_cells *pc, bool is_max, int32_t depth,
                           int8_t *out) {
-  if (mak_mve_pool_s8(pc, is_max, depth, d->act_min, d->act_max, out)) return;
   const int32_t count = pc->rows * pc->cols;
   int32_t c = 0;
   for (; c + 4 <= depth; c += 4) {
@@ -163,6 +162,13 @@ static ma_status pool_eval(struct ma_context *ctx, ma_node *node) {
                              d->filter_h, d->filter_w, d->stride_h, d->stride_w, 1, 1,
                              d->pad_h, d->pad_w};
   const bool is_f32 = in->type == MA_FLOAT32, is_i16 = in->type == MA_INT16;
+  const int done = in->type == MA_INT8 && kind != POOL_L2
+                       ? mak_mve_pool_s8(&g, in->data, out->data, depth, kind == POOL_MAX,
+                                         d->act_min, d->act_max)
+                       : 0;
+  if (done < 0)
+    return ma_fail(ctx, MA_ERR_KERNEL, "%s: a window lies outside the input", pool_name(node));
+  if (done > 0) return MA_OK;
   mak_window w;
   mak_window_start(&g, &w);
   while (mak_window_next(&g, &w)) {
