@@ -39,10 +39,15 @@ static inline rq4 rq_load_tail(const int32_t *mult, const int8_t *shift, int32_t
   return rq_make(vldrwq_z_s32(mult + c, p), vldrbq_z_s32(shift + c, p));
 }
 
-static inline int32x4_t requant4(int32x4_t acc, rq4 q, const out_range *r) {
+/* TFLite's MultiplyByQuantizedMultiplier of four lanes, unclamped. */
+static inline int32x4_t mbqm4(int32x4_t acc, rq4 q) {
   int32x4_t v = vqrdmulhq_s32(vshlq_s32(acc, q.left), q.mult);
   v = vqaddq_s32(v, vshrq_n_s32(vandq_s32(v, q.right), 31));
-  v = vrshlq_s32(v, q.right);
+  return vrshlq_s32(v, q.right);
+}
+
+static inline int32x4_t requant4(int32x4_t acc, rq4 q, const out_range *r) {
+  int32x4_t v = mbqm4(acc, q);
   v = vminq_s32(vmaxq_s32(v, vdupq_n_s32(r->lo)), vdupq_n_s32(r->hi));
   return vaddq_n_s32(v, r->offset);
 }
