@@ -121,6 +121,14 @@ static inline void fill_bytes(int8_t *dst, int8_t v, int32_t n) {
 static void window_row(const int8_t *in, const mak_window_geom *g, const mak_window *w,
                        int32_t cin, int8_t pad, int8_t *row) {
   const int32_t tap_row = g->kw * cin;
+  if (g->dil_w == 1 && w->fx0 == 0 && w->fx1 == g->kw && w->fy0 == 0 && w->fy1 == g->kh) {
+    /* inside the input (most windows): one run of taps per filter row, nothing to fill */
+    const int8_t *src = in + (((size_t)w->b * g->in_h + w->iy0) * g->in_w + w->ix0) * cin;
+    const size_t step = (size_t)g->dil_h * g->in_w * cin;
+    for (int32_t fy = 0; fy < g->kh; ++fy, row += tap_row, src += step)
+      copy_bytes(row, src, tap_row);
+    return;
+  }
   for (int32_t fy = 0; fy < g->kh; ++fy, row += tap_row) {
     if (fy < w->fy0 || fy >= w->fy1) {
       fill_bytes(row, pad, tap_row);
