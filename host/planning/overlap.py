@@ -157,18 +157,39 @@ def _pair_extra(out_depth: int, chunk: int) -> int:
     return out_depth + w if w > 0 else 0
 
 
+def _rows_need(
+    rows: int, in_row: int, out_row: int, group: int, written: int, partial: bool
+) -> int | None:
+    """int8 rows computed `group` at a time from row 0: a group's last reads start at its first
+    row once the first `written` channels of its rows are written (before any of its writes
+    where written = 0); partial: a last group of fewer rows runs so too (else in order)."""
+    full = rows // group * group
+    starts = np.arange(0, full, group, dtype=np.int64)
+    sizes = np.full(starts.size, group, dtype=np.int64)
+    if partial and full < rows:
+        starts, sizes = np.r_[starts, full], np.r_[sizes, rows - full]
+    p = starts * out_row + ((sizes - 1) * out_row + written if written > 0 else 0)
+    return _worst(p, starts * in_row, 1, 1)
+
+
 def rows_pairs_need(rows: int, in_row: int, out_row: int, chunk: int) -> int | None:
-    """int8 rows r, r + 1 (r = 0, 2, ...) computed together (a 1x1 stride-1 convolution's
-    pixels, FULLY_CONNECTED's batches: overlap.c's mak_rows_pairs_need): the smallest safe
-    offset of their reads, exact; the last row of an odd count goes alone (in order)."""
-    heads = np.arange(0, rows - 1, 2, dtype=np.int64)
-    return _worst(heads * out_row + _pair_extra(out_row, chunk), heads * in_row, 1, 1)
+    """Rows r, r + 1 (r = 0, 2, ...) computed together (a 1x1 stride-1 convolution's pixels,
+    FULLY_CONNECTED's batches: overlap.c's mak_rows_pairs_need): the smallest safe offset of
+    their reads, exact; the last row of an odd count goes alone (in order)."""
+    return _rows_need(rows, in_row, out_row, 2, pair_written(out_row, chunk), False)
 
 
-def window_pairs_need(in_shape, out_shape, kernel, stride, dilation, pad, chunk) -> int | None:
-    """int8 neighbouring pixels with the same taps computed together (fast_s8.c's pixel
-    pairs, overlap.c's mak_window_pairs_need): an upper bound, every pixel counted as the
-    first of a pair (which pixels pair depends on the walk). None: no window reads."""
+def mve_rows_need(rows: int, in_row: int, out_row: int, group: int, channels: int) -> int | None:
+    """The Helium 1x1 stride-1 convolution read in place (fast_mve_s8.c, overlap.c's
+    mak_mve_rows_need): `group` pixels at a time, `channels` of theirs read for, then written;
+    the last group may be smaller. Exact."""
+    written = (out_row - 1) // channels * channels if out_row > 0 else 0
+    return _rows_need(rows, in_row, out_row, group, written, True)
+
+
+def _every_pixel_need(in_shape, out_shape, kernel, stride, dilation, pad, extra) -> int | None:
+    """max over every pixel p reading something of p * cout + extra - (its window's first input
+    pixel) * cin: a sum of maxima over the batch, the row and the column."""
     b, oh, ow, oc = out_shape
     _, ih, iw, ic = in_shape
     fy = _first_valid(oh, ih, kernel[0], stride[0], dilation[0], pad[0])
@@ -178,8 +199,28 @@ def window_pairs_need(in_shape, out_shape, kernel, stride, dilation, pad, chunk)
     y, x = np.arange(oh, dtype=np.int64), np.arange(ow, dtype=np.int64)
     wy = int((y * ow * oc - fy * iw * ic)[fy >= 0].max())
     wx = int((x * oc - fx * ic)[fx >= 0].max())
-    per_batch = oh * ow * oc - ih * iw * ic
-    return (b - 1) * max(per_batch, 0) + wy + wx + _pair_extra(oc, chunk)
+    return (b - 1) * max(oh * ow * oc - ih * iw * ic, 0) + wy + wx + extra
+
+
+def window_pairs_need(in_shape, out_shape, kernel, stride, dilation, pad, chunk) -> int | None:
+    """int8 neighbouring pixels with the same taps computed together (fast_s8.c's pixel
+    pairs, overlap.c's mak_window_pairs_need): an upper bound, every pixel counted as the
+    first of a pair (which pixels pair depends on the walk). None: no window reads."""
+    extra = _pair_extra(out_shape[3], chunk)
+    return _every_pixel_need(in_shape, out_shape, kernel, stride, dilation, pad, extra)
+
+
+def mve_depthwise_pairs_need(
+    in_shape, out_shape, kernel, stride, dilation, pad, lanes: int, columns: bool
+) -> int | None:
+    """The Helium depthwise pixel pairs (fast_mve_s8.c dw_pair, overlap.c's
+    mak_mve_dw_pairs_need), side by side or one above the other (`columns`): groups of `lanes`
+    channels of both read, then written. An upper bound, every pixel counted as a pair's first."""
+    oc, mult = out_shape[3], out_shape[3] // in_shape[3]
+    last = oc - lanes
+    within = last - last // mult if last > 0 else 0
+    extra = out_shape[2] * oc + within if columns else (oc + within if last > 0 else 0)
+    return _every_pixel_need(in_shape, out_shape, kernel, stride, dilation, pad, extra)
 
 
 def broadcast_index(out_shape: Sequence[int], in_shape: Sequence[int]) -> np.ndarray:

@@ -305,6 +305,102 @@ def gathered_trace(k: Kernel) -> Iterator[Access]:
             yield from (("w", 0, q * out_c + c) for c in range(out_c))
 
 
+def mve_rows_trace(
+    rows: int, in_row: int, out_row: int, group: int, channels: int
+) -> Iterator[Access]:
+    """fast_mve_s8.c's 1x1 convolution read in place (pixels_times_rows): `group` rows at a
+    time, for each `channels` of their output channels every row of the group read, then those
+    channels of each row written."""
+    for g in range(0, rows, group):
+        members = range(g, min(g + group, rows))
+        for c in range(0, out_row, channels):
+            yield from (("r", 0, r * in_row + i) for r in members for i in range(in_row))
+            for r in members:
+                yield from (("w", 0, r * out_row + k) for k in range(c, min(c + channels, out_row)))
+
+
+def _dw_window(in_shape, b, oy, ox, window: Window):
+    kernel, stride, dilation, pad = window
+    taps = list(_window(oy, ox, kernel, stride, dilation, pad, in_shape[1:3]))
+    y0, x0 = oy * stride[0] - pad[0], ox * stride[1] - pad[1]
+    sig = (
+        {(iy - y0) // dilation[0] for iy, _ in taps},
+        {(ix - x0) // dilation[1] for _, ix in taps},
+    )
+    return [(b, iy, ix) for iy, ix in taps], sig
+
+
+def mve_depthwise_trace(
+    in_shape: Sequence[int],
+    out_shape: Sequence[int],
+    window: Window,
+    lanes: int,
+    block: int,
+    columns: bool,
+    single_slot: int = 0,
+) -> Iterator[Access]:
+    """fast_mve_s8.c's int8 depthwise convolution with its pixel pairs allowed: side by side
+    (pixels walked in order, a pixel paired with the next where both take the same taps in one
+    output row) or, `columns`, one above the other (dw_columns: rows two at a time, each column's
+    pair); a pair reads `lanes` channels of both windows, then writes them. Single pixels: each
+    block of `block` channels read, then written (groups of `lanes` with multiplier 1). Their
+    reads under slot `single_slot`."""
+    b_n, oh, ow, oc = out_shape
+    mult = oc // in_shape[3]
+
+    def reads(taps, c0: int, c1: int, slot: int) -> Iterator[Access]:
+        for b, iy, ix in taps:
+            for c in sorted({c // mult for c in range(c0, c1)}):
+                yield ("r", slot, _index(in_shape, b, iy, ix, c))
+
+    def single(b: int, oy: int, ox: int) -> Iterator[Access]:
+        taps, _ = _dw_window(in_shape, b, oy, ox, window)
+        p = (b * oh + oy) * ow + ox
+        step = lanes if mult == 1 else block
+        for c0 in range(0, oc, block):
+            k = min(block, oc - c0)
+            for g0 in range(c0, c0 + k, step if k % lanes == 0 else block):
+                g1 = min(g0 + (step if k % lanes == 0 else block), c0 + k)
+                yield from reads(taps, g0, g1, single_slot)
+                yield from (("w", 0, p * oc + c) for c in range(g0, g1))
+
+    def pair(first: tuple[int, int, int], second: tuple[int, int, int]) -> Iterator[Access]:
+        t0, _ = _dw_window(in_shape, *first, window)
+        t1, _ = _dw_window(in_shape, *second, window)
+        p0, p1 = ((b * oh + y) * ow + x for b, y, x in (first, second))
+        for c in range(0, oc, lanes):
+            yield from reads(t0, c, c + lanes, 0)
+            yield from reads(t1, c, c + lanes, 0)
+            yield from (("w", 0, p * oc + k) for p in (p0, p1) for k in range(c, c + lanes))
+
+    def sig(b: int, y: int, x: int):
+        return _dw_window(in_shape, b, y, x, window)[1]
+
+    if columns:
+        for b in range(b_n):
+            for oy in range(0, oh, 2):
+                for ox in range(ow):
+                    if oy + 1 >= oh:
+                        yield from single(b, oy, ox)
+                    elif sig(b, oy, ox) != sig(b, oy + 1, ox):
+                        yield from single(b, oy, ox)
+                        yield from single(b, oy + 1, ox)
+                    else:
+                        yield from pair((b, oy, ox), (b, oy + 1, ox))
+        return
+    order = [(b, y, x) for b in range(b_n) for y in range(oh) for x in range(ow)]
+    i = 0
+    while i < len(order):
+        here = order[i]
+        nxt = order[i + 1] if i + 1 < len(order) else None
+        if nxt is not None and sig(*here) == sig(*nxt) and here[1] == nxt[1]:
+            yield from pair(here, nxt)
+            i += 2
+        else:
+            yield from single(*here)
+            i += 1
+
+
 def min_safe_delta(trace: Iterable[Access], slot: int, in_bytes: int, out_bytes: int) -> int | None:
     """Smallest input-minus-output offset (bytes) at which input `slot` is never read after
     the kernel overwrote it; None if no read follows any write (every offset is safe)."""

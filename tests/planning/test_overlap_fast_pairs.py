@@ -73,11 +73,46 @@ def _no_corrupted_read_at_the_rule(k: overlap.Kernel) -> None:
         assert overlap_sim.corrupted_read(overlap_sim.fast_s8_trace(k), 0, rule, 1, 1) is None
 
 
+@pytest.mark.parametrize("seed", range(30))
+def test_helium_rules_against_their_replay(seed: int) -> None:
+    """fast_mve_s8.c: the rows read in place (exact) and the depthwise pairs side by side and
+    one above the other (a bound; with the in-order depthwise rule no corrupted read)."""
+    rng = random.Random(seed)
+    rows, cin, cout = rng.randint(0, 13), rng.randint(1, 20), rng.randint(1, 20)
+    lanes, block = microarena.MVE_DW_LANES, microarena.DW_BLOCK
+    need = overlap.mve_rows_need(rows, cin, cout, microarena.MVE_ROWS, microarena.MVE_CHANNELS)
+    trace = overlap_sim.mve_rows_trace(
+        rows, cin, cout, microarena.MVE_ROWS, microarena.MVE_CHANNELS
+    )
+    assert need == overlap_sim.min_safe_delta(trace, 0, 1, 1)
+    ins, outs, k, s, d, pad = _window_case(rng, depthwise=True)
+    ic = rng.choice([1, 2, 4, 8, 16])
+    mult = rng.choice([m for m in (1, 2, 4, 8, 16) if ic * m % lanes == 0])
+    ins, outs = (*ins[:3], ic), (*outs[:3], ic * mult)
+    window = (k, s, d, pad)
+    in_order = overlap.depthwise_rule(ins, outs, *window, 1, 1, block)
+    for columns in (False, True):
+        need = overlap.mve_depthwise_pairs_need(ins, outs, *window, lanes, columns)
+        pairs = overlap_sim.mve_depthwise_trace(ins, outs, window, lanes, block, columns, -1)
+        sim = overlap_sim.min_safe_delta(pairs, 0, 1, 1)
+        assert sim is None or (need is not None and need >= sim)
+        full = overlap._at_least(in_order, need)
+        walk = overlap_sim.mve_depthwise_trace(ins, outs, window, lanes, block, columns)
+        assert full is None or overlap_sim.corrupted_read(walk, 0, full, 1, 1) is None
+
+
 def test_pair_constants_are_the_kernels() -> None:
     """PAIR_CHUNK, COL_MAX and MAX_RUNS are those of firmware/src/kernels/."""
     kernels = FIRMWARE / "src/kernels"
     chunk = re.search(r"MAK_PAIR_CHUNK = (\d+)", (kernels / "overlap.h").read_text())
     assert chunk and int(chunk.group(1)) == microarena.PAIR_CHUNK
+    header = (kernels / "overlap.h").read_text()
+    for name, value in (("ROWS", microarena.MVE_ROWS), ("CHANNELS", microarena.MVE_CHANNELS),
+                        ("DW_LANES", microarena.MVE_DW_LANES)):  # fmt: skip
+        found = re.search(rf"MAK_MVE_{name} = (\d+)", header)
+        assert found and int(found.group(1)) == value, name
+    mve = (kernels / "fast_mve_s8.c").read_text()
+    assert re.search(rf"PIXELS = {microarena.MVE_ROWS}\b", mve)
     fast = (kernels / "fast_s8.c").read_text()
     assert re.search(r"PAIRS = MAK_PAIR_CHUNK / 2\b", fast)
     for name, value in (("COL_MAX", microarena.COL_MAX), ("MAX_RUNS", microarena.MAX_RUNS)):

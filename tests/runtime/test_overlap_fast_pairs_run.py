@@ -16,7 +16,14 @@ from support.overlap_models import PAIR_CASES, overlap_layout, with_plan
 from support.tflm_oracle import random_inputs, run_tflm
 
 from host.planning import overlap, overlap_sim
-from host.planning.kernels.microarena import MICROARENA, MICROARENA_FASTEST, PAIR_CHUNK
+from host.planning.kernels.microarena import (
+    MICROARENA,
+    MICROARENA_FASTEST,
+    MVE_CHANNELS,
+    MVE_DW_LANES,
+    MVE_ROWS,
+    PAIR_CHUNK,
+)
 from host.planning.lifetimes import align_up
 from host.runtime.binding import Interpreter
 from host.tflite.model import Model
@@ -67,6 +74,28 @@ def test_c_pair_rules_equal_the_planners(lib: ctypes.CDLL) -> None:
         g = Geom(ins[0], ins[1], ins[2], outs[1], outs[2], *k, *s, *d, *pad)
         want = overlap.window_pairs_need(ins, outs, k, s, d, pad, PAIR_CHUNK)
         assert _c_need(window_need(ctypes.byref(g), cin, cout)) == want, (ins, outs, k, s, d, pad)
+
+
+def test_c_helium_rules_equal_the_planners(lib: ctypes.CDLL) -> None:
+    rows_need, dw_need = lib.mak_mve_rows_need, lib.mak_mve_dw_pairs_need
+    rows_need.restype = dw_need.restype = ctypes.c_int64
+    rows_need.argtypes = [ctypes.c_int64] * 3
+    dw_need.argtypes = [ctypes.POINTER(Geom), ctypes.c_int32, ctypes.c_int32, ctypes.c_bool]
+    rng = random.Random(6)
+    for _ in range(400):
+        rows, cin, cout = rng.randint(0, 40), rng.randint(1, 70), rng.randint(1, 70)
+        want = overlap.mve_rows_need(rows, cin, cout, MVE_ROWS, MVE_CHANNELS)
+        assert _c_need(rows_need(rows, cin, cout)) == want, (rows, cin, cout)
+        k, s, d = [(rng.randint(1, 4), rng.randint(1, 4)) for _ in range(3)]
+        ins = (rng.randint(1, 3), rng.randint(1, 12), rng.randint(1, 12), rng.choice([1, 4, 8]))
+        cout = ins[3] * rng.choice([1, 2, 8]) * (8 if ins[3] == 1 else 1)
+        pad = (rng.randint(0, k[0] - 1), rng.randint(0, k[1] - 1))
+        outs = (ins[0], rng.randint(1, 12), rng.randint(1, 12), cout)
+        g = Geom(ins[0], ins[1], ins[2], outs[1], outs[2], *k, *s, *d, *pad)
+        for columns in (False, True):
+            want = overlap.mve_depthwise_pairs_need(ins, outs, k, s, d, pad, MVE_DW_LANES, columns)
+            got = dw_need(ctypes.byref(g), ins[3], cout, columns)
+            assert _c_need(got) == want, (ins, outs, k, s, d, pad, columns)
 
 
 def _offsets(case: str) -> tuple[bytes, int, int]:

@@ -19,10 +19,12 @@ import re
 import shutil
 import subprocess
 import zlib
+from functools import partial
 from pathlib import Path
 
 import pytest
 from support.conformance import check, run_cases, single_op_model
+from support.overlap_models import overlap_layout, with_plan
 from support.tflm_oracle import run_tflm, with_every_output
 from test_conformance_fast_elementwise import CASES as ELEMENTWISE_CASES
 from test_conformance_fast_pool import CASES as POOL_CASES
@@ -32,7 +34,9 @@ from test_conformance_fast_s8 import SAME, VALID, conv, dwconv, fc
 from host.device import emulate
 from host.device.boards import BuildError, build_image
 from host.paths import SHARED_MODELS
-from host.planning import offline_plan
+from host.planning import offline_plan, overlap, overlap_sim
+from host.planning.kernels import microarena as ma
+from host.planning.lifetimes import align_up
 from host.planning.plan import plan_model
 from host.tflite.model import Model
 from host.tflite.modelgen import build_demo_model
@@ -97,11 +101,23 @@ OPS_OVERLAP = [
     ops_stem("MAX_POOL_2D int8 SAME 3x3 stride 2 depth 7 clipped windows"),
     ops_stem("AVERAGE_POOL_2D int8 VALID 3x2 depth 12 RELU"),
 ]  # fmt: skip
+# Helium pairs under overlap (overlap.h's MVE rules): each case with its input at the in-order
+# rule's offset above the output, where the pairs would read overwritten bytes (the replay says
+# so), and at the pairs' rule; both must give TFLM's output.
+MVE_PAIR_CASES = [
+    conv("1x1 16 -> 16 (rows read in place)", (1, 4, 4, 16), (1, 1), 16, (4, 4)),
+    dwconv("3x3 SAME 40 channels (pairs side by side)", (1, 4, 6, 40), (3, 3), (4, 6)),
+    dwconv("3x3 SAME 16 channels narrow (pairs one above the other)", (1, 8, 3, 16), (3, 3),
+           (8, 3)),
+]  # fmt: skip
+PAIR_NAMES = [
+    f"mvepairs{i}_{at}" for i in range(len(MVE_PAIR_CASES)) for at in ("in-order", "pairs")
+]
 # micro_speech joins the second image: the first is at the ITCM's end.
 MAIN_NAMES = ["demo_int8", *SHARED[1:], *map(case_stem, range(len(CASES))),
               *(f"{n}_overlap" for n in OVERLAP)]  # fmt: skip
 OPS_NAMES = [SHARED[0], *(ops_stem(c.name) for c in OPS_CASES),
-             *(f"{n}_overlap" for n in OPS_OVERLAP)]  # fmt: skip
+             *(f"{n}_overlap" for n in OPS_OVERLAP), *PAIR_NAMES]  # fmt: skip
 OUTPUT_LINE = re.compile(r"^output (\d+) type=\d+ bytes=(\d+) crc32=([0-9a-f]{8})", re.M)
 
 
@@ -115,9 +131,43 @@ def models(tmp_path_factory: pytest.TempPathFactory) -> dict[str, bytes]:
     originals["demo_int8"] = build_demo_model()
     originals.update({case_stem(i): single_op_model(c) for i, c in enumerate(CASES)})
     originals.update({ops_stem(c.name): single_op_model(c) for c in OPS_CASES})
+    originals.update({f"mvepairs{i}": single_op_model(c) for i, c in enumerate(MVE_PAIR_CASES)})
     every = {name: with_every_output(data)[0] for name, data in originals.items()}
     overlaps = {f"{n}_overlap": overlap_plan(originals[n]) for n in OVERLAP + OPS_OVERLAP}
+    for i in range(len(MVE_PAIR_CASES)):
+        for at, data in pair_plans(originals[f"mvepairs{i}"]).items():
+            overlaps[f"mvepairs{i}_{at}"] = data
     return every | overlaps
+
+
+def pair_plans(data: bytes) -> dict[str, bytes]:
+    """The single-operator model with its input at the in-order rule's offset and at the
+    Helium pairs' rule (16-byte aligned), checked against the replay of the pairs' loops."""
+    m = Model(data)
+    sg = m.subgraphs[0]
+    k = ma.MICROARENA.overlap_kernel(m, sg, sg.operators[0])
+    assert k is not None
+    if k.loop == "conv":
+        b, oh, ow, oc = k.out_shape
+        rows, cin = b * oh * ow, k.in_shapes[0][3]
+        need = overlap.mve_rows_need(rows, cin, oc, ma.MVE_ROWS, ma.MVE_CHANNELS)
+        trace = partial(overlap_sim.mve_rows_trace, rows, cin, oc, ma.MVE_ROWS, ma.MVE_CHANNELS)
+    else:
+        columns = k.out_shape[2] < k.out_shape[1]
+        args = (k.in_shapes[0], k.out_shape)
+        need = overlap.mve_depthwise_pairs_need(*args, *k.window, ma.MVE_DW_LANES, columns)
+        trace = partial(
+            overlap_sim.mve_depthwise_trace, *args, k.window, ma.MVE_DW_LANES, ma.DW_BLOCK, columns
+        )
+    in_order = align_up(overlap.rule(k, 0))
+    pairs = align_up(max(need, overlap.rule(k, 0)))
+    assert in_order < pairs
+    assert overlap_sim.corrupted_read(trace(), 0, in_order, 1, 1) is not None
+    assert overlap_sim.corrupted_read(trace(), 0, pairs, 1, 1) is None
+    return {
+        at: with_plan(data, overlap_layout(data, 0, d))
+        for at, d in (("in-order", in_order), ("pairs", pairs))
+    }
 
 
 def overlap_plan(data: bytes) -> bytes:
@@ -171,7 +221,8 @@ def test_every_tensor_matches_tflm_on_the_m55(
     result = emulate.run(BOARD, image, timeout=60, args=name)
     assert result.ok, result.uart_text[-2000:]
     got = [(int(b), int(c, 16)) for _, b, c in OUTPUT_LINE.findall(result.uart_text)]
-    original = models[name.removesuffix("_overlap")] if name.endswith("_overlap") else None
+    stem = name.removesuffix("_overlap").removesuffix("_in-order").removesuffix("_pairs")
+    original = models[stem] if stem != name else None
     want = run_tflm(original or models[name], deterministic=True).outputs
     if original:  # the planned copy keeps only the model's own outputs
         want = want[: len(got)]

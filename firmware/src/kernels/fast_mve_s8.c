@@ -23,6 +23,7 @@
 
 #if MA_FAST_MVE /* elsewhere fast_mve_s8.h turns the entry points into `false` */
 #include "fast_mve_core.h"
+#include "overlap.h"
 
 /* ---------------------------------------------------------- weight matrices */
 
@@ -276,13 +277,9 @@ static const int32_t *all_bases(const matrix *m, size_t pixels, int32_t *base) {
   return base;
 }
 
-static bool bytes_overlap(const int8_t *a, size_t na, const int8_t *b, size_t nb) {
-  return (uintptr_t)a < (uintptr_t)b + nb && (uintptr_t)b < (uintptr_t)a + na;
-}
-
-/* A 1x1 convolution with stride 1 whose output does not overlap its input: the input pixels
- * are the rows already, read in place. Not inlined, nor are the other two ways below, so that
- * only the way taken has its stack. */
+/* A 1x1 convolution with stride 1 whose output is far enough below its input (overlap.h's
+ * MVE rows rule): the input pixels are the rows already, read in place. Not inlined, nor are
+ * the other two ways below, so that only the way taken has its stack. */
 __attribute__((noinline)) static void conv_1x1_in_place(const matrix *m, const int8_t *in, size_t pixels, int8_t *out) {
   int32_t base[BASE_CHANNELS];
   const int32_t *bases = all_bases(m, pixels, base);
@@ -401,8 +398,7 @@ bool mak_mve_conv_s8(const ma_node *node, const mak_conv_data *d, const mak_wind
   int8_t *out = node->outputs[0]->data;
   const size_t pixels = (size_t)g->batches * g->out_h * g->out_w;
   if (g->kh == 1 && g->kw == 1 && g->stride_h == 1 && g->stride_w == 1 && g->pad_h == 0 &&
-      g->pad_w == 0 &&
-      !bytes_overlap(in, (size_t)ma_num_elements(in_t), out, pixels * (size_t)cout)) {
+      g->pad_w == 0 && mak_mve_rows_fit(in_t, node->outputs[0], (int64_t)pixels, cin, cout)) {
     conv_1x1_in_place(&m, in, pixels, out);
     return true;
   }
@@ -658,7 +654,7 @@ static inline int16x8_t tap_x(const int8_t *i, const dw_node *n, bool gather) {
 
 /* Two pixels whose windows take the same taps (in1, o1: the second's input and output),
  * channels a multiple of 8, fixed gathers: each weight load and the requantization constants
- * serve both. Out of overlap.c's order: only where input and output share no byte. */
+ * serve both. Out of overlap.c's order: only where overlap.h's pair rule allows the offsets. */
 static inline __attribute__((always_inline)) void dw_pair(const taps *t, const int8_t *in1,
                                                           const dw_node *n, bool gather,
                                                           int8_t *o, int8_t *o1) {
@@ -700,8 +696,8 @@ static mak_window window_at(const mak_window_geom *g, int32_t b, int32_t oy, int
   return w;
 }
 
-/* Images narrower than tall (keyword spotting's 5-wide maps) where input and output share no
- * byte: pixels one above the other, which take the same taps away from the top and bottom
+/* Images narrower than tall (keyword spotting's 5-wide maps) where overlap.h's rule allows the
+ * offsets: pixels one above the other, which take the same taps away from the top and bottom
  * edges, in pairs. Its own function, so that the usual path's code stays as GCC lays it out. */
 __attribute__((noinline)) static void dw_columns(const int8_t *in, const int8_t *f,
                                                  const mak_window_geom *g, int32_t cin,
@@ -770,13 +766,15 @@ bool mak_mve_dwconv_s8(const ma_node *node, const mak_conv_data *d, const mak_wi
   if (n.tab) dw_table(&n, tab);
   const int8_t *in = in_t->data, *f = node->inputs[1]->data;
   int8_t *out = node->outputs[0]->data;
-  const size_t pixels = (size_t)g->batches * g->out_h * g->out_w;
-  const bool pairs = cout % 8 == 0 && n.gather_fixed &&
-                     !bytes_overlap(in, (size_t)ma_num_elements(in_t), out, pixels * cout);
-  if (pairs && g->out_w < g->out_h) {
+  /* Pairs of pixels run where overlap.h's rules allow the offsets (always where the tensors
+   * share no byte). */
+  const bool can_pair = cout % 8 == 0 && n.gather_fixed;
+  if (can_pair && g->out_w < g->out_h &&
+      mak_mve_dw_pairs_fit(in_t, node->outputs[0], g, cin, cout, true)) {
     dw_columns(in, f, g, cin, &n, out);
     return true;
   }
+  const bool pairs = can_pair && mak_mve_dw_pairs_fit(in_t, node->outputs[0], g, cin, cout, false);
   mak_window w, next;
   mak_window_start(g, &w);
   bool more = mak_window_next(g, &w);

@@ -194,14 +194,27 @@ static int64_t pair_extra(int64_t cout) {
   return w > 0 ? cout + w : 0;
 }
 
-int64_t mak_rows_pairs_need(int64_t rows, int64_t in_row, int64_t out_row) {
+/* Rows computed `group` at a time, groups from row 0 on: each group's last reads start at its
+ * first row's input (q = g * in_row) once its rows' first w channels are written, or before any
+ * of its writes where w = 0. `partial`: a last group of fewer rows runs so too (else in order).
+ * P - q is linear in the group's start: the first two and the last full group decide. */
+static int64_t rows_need(int64_t rows, int64_t in_row, int64_t out_row, int64_t group, int64_t w,
+                         bool partial) {
   bound b = {0, 0, 1, 1};
-  const int64_t last = rows / 2 * 2 - 2, extra = pair_extra(out_row);
-  /* P - q is linear in the first row r of a pair: its ends decide, r = 0 apart as P may be 0. */
-  const int64_t heads[3] = {0, 2, last};
-  for (int i = 0; i < 3; ++i)
-    if (heads[i] >= 0 && heads[i] <= last) need(&b, heads[i] * out_row + extra, heads[i] * in_row);
+  const int64_t full = rows / group * group;
+  const int64_t starts[3] = {0, group, full - group};
+  for (int i = 0; i < 3; ++i) {
+    const int64_t g = starts[i];
+    if (g >= 0 && g + group <= full)
+      need(&b, g * out_row + (w > 0 ? (group - 1) * out_row + w : 0), g * in_row);
+  }
+  if (partial && full < rows)
+    need(&b, full * out_row + (w > 0 ? (rows - full - 1) * out_row + w : 0), full * in_row);
   return b.any ? b.worst : MAK_ANY_OFFSET;
+}
+
+int64_t mak_rows_pairs_need(int64_t rows, int64_t in_row, int64_t out_row) {
+  return rows_need(rows, in_row, out_row, 2, pair_written(out_row), false);
 }
 
 /* max over one axis of o * out_step - first_tap(o) * in_step (INT64_MIN: no window reads). */
@@ -215,9 +228,10 @@ static int64_t axis_worst(int32_t n_out, int32_t stride, int32_t pad, int32_t di
   return worst;
 }
 
-/* P - q for pixel (n, oy, ox) is a sum of a term in n, one in oy and one in ox: the maximum
- * over every pixel is the sum of the three maxima. */
-int64_t mak_window_pairs_need(const mak_window_geom *g, int32_t cin, int32_t cout) {
+/* P - q for pixel (n, oy, ox), P = its index times cout plus `extra`, is a sum of a term in n,
+ * one in oy and one in ox: the maximum over every pixel is the sum of the three maxima. */
+static int64_t every_pixel_need(const mak_window_geom *g, int32_t cin, int32_t cout,
+                                int64_t extra) {
   const int64_t wy = axis_worst(g->out_h, g->stride_h, g->pad_h, g->dil_h, g->kh, g->in_h,
                                 (int64_t)g->out_w * cout, (int64_t)g->in_w * cin);
   const int64_t wx =
@@ -225,7 +239,33 @@ int64_t mak_window_pairs_need(const mak_window_geom *g, int32_t cin, int32_t cou
   if (wy == INT64_MIN || wx == INT64_MIN || g->batches <= 0) return MAK_ANY_OFFSET;
   const int64_t per_batch = (int64_t)g->out_h * g->out_w * cout - (int64_t)g->in_h * g->in_w * cin;
   const int64_t wn = per_batch > 0 ? (g->batches - 1) * per_batch : 0;
-  return wn + wy + wx + pair_extra(cout);
+  return wn + wy + wx + extra;
+}
+
+int64_t mak_window_pairs_need(const mak_window_geom *g, int32_t cin, int32_t cout) {
+  return every_pixel_need(g, cin, cout, pair_extra(cout));
+}
+
+/* fast_mve_s8.c (Helium): a 1x1 stride-1 convolution read in place takes MAK_MVE_ROWS pixels
+ * at a time (pixels_times_rows), MAK_MVE_CHANNELS channels of all of them read for, then
+ * written; the last group may hold fewer pixels. */
+int64_t mak_mve_rows_need(int64_t rows, int64_t in_row, int64_t out_row) {
+  const int64_t w = out_row > 0 ? (out_row - 1) / MAK_MVE_CHANNELS * MAK_MVE_CHANNELS : 0;
+  return rows_need(rows, in_row, out_row, MAK_MVE_ROWS, w, true);
+}
+
+/* Its depthwise pairs (dw_pair): for each group of MAK_MVE_DW_LANES channels c, both pixels'
+ * taps of input channels c / mult on, then the group of both written. With the second pixel
+ * beside the first, group c's reads follow pixels 0..p-1 and channels 0..c-1 of both: P - q
+ * = p * cout - first * cin + (c > 0 ? cout + c - c / mult : 0), largest at the last group.
+ * One above the other (dw_columns, maps narrower than tall), the row below is written as far
+ * as the pixel before: at most ow * cout more, c - c / mult on top. Every pixel counted as a
+ * pair's first: an upper bound. */
+int64_t mak_mve_dw_pairs_need(const mak_window_geom *g, int32_t cin, int32_t cout, bool columns) {
+  const int64_t last = cout - MAK_MVE_DW_LANES, mult = cin > 0 ? cout / cin : 1;
+  const int64_t within = last > 0 ? last - last / mult : 0;
+  const int64_t extra = columns ? (int64_t)g->out_w * cout + within : last > 0 ? cout + within : 0;
+  return every_pixel_need(g, cin, cout, extra);
 }
 
 bool mak_disjoint_s8(const ma_tensor *a, const ma_tensor *b) {
@@ -246,4 +286,14 @@ bool mak_rows_pairs_fit(const ma_tensor *in, const ma_tensor *out, int64_t rows,
 bool mak_window_pairs_fit(const ma_tensor *in, const ma_tensor *out, const mak_window_geom *g,
                           int32_t cin, int32_t cout) {
   return mak_disjoint_s8(in, out) || fits(in, out, mak_window_pairs_need(g, cin, cout));
+}
+
+bool mak_mve_rows_fit(const ma_tensor *in, const ma_tensor *out, int64_t rows, int64_t in_row,
+                      int64_t out_row) {
+  return mak_disjoint_s8(in, out) || fits(in, out, mak_mve_rows_need(rows, in_row, out_row));
+}
+
+bool mak_mve_dw_pairs_fit(const ma_tensor *in, const ma_tensor *out, const mak_window_geom *g,
+                          int32_t cin, int32_t cout, bool columns) {
+  return mak_disjoint_s8(in, out) || fits(in, out, mak_mve_dw_pairs_need(g, cin, cout, columns));
 }

@@ -25,6 +25,15 @@ int64_t mak_rows_pairs_need(int64_t rows, int64_t in_row, int64_t out_row);
  * the first of a pair. */
 int64_t mak_window_pairs_need(const mak_window_geom *g, int32_t cin, int32_t cout);
 
+/* The Helium paths' (fast_mve_s8.c) blocks: pixels of a 1x1 stride-1 convolution read in place
+ * at once (its PIXELS), their channels read for, then written, at a time; depthwise lanes (its
+ * groups of eight). host/planning/kernels/microarena.py's MVE_ROWS, MVE_CHANNELS, MVE_DW_LANES. */
+enum { MAK_MVE_ROWS = 4, MAK_MVE_CHANNELS = 4, MAK_MVE_DW_LANES = 8 };
+/* The smallest safe offset of those rows (exact) and of the depthwise pixel pairs (side by side,
+ * or one above the other: `columns`; an upper bound). */
+int64_t mak_mve_rows_need(int64_t rows, int64_t in_row, int64_t out_row);
+int64_t mak_mve_dw_pairs_need(const mak_window_geom *g, int32_t cin, int32_t cout, bool columns);
+
 /* Whether int8 tensors a and b share no byte. */
 bool mak_disjoint_s8(const ma_tensor *a, const ma_tensor *b);
 /* Whether the pairs above may run: the tensors share no byte, or the input starts at least
@@ -33,5 +42,10 @@ bool mak_rows_pairs_fit(const ma_tensor *in, const ma_tensor *out, int64_t rows,
                         int64_t out_row);
 bool mak_window_pairs_fit(const ma_tensor *in, const ma_tensor *out, const mak_window_geom *g,
                           int32_t cin, int32_t cout);
+
+bool mak_mve_rows_fit(const ma_tensor *in, const ma_tensor *out, int64_t rows, int64_t in_row,
+                      int64_t out_row);
+bool mak_mve_dw_pairs_fit(const ma_tensor *in, const ma_tensor *out, const mak_window_geom *g,
+                          int32_t cin, int32_t cout, bool columns);
 
 #endif

@@ -23,6 +23,9 @@ DW_BLOCK = 32  # output channels per block of the depthwise kernel (MAK_DW_BLOCK
 PAIR_CHUNK = 16  # channels a pixel pair reads for, then writes (MAK_PAIR_CHUNK, overlap.h)
 COL_MAX = 128  # windows of several runs and at most this many bytes are copied, then computed
 MAX_RUNS = 32  # windows of more runs (rows, or taps when dilated) take the reference loop
+# Their Helium forms (fast_mve_s8.c, MAK_MVE_* in overlap.h): pixels of a 1x1 convolution read
+# in place at once, their output channels per step; depthwise pairs' channel lanes.
+MVE_ROWS, MVE_CHANNELS, MVE_DW_LANES = 4, 4, 8
 
 
 def _detection_microarena(model: Model, sg: Subgraph, op: Operator) -> list[int]:
