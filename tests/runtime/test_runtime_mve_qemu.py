@@ -69,6 +69,8 @@ MVE_CASES = [
        out_scale=0.0001, zps=(20, 0), with_bias=False),
     conv("3x3 SAME stride 2 groups 3 per-tensor", (1, 7, 6, 6), (3, 3), 9, (4, 3), stride=2,
          fin=2, per_channel=False, zps=(-128, 3)),
+    conv("3x3 SAME groups 2 of 17 channels (windows copied in runs)", (1, 3, 2, 34), (3, 3), 4,
+         (3, 2), fin=17, per_channel=False),
     conv("1x1 groups 4 no bias", (1, 3, 5, 8), (1, 1), 12, (3, 5), fin=2, with_bias=False,
          zps=(0, 0)),
     conv("1x1 1 -> 258 per-tensor no bias (more channels than the stacked weight sums)",

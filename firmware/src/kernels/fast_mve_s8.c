@@ -294,12 +294,21 @@ __attribute__((noinline)) static void conv_1x1_in_place(const matrix *m, const i
 static void window_row_groups(const int8_t *in, const mak_window_geom *g, const mak_window *w,
                               int32_t cin, int32_t fin, int8_t pad, int8_t *row) {
   const int32_t per_group = g->kh * g->kw * fin;
-  for (int32_t fy = 0; fy < g->kh; ++fy) {
-    for (int32_t fx = 0; fx < g->kw; ++fx) {
-      const bool inside = fy >= w->fy0 && fy < w->fy1 && fx >= w->fx0 && fx < w->fx1;
-      const size_t y = (size_t)w->b * g->in_h + w->iy0 + g->dil_h * fy;
-      const int8_t *src = in + (y * g->in_w + w->ix0 + g->dil_w * fx) * cin;
-      int8_t *dst = row + (fy * g->kw + fx) * fin;
+  const size_t step_y = (size_t)g->dil_h * g->in_w * cin, step_x = (size_t)g->dil_w * cin;
+  const int8_t *src_row = in + (((size_t)w->b * g->in_h + w->iy0) * g->in_w + w->ix0) * cin;
+  const mve_pred16_t p = vctp8q((uint32_t)(fin < 16 ? fin : 16));
+  const int8x16_t fill = vdupq_n_s8(pad);
+  for (int32_t fy = 0; fy < g->kh; ++fy, src_row += step_y) {
+    const bool row_inside = fy >= w->fy0 && fy < w->fy1;
+    const int8_t *src = src_row; /* not read where the tap is outside */
+    for (int32_t fx = 0; fx < g->kw; ++fx, src += step_x, row += fin) {
+      const bool inside = row_inside && fx >= w->fx0 && fx < w->fx1;
+      int8_t *dst = row;
+      if (fin <= 16) { /* one predicated vector per group (most grouped filters are thin) */
+        for (int32_t c = 0; c < cin; c += fin, dst += per_group)
+          vstrbq_p_s8(dst, inside ? vldrbq_z_s8(src + c, p) : fill, p);
+        continue;
+      }
       for (int32_t c = 0; c < cin; c += fin, dst += per_group) {
         if (inside)
           copy_bytes(dst, src + c, fin);
