@@ -17,6 +17,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "fast_activations.h"
 #include "kernel_util.h"
 #include "kernels.h"
 
@@ -419,8 +420,14 @@ static ma_status act_eval(struct ma_context *ctx, ma_node *node) {
     case P_CLAMP_Q16:
       MAP(int16_t, int16_t, (int16_t)mak_clamp(x[i], d->act_min, d->act_max));
       break;
-    case P_LOGISTIC_Q8: MAP(int8_t, int8_t, logistic_q8(d, x[i])); break;
-    case P_TANH_Q8: MAP(int8_t, int8_t, tanh_q8(d, x[i])); break;
+    case P_LOGISTIC_Q8:
+    case P_TANH_Q8:
+      if (mak_mve_sigmoid_q8(d->path == P_TANH_Q8, in->data, out->data, n, d->input_zp,
+                             d->radius, d->mult, d->shift))
+        break;
+      if (d->path == P_TANH_Q8) MAP(int8_t, int8_t, tanh_q8(d, x[i]));
+      else MAP(int8_t, int8_t, logistic_q8(d, x[i]));
+      break;
     case P_LOGISTIC_Q16: MAP(int16_t, int16_t, sigmoid_q16(d, x[i], false)); break;
     case P_TANH_Q16: MAP(int16_t, int16_t, sigmoid_q16(d, x[i], true)); break;
     case P_HSWISH_Q8: MAP(int8_t, int8_t, hard_swish_q8(d, x[i])); break;
