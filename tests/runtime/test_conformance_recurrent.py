@@ -58,6 +58,8 @@ def lstm(
     zps: tuple[int, int] = (-7, 3),
     weight_zp: int = 0,
     clip: float = 0.0,
+    cell_scale: float = 2.0**-11,
+    h_scale: float = 0.02,
 ) -> Case:
     """int8 LSTM with an int16 cell state; zps: input and hidden (output) zero points."""
     w = [T((n_cell, n_in), I8, [0.02], [weight_zp], RNG.integers(-127, 128, (n_cell, n_in)))
@@ -65,13 +67,13 @@ def lstm(
     r = [T((n_cell, n_cell), I8, [0.03], [0], RNG.integers(-127, 128, (n_cell, n_cell)))
          for _ in range(4)]  # fmt: skip
     b = [T((n_cell,), I32, [0.05 * 0.02], [0], RNG.integers(-3000, 3000, n_cell)) for _ in range(4)]
-    state = [T((batch, n_cell), I8, [0.02], [zps[1]], variable=True),
-             T((batch, n_cell), I16, [2.0**-11], [0], variable=True)]  # fmt: skip
+    state = [T((batch, n_cell), I8, [h_scale], [zps[1]], variable=True),
+             T((batch, n_cell), I16, [cell_scale], [0], variable=True)]  # fmt: skip
     shape = (steps, batch, n_in) if time_major else (batch, steps, n_in)
     out = (steps, batch, n_cell) if time_major else (batch, steps, n_cell)
     ins = [q8(shape, 0.05, zps[0]), *w, *r, None, None, None, *b, None, None, *state]
     return Case(f"UNIDIRECTIONAL_SEQUENCE_LSTM int8 {name}", "UNIDIRECTIONAL_SEQUENCE_LSTM",
-                [*ins, None, None, None, None], [q8(out, 0.02, zps[1])],
+                [*ins, None, None, None, None], [q8(out, h_scale, zps[1])],
                 "UnidirectionalSequenceLSTMOptions",
                 {0: ("b", 4), 1: ("f", clip), 3: ("B", int(time_major))}, invokes=3)  # fmt: skip
 
@@ -91,6 +93,14 @@ CASES = [
     lstm("zero points at the ends input 13 cells 9", 2, 1, 13, 9, zps=(127, -128)),
     lstm("weight zero point (plain loop)", 2, 1, 8, 4, weight_zp=3),
     lstm("input 33 cells 17 (16-byte vector tails)", 2, 1, 33, 17),
+    # A small clip and a fine hidden scale, so that a tanh one step off shows in the outputs.
+    lstm(
+        "cell scale 2^-14 (tanh input shifted right) clip 0.01",
+        *(3, 2, 12, 6),
+        clip=0.01,
+        cell_scale=2.0**-14,
+        h_scale=2.0**-14,
+    ),
 ]
 
 

@@ -1,13 +1,16 @@
-"""SVDF's and UNIDIRECTIONAL_SEQUENCE_LSTM's Helium dot products (firmware/src/kernels/
-fast_dot_s8.h) on QEMU's Cortex-M55 (mps3-an547) against the real TFLM: every intermediate
-tensor bit for bit.
+"""SVDF's and UNIDIRECTIONAL_SEQUENCE_LSTM's Helium paths (firmware/src/kernels/fast_dot_s8.h's
+dot products, lstm.c's four units at a time) on QEMU's Cortex-M55 (mps3-an547) against the
+real TFLM: every intermediate tensor bit for bit.
 
 One image (built once; test_runtime_mve_qemu.py's images have no room left) holds
 test_conformance_recurrent.py's cases (16-byte vector tails, memories of whole words and not,
-int8 and int16 states, both LSTM layouts, zero points at the int8 ends) and the shared SVDF and
-LSTM models, each with every operator's outputs made model outputs. Each runs one invocation
-on the firmware's deterministic input, from its variables' initial values (several
-invocations run on the host and the M4); the CRC-32 of every output must be TFLM's."""
+int8 and int16 states, both LSTM layouts, cell scales on both sides of 2^-12, clips, zero
+points at the int8 ends) and the shared SVDF and LSTM models, each with every operator's
+outputs and its variable tensors (SVDF's state, the LSTM's hidden and cell states, as the
+invocation leaves them) made model outputs: a gate value one step off shows in the cell state
+long before it reaches an int8 output. Each runs one invocation on the firmware's
+deterministic input, from its variables' initial values (several invocations run on the host
+and the M4); the CRC-32 of every output must be TFLM's."""
 
 from __future__ import annotations
 
@@ -38,7 +41,7 @@ def models() -> dict[str, bytes]:
         pytest.skip(f"shared models absent (tests read ../shared/models): {', '.join(missing)}")
     originals = {n: (SHARED_MODELS / f"{n}.tflite").read_bytes() for n in SHARED}
     originals.update({case_stem(i): single_op_model(c) for i, c in enumerate(CASES)})
-    return {name: with_every_output(data)[0] for name, data in originals.items()}
+    return {name: with_every_output(data, variables=True)[0] for name, data in originals.items()}
 
 
 @pytest.fixture(scope="module")

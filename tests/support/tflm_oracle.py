@@ -224,14 +224,17 @@ def run_tflm(
     return TflmRun(outputs, nums["head"], nums["tail"], nums["total"], report)
 
 
-def with_every_output(data: bytes) -> tuple[bytes, list[int]]:
-    """The model with every operator output of subgraph 0 added to its outputs, and the
+def with_every_output(data: bytes, variables: bool = False) -> tuple[bytes, list[int]]:
+    """The model with every operator output of subgraph 0 added to its outputs (and with
+    `variables` its variable tensors after them, as they are after the invocation), and the
     tensor indices of all its outputs in order."""
     m = Model(data)
     sg = m.subgraphs[0]
     outputs = list(sg.outputs)
     for op in sg.operators:
         outputs += [t for t in op.outputs if t >= 0 and t not in outputs]
+    if variables:
+        outputs += [t.index for t in sg.tensors if t.is_variable and t.index not in outputs]
     table = m.root.get(S.MODEL_SUBGRAPHS)[0]
     set_child(table, S.SUBGRAPH_OUTPUTS, struct.pack(f"<{len(outputs)}i", *outputs))
     return m.to_bytes(), outputs

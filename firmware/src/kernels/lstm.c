@@ -275,7 +275,16 @@ typedef struct {
   int32_t n_in, n_cell;
   bool symmetric; /* no weight zero points */
   chan_q in_q[4], rec_q[4], fc_q, ig_q, out_q;
+#if MA_FAST_MVE
+  rq4 in_v[4], rec_v[4], fc_v, ig_v, out_v; /* the same, for four lanes */
+#endif
 } gate_rows;
+
+#if MA_FAST_MVE
+static rq4 rq_of(int32_t mult, int8_t shift) {
+  return rq_make(vdupq_n_s32(mult), vdupq_n_s32(shift));
+}
+#endif
 
 static gate_rows rows_of(const lstm_data *d, const ma_node *node) {
   gate_rows gr;
@@ -293,6 +302,15 @@ static gate_rows rows_of(const lstm_data *d, const ma_node *node) {
   gr.fc_q = chan_consts(d->fc_mult, d->fc_shift);
   gr.ig_q = chan_consts(d->ig_mult, d->ig_shift);
   gr.out_q = chan_consts(d->out_mult, d->out_shift);
+#if MA_FAST_MVE
+  for (int32_t g = 0; g < 4; ++g) {
+    gr.in_v[g] = rq_of(d->in_mult[g], d->in_shift[g]);
+    gr.rec_v[g] = rq_of(d->rec_mult[g], d->rec_shift[g]);
+  }
+  gr.fc_v = rq_of(d->fc_mult, d->fc_shift);
+  gr.ig_v = rq_of(d->ig_mult, d->ig_shift);
+  gr.out_v = rq_of(d->out_mult, d->out_shift);
+#endif
   return gr;
 }
 
@@ -354,6 +372,115 @@ static int8_t unit_q(const lstm_data *d, const gate_rows *gr, const int8_t *x, c
   return (int8_t)mak_clamp(v, INT8_MIN, INT8_MAX);
 }
 
+#if MA_FAST_MVE
+/* The element-wise steps of unit_q on four units at once (int32 lanes), for Helium: the same
+ * integer steps lane by lane. Requantization is fast_mve_core.h's mbqm4 (equal to
+ * MultiplyByQuantizedMultiplier, see fast_mve_s8.c); the table lookups gather both
+ * neighbours (the index clamped to 254, the saturated lanes selected afterwards). */
+static inline int32x4_t sat16_4(int32x4_t v) {
+  return vmaxq_s32(vminq_s32(v, vdupq_n_s32(INT16_MAX)), vdupq_n_s32(INT16_MIN));
+}
+
+/* The low 16 bits of each lane, sign-extended: the scalar code's (int16_t) cast. */
+static inline int32x4_t low16(int32x4_t v) {
+  return vmovlbq_s16(vreinterpretq_s16_s32(v));
+}
+
+/* The interpolation sigmoid_q15 and tanh_q15 share, in k-bit steps of |v|: entry i = |v| >> k
+ * of mak_sigmoid_table scaled by 2^k plus the remainder times the step to entry i + 1, the
+ * index clamped to 254 (*sat: the lanes where i >= 255, which the callers replace). */
+static inline uint32x4_t interp4(int32x4_t v, int32_t k, mve_pred16_t *sat) {
+  const uint32x4_t a = vreinterpretq_u32_s32(vabsq_s32(v)), i = vshlq_u32(a, vdupq_n_s32(-k));
+  *sat = vcmphiq_n_u32(i, 254);
+  const uint32x4_t at = vminq_u32(i, vdupq_n_u32(254));
+  const uint32x4_t ua = vldrhq_gather_shifted_offset_u32(mak_sigmoid_table, at);
+  const uint32x4_t ub = vldrhq_gather_shifted_offset_u32(mak_sigmoid_table + 1, at);
+  const uint32x4_t frac = vandq_u32(a, vdupq_n_u32((1u << k) - 1));
+  return vaddq_u32(vshlq_u32(ua, vdupq_n_s32(k)), vmulq_u32(frac, vsubq_u32(ub, ua)));
+}
+
+/* sigmoid_q15 of v (already multiplied) in each lane. */
+static inline int32x4_t sigmoid4(int32x4_t v) {
+  mve_pred16_t sat;
+  uint32x4_t r = interp4(v, 9, &sat);
+  r = vpselq_u32(vdupq_n_u32(0x7FFFu << 10), r, sat);
+  const uint32x4_t neg = vsubq_u32(vdupq_n_u32((1u << 25) + (1u << 9) - 1), r);
+  r = vpselq_u32(vaddq_n_u32(r, 1u << 9), neg, vcmpgeq_n_s32(v, 0));
+  return low16(vreinterpretq_s32_u32(vshrq_n_u32(r, 10)));
+}
+
+/* tanh_q15 of v (already multiplied) in each lane. */
+static inline int32x4_t tanh4(int32x4_t v) {
+  mve_pred16_t sat;
+  const uint32x4_t ru = interp4(v, 8, &sat);
+  int32x4_t r = vpselq_s32(vdupq_n_s32(0xFFFF << 8), vreinterpretq_s32_u32(ru), sat);
+  const int32x4_t pos = vaddq_n_s32(r, -(1 << 23) + (1 << 7));
+  const int32x4_t neg = vsubq_s32(vdupq_n_s32((1 << 23) + (1 << 7) - 1), r);
+  r = vpselq_s32(pos, neg, vcmpgeq_n_s32(v, 0));
+  return low16(vshrq_n_s32(r, 8));
+}
+
+/* Units j..j+n-1 (n from 1 to 4) of one step: the gate sums unit by unit (Helium dot products),
+ * then unit_q's element-wise steps on the four lanes; the cell state and the output written
+ * for the n units only. */
+static void units_q4(const lstm_data *d, const gate_rows *gr, const int8_t *x, const int8_t *h,
+                     int16_t *c, int32_t j, int32_t n, int8_t *out) {
+  int32_t acc[4][4] = {{0}}, racc[4][4] = {{0}}; /* [gate][unit] */
+  for (int32_t k = 0; k < n; ++k) {
+    const int8_t *w[4], *r[4];
+    int32_t a[4], ra[4];
+    for (int32_t g = 0; g < 4; ++g) {
+      w[g] = gr->w[g] + (size_t)(j + k) * gr->n_in;
+      r[g] = gr->r[g] + (size_t)(j + k) * gr->n_cell;
+    }
+    mak_dot4_s8(w, x, gr->n_in, d->x_off, a);
+    mak_dot4_s8(r, h, gr->n_cell, d->h_off, ra);
+    for (int32_t g = 0; g < 4; ++g) {
+      acc[g][k] = (int32_t)((uint32_t)gr->bias[g][j + k] + (uint32_t)a[g]);
+      racc[g][k] = ra[g];
+    }
+  }
+  int32x4_t pre[4];
+  for (int32_t g = 0; g < 4; ++g) {
+    const int32x4_t in_part = sat16_4(mbqm4(vldrwq_s32(acc[g]), gr->in_v[g]));
+    const int32x4_t rec_part = sat16_4(mbqm4(vldrwq_s32(racc[g]), gr->rec_v[g]));
+    pre[g] = vmulq_n_s32(sat16_4(vaddq_s32(in_part, rec_part)), 3);
+  }
+  const int32x4_t ig = sigmoid4(pre[GATE_I]), fg = sigmoid4(pre[GATE_F]);
+  const int32x4_t gg = d->act == ACT_SIGMOID ? sigmoid4(pre[GATE_G]) : tanh4(pre[GATE_G]);
+  const int32x4_t og = sigmoid4(pre[GATE_O]);
+  const mve_pred16_t p = vctp32q((uint32_t)n);
+  const int32x4_t c0 = vldrhq_z_s32(c + j, p);
+  const int32x4_t kept = sat16_4(mbqm4(vmulq_s32(fg, c0), gr->fc_v));
+  const int32x4_t added = sat16_4(mbqm4(vmulq_s32(ig, gg), gr->ig_v));
+  int32x4_t cj = sat16_4(vaddq_s32(kept, added));
+  if (d->cell_clip > 0.0f)
+    cj = vmaxq_s32(vminq_s32(cj, vdupq_n_s32(d->qclip)), vdupq_n_s32(-d->qclip));
+  vstrhq_p_s32(c + j, cj, p);
+  const int32_t s = -d->tanh_shift;
+  const int32x4_t t =
+      s > 0 ? tanh4(vshlq_s32(vaddq_n_s32(vmulq_n_s32(cj, 3), 1 << (s - 1)), vdupq_n_s32(-s)))
+            : tanh4(vmulq_n_s32(cj, 3 << d->tanh_shift));
+  int32x4_t v = vqaddq_s32(mbqm4(vmulq_s32(t, og), gr->out_v), vdupq_n_s32(d->h_zp));
+  v = vmaxq_s32(vminq_s32(v, vdupq_n_s32(INT8_MAX)), vdupq_n_s32(INT8_MIN));
+  vstrbq_p_s32(out + j, v, p);
+}
+#endif
+
+/* Every unit of one step, int8: out[j] for the n_cell units. */
+static void step_q(const lstm_data *d, const gate_rows *gr, const int8_t *x, const int8_t *h,
+                   int16_t *c, int8_t *out) {
+  int32_t j = 0;
+#if MA_FAST_MVE
+  if (gr->symmetric) {
+    for (; j < gr->n_cell; j += 4)
+      units_q4(d, gr, x, h, c, j, gr->n_cell - j < 4 ? gr->n_cell - j : 4, out);
+    return;
+  }
+#endif
+  for (; j < gr->n_cell; ++j) out[j] = unit_q(d, gr, x, h, c, j);
+}
+
 static ma_status lstm_eval(struct ma_context *ctx, ma_node *node) {
   (void)ctx;
   const lstm_data *d = node->user_data;
@@ -374,16 +501,16 @@ static ma_status lstm_eval(struct ma_context *ctx, ma_node *node) {
       const uint8_t *x = (const uint8_t *)xt->data + row * n_in * esize;
       const uint8_t *h = t == 0 ? h_state + (size_t)b * n_cell * esize
                                 : out + prev * n_cell * esize;
+      if (q) {
+        step_q(d, &gr, (const int8_t *)x, (const int8_t *)h,
+               (int16_t *)node->inputs[IN_C]->data + (size_t)b * n_cell,
+               (int8_t *)out + row * n_cell);
+        continue;
+      }
       for (int32_t j = 0; j < n_cell; ++j) {
-        if (q) {
-          int16_t *c = (int16_t *)node->inputs[IN_C]->data + (size_t)b * n_cell;
-          ((int8_t *)out)[row * n_cell + j] =
-              unit_q(d, &gr, (const int8_t *)x, (const int8_t *)h, c, j);
-        } else {
-          float *c = (float *)node->inputs[IN_C]->data + (size_t)b * n_cell;
-          ((float *)out)[row * n_cell + j] =
-              unit_f32(d, node, (const float *)x, (const float *)h, c, j);
-        }
+        float *c = (float *)node->inputs[IN_C]->data + (size_t)b * n_cell;
+        ((float *)out)[row * n_cell + j] =
+            unit_f32(d, node, (const float *)x, (const float *)h, c, j);
       }
     }
   }

@@ -9,8 +9,9 @@
  * TFLM keeps the per-filter time products in two scratch buffers; here each unit's sum is
  * formed directly, in the same order, so no scratch is needed. int8 follows TFLM's
  * EvalIntegerSvdfReference: the feature product is requantized into the int16 state with
- * effective scale input * feature / state, the sum into the output with state * time / output
- * (both products formed in float, as TFLM does).
+ * effective scale input * feature / state (formed in double: with TFLM's source's float
+ * product an int16 state came out one step off the pip TFLM's on a tie), the sum into the
+ * output with state * time / output (formed in float, as TFLM does).
  */
 #include <string.h>
 
@@ -92,7 +93,7 @@ static ma_status svdf_prepare(struct ma_context *ctx, ma_node *node) {
   d->input_zp = mak_zero_point(in, 0);
   d->output_zp = mak_zero_point(out, 0);
   int shift;
-  mak_quantize_multiplier((double)(si * sf / st_s), &d->mult1, &shift);
+  mak_quantize_multiplier((double)si * (double)sf / (double)st_s, &d->mult1, &shift);
   d->shift1 = (int8_t)shift;
   mak_quantize_multiplier((double)(st_s * sw / so), &d->mult2, &shift);
   d->shift2 = (int8_t)shift;
