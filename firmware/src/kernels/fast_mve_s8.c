@@ -220,6 +220,11 @@ static inline __attribute__((always_inline)) void channel_dots(const int8_t *w,
  * constants and stored as four bytes, `out_step` apart from o. */
 static void pixels_times_rows(const matrix *m, const int32_t *bases, const int8_t *col,
                               size_t stride, int32_t n, int8_t *o) {
+  if (n == 1) { /* one pixel: four channels a step share each input load instead */
+    const span sp = {col, 0, (int32_t)m->row};
+    rows_times_input(m, &sp, 1, o);
+    return;
+  }
   const int8_t *const r[4] = {col, n > 1 ? col + stride : col, n > 2 ? col + 2 * stride : col,
                               n > 3 ? col + 3 * stride : col};
   const int32_t blocks = (int32_t)(m->row >> 4);
@@ -614,7 +619,28 @@ static bool dw_table_ok(const out_range *r, int32_t cout) {
 
 /* The table of every group of a node's channels (lanes past the last channel zero). */
 static void dw_table(const dw_node *n, dw_consts *tab) {
-  for (int32_t c = 0; c < (n->cout + 7) / 8 * 8; ++c) {
+  const int32_t whole = n->cout / 8 * 8;
+  for (int32_t c = 0; c < whole; c += 8) { /* VLD2 splits the even and odd channels */
+    dw_consts *k = tab + c / 8;
+    const uint32x4_t even = vidupq_n_u32(0, 2), odd = vidupq_n_u32(1, 2);
+    const int32x4_t se = n->per_channel ? vldrbq_gather_offset_s32(n->shift + c, even)
+                                        : vdupq_n_s32(n->shift[0]);
+    const int32x4_t so = n->per_channel ? vldrbq_gather_offset_s32(n->shift + c, odd) : se;
+    const int32x4_t m0 = vdupq_n_s32(n->mult[0]);
+    const int32x4x2_t m = n->per_channel ? vld2q_s32(n->mult + c) : (int32x4x2_t){{m0, m0}};
+    const rq4 e = rq_make(m.val[0], se), o = rq_make(m.val[1], so);
+    vstrwq_s32(k->mult, e.mult);
+    vstrwq_s32(k->mult + 4, o.mult);
+    const int32x4x2_t b = n->bias ? vld2q_s32(n->bias + c)
+                                  : (int32x4x2_t){{vdupq_n_s32(0), vdupq_n_s32(0)}};
+    vstrwq_s32(k->bias, b.val[0]);
+    vstrwq_s32(k->bias + 4, b.val[1]);
+    vstrbq_s32(k->left, e.left);
+    vstrbq_s32(k->left + 4, o.left);
+    vstrbq_s32(k->right, e.right);
+    vstrbq_s32(k->right + 4, o.right);
+  }
+  for (int32_t c = whole; c < (n->cout + 7) / 8 * 8; ++c) { /* a last part group */
     dw_consts *k = tab + c / 8;
     const int32_t lane = (c % 8) / 2 + (c % 2) * 4, q = n->per_channel ? c : 0;
     const int32_t shift = c < n->cout ? n->shift[q] : 0;
