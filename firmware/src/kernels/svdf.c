@@ -211,20 +211,54 @@ static inline int32_t filter_time(const svdf_run *c, uint8_t *state_b, int32_t f
  * time weights added to its unit's sum, requantized into the output at the unit's last filter.
  * Each row is complete before it is read, so the sums are TFLM's, without its shift of the
  * whole state first and its two scratch buffers. */
+/* The feature sums of filters r..r+n-1 (n = 4, or fewer at the end), four rows per pass. */
+static inline int32_t feature_sums(const svdf_run *c, const int8_t *xb, int32_t r,
+                                   int32_t sums[4]) {
+  const int32_t n = c->n_filter - r < 4 ? c->n_filter - r : 4;
+  if (n == 4) {
+    const int8_t *rows[4];
+    for (int k = 0; k < 4; ++k) rows[k] = c->wf + (size_t)(r + k) * c->n_input;
+    mak_dot4_s8(rows, xb, c->n_input, c->input_off, sums);
+  } else {
+    for (int32_t k = 0; k < n; ++k)
+      sums[k] = mak_dot_s8(c->wf + (size_t)(r + k) * c->n_input, xb, c->n_input, c->input_off);
+  }
+  return n;
+}
+
+/* svdf_row_q for the usual node (every shared SVDF model's): rank 1, an int8 state of rows of
+ * whole words, on a core where push_dot_s8 pays; each filter is its unit. */
+static void svdf_row_rank1_s8(const svdf_run *c, const int8_t *xb, uint8_t *state_b,
+                              int8_t *out_b) {
+  const int32_t n_mem = c->n_memory, state_off = -c->state_zp;
+  for (int32_t r = 0; r < c->n_filter; r += 4) {
+    int32_t sums[4];
+    const int32_t n = feature_sums(c, xb, r, sums);
+    for (int32_t k = 0; k < n; ++k) {
+      const size_t f = (size_t)(r + k);
+      const int32_t v = mak_clamp(requant_q(sums[k], &c->q_feature), INT8_MIN, INT8_MAX);
+      int32_t acc = push_dot_s8(state_b + f * n_mem, c->wt + f * n_mem, n_mem,
+                                (uint32_t)(v + c->state_zp), state_off);
+      if (c->bias) acc = (int32_t)((uint32_t)acc + (uint32_t)c->bias[f]);
+      const int32_t y = mak_qadd(requant_q(acc, &c->q_out), c->output_zp);
+      out_b[f] = (int8_t)mak_clamp(y, INT8_MIN, INT8_MAX);
+    }
+  }
+}
+
 static void svdf_row_q(const svdf_run *c, const int8_t *xb, uint8_t *state_b, int8_t *out_b) {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+  if (FAST_ENABLED && c->s8 && c->rank == 1 && c->n_memory % 4 == 0 &&
+      offsets_ok(-c->state_zp, 0)) {
+    svdf_row_rank1_s8(c, xb, state_b, out_b);
+    return;
+  }
+#endif
   int32_t u = 0, j = 0; /* the unit of the filter and the filter's place among its filters */
   uint32_t acc = 0;
   for (int32_t r = 0; r < c->n_filter; r += 4) {
-    const int32_t n = c->n_filter - r < 4 ? c->n_filter - r : 4;
     int32_t sums[4];
-    if (n == 4) {
-      const int8_t *rows[4];
-      for (int k = 0; k < 4; ++k) rows[k] = c->wf + (size_t)(r + k) * c->n_input;
-      mak_dot4_s8(rows, xb, c->n_input, c->input_off, sums);
-    } else {
-      for (int32_t k = 0; k < n; ++k)
-        sums[k] = mak_dot_s8(c->wf + (size_t)(r + k) * c->n_input, xb, c->n_input, c->input_off);
-    }
+    const int32_t n = feature_sums(c, xb, r, sums);
     for (int32_t k = 0; k < n; ++k) {
       if (j == 0) acc = c->bias ? (uint32_t)c->bias[u] : 0u;
       acc += (uint32_t)filter_time(c, state_b, r + k, feature_value(c, sums[k]));
