@@ -19,7 +19,7 @@ from host.planning import bands, c_header, fast_paths, offline_plan, plan_origin
 from host.planning.c_header import c_name
 from host.planning.kernels.libraries import CPUS, DEFAULT_CPU, KERNELS, RUNTIMES
 from host.planning.kernels.library import KernelLibrary, KernelsError
-from host.planning.kernels.microarena import MICROARENA_FASTEST
+from host.planning.kernels.microarena import fastest_library
 from host.planning.packing import (
     PLANNERS,
     PlanError,
@@ -159,13 +159,13 @@ def _parser() -> argparse.ArgumentParser:
         "--fastest",
         action="store_true",
         help="with --overlap --kernels microarena: keep every int8 fast path of the microarena "
-        "kernels. Their CONV_2D and FULLY_CONNECTED paths compute two pixels (rows) at once, "
-        "which needs the input further above the output than the in-order loops do (see "
-        "docs/overlap.md); where a plan puts it closer they take the in-order loops, with the "
-        "same results and more instructions (Cortex-M4/M7/M33 and the host build; the Cortex-M55's "
-        "Helium pairs still need input and output apart). --overlap --kernels microarena plans "
-        "both ways and prints both heads and the operators the smallest plan slows down; "
-        "without --fastest it keeps the smallest plan, or the fast one at an equal head",
+        "kernels. Some compute two or four pixels (rows) at once (CONV_2D and FULLY_CONNECTED "
+        "pairs; with --cpu cortex-m55, Helium's 1x1 rows and depthwise pairs), which needs "
+        "the input further above the output than the in-order loops do (docs/overlap.md); "
+        "where a plan puts it closer they take the in-order loops, with the same results and "
+        "more instructions. --overlap --kernels microarena plans both ways and prints both "
+        "heads and the operators the smallest plan slows down; without --fastest it keeps "
+        "the smallest plan, or the fast one at an equal head",
     )
     p.add_argument(
         "--bands",
@@ -246,7 +246,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
         def plan_with(lib: KernelLibrary) -> PlanResult:
             return plan_model(model, args.planner, limit, lib, progress, overlap=True, **placement)
 
-        result, fast = fast_paths.choose(model, result, plan_with, args.fastest)
+        result, fast = fast_paths.choose(model, result, plan_with, args.fastest, args.cpu)
     planned_for = runtime + ("+overlap" if args.overlap else "")
     offline_plan.embed(model, result.tensor_offsets(), planned_for, kernels)  # saved by --embed
     _add_target(result, model, args.target, kernels)
@@ -574,7 +574,7 @@ def main(argv: list[str] | None = None) -> int:
                 "kernels' fast paths where overlaps would slow them down"
             )
         if args.fastest:
-            args.kernel_library = MICROARENA_FASTEST
+            args.kernel_library = fastest_library(args.cpu)
     try:
         if args.check:
             return cmd_check(args)

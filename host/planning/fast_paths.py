@@ -16,7 +16,7 @@ from typing import Any
 
 from host.planning import overlap
 from host.planning.kernels.library import KernelLibrary
-from host.planning.kernels.microarena import MICROARENA, MICROARENA_FASTEST
+from host.planning.kernels.microarena import MICROARENA, fastest_library
 from host.planning.plan import PlanResult
 from host.tflite.model import Model
 
@@ -91,12 +91,12 @@ class FastPaths:
         }
 
 
-def slow_operators(model: Model, r: PlanResult) -> list[SlowOperator]:
-    """The operators of plan `r` whose fast path's pairs its overlaps forbid."""
+def slow_operators(model: Model, r: PlanResult, cpu: str | None = None) -> list[SlowOperator]:
+    """The operators of plan `r` whose fast path's pairs its overlaps forbid on the CPU."""
     out = []
     for s in r.shared:
         sg = model.subgraphs[s.subgraph]
-        k = MICROARENA_FASTEST.overlap_kernel(model, sg, sg.operators[s.op])
+        k = fastest_library(cpu).overlap_kernel(model, sg, sg.operators[s.op])
         need = overlap.pairs_need(k) if k is not None and k.function else None
         if need is not None and s.delta < need:
             out.append(SlowOperator(s.subgraph, s.op, s.op_name, s.delta, need))
@@ -108,12 +108,13 @@ def choose(
     planned: PlanResult,
     plan_with: Callable[[KernelLibrary], PlanResult],
     fastest: bool,
+    cpu: str | None = None,
 ) -> tuple[PlanResult, FastPaths]:
-    """`planned` (made with the minimal rules, or with --fastest's) and the plan with the other
-    rules: the one to keep (the smaller; at an equal head, or with `fastest`, the one keeping
-    every fast path) and both figures."""
-    other = plan_with(MICROARENA if fastest else MICROARENA_FASTEST)
+    """`planned` (made with the minimal rules, or with --fastest's for `cpu`) and the plan with
+    the other rules: the one to keep (the smaller; at an equal head, or with `fastest`, the one
+    keeping every fast path) and both figures."""
+    other = plan_with(MICROARENA if fastest else fastest_library(cpu))
     small, fast = (other, planned) if fastest else (planned, other)
     keep_fast = fastest or fast.head <= small.head
-    slow = tuple(slow_operators(model, small))
+    slow = tuple(slow_operators(model, small, cpu))
     return (fast if keep_fast else small), FastPaths(small.head, fast.head, slow, keep_fast)

@@ -309,20 +309,40 @@ class Kernel:
     # loops, or this project's block loop); the rule above must equal its simulation.
     # FAST_ROWS and FAST_WINDOWS: this project's int8 pairs (fast_s8.c) also run.
     function: str = ""
-    chunk: int = 0  # FAST_*: channels a pair reads for, then writes (MAK_PAIR_CHUNK)
+    chunk: int = 0  # FAST_*: channels a pair (group) reads for, then writes
+    group: int = 0  # FAST_*: pixels (rows) computed at once
 
 
 FAST_ROWS, FAST_WINDOWS = "fast_s8 row pairs", "fast_s8 pixel pairs"
+FAST_MVE_ROWS, FAST_MVE_DEPTHWISE = "fast_mve row groups", "fast_mve depthwise pairs"
+FAST_FUNCTIONS = (FAST_ROWS, FAST_WINDOWS, FAST_MVE_ROWS, FAST_MVE_DEPTHWISE)
 
 
 def pairs_need(k: Kernel) -> int | None:
-    """The smallest safe offset of this project's int8 pairs (FAST_ROWS, FAST_WINDOWS)."""
-    if k.function == FAST_ROWS:
+    """The smallest safe offset of this project's int8 pairs (FAST_FUNCTIONS)."""
+    if k.function == FAST_MVE_DEPTHWISE:
+        return _mve_depthwise_need(k)
+    if k.function in (FAST_ROWS, FAST_MVE_ROWS):
         if k.loop == "fully_connected":
-            return rows_pairs_need(*k.fc, k.chunk)
-        b, oh, ow, oc = k.out_shape
-        return rows_pairs_need(b * oh * ow, k.in_shapes[0][3], oc, k.chunk)
+            rows, depth, units = k.fc
+        else:
+            b, oh, ow, units = k.out_shape
+            rows, depth = b * oh * ow, k.in_shapes[0][3]
+        if k.function == FAST_MVE_ROWS:
+            return mve_rows_need(rows, depth, units, k.group, k.chunk)
+        return rows_pairs_need(rows, depth, units, k.chunk)
     return window_pairs_need(k.in_shapes[0], k.out_shape, *k.window, k.chunk)
+
+
+def _mve_depthwise_need(k: Kernel) -> int | None:
+    """fast_mve_s8.c takes a map and a filter one column wide as one row (as_row), then pairs
+    one above the other where the map is narrower than tall, else side by side."""
+    (ins, outs), (kernel, stride, dilation, pad) = (k.in_shapes[0], k.out_shape), k.window
+    if ins[2] == 1 and outs[2] == 1 and kernel[1] == 1:
+        ins, outs = (ins[0], 1, ins[1], ins[3]), (outs[0], 1, outs[1], outs[3])
+        kernel, stride, dilation, pad = (t[::-1] for t in (kernel, stride, dilation, pad))
+    columns = outs[2] < outs[1]
+    return mve_depthwise_pairs_need(ins, outs, kernel, stride, dilation, pad, k.chunk, columns)
 
 
 def _at_least(a: int | None, b: int | None) -> int | None:
@@ -332,8 +352,8 @@ def _at_least(a: int | None, b: int | None) -> int | None:
 
 def rule(k: Kernel, slot: int) -> int | None:
     """The smallest safe input-minus-output offset of input `slot` (None: any offset)."""
-    if k.function in (FAST_ROWS, FAST_WINDOWS):
-        return _at_least(rule(replace(k, function="", chunk=0), slot), pairs_need(k))
+    if k.function in FAST_FUNCTIONS:
+        return _at_least(rule(replace(k, function="", chunk=0, group=0), slot), pairs_need(k))
     args = (k.in_bytes, k.out_bytes)
     if k.loop == "conv":
         return conv_rule(k.in_shapes[0], k.out_shape, *k.window, *args)

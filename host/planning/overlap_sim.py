@@ -17,7 +17,7 @@ from collections.abc import Iterable, Iterator, Sequence
 
 import numpy as np
 
-from host.planning.overlap import FAST_ROWS, FAST_WINDOWS, Kernel
+from host.planning.overlap import FAST_MVE_DEPTHWISE, FAST_MVE_ROWS, FAST_ROWS, FAST_WINDOWS, Kernel
 
 Access = tuple[str, int, int]  # ("r" | "w", input slot, element index)
 
@@ -436,6 +436,8 @@ def trace(k: Kernel) -> Iterator[Access]:
     """The access sequence of an operator's kernel as described by host.planning.overlap."""
     if k.function in (FAST_ROWS, FAST_WINDOWS):
         return fast_s8_trace(k)
+    if k.function in (FAST_MVE_ROWS, FAST_MVE_DEPTHWISE):
+        raise ValueError(f"no whole-kernel replay of {k.function}: see mve_*_trace")
     if k.function == "arm_avgpool_s8":
         return cmsis_avgpool_trace(k.in_shapes[0], k.out_shape, k.window)
     if k.function:

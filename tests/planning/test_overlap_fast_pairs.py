@@ -172,16 +172,41 @@ def test_docs_heads_are_the_planners() -> None:
     from host.tflite.model import Model
 
     text = (REPO / "docs/overlap.md").read_text(encoding="utf-8")
-    rows = re.findall(r"^\| (\w+) \| (\d+) \| (\d+) \| (\d+) \| [\d,]+ \|", text, re.M)
-    assert len(rows) >= 5
-    for name, plain, smallest, fastest in rows:
+    boards = {"mps2-an386": "cortex-m4", "mps3-an547": "cortex-m55"}
+    row = r"^\| (\w+) \| ([\w-]+) \| (\d+) \| (\d+) \| (\d+) \| [\d,]+ \|"
+    rows = re.findall(row, text, re.M)
+    assert len(rows) >= 7 and {r[1] for r in rows} == set(boards)
+    for name, board, plain, smallest, fastest in rows:
         path = SHARED_MODELS / f"{name}.tflite"
         if not path.exists():
             pytest.skip(f"{path} is absent (tests read ../shared/models)")
         data = path.read_bytes()
         heads = [arena.predict(data, abi="cortex-m")["head"]]
-        for lib in (microarena.MICROARENA, microarena.MICROARENA_FASTEST):
+        for lib in (microarena.MICROARENA, microarena.fastest_library(boards[board])):
             heads.append(
                 plan_model(Model(data, name), time_limit=1.5, kernels=lib, overlap=True).head
             )
-        assert heads == [int(plain), int(smallest), int(fastest)], name
+        assert heads == [int(plain), int(smallest), int(fastest)], (name, board)
+
+
+def test_cli_helium_rules_with_cpu_cortex_m55(tmp_path: Path, capsys) -> None:
+    """--cpu cortex-m55: the Helium paths' rules (1x1 rows, depthwise pairs one above the other
+    on KWS's 25x5 maps) decide which operators the smallest plan slows, and --fastest plans
+    with them: its plan slows none."""
+    from host.planning import fast_paths
+    from host.planning.plan import plan_model
+    from host.tflite.model import Model
+
+    p = tmp_path / "kws.tflite"
+    p.write_bytes(shared_model("tiny_kws_dscnn_int8").read_bytes())
+    args = [str(p), "--overlap", "--kernels", "microarena", "--cpu", "cortex-m55", "-q"]
+    assert main([*args, "--json"]) == 0
+    fast = json.loads(capsys.readouterr().out)["fast_paths"]
+    assert {s["op_name"] for s in fast["slow_in_smallest"]} == {"CONV_2D", "DEPTHWISE_CONV_2D"}
+    assert fast["smallest_head"] < fast["fastest_head"]
+    assert main([*args, "--fastest", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["head"] == fast["fastest_head"]
+    model = Model.load(p)
+    lib = microarena.fastest_library("cortex-m55")
+    result = plan_model(model, time_limit=1.5, kernels=lib, overlap=True)
+    assert result.shared and not fast_paths.slow_operators(model, result, "cortex-m55")

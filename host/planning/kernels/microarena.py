@@ -64,21 +64,22 @@ class Microarena(KernelLibrary):
         gather=False,
     )
 
-    def __init__(self, cpu: str | None = None, fastest: bool = False) -> None:
+    def __init__(self, cpu: str | None = None, fastest: bool = False, helium: bool = False):
         super().__init__(cpu)
-        self.fastest = fastest
+        self.fastest = fastest  # rules that keep every fast path's pairs
+        self.helium = helium  # those of the Cortex-M55's paths (fast_mve_s8.c)
 
     def scratch(self, model: Model, sg: Subgraph, op: Operator) -> list[int]:
         rule = SCRATCH_RULES.get(op.name)
         return [] if rule is None else rule(model, sg, op)
 
     def overlap_kernel(self, model: Model, sg: Subgraph, op: Operator) -> overlap.Kernel | None:
-        """With `fastest`, the int8 CONV_2D and FULLY_CONNECTED rules also keep fast_s8.c's
-        pairs (their out-of-order loops run only where the offsets allow them)."""
+        """With `fastest`, the int8 rules also keep the fast paths' pairs (their out-of-order
+        loops run only where the offsets allow them): fast_s8.c's, or fast_mve_s8.c's."""
         k = super().overlap_kernel(model, sg, op)
         if not self.fastest or k is None:
             return k
-        return with_fast_pairs(k)
+        return with_helium_pairs(k) if self.helium else with_fast_pairs(k)
 
 
 def fast_pairs(k: overlap.Kernel) -> str:
@@ -90,9 +91,9 @@ def fast_pairs(k: overlap.Kernel) -> str:
         return overlap.FAST_ROWS
     if k.loop != "conv":
         return ""
-    (kh, kw), stride, (_, dil_w), pad = k.window
-    if (kh, kw, *stride, *pad) == (1, 1, 1, 1, 0, 0) and k.in_shapes[0][1:3] == k.out_shape[1:3]:
+    if _is_matrix(k):
         return overlap.FAST_ROWS
+    (kh, kw), _, (_, dil_w), _ = k.window
     runs = kh if dil_w == 1 else kh * kw
     window_bytes = kh * kw * k.in_shapes[0][3]
     if runs > MAX_RUNS or (runs > 1 and window_bytes <= COL_MAX and window_bytes % 4 == 0):
@@ -100,11 +101,36 @@ def fast_pairs(k: overlap.Kernel) -> str:
     return overlap.FAST_WINDOWS
 
 
+def _is_matrix(k: overlap.Kernel) -> bool:
+    """A 1x1 stride-1 convolution that reads every input pixel."""
+    (kh, kw), stride, _, pad = k.window
+    return (kh, kw, *stride, *pad) == (1, 1, 1, 1, 0, 0) and k.in_shapes[0][1:3] == k.out_shape[1:3]
+
+
 def with_fast_pairs(k: overlap.Kernel) -> overlap.Kernel:
     """`k` with fast_s8.c's pairs, where they run for it."""
     function = fast_pairs(k)
-    return replace(k, function=function, chunk=PAIR_CHUNK) if function else k
+    return replace(k, function=function, chunk=PAIR_CHUNK, group=2) if function else k
+
+
+def with_helium_pairs(k: overlap.Kernel) -> overlap.Kernel:
+    """`k` with fast_mve_s8.c's out-of-order loops, where they run for it (mak_mve_conv_s8's
+    and mak_mve_dwconv_s8's choices): 1x1 rows read in place, depthwise pixel pairs."""
+    if k.in_bytes != 1 or k.out_bytes != 1:
+        return k
+    if k.loop == "conv" and _is_matrix(k):
+        return replace(k, function=overlap.FAST_MVE_ROWS, chunk=MVE_CHANNELS, group=MVE_ROWS)
+    mult = k.out_shape[3] // k.in_shapes[0][3] if k.loop == "depthwise" else 0
+    if mult and k.out_shape[3] % MVE_DW_LANES == 0 and (8 % mult == 0 or mult % 8 == 0):
+        return replace(k, function=overlap.FAST_MVE_DEPTHWISE, chunk=MVE_DW_LANES, group=2)
+    return k
 
 
 MICROARENA = Microarena()
 MICROARENA_FASTEST = Microarena(fastest=True)
+MICROARENA_FASTEST_M55 = Microarena(fastest=True, helium=True)
+
+
+def fastest_library(cpu: str | None) -> Microarena:
+    """The rules keeping every fast path on the CPU (the Cortex-M55's are Helium's)."""
+    return MICROARENA_FASTEST_M55 if cpu == "cortex-m55" else MICROARENA_FASTEST
