@@ -205,7 +205,7 @@ def overlap_layout(model: bytes, slot: int, delta: int) -> dict[int, int] | None
 
 # Int8 operators whose fast path (fast_s8.c) pairs pixels or rows, shaped so that the pairs need
 # the input further above the output than the in-order loops: between the two rules (16-byte
-# steps) the pairs must not run. tests/runtime/test_overlap_fast_pairs.py, test_runtime_qemu.py.
+# steps) the pairs must not run. tests/runtime/test_overlap_fast_pairs_run.py, test_runtime_qemu.py.
 PAIR_CASES: dict[str, Builder] = {
     "conv 1x1 32 to 32": _conv(1, 1, (1, 1), (1, 1), VALID, (1, 6, 6, 32), 32, (6, 6)),
     "conv 1x1 48 to 24": _conv(1, 1, (1, 1), (1, 1), VALID, (1, 5, 5, 48), 24, (5, 5)),
