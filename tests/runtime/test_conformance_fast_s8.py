@@ -183,6 +183,9 @@ CASES = [
     fc("depth 3 units 2 no bias", (1, 3), 2, with_bias=False, zps=(0, 0), out_scale=0.01),
     fc("depth 130 units 10", (1, 130), 10, out_scale=1.0),
     fc("weight zero point (reference loop)", (2, 16), 5, filter_zp=3),
+    # one_row: a single value per row; rows in chunks of 32 with a block tail and a value tail
+    fc("depth 1 units 16", (1, 1), 16, act=ACT_RELU),
+    fc("depth 6 units 37 per-channel", (1, 6), 37, per_channel=True),
 ]  # fmt: skip
 
 

@@ -17,7 +17,8 @@ typedef struct {
   void *user_data;   /* set by the kernel's prepare */
   uint32_t op_pos;   /* operator table in the model */
   int32_t code;      /* builtin operator code */
-  int32_t state;     /* CALL_ONCE: done flag; VAR_HANDLE: resource id (the handle's data) */
+  int32_t state;     /* CALL_ONCE: done flag; VAR_HANDLE: resource id (the handle's data);
+                        a kernel's operator: its prepare's eval_data_only */
 } ma_inode;
 
 /* Operands per operator (LSTM has 24 inputs), so an operator's view fits a bounded frame. */
@@ -123,6 +124,9 @@ size_t ma_required(const ma_interp *it);
 /* model.c */
 ma_status ma_parse_model(ma_interp *it);
 ma_status ma_build_frame(ma_interp *it, int32_t sg, ma_inode *n, ma_frame *f);
+/* ma_build_frame for an invoke: for an operator whose kernel set eval_data_only, the
+ * descriptors hold only their data. */
+void ma_build_eval_frame(ma_interp *it, int32_t sg, ma_inode *n, ma_frame *f);
 /* The operator's input and output index vectors (validated at load). */
 void ma_op_io(ma_interp *it, const ma_inode *n, fb_vec *ins, fb_vec *outs);
 /* Subgraphs an operator invokes (IF/WHILE: 2, CALL_ONCE: 1), -1 when none or invalid. */

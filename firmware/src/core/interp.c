@@ -183,6 +183,7 @@ static ma_status prepare_all(ma_interp *it) {
         st = check_const_alignment(it, &f.node);
         if (st == MA_OK && kernel->prepare != NULL) st = kernel->prepare(it, &f.node);
         n->user_data = f.node.user_data;
+        n->state = f.node.eval_data_only != 0;
       }
       if (st == MA_OK) st = check_output_shapes(it, &f.node);
       if (st == MA_ERR_UNSUPPORTED) {
@@ -304,11 +305,10 @@ ma_status ma_invoke_subgraph(ma_interp *it, int32_t sg) {
   for (int32_t k = 0; k < s->n_nodes && st == MA_OK; k++) {
     ma_inode *n = &s->nodes[k];
     ma_frame f;
-    st = ma_build_frame(it, sg, n, &f);
-    if (st != MA_OK) break;
+    ma_build_eval_frame(it, sg, n, &f);
     const ma_op_hook hook = it->cb.op_hook;
     if (hook != NULL) hook(it->log_ctx, sg, k, n->code, 0);
-    if (ma_is_core_op(n->code)) {
+    if (f.kernel == NULL) {
       st = ma_core_eval(it, n, &f);
     } else {
       st = f.kernel->eval(it, &f.node);

@@ -327,7 +327,9 @@ void ma_op_callees(ma_interp *it, const ma_inode *n, int32_t callee[2]) {
   }
 }
 
-ma_status ma_build_frame(ma_interp *it, int32_t sg, ma_inode *n, ma_frame *f) {
+/* The frame of operator n: every descriptor in full, or (data_only: an invoke of an operator
+ * whose kernel's eval reads only its operands' data) each one's data pointer alone. */
+static void build_frame(ma_interp *it, int32_t sg, ma_inode *n, ma_frame *f, bool data_only) {
   const uint8_t *buf = it->rd.buf;
   ma_subgraph *s = &it->subgraphs[sg];
   /* Verified by parse_operator at load, so read without checks (this runs on every invoke). */
@@ -338,15 +340,21 @@ ma_status ma_build_frame(ma_interp *it, int32_t sg, ma_inode *n, ma_frame *f) {
   const uint8_t opt_type = type_at != 0 ? buf[op.pos + type_at] : 0;
   const fb_tab opts = fbt_subtable(buf, &op, 4);
   const fb_vec custom = fbt_vector(buf, &op, 5);
-  /* Each operand's descriptor, then every field of the node (no memset: see ma_describe). */
-  for (uint32_t j = 0; j < ins.len; j++) {
-    const int32_t x = (int32_t)fbt_u32(buf, ins.pos + 4 * j);
+  /* Each operand's descriptor, inputs then outputs (never optional: parse_operator), then
+   * every field of the node (no memset: see ma_describe). */
+  for (uint32_t j = 0; j < ins.len + outs.len; j++) {
+    const int32_t x = (int32_t)(j < ins.len ? fbt_u32(buf, ins.pos + 4 * j)
+                                            : fbt_u32(buf, outs.pos + 4 * (j - ins.len)));
     f->list[j] = x < 0 ? NULL : &f->desc[j];
-    if (x >= 0) describe(it, sg, x, &f->desc[j]);
-  }
-  for (uint32_t j = ins.len; j < ins.len + outs.len; j++) {
-    describe(it, sg, (int32_t)fbt_u32(buf, outs.pos + 4 * (j - ins.len)), &f->desc[j]);
-    f->list[j] = &f->desc[j]; /* outputs are never optional (parse_operator) */
+    if (x < 0) continue;
+    if (!data_only) {
+      describe(it, sg, x, &f->desc[j]);
+      continue;
+    }
+#if !defined(__arm__) /* host builds (the conformance suite): a read of another field shows */
+    memset(&f->desc[j], 0xA5, sizeof f->desc[j]);
+#endif
+    f->desc[j].data = s->data[x];
   }
   f->node.n_inputs = (int32_t)ins.len;
   f->node.n_outputs = (int32_t)outs.len;
@@ -359,11 +367,28 @@ ma_status ma_build_frame(ma_interp *it, int32_t sg, ma_inode *n, ma_frame *f) {
   f->node.custom_options_len = custom.pos != 0 ? custom.len : 0;
   f->node.user_data = n->user_data;
   f->node.builtin_code = n->code;
+  f->node.eval_data_only = data_only;
+  f->node.index = (int32_t)(n - s->nodes);
+}
+
+ma_status ma_build_frame(ma_interp *it, int32_t sg, ma_inode *n, ma_frame *f) {
+  build_frame(it, sg, n, f, false);
   f->kernel = ma_find_kernel(n->code); /* NULL for control flow */
   f->node.variant = f->kernel != NULL ? f->kernel->variant : 0;
-  f->node.index = (int32_t)(n - s->nodes);
   ma_op_callees(it, n, f->callee);
   return MA_OK;
+}
+
+void ma_build_eval_frame(ma_interp *it, int32_t sg, ma_inode *n, ma_frame *f) {
+  const ma_kernel *kernel = ma_find_kernel(n->code); /* NULL for control flow */
+  build_frame(it, sg, n, f, kernel != NULL && n->state != 0);
+  f->kernel = kernel;
+  f->node.variant = kernel != NULL ? kernel->variant : 0;
+  if (kernel == NULL) {
+    ma_op_callees(it, n, f->callee);
+  } else {
+    f->callee[0] = f->callee[1] = -1; /* a kernel's operator calls no subgraph */
+  }
 }
 
 /* host.plan's marker beside its plan (JSON, host/planning/plan_origin.py): with "overlap": true

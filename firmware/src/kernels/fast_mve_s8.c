@@ -426,24 +426,21 @@ bool mak_mve_conv_s8(const ma_node *node, const mak_conv_data *d, const mak_wind
 
 /* ---------------------------------------------------------- FULLY_CONNECTED */
 
-bool mak_mve_fc_s8(const ma_node *node, int32_t input_offset, int32_t filter_offset,
-                   int32_t output_offset, int32_t act_min, int32_t act_max, int32_t n_mult,
-                   const int32_t *mult, const int8_t *shift) {
-  const ma_tensor *in_t = node->inputs[0], *w_t = node->inputs[1], *bias_t = mak_input(node, 2);
-  if (!all_s8(node) || filter_offset != 0 || !offsets_ok(input_offset, output_offset))
-    return false;
-  const int32_t units = w_t->dims[0], depth = w_t->dims[1];
-  const int32_t batches = ma_num_elements(in_t) / depth;
-  const matrix m = {w_t->data,     bias_t ? bias_t->data : NULL,
-                    mult,          shift,
-                    (size_t)depth, units,
-                    n_mult > 1,    input_offset,
-                    make_range(output_offset, act_min, act_max), units};
-  const int8_t *in = in_t->data;
-  int8_t *out = node->outputs[0]->data;
-  for (int32_t b = 0; b < batches; ++b) {
-    const span sp = {in + (size_t)b * depth, 0, depth};
-    rows_times_input(&m, &sp, 1, out + (size_t)b * units);
+bool mak_mve_fc_s8(const mak_fc_s8_job *fc) {
+  if (!offsets_ok(fc->input_offset, fc->output_offset)) return false;
+  const matrix m = {fc->w,
+                    fc->bias,
+                    fc->mult,
+                    fc->shift,
+                    (size_t)fc->depth,
+                    fc->units,
+                    fc->n_mult > 1,
+                    fc->input_offset,
+                    make_range(fc->output_offset, fc->act_min, fc->act_max),
+                    fc->units};
+  for (int32_t b = 0; b < fc->batches; ++b) {
+    const span sp = {fc->in + (size_t)b * fc->depth, 0, fc->depth};
+    rows_times_input(&m, &sp, 1, fc->out + (size_t)b * fc->units);
   }
   return true;
 }

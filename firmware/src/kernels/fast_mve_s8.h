@@ -11,20 +11,19 @@
 
 #include <stdbool.h>
 
+#include "fast_s8.h"
 #include "kernel_util.h"
 
 #if defined(__ARM_FEATURE_MVE) && (__ARM_FEATURE_MVE & 1)
 #define MA_FAST_MVE 1
 bool mak_mve_conv_s8(const ma_node *node, const mak_conv_data *d, const mak_window_geom *g);
 bool mak_mve_dwconv_s8(const ma_node *node, const mak_conv_data *d, const mak_window_geom *g);
-bool mak_mve_fc_s8(const ma_node *node, int32_t input_offset, int32_t filter_offset,
-                   int32_t output_offset, int32_t act_min, int32_t act_max, int32_t n_mult,
-                   const int32_t *mult, const int8_t *shift);
+bool mak_mve_fc_s8(const mak_fc_s8_job *fc);
 #else
 #define MA_FAST_MVE 0
 #define mak_mve_conv_s8(node, d, g) false
 #define mak_mve_dwconv_s8(node, d, g) false
-#define mak_mve_fc_s8(node, in_off, f_off, out_off, lo, hi, n_mult, mult, shift) false
+#define mak_mve_fc_s8(fc) false
 #endif
 
 #endif

@@ -380,38 +380,49 @@ static inline int8_t requant_cf(int32_t acc, const chan_q *c, const out_range *r
   return requant_c(acc, c, r);
 }
 
-static inline __attribute__((always_inline)) void requant_pairs_as(
-    const rows_job *j, int32_t ch0, int32_t n, const int32_t *s, const int32_t *bias, int8_t *o0,
-    int8_t *o1, bool full, bool per_channel) {
+enum { ROW_CHUNK = 32 }; /* output channels one_row sums before requantizing: 128 stack bytes */
+
+static inline __attribute__((always_inline)) void requant_as(
+    const rows_job *j, int32_t ch0, int32_t n, const int32_t *s, int32_t rows,
+    const int32_t *bias, int8_t *o0, int8_t *o1, bool full, bool per_channel) {
   const out_range r = j->r;
   const int32_t *m = j->mult + (per_channel ? ch0 : 0);
   const int8_t *sh = j->shift + (per_channel ? ch0 : 0);
   chan_q c = chan_consts(m[0], sh[0]);
   for (int32_t k = 0; k < n; ++k) {
     if (per_channel) c = chan_consts(m[k], sh[k]);
-    o0[k] = requant_cf(wrap_add(s[2 * k], bias[k]), &c, &r, full);
-    o1[k] = requant_cf(wrap_add(s[2 * k + 1], bias[k]), &c, &r, full);
+    o0[k] = requant_cf(wrap_add(s[rows * k], bias[k]), &c, &r, full);
+    if (rows == 2) o1[k] = requant_cf(wrap_add(s[2 * k + 1], bias[k]), &c, &r, full);
   }
 }
 
-/* o0[ch], o1[ch] for the n channels ch from ch0: s holds their sums in pairs_sums' order
- * (channel k's at 2k and 2k + 1), without the bias. Not inlined, and one loop per form of
- * the clamp and of the multipliers, so that the loop keeps its constants in registers. */
-__attribute__((noinline)) static void requant_pairs(const rows_job *j, int32_t ch0, int32_t n,
-                                                    const int32_t *s, int8_t *o0, int8_t *o1) {
-  static const int32_t no_bias[2 * PAIRS];
+/* o0[ch] (and o1[ch] for two rows) for the n channels ch from ch0: s holds their sums without
+ * the bias, channel k's at k (one row) or at 2k and 2k + 1 (two rows: pairs_sums' order). Not
+ * inlined, and one loop per form of the multipliers (and for two rows of the clamp), so that
+ * the loop keeps its constants in registers. */
+__attribute__((noinline)) static void requant_rows(const rows_job *j, int32_t ch0, int32_t n,
+                                                   const int32_t *s, int32_t rows, int8_t *o0,
+                                                   int8_t *o1) {
+  static const int32_t no_bias[ROW_CHUNK];
+  _Static_assert(2 * PAIRS <= ROW_CHUNK, "no_bias covers a chunk of pairs");
   const int32_t *bias = j->bias ? j->bias + ch0 : no_bias;
   const bool full = j->r.lo + j->r.offset == INT8_MIN && j->r.hi + j->r.offset == INT8_MAX;
   o0 += ch0;
   o1 += ch0;
-  if (full && j->per_channel)
-    requant_pairs_as(j, ch0, n, s, bias, o0, o1, true, true);
-  else if (full)
-    requant_pairs_as(j, ch0, n, s, bias, o0, o1, true, false);
-  else if (j->per_channel)
-    requant_pairs_as(j, ch0, n, s, bias, o0, o1, false, true);
-  else
-    requant_pairs_as(j, ch0, n, s, bias, o0, o1, false, false);
+  if (rows == 1) { /* the clamp of any range: two loops fewer in flash */
+    if (j->per_channel)
+      requant_as(j, ch0, n, s, 1, bias, o0, o1, false, true);
+    else
+      requant_as(j, ch0, n, s, 1, bias, o0, o1, false, false);
+  } else if (full && j->per_channel) {
+    requant_as(j, ch0, n, s, 2, bias, o0, o1, true, true);
+  } else if (full) {
+    requant_as(j, ch0, n, s, 2, bias, o0, o1, true, false);
+  } else if (j->per_channel) {
+    requant_as(j, ch0, n, s, 2, bias, o0, o1, false, true);
+  } else {
+    requant_as(j, ch0, n, s, 2, bias, o0, o1, false, false);
+  }
 }
 
 /* pairs_sums for windows of several runs (or one run of a length not a multiple of 4): the
@@ -469,7 +480,7 @@ static void rows2(const rows_job *j, const run *runs, int32_t nr, ptrdiff_t xd, 
     } else {
       runs_sums(j, runs, nr, xd, oc, np, s);
     }
-    requant_pairs(j, oc, 2 * np, s, o0, o1);
+    requant_rows(j, oc, 2 * np, s, 2, o0, o1);
   }
   if (even < j->cout) {
     const int8_t *fo = j->f + even * j->fstride;
@@ -482,6 +493,128 @@ static void rows2(const rows_job *j, const run *runs, int32_t nr, ptrdiff_t xd, 
                                  j->shift[j->per_channel ? even : 0]);
     o0[even] = requant_c(a0, &c, &j->r);
     o1[even] = requant_c(a1, &c, &j->r);
+  }
+}
+
+/* ------------------------------------------------------------- one input row */
+
+/* The sums of one input row (x) with `blocks` blocks of four weight rows (w, ws bytes apart,
+ * a block 4 ws after the previous one) over the row's first n values (n a multiple of 4, at
+ * least 4; x_end = x + n): out[4 b + r] for row r of block b. Field order: the assembly's. */
+typedef struct {
+  const int8_t *x, *x_end, *w;
+  int32_t ws;
+  int32_t *out;
+  int32_t blocks;
+  uint32_t off2; /* the input offset in both int16 lanes */
+  int32_t step;  /* 4 ws - n: from the end of a block's rows to the next block */
+} quads_job;
+
+#if FAST_DSP
+_Static_assert(offsetof(quads_job, step) == 28, "quads_sums_dsp's offsets");
+/* dot4's loop for every block, its sums in r4-r7 (rows 0-3), the input as int16 pairs in r8,
+ * r9, the rows in r1 (0 and 1, r3 = ws apart) and r2 (2 and 3), the offset pair in r12, the
+ * input's end in lr; the frame [sp] holds x, out, blocks left and step. */
+__attribute__((naked, noinline)) static void quads_sums_dsp(const quads_job *p
+                                                            __attribute__((unused))) {
+  __asm__(
+      "push {r4-r11, lr}\n\t"
+      "ldm r0, {r4-r11}\n\t"
+      "sub sp, sp, #16\n\t"
+      "str r4, [sp]\n\t"
+      "str r8, [sp, #4]\n\t"
+      "str r9, [sp, #8]\n\t"
+      "str r11, [sp, #12]\n\t"
+      "mov lr, r5\n\t"
+      "mov r1, r6\n\t"
+      "mov r3, r7\n\t"
+      "mov r12, r10\n\t"
+      "add r2, r1, r3, lsl #1\n\t"
+      "2:\n\t"
+      "ldr r0, [sp]\n\t"
+      "movs r4, #0\n\t"
+      "movs r5, #0\n\t"
+      "movs r6, #0\n\t"
+      "movs r7, #0\n\t"
+      "1:\n\t"
+      "ldr r10, [r0], #4\n\t"
+      "sxtab16 r8, r12, r10\n\t"
+      "sxtab16 r9, r12, r10, ror #8\n\t"
+      "ldr r10, [r1, r3]\n\t"
+      "sxtb16 r11, r10\n\t"
+      "smlad r5, r11, r8, r5\n\t"
+      "sxtb16 r10, r10, ror #8\n\t"
+      "smlad r5, r10, r9, r5\n\t"
+      "ldr r10, [r1], #4\n\t"
+      "sxtb16 r11, r10\n\t"
+      "smlad r4, r11, r8, r4\n\t"
+      "sxtb16 r10, r10, ror #8\n\t"
+      "smlad r4, r10, r9, r4\n\t"
+      "ldr r10, [r2, r3]\n\t"
+      "sxtb16 r11, r10\n\t"
+      "smlad r7, r11, r8, r7\n\t"
+      "sxtb16 r10, r10, ror #8\n\t"
+      "smlad r7, r10, r9, r7\n\t"
+      "ldr r10, [r2], #4\n\t"
+      "sxtb16 r11, r10\n\t"
+      "smlad r6, r11, r8, r6\n\t"
+      "sxtb16 r10, r10, ror #8\n\t"
+      "smlad r6, r10, r9, r6\n\t"
+      "cmp r0, lr\n\t"
+      "bne 1b\n\t"
+      "ldr r10, [sp, #4]\n\t"
+      "stmia r10!, {r4-r7}\n\t"
+      "str r10, [sp, #4]\n\t"
+      "ldr r10, [sp, #12]\n\t"
+      "add r1, r1, r10\n\t"
+      "add r2, r2, r10\n\t"
+      "ldr r10, [sp, #8]\n\t"
+      "subs r10, r10, #1\n\t"
+      "str r10, [sp, #8]\n\t"
+      "bne 2b\n\t"
+      "add sp, sp, #16\n\t"
+      "pop {r4-r11, pc}");
+}
+#endif
+
+static void quads_sums(const quads_job *p) {
+#if FAST_DSP
+  quads_sums_dsp(p);
+#else
+  const int32_t off = (int16_t)(p->off2 & 0xFFFFu), n = (int32_t)(p->x_end - p->x);
+  for (int32_t b = 0; b < p->blocks; ++b) {
+    int32_t acc[4] = {0, 0, 0, 0};
+    dot4(p->x, p->w + (size_t)b * 4 * p->ws, (size_t)p->ws, n, off, acc);
+    memcpy(p->out + 4 * b, acc, sizeof acc);
+  }
+#endif
+}
+
+/* One input row of len values (a FULLY_CONNECTED batch, a 1x1 convolution's pixel) against
+ * every weight row of j: o[0, cout), chunk by chunk of channels, each chunk's sums before its
+ * writes (so every read of the row comes no later than in channel order, as overlap.c's rule
+ * wants): four weight rows per pass over the row, then the chunk's other rows one by one,
+ * then the last len % 4 values, then the requantization. */
+static void one_row(const rows_job *j, const int8_t *x, int32_t len, int8_t *o) {
+  int32_t s[ROW_CHUNK];
+  const int32_t n4 = len & ~3;
+  const uint32_t off2 = ((uint32_t)j->off & 0xFFFFu) * 0x10001u;
+  for (int32_t c0 = 0; c0 < j->cout; c0 += ROW_CHUNK) {
+    const int32_t n = j->cout - c0 < ROW_CHUNK ? j->cout - c0 : ROW_CHUNK;
+    const int8_t *w = j->f + (size_t)c0 * j->fstride;
+    int32_t k = 0;
+    if (n4 > 0 && n >= 4) {
+      const quads_job q = {x,       x + n4, w,    (int32_t)j->fstride,
+                           s,       n / 4,  off2, (int32_t)(4 * j->fstride) - n4};
+      quads_sums(&q);
+      k = n & ~3;
+    }
+    for (; k < n; ++k) s[k] = dot1(x, w + (size_t)k * j->fstride, n4, j->off, 0);
+    for (int32_t i = n4; i < len; ++i) {
+      const int32_t xi = x[i] + j->off;
+      for (k = 0; k < n; ++k) s[k] = wrap_mac(s[k], w[(size_t)k * j->fstride + i], xi);
+    }
+    requant_rows(j, c0, n, s, 1, o, o);
   }
 }
 
@@ -604,10 +737,7 @@ static void matrix_rows(const rows_job *j, const int8_t *in, int32_t len, size_t
     const run rn = {in + r * len, 0, len};
     rows2(j, &rn, 1, len, out + r * j->cout, out + (r + 1) * j->cout);
   }
-  for (; r < rows; ++r) {
-    const run rn = {in + r * len, 0, len};
-    conv_pixel(j, &rn, 1, out + r * j->cout);
-  }
+  for (; r < rows; ++r) one_row(j, in + r * len, len, out + r * j->cout);
 }
 
 /* A 1x1 convolution, stride 1, that reads every input pixel: a matrix product. */
@@ -680,25 +810,26 @@ bool mak_fast_conv_s8(const ma_node *node, const mak_conv_data *d, const mak_win
 
 /* ---------------------------------------------------------- FULLY_CONNECTED */
 
-bool mak_fast_fc_s8(const ma_node *node, int32_t input_offset, int32_t filter_offset,
-                    int32_t output_offset, int32_t act_min, int32_t act_max, int32_t n_mult,
-                    const int32_t *mult, const int8_t *shift) {
-  if (mak_mve_fc_s8(node, input_offset, filter_offset, output_offset, act_min, act_max, n_mult,
-                    mult, shift))
-    return true;
-  const ma_tensor *in_t = node->inputs[0], *w_t = node->inputs[1], *bias_t = mak_input(node, 2);
-  if (!all_s8(node) || filter_offset != 0 || !offsets_ok(input_offset, output_offset))
-    return false;
-  const int32_t units = w_t->dims[0], depth = w_t->dims[1];
-  const int32_t batches = ma_num_elements(in_t) / depth;
-  const int8_t *in = in_t->data;
-  int8_t *out = node->outputs[0]->data;
+bool mak_fast_fc_s8(const mak_fc_s8_job *fc) {
+  if (mak_mve_fc_s8(fc)) return true;
+  if (!FAST_ENABLED || !offsets_ok(fc->input_offset, fc->output_offset)) return false;
   /* A batch is a 1x1 convolution's pixel: one run of depth bytes, one weight row per unit. */
-  const rows_job j = {w_t->data,    (size_t)depth, bias_t ? bias_t->data : NULL,
-                      mult,         shift,         n_mult > 1,
-                      units,        input_offset,  make_range(output_offset, act_min, act_max)};
-  /* Batch pairs, as pixel pairs, where overlap.h's rule allows the offsets. */
-  matrix_rows(&j, in, depth, (size_t)batches, out,
-              mak_rows_pairs_fit(in_t, node->outputs[0], batches, depth, units));
+  const rows_job j = {fc->w,
+                      (size_t)fc->depth,
+                      fc->bias,
+                      fc->mult,
+                      fc->shift,
+                      fc->n_mult > 1,
+                      fc->units,
+                      fc->input_offset,
+                      make_range(fc->output_offset, fc->act_min, fc->act_max)};
+  /* Batch pairs, as pixel pairs, where overlap.h's rule allows the offsets (mak_rows_pairs_fit
+   * from the data pointers: the node's descriptors hold nothing else). */
+  const intptr_t in = (intptr_t)fc->in, out = (intptr_t)fc->out;
+  const int64_t rows = fc->batches;
+  const int64_t need = mak_rows_pairs_need(rows, fc->depth, fc->units);
+  const bool pairs = in + rows * fc->depth <= out || out + rows * fc->units <= in ||
+                     need == MAK_ANY_OFFSET || in - out >= need;
+  matrix_rows(&j, fc->in, fc->depth, (size_t)rows, fc->out, pairs);
   return true;
 }

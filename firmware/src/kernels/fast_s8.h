@@ -20,10 +20,18 @@ bool mak_fast_dwconv_s8(const ma_node *node, const mak_conv_data *d, const mak_w
  * multipliers of 0 or 2^30 to 2^31 - 1 and shifts of -31 to 30, as mak_quantize_multiplier
  * makes them); exported for the tests. */
 int32_t mak_fast_dw_requant(int32_t acc, int32_t mult, int32_t shift);
-/* FULLY_CONNECTED int8 with per-tensor or per-channel weights (mult, shift per unit when
- * n_mult > 1), and no weight zero point. */
-bool mak_fast_fc_s8(const ma_node *node, int32_t input_offset, int32_t filter_offset,
-                    int32_t output_offset, int32_t act_min, int32_t act_max, int32_t n_mult,
-                    const int32_t *mult, const int8_t *shift);
+/* A FULLY_CONNECTED int8 node without a weight zero point: its operands' data and what its
+ * prepare kept (the kernel's eval reads no other part of the node). */
+typedef struct {
+  const int8_t *in, *w;
+  const int32_t *bias; /* NULL when absent */
+  int8_t *out;
+  int32_t units, depth, batches;
+  int32_t input_offset, output_offset, act_min, act_max;
+  int32_t n_mult; /* 1: per-tensor weights; units: per-channel (mult, shift per unit) */
+  const int32_t *mult;
+  const int8_t *shift;
+} mak_fc_s8_job;
+bool mak_fast_fc_s8(const mak_fc_s8_job *fc);
 
 #endif

@@ -14,13 +14,26 @@
 #include "kernel_util.h"
 #include "kernels.h"
 
+/* Everything eval needs but the operands' data (eval_data_only, except for 16x8, which reads
+ * its bias's type and options): no pointers, so the op data has the same size on every ABI
+ * (the host predicts it), and no larger than before the shapes moved in (the tail must not
+ * grow: the offsets and the clamp fit 16 bits for int8 and int16 tensors). */
 typedef struct {
-  int32_t input_offset, filter_offset, output_offset, act_min, act_max;
-  float f_min, f_max;
+  int32_t units, depth, batches;
   int32_t n_mult;
-  int32_t mult[]; /* n_mult multipliers, then n_mult int8 shifts: no pointers, so the
-                     op data has the same size on every ABI (the host predicts it) */
+  union {
+    struct {
+      float min, max;
+    } f; /* float32: the activation range */
+    struct {
+      int32_t input_offset;
+      int16_t filter_offset, output_offset, act_min, act_max;
+    } q; /* int8, int16 */
+  } u;
+  uint8_t type; /* the input's */
+  int32_t mult[]; /* n_mult multipliers, then n_mult int8 shifts */
 } fc_data;
+_Static_assert(sizeof(fc_data) == 32, "FULLY_CONNECTED's op data: 32 bytes, as planned");
 
 static int8_t *shifts(fc_data *d) { return (int8_t *)(d->mult + d->n_mult); }
 
@@ -55,9 +68,14 @@ static ma_status fc_prepare(struct ma_context *ctx, ma_node *node) {
   fc_data *d = ma_persistent(ctx, sizeof(fc_data) + (size_t)n_mult * 5);
   if (d == NULL) return MA_ERR_ARENA;
   memset(d, 0, sizeof *d);
+  d->units = units;
+  d->depth = depth;
+  d->batches = n_in / depth;
   d->n_mult = n_mult;
+  d->type = in->type;
   node->user_data = d;
-  if (is_f32) return mak_act_range_f(ctx, OP, act, &d->f_min, &d->f_max);
+  node->eval_data_only = in->type != MA_INT16;
+  if (is_f32) return mak_act_range_f(ctx, OP, act, &d->u.f.min, &d->u.f.max);
 
   const float in_scale = mak_scale(in, 0), out_scale = mak_scale(out, 0);
   if (!(in_scale > 0.0f) || !(out_scale > 0.0f) || !mak_is_quantized(filter))
@@ -66,9 +84,10 @@ static ma_status fc_prepare(struct ma_context *ctx, ma_node *node) {
   if (filter->quant.count != 1 && filter->quant.count != units)
     return ma_fail(ctx, MA_ERR_MODEL, "%s: %d filter scales for %d units", OP,
                    (int)filter->quant.count, (int)units);
-  d->input_offset = -mak_zero_point(in, 0);
-  d->filter_offset = n_mult == 1 ? -mak_zero_point(filter, 0) : 0; /* as TFLM */
-  d->output_offset = mak_zero_point(out, 0);
+  d->u.q.input_offset = -mak_zero_point(in, 0);
+  /* int8 weights: -zero point fits 16 bits; per-channel weights have none (as TFLM) */
+  d->u.q.filter_offset = (int16_t)(n_mult == 1 ? -mak_zero_point(filter, 0) : 0);
+  d->u.q.output_offset = (int16_t)mak_zero_point(out, 0);
   for (int32_t c = 0; c < n_mult; ++c) {
     const double m = n_mult == 1
                          ? (double)(in_scale * mak_scale(filter, 0)) / (double)out_scale
@@ -77,75 +96,94 @@ static ma_status fc_prepare(struct ma_context *ctx, ma_node *node) {
     mak_quantize_multiplier(m, &d->mult[c], &shift);
     shifts(d)[c] = (int8_t)shift;
   }
-  return mak_act_range_q(ctx, OP, act, out, &d->act_min, &d->act_max);
+  int32_t act_min, act_max; /* within the output type's range: 16 bits */
+  st = mak_act_range_q(ctx, OP, act, out, &act_min, &act_max);
+  d->u.q.act_min = (int16_t)act_min;
+  d->u.q.act_max = (int16_t)act_max;
+  return st;
 }
 
 /* int16 activations, int8 weights: exact int64 sums (|w * x| < 2^23), then mak_requantize16. */
-static void eval_16x8(const ma_node *node, const fc_data *d, int32_t units, int32_t depth,
-                      int32_t batches) {
+static void eval_16x8(const ma_node *node, const fc_data *d) {
   const ma_tensor *bias_t = mak_input(node, 2);
   const bool acc64 = mak_acc64(bias_t, ma_opt_i32(&node->options, SLOT_QUANTIZED_BIAS_TYPE, 0));
   const int16_t *in = node->inputs[0]->data;
   const int8_t *w = node->inputs[1]->data;
   const int8_t *shift = (const int8_t *)(d->mult + d->n_mult);
   int16_t *out = node->outputs[0]->data;
-  for (int32_t b = 0; b < batches; ++b) {
+  const int32_t units = d->units, depth = d->depth;
+  for (int32_t b = 0; b < d->batches; ++b) {
     for (int32_t u = 0; u < units; ++u) {
       const int16_t *x = in + (size_t)b * depth;
       const int8_t *wr = w + (size_t)u * depth;
       uint64_t acc = 0; /* wraps on hostile biases instead of overflowing */
       for (int32_t k = 0; k < depth; ++k)
-        acc += (uint64_t)((int64_t)(wr[k] + d->filter_offset) * (x[k] + d->input_offset));
+        acc += (uint64_t)((int64_t)(wr[k] + d->u.q.filter_offset) * (x[k] + d->u.q.input_offset));
       acc += (uint64_t)mak_bias16(bias_t, u);
       const int32_t mi = d->n_mult > 1 ? u : 0;
       out[(size_t)b * units + u] = (int16_t)mak_requantize16(
-          (int64_t)acc, acc64, d->mult[mi], shift[mi], d->output_offset, d->act_min, d->act_max);
+          (int64_t)acc, acc64, d->mult[mi], shift[mi], d->u.q.output_offset, d->u.q.act_min,
+          d->u.q.act_max);
     }
   }
 }
 
+static void eval_f32(const ma_node *node, const fc_data *d) {
+  const ma_tensor *bias_t = mak_input(node, 2);
+  const float *in = node->inputs[0]->data, *w = node->inputs[1]->data;
+  const float *bias = bias_t ? bias_t->data : NULL;
+  float *out = node->outputs[0]->data;
+  const int32_t units = d->units, depth = d->depth;
+  for (int32_t b = 0; b < d->batches; ++b) {
+    for (int32_t u = 0; u < units; ++u) {
+      const float *x = in + (size_t)b * depth, *wr = w + (size_t)u * depth;
+      float total = 0.0f;
+      for (int32_t k = 0; k < depth; ++k) total += x[k] * wr[k];
+      const float v = total + (bias ? bias[u] : 0.0f);
+      out[(size_t)b * units + u] = mak_clampf(v, d->u.f.min, d->u.f.max);
+    }
+  }
+}
+
+/* Reads of the node: its operands' data only (eval_data_only), except in eval_16x8. */
 static ma_status fc_eval(struct ma_context *ctx, ma_node *node) {
   (void)ctx;
   const fc_data *d = node->user_data;
-  const int8_t *shift = (const int8_t *)(d->mult + d->n_mult);
   const ma_tensor *bias_t = mak_input(node, 2);
-  const int32_t units = node->inputs[1]->dims[0], depth = node->inputs[1]->dims[1];
-  const int32_t batches = ma_num_elements(node->inputs[0]) / depth;
-  if (node->inputs[0]->type == MA_FLOAT32) {
-    const float *in = node->inputs[0]->data, *w = node->inputs[1]->data;
-    const float *bias = bias_t ? bias_t->data : NULL;
-    float *out = node->outputs[0]->data;
-    for (int32_t b = 0; b < batches; ++b) {
-      for (int32_t u = 0; u < units; ++u) {
-        const float *x = in + (size_t)b * depth, *wr = w + (size_t)u * depth;
-        float total = 0.0f;
-        for (int32_t k = 0; k < depth; ++k) total += x[k] * wr[k];
-        const float v = total + (bias ? bias[u] : 0.0f);
-        out[(size_t)b * units + u] = mak_clampf(v, d->f_min, d->f_max);
-      }
-    }
+  if (d->type == MA_FLOAT32) {
+    eval_f32(node, d);
     return MA_OK;
   }
-  if (node->inputs[0]->type == MA_INT16) {
-    eval_16x8(node, d, units, depth, batches);
+  if (d->type == MA_INT16) {
+    eval_16x8(node, d);
     return MA_OK;
   }
-  if (mak_fast_fc_s8(node, d->input_offset, d->filter_offset, d->output_offset, d->act_min,
-                     d->act_max, d->n_mult, d->mult, shift))
-    return MA_OK;
-  const int8_t *in = node->inputs[0]->data, *w = node->inputs[1]->data;
-  const int32_t *bias = bias_t ? bias_t->data : NULL;
-  int8_t *out = node->outputs[0]->data;
-  for (int32_t b = 0; b < batches; ++b) {
+  const mak_fc_s8_job fc = {node->inputs[0]->data,
+                            node->inputs[1]->data,
+                            bias_t ? bias_t->data : NULL,
+                            node->outputs[0]->data,
+                            d->units,
+                            d->depth,
+                            d->batches,
+                            d->u.q.input_offset,
+                            d->u.q.output_offset,
+                            d->u.q.act_min,
+                            d->u.q.act_max,
+                            d->n_mult,
+                            d->mult,
+                            (const int8_t *)(d->mult + d->n_mult)};
+  if (d->u.q.filter_offset == 0 && mak_fast_fc_s8(&fc)) return MA_OK;
+  const int32_t units = d->units, depth = d->depth, filter_offset = d->u.q.filter_offset;
+  for (int32_t b = 0; b < d->batches; ++b) {
     for (int32_t u = 0; u < units; ++u) {
-      const int8_t *x = in + (size_t)b * depth, *wr = w + (size_t)u * depth;
+      const int8_t *x = fc.in + (size_t)b * depth, *wr = fc.w + (size_t)u * depth;
       uint32_t acc = 0; /* wraps like TFLM's int32 on hostile weights, without UB */
       for (int32_t k = 0; k < depth; ++k)
-        acc += (uint32_t)((wr[k] + d->filter_offset) * (x[k] + d->input_offset));
-      if (bias) acc += (uint32_t)bias[u];
+        acc += (uint32_t)((wr[k] + filter_offset) * (x[k] + fc.input_offset));
+      if (fc.bias) acc += (uint32_t)fc.bias[u];
       const int32_t mi = d->n_mult > 1 ? u : 0;
-      out[(size_t)b * units + u] = (int8_t)mak_requantize(
-          (int32_t)acc, d->mult[mi], shift[mi], d->output_offset, d->act_min, d->act_max);
+      fc.out[(size_t)b * units + u] = (int8_t)mak_requantize(
+          (int32_t)acc, d->mult[mi], fc.shift[mi], fc.output_offset, fc.act_min, fc.act_max);
     }
   }
   return MA_OK;

@@ -36,6 +36,11 @@ typedef struct {
   int32_t builtin_code;
   int32_t index;        /* operator index within its subgraph */
   int32_t variant;      /* the registered kernel's variant (see ma_kernel) */
+  /* 0 when the core calls prepare. Prepare sets it to 1 when eval reads of its operands only
+   * which are NULL and their data (shapes, types and quantization kept in user_data): on every
+   * invoke the core then fills only inputs[i]->data and outputs[i]->data of the descriptors,
+   * which saves rebuilding each one from the model. */
+  int32_t eval_data_only;
 } ma_node;
 
 /* Lifetime of what a kernel is given (the core keeps only data pointers and user_data per
