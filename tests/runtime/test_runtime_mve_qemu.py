@@ -7,8 +7,8 @@ adds: 16-byte dot-product tails, four-channel blocks and their tails, more outpu
 the stacked weight sums, depthwise channel groups and their constants tables, grouped
 convolutions, left-shifting multipliers, and the rounding of negative values) whose subgraph
 outputs include every operator's outputs; a second holds micro_speech and the ADD, SUB, MUL,
-pool, LOGISTIC and TANH cases (test_conformance_fast_elementwise.py's, _pool.py's and
-_sigmoid.py's: vector tails, broadcast rows, rescales with and without shifts, one-cell and
+pool, LOGISTIC, TANH and QUANTIZE cases (test_conformance_fast_elementwise.py's, _pool.py's
+and _unary.py's: vector tails, broadcast rows, rescales with and without shifts, one-cell and
 255-cell windows, input scales and zero points across the fixed-point functions). Each
 runs on the firmware's deterministic input; the CRC-32 of every output must be the CRC of the
 tensor TFLM computed on the same input. The host build runs the portable paths and is checked
@@ -31,7 +31,7 @@ from test_conformance_fast_elementwise import CASES as ELEMENTWISE_CASES
 from test_conformance_fast_pool import CASES as POOL_CASES
 from test_conformance_fast_s8 import CASES as FAST_S8_CASES
 from test_conformance_fast_s8 import SAME, VALID, conv, dwconv, fc
-from test_conformance_fast_sigmoid import CASES as SIGMOID_CASES
+from test_conformance_fast_unary import CASES as UNARY_CASES
 
 from host.device import emulate
 from host.device.boards import BuildError, build_image
@@ -81,10 +81,10 @@ MVE_CASES = [
     fc("depth 47 units 6 per-channel negative", (1, 47), 6, per_channel=True, zps=(-128, 90)),
 ]  # fmt: skip
 CASES = FAST_S8_CASES + MVE_CASES
-# The element-wise, pool and LOGISTIC/TANH cases (fast_mve_elementwise.c, fast_mve_pool.c,
-# fast_mve_activations.c) in a second image:
+# The element-wise, pool, LOGISTIC/TANH and QUANTIZE cases (fast_mve_elementwise.c,
+# fast_mve_pool.c, fast_mve_activations.c, fast_mve_quantize.c) in a second image:
 # beside the models above they overflow the ITCM.
-OPS_CASES = ELEMENTWISE_CASES + POOL_CASES + SIGMOID_CASES
+OPS_CASES = ELEMENTWISE_CASES + POOL_CASES + UNARY_CASES
 
 
 def case_stem(i: int) -> str:
@@ -97,7 +97,7 @@ def ops_stem(name: str) -> str:
 
 # Plans whose operators write over their inputs (--overlap --kernels microarena): the kernels
 # then take the paths that keep overlap.c's rules (1x1 convolutions through the window copy;
-# ADD, MUL and LOGISTIC over an input at the output's address, pools over theirs).
+# ADD, MUL, LOGISTIC and QUANTIZE over an input at the output's address, pools over theirs).
 OVERLAP = ["demo_int8", "tiny_kws_dscnn_int8"]
 OPS_OVERLAP = [
     ops_stem("ADD int8 odd shape zero points at the ends"),
@@ -106,6 +106,7 @@ OPS_OVERLAP = [
     ops_stem("MAX_POOL_2D int8 SAME 3x3 stride 2 depth 7 clipped windows"),
     ops_stem("AVERAGE_POOL_2D int8 VALID 3x2 depth 12 RELU"),
     ops_stem("LOGISTIC int8 scale 0.09 zero point -7"),
+    ops_stem("QUANTIZE int8 -> int8 left shift zero points at the ends"),
 ]  # fmt: skip
 # Helium pairs under overlap (overlap.h's MVE rules): each case with its input at the in-order
 # rule's offset above the output, where the pairs would read overwritten bytes (the replay says
@@ -203,7 +204,8 @@ def images(models: dict[str, bytes], tmp_path_factory: pytest.TempPathFactory) -
 
 def test_image_runs_the_mve_paths(images: dict[str, Path]) -> None:
     kernels = {"main": ("mak_mve_conv_s8", "mak_mve_dwconv_s8", "mak_mve_fc_s8"),
-               "ops": ("mak_mve_binary_q8", "mak_mve_pool_s8", "mak_mve_sigmoid_q8")}  # fmt: skip
+               "ops": ("mak_mve_binary_q8", "mak_mve_pool_s8", "mak_mve_sigmoid_q8",
+                       "mak_mve_requant_to_s8")}  # fmt: skip
     for key, names in kernels.items():
         symbols = subprocess.run(
             ["arm-none-eabi-nm", str(images[key])], capture_output=True, text=True, check=True

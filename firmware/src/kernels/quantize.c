@@ -9,6 +9,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "fast_quantize.h"
 #include "kernel_util.h"
 #include "kernels.h"
 
@@ -112,6 +113,11 @@ static ma_status quantize_eval(struct ma_context *ctx, ma_node *node) {
   const quant_data *d = node->user_data;
   const ma_tensor *in = node->inputs[0], *out = node->outputs[0];
   const int32_t n = ma_num_elements(in);
+  if ((in->type == MA_INT8 || in->type == MA_INT16) && out->type == MA_INT8 &&
+      mak_mve_requant_to_s8(in->type == MA_INT8 ? in->data : NULL,
+                            in->type == MA_INT16 ? in->data : NULL, out->data, n, d->in_zp,
+                            d->out_zp, d->mult, d->shift))
+    return MA_OK;
   if (in->type != MA_FLOAT32) {
     requantize(d, in, node->outputs[0], n);
   } else if (out->type == MA_INT8) {

@@ -1,0 +1,28 @@
+/* Helium QUANTIZE int8/int16 -> int8 (see fast_quantize.h): x - zero point wraps as
+ * mak_wrap_sub (VSUB), mbqm4 is mak_mbqm (fast_mve_s8.c's proof), VQADD saturates as
+ * mak_add_sat. */
+#include "fast_quantize.h"
+
+#if MA_FAST_MVE
+#include <arm_mve.h>
+
+#include "fast_mve_core.h"
+
+#define INLINE static inline __attribute__((always_inline))
+
+INLINE int32x4_t requant_s8(int32x4_t x, int32_t in_zp, int32_t out_zp, rq4 q) {
+  const int32x4_t v = vqaddq_n_s32(mbqm4(vsubq_n_s32(x, in_zp), q), out_zp);
+  return vminq_s32(vmaxq_s32(v, vdupq_n_s32(INT8_MIN)), vdupq_n_s32(INT8_MAX));
+}
+
+bool mak_mve_requant_to_s8(const int8_t *in8, const int16_t *in16, int8_t *out, int32_t n,
+                           int32_t in_zp, int32_t out_zp, int32_t mult, int32_t shift) {
+  const rq4 q = rq_make(vdupq_n_s32(mult), vdupq_n_s32(shift));
+  for (int32_t i = 0; i < n; i += 4) {
+    const mve_pred16_t p = vctp32q((uint32_t)(n - i));
+    const int32x4_t x = in8 != NULL ? vldrbq_z_s32(in8 + i, p) : vldrhq_z_s32(in16 + i, p);
+    vstrbq_p_s32(out + i, requant_s8(x, in_zp, out_zp, q), p);
+  }
+  return true;
+}
+#endif
