@@ -425,7 +425,10 @@ static inline int32x4_t tanh4(int32x4_t v) {
  * for the n units only. */
 static void units_q4(const lstm_data *d, const gate_rows *gr, const int8_t *x, const int8_t *h,
                      int16_t *c, int32_t j, int32_t n, int8_t *out) {
-  int32_t acc[4][4] = {{0}}, racc[4][4] = {{0}}; /* [gate][unit] */
+  int32_t acc[4][4], racc[4][4]; /* [gate][unit]; lanes past n zeroed (an initializer would
+                                   * be a memset per block) */
+  for (int32_t k = n; k < 4; ++k)
+    for (int32_t g = 0; g < 4; ++g) acc[g][k] = racc[g][k] = 0;
   for (int32_t k = 0; k < n; ++k) {
     const int8_t *w[4], *r[4];
     int32_t a[4], ra[4];
