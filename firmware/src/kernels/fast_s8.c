@@ -827,9 +827,11 @@ bool mak_fast_fc_s8(const mak_fc_s8_job *fc) {
    * from the data pointers: the node's descriptors hold nothing else). */
   const intptr_t in = (intptr_t)fc->in, out = (intptr_t)fc->out;
   const int64_t rows = fc->batches;
-  const int64_t need = mak_rows_pairs_need(rows, fc->depth, fc->units);
-  const bool pairs = in + rows * fc->depth <= out || out + rows * fc->units <= in ||
-                     need == MAK_ANY_OFFSET || in - out >= need;
+  bool pairs = rows > 1 && (in + rows * fc->depth <= out || out + rows * fc->units <= in);
+  if (rows > 1 && !pairs) { /* the rule's need costs a 64-bit division: only when overlapping */
+    const int64_t need = mak_rows_pairs_need(rows, fc->depth, fc->units);
+    pairs = need == MAK_ANY_OFFSET || in - out >= need;
+  }
   matrix_rows(&j, fc->in, fc->depth, (size_t)rows, fc->out, pairs);
   return true;
 }
