@@ -168,6 +168,29 @@ static inline uint32_t feature_value(const svdf_run *c, int32_t sum) {
   return (uint32_t)(v + c->state_zp);
 }
 
+#if MA_FAST_MVE
+/* push_row of an int8 row and the row's product with the time weights wt (state values plus
+ * state_off), on Helium, for any row length: each vector of the row's steps 1.. is loaded,
+ * stored one step down and multiplied (VMLADAVA, and VADDVA's weight sum for the offset, as
+ * fast_mve_core.h's dot products); a store reaches only bytes its own load has read, and the
+ * next load starts past them. The new value goes in last, its product added on its own. */
+static inline int32_t push_dot_s8(uint8_t *row, const uint8_t *wt, int32_t n, uint32_t v,
+                                  int32_t state_off) {
+  int32_t acc = 0, sum = 0;
+  for (int32_t i = 0; i < n - 1; i += 16) {
+    const mve_pred16_t p = vctp8q((uint32_t)(n - 1 - i));
+    const int8x16_t sv = vldrbq_z_s8((const int8_t *)row + 1 + i, p);
+    const int8x16_t wv = vldrbq_z_s8((const int8_t *)wt + i, p);
+    vstrbq_p_s8((int8_t *)row + i, sv, p);
+    acc = vmladavaq_s8(acc, sv, wv);
+    sum = vaddvaq_s8(sum, wv);
+  }
+  row[n - 1] = (uint8_t)v;
+  const int32_t newest = ((const int8_t *)wt)[n - 1] * ((int8_t)(uint8_t)v + state_off);
+  return with_offset(newest, acc, sum, state_off);
+}
+#define PUSH_DOT_OK(n, state_off) 1
+#else
 /* push_row of an int8 row of whole words and the row's product with the time weights wt (state
  * values plus state_off), in one pass: each moved word is stored and multiplied while in a
  * register. */
@@ -186,6 +209,8 @@ static inline int32_t push_dot_s8(uint8_t *row, const uint8_t *wt, int32_t n, ui
   memcpy(row + k, &last, 4);
   return quad_dot(acc, quad_in(last, state_off), load4((const int8_t *)wt + k));
 }
+#define PUSH_DOT_OK(n, state_off) ((n) % 4 == 0 && offsets_ok(state_off, 0))
+#endif
 
 /* Filter f of one batch row: its memory row pushed with the new value v, and the row's product
  * with the filter's time weights. */
@@ -193,7 +218,7 @@ static inline int32_t filter_time(const svdf_run *c, uint8_t *state_b, int32_t f
   const size_t esize = c->s8 ? 1 : 2, at = (size_t)f * c->n_memory;
   uint8_t *row = state_b + at * esize;
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-  if (FAST_ENABLED && c->s8 && c->n_memory % 4 == 0 && offsets_ok(-c->state_zp, 0))
+  if (FAST_ENABLED && c->s8 && PUSH_DOT_OK(c->n_memory, -c->state_zp))
     return push_dot_s8(row, c->wt + at, c->n_memory, v, -c->state_zp);
 #endif
   push_row(row, (size_t)c->n_memory * esize, esize, v);
@@ -227,7 +252,8 @@ static inline int32_t feature_sums(const svdf_run *c, const int8_t *xb, int32_t 
 }
 
 /* svdf_row_q for the usual node (every shared SVDF model's): rank 1, an int8 state of rows of
- * whole words, on a core where push_dot_s8 pays; each filter is its unit. */
+ * whole words (any length on Helium), on a core where push_dot_s8 pays; each filter is its
+ * unit. */
 static void svdf_row_rank1_s8(const svdf_run *c, const int8_t *xb, uint8_t *state_b,
                               int8_t *out_b) {
   const int32_t n_mem = c->n_memory, state_off = -c->state_zp;
@@ -248,8 +274,7 @@ static void svdf_row_rank1_s8(const svdf_run *c, const int8_t *xb, uint8_t *stat
 
 static void svdf_row_q(const svdf_run *c, const int8_t *xb, uint8_t *state_b, int8_t *out_b) {
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-  if (FAST_ENABLED && c->s8 && c->rank == 1 && c->n_memory % 4 == 0 &&
-      offsets_ok(-c->state_zp, 0)) {
+  if (FAST_ENABLED && c->s8 && c->rank == 1 && PUSH_DOT_OK(c->n_memory, -c->state_zp)) {
     svdf_row_rank1_s8(c, xb, state_b, out_b);
     return;
   }
