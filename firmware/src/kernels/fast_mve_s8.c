@@ -122,29 +122,24 @@ static inline void fill_bytes(int8_t *dst, int8_t v, int32_t n) {
 static void window_row(const int8_t *in, const mak_window_geom *g, const mak_window *w,
                        int32_t cin, int8_t pad, int8_t *row) {
   const int32_t tap_row = g->kw * cin;
+  const size_t step = (size_t)g->dil_h * g->in_w * cin;
+  const int8_t *src = in + (((size_t)w->b * g->in_h + w->iy0) * g->in_w + w->ix0) * cin;
   if (g->dil_w == 1 && w->fx0 == 0 && w->fx1 == g->kw && w->fy0 == 0 && w->fy1 == g->kh) {
     /* inside the input (most windows): one run of taps per filter row, nothing to fill */
-    const int8_t *src = in + (((size_t)w->b * g->in_h + w->iy0) * g->in_w + w->ix0) * cin;
-    const size_t step = (size_t)g->dil_h * g->in_w * cin;
     for (int32_t fy = 0; fy < g->kh; ++fy, row += tap_row, src += step)
       copy_bytes(row, src, tap_row);
     return;
   }
-  for (int32_t fy = 0; fy < g->kh; ++fy, row += tap_row) {
-    if (fy < w->fy0 || fy >= w->fy1) {
-      fill_bytes(row, pad, tap_row);
-      continue;
-    }
-    const int8_t *src = in + (((size_t)w->b * g->in_h + w->iy0 + g->dil_h * fy) * g->in_w +
-                              w->ix0) * cin;
-    fill_bytes(row, pad, w->fx0 * cin);
+  fill_bytes(row, pad, g->kh * tap_row); /* clipped: the whole row padding, then the taps in */
+  src += w->fy0 * step;
+  row += w->fy0 * tap_row;
+  for (int32_t fy = w->fy0; fy < w->fy1; ++fy, row += tap_row, src += step) {
     if (g->dil_w == 1) {
       copy_bytes(row + w->fx0 * cin, src + w->fx0 * cin, (w->fx1 - w->fx0) * cin);
     } else {
       for (int32_t fx = w->fx0; fx < w->fx1; ++fx)
         copy_bytes(row + fx * cin, src + (size_t)g->dil_w * fx * cin, cin);
     }
-    fill_bytes(row + w->fx1 * cin, pad, (g->kw - w->fx1) * cin);
   }
 }
 
@@ -213,6 +208,28 @@ static inline __attribute__((always_inline)) void channel_dots(const int8_t *w,
   a[3] = a3;
 }
 
+/* pixels_times_rows for fewer than four output channels: per channel its four pixels' sums as
+ * one vector, requantized with the channel's constants and stored `out_step` apart. */
+__attribute__((noinline)) static void few_channels(const matrix *m, const int32_t *bases,
+                                                   const int8_t *const r[4], int32_t n,
+                                                   int8_t *o) {
+  const int32_t blocks = (int32_t)(m->row >> 4);
+  const uint32_t tail = vctp8q((uint32_t)(m->row & 15));
+  const uint32x4_t at = vmulq_n_u32(vidupq_n_u32(0, 1), (uint32_t)m->out_step);
+  for (int32_t c = 0; c < m->rows; ++c) {
+    int32_t a[4], base;
+    channel_dots(m->w + (size_t)c * m->row, r, blocks, tail, a);
+    if (bases)
+      base = bases[c];
+    else
+      row_bases(m, c, 1, &base);
+    const int32_t q = m->per_channel ? c : 0;
+    const int32x4_t v = requant4(vaddq_n_s32(vldrwq_s32(a), base),
+                                 rq_make(vdupq_n_s32(m->mult[q]), vdupq_n_s32(m->shift[q])), &m->r);
+    vstrbq_scatter_offset_p_s32(o + c, at, v, vctp32q((uint32_t)n));
+  }
+}
+
 /* Every output channel of the `n` (1 to 4) pixels whose rows start at col, `stride` apart
  * (rows past n repeat row 0), four channels at a time: each channel's four dot products
  * (channel_dots), then per pixel the four channels' sums as one vector plus their row_bases
@@ -227,6 +244,10 @@ static void pixels_times_rows(const matrix *m, const int32_t *bases, const int8_
   }
   const int8_t *const r[4] = {col, n > 1 ? col + stride : col, n > 2 ? col + 2 * stride : col,
                               n > 3 ? col + 3 * stride : col};
+  if (m->rows < 4) {
+    few_channels(m, bases, r, n, o);
+    return;
+  }
   const int32_t blocks = (int32_t)(m->row >> 4);
   const uint32_t tail = vctp8q((uint32_t)(m->row & 15)); /* 0: no partial vector */
   const rq4 tensor_q = rq_make(vdupq_n_s32(m->mult[0]), vdupq_n_s32(m->shift[0]));
