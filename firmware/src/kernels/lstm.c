@@ -386,23 +386,24 @@ static inline int32x4_t low16(int32x4_t v) {
   return vmovlbq_s16(vreinterpretq_s16_s32(v));
 }
 
-/* The interpolation sigmoid_q15 and tanh_q15 share, in k-bit steps of |v|: entry i = |v| >> k
- * of mak_sigmoid_table scaled by 2^k plus the remainder times the step to entry i + 1, the
- * index clamped to 254 (*sat: the lanes where i >= 255, which the callers replace). */
-static inline uint32x4_t interp4(int32x4_t v, int32_t k, mve_pred16_t *sat) {
-  const uint32x4_t a = vreinterpretq_u32_s32(vabsq_s32(v)), i = vshlq_u32(a, vdupq_n_s32(-k));
+/* The interpolation sigmoid_q15 and tanh_q15 share, in k-bit steps of a = |v|: entry i = a >> k
+ * of mak_sigmoid_table times 2^k plus the remainder times the step to entry i + 1, the index
+ * clamped to 254 (*sat: the lanes where i >= 255, which the callers replace). The callers
+ * shift by an immediate. */
+static inline uint32x4_t interp4(uint32x4_t a, uint32x4_t i, uint32_t k, mve_pred16_t *sat) {
   *sat = vcmphiq_n_u32(i, 254);
   const uint32x4_t at = vminq_u32(i, vdupq_n_u32(254));
   const uint32x4_t ua = vldrhq_gather_shifted_offset_u32(mak_sigmoid_table, at);
   const uint32x4_t ub = vldrhq_gather_shifted_offset_u32(mak_sigmoid_table + 1, at);
   const uint32x4_t frac = vandq_u32(a, vdupq_n_u32((1u << k) - 1));
-  return vaddq_u32(vshlq_u32(ua, vdupq_n_s32(k)), vmulq_u32(frac, vsubq_u32(ub, ua)));
+  return vmlaq_n_u32(vmulq_u32(frac, vsubq_u32(ub, ua)), ua, 1u << k);
 }
 
 /* sigmoid_q15 of v (already multiplied) in each lane. */
 static inline int32x4_t sigmoid4(int32x4_t v) {
   mve_pred16_t sat;
-  uint32x4_t r = interp4(v, 9, &sat);
+  const uint32x4_t a = vreinterpretq_u32_s32(vabsq_s32(v));
+  uint32x4_t r = interp4(a, vshrq_n_u32(a, 9), 9, &sat);
   r = vpselq_u32(vdupq_n_u32(0x7FFFu << 10), r, sat);
   const uint32x4_t neg = vsubq_u32(vdupq_n_u32((1u << 25) + (1u << 9) - 1), r);
   r = vpselq_u32(vaddq_n_u32(r, 1u << 9), neg, vcmpgeq_n_s32(v, 0));
@@ -412,7 +413,8 @@ static inline int32x4_t sigmoid4(int32x4_t v) {
 /* tanh_q15 of v (already multiplied) in each lane. */
 static inline int32x4_t tanh4(int32x4_t v) {
   mve_pred16_t sat;
-  const uint32x4_t ru = interp4(v, 8, &sat);
+  const uint32x4_t a = vreinterpretq_u32_s32(vabsq_s32(v));
+  const uint32x4_t ru = interp4(a, vshrq_n_u32(a, 8), 8, &sat);
   int32x4_t r = vpselq_s32(vdupq_n_s32(0xFFFF << 8), vreinterpretq_s32_u32(ru), sat);
   const int32x4_t pos = vaddq_n_s32(r, -(1 << 23) + (1 << 7));
   const int32x4_t neg = vsubq_s32(vdupq_n_s32((1 << 23) + (1 << 7) - 1), r);
