@@ -156,7 +156,9 @@ static void row_bases(const matrix *m, int32_t c, int32_t k, int32_t *base) {
   }
 }
 
-enum { BASE_CHANNELS = 256 }; /* row_bases of at most this many channels kept on the stack */
+/* row_bases of at most this many channels kept on the stack: the 1x1 rows read in place (the
+ * wide pointwise layers), and beside the window copies, whose stack is the deepest. */
+enum { BASE_CHANNELS = 256, COPY_BASE_CHANNELS = 64 };
 
 /* One output channel's weight row w against the four rows r[0..3] of `row` bytes: the four dot
  * products into a[0..3]. In assembly: GCC 12 spills the pointers. VMLADAVA takes even
@@ -294,11 +296,11 @@ static void pixels_times_rows(const matrix *m, const int32_t *bases, const int8_
   }
 }
 
-/* The row_bases of all of m's rows into base (BASE_CHANNELS of them), or NULL where there are
- * more or the convolution has two groups of PIXELS or fewer: pixels_times_rows then makes
- * them per four channels. */
-static const int32_t *all_bases(const matrix *m, size_t pixels, int32_t *base) {
-  if (m->rows > BASE_CHANNELS || pixels <= 2 * PIXELS) return NULL; /* few: made where used */
+/* The row_bases of all of m's rows into base (room for `room`), or NULL where there are more
+ * or the convolution has two groups of PIXELS or fewer: pixels_times_rows then makes them per
+ * four channels. */
+static const int32_t *all_bases(const matrix *m, size_t pixels, int32_t *base, int32_t room) {
+  if (m->rows > room || pixels <= 2 * PIXELS) return NULL; /* few: made where used */
   row_bases(m, 0, m->rows, base);
   return base;
 }
@@ -308,7 +310,7 @@ static const int32_t *all_bases(const matrix *m, size_t pixels, int32_t *base) {
  * the other two ways below, so that only the way taken has its stack. */
 __attribute__((noinline)) static void conv_1x1_in_place(const matrix *m, const int8_t *in, size_t pixels, int8_t *out) {
   int32_t base[BASE_CHANNELS];
-  const int32_t *bases = all_bases(m, pixels, base);
+  const int32_t *bases = all_bases(m, pixels, base, BASE_CHANNELS);
   for (size_t p = 0; p < pixels; p += PIXELS) {
     const int32_t n = pixels - p < PIXELS ? (int32_t)(pixels - p) : PIXELS;
     pixels_times_rows(m, bases, in + p * m->row, m->row, n, out + p * m->rows);
@@ -352,9 +354,9 @@ __attribute__((noinline)) static void conv_by_pixels(const matrix *m, const int8
                                                      const mak_window_geom *g, int32_t cin,
                                                      int32_t fin, int8_t *out) {
   int8_t col[COLUMN_BYTES];
-  int32_t base[BASE_CHANNELS];
+  int32_t base[COPY_BASE_CHANNELS];
   const size_t pixels = (size_t)g->batches * g->out_h * g->out_w;
-  const int32_t *bases = all_bases(m, pixels, base); /* by channel, across the groups */
+  const int32_t *bases = all_bases(m, pixels, base, COPY_BASE_CHANNELS); /* across groups */
   const int32_t k = g->kh * g->kw * cin, groups = cin / fin, per_group = m->rows / groups;
   mak_window w;
   mak_window_start(g, &w);
