@@ -398,8 +398,8 @@ static inline __attribute__((always_inline)) void requant_as(
 
 /* o0[ch] (and o1[ch] for two rows) for the n channels ch from ch0: s holds their sums without
  * the bias, channel k's at k (one row) or at 2k and 2k + 1 (two rows: pairs_sums' order). Not
- * inlined, and one loop per form of the multipliers (and for two rows of the clamp), so that
- * the loop keeps its constants in registers. */
+ * inlined, and one loop per form of the clamp and of the multipliers, so that the loop keeps
+ * its constants in registers. */
 __attribute__((noinline)) static void requant_rows(const rows_job *j, int32_t ch0, int32_t n,
                                                    const int32_t *s, int32_t rows, int8_t *o0,
                                                    int8_t *o1) {
@@ -409,8 +409,12 @@ __attribute__((noinline)) static void requant_rows(const rows_job *j, int32_t ch
   const bool full = j->r.lo + j->r.offset == INT8_MIN && j->r.hi + j->r.offset == INT8_MAX;
   o0 += ch0;
   o1 += ch0;
-  if (rows == 1) { /* the clamp of any range: two loops fewer in flash */
-    if (j->per_channel)
+  if (rows == 1) {
+    if (full && j->per_channel)
+      requant_as(j, ch0, n, s, 1, bias, o0, o1, true, true);
+    else if (full)
+      requant_as(j, ch0, n, s, 1, bias, o0, o1, true, false);
+    else if (j->per_channel)
       requant_as(j, ch0, n, s, 1, bias, o0, o1, false, true);
     else
       requant_as(j, ch0, n, s, 1, bias, o0, o1, false, false);
