@@ -105,6 +105,7 @@ def measure(model: str, board: str, plan: str, path: Path | None = None) -> dict
         total=report.total,
         ticks=report.cycles,
         instructions=round(report.cycles * tick_ns) if report.cycles is not None else None,
+        output_crc=report.output_crc,
     )
     if row["tflm_total"] and report.total:
         row["vs_tflm"] = round(report.total / int(row["tflm_total"]), 3)
