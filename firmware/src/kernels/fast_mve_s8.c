@@ -449,8 +449,40 @@ bool mak_mve_conv_s8(const ma_node *node, const mak_conv_data *d, const mak_wind
 
 /* ---------------------------------------------------------- FULLY_CONNECTED */
 
+/* Rows of at most SHORT_ROW values (FULLY_CONNECTED of small depth, such as hello_world's
+ * first layer of one value), where a VMLADAVA would leave most of its 16 lanes empty: four
+ * units per pass in int32 lanes, each input value plus the offset times the four units'
+ * weights (a gather of every depth-th byte), wrapping as the reference's sum. The input row
+ * is read whole before the first write. */
+enum { SHORT_ROW = 8 };
+
+static void fc_short_rows(const mak_fc_s8_job *fc, const out_range *r, const int8_t *x,
+                          int8_t *out) {
+  const int32_t units = fc->units, depth = fc->depth;
+  const uint32x4_t offsets = vmulq_n_u32(vidupq_n_u32(0, 1), (uint32_t)depth);
+  const rq4 tensor_q = rq_load(fc->mult, fc->shift, 0, 0);
+  int32_t xo[SHORT_ROW];
+  for (int32_t i = 0; i < depth; ++i) xo[i] = x[i] + fc->input_offset;
+  for (int32_t c = 0; c < units; c += 4) {
+    const int32_t lanes = units - c < 4 ? units - c : 4;
+    const mve_pred16_t p = vctp32q((uint32_t)lanes);
+    const int8_t *w = fc->w + (size_t)c * depth;
+    int32x4_t acc = fc->bias ? vldrwq_z_s32(fc->bias + c, p) : vdupq_n_s32(0);
+    for (int32_t i = 0; i < depth; ++i)
+      acc = vmlaq_n_s32(acc, vldrbq_gather_offset_z_s32(w + i, offsets, p), xo[i]);
+    const rq4 q = fc->n_mult > 1 ? rq_load_tail(fc->mult, fc->shift, 1, c, lanes) : tensor_q;
+    vstrbq_p_s32(out + c, requant4(acc, q, r), p);
+  }
+}
+
 bool mak_mve_fc_s8(const mak_fc_s8_job *fc) {
   if (!offsets_ok(fc->input_offset, fc->output_offset)) return false;
+  if (fc->depth <= SHORT_ROW) {
+    const out_range r = make_range(fc->output_offset, fc->act_min, fc->act_max);
+    for (int32_t b = 0; b < fc->batches; ++b)
+      fc_short_rows(fc, &r, fc->in + (size_t)b * fc->depth, fc->out + (size_t)b * fc->units);
+    return true;
+  }
   const matrix m = {fc->w,
                     fc->bias,
                     fc->mult,
