@@ -529,7 +529,7 @@ static bool mve_q8(int op, const fast_q8 *f, const arith_data *d, const bcast_ro
   if (run < 4) return false;
   for (int32_t i = 0; i < n; i += run) {
     const int8_t *xi = rows->run_b > 0 ? x + i : x, *yi = rows->run_b > 0 ? y : y + i;
-    if (!mak_mve_binary_q8(op, f, xi, yi, z + i, run)) return false;
+    if (!mak_mve_binary_q8(op, f, xi, yi, z + i, run)) return false; /* f decides: row 0 */
   }
   return true;
 }
