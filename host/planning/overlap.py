@@ -518,9 +518,10 @@ def overlap_pairs(model: Model, w: Walk, kernels: KernelLibrary) -> list[Pair]:
     """Every (input, output) pair the rules allow to overlap in this model.
 
     An input qualifies only if this operator is its last use and the output is created by it,
-    so no other operator ever sees the overwritten bytes; neither may be an input or output of
-    a called subgraph. min_delta is never below -(input
-    size): beyond that the two do not overlap at all.
+    so no other operator ever sees the overwritten bytes, and if it is no output of its
+    subgraph (a graph output read by the last operator ends there too, but the caller reads
+    it after the invocation); neither may be an input or output of a called subgraph.
+    min_delta is never below -(input size): beyond that the two do not overlap at all.
     """
     life = {lt.tensor.global_index: lt for lt in w.lifetimes}
     scope = {(s.subgraph, s.op): s for s in w.op_scopes}
@@ -534,6 +535,7 @@ def overlap_pairs(model: Model, w: Walk, kernels: KernelLibrary) -> list[Pair]:
             # Control-flow operators copy a called subgraph's inputs and outputs (possibly one
             # onto the other): those tensors never overlap.
             boundary = set(sg.inputs + sg.outputs) if sg.index else set()
+            kept = boundary | set(sg.outputs)  # inputs read after this operator's writes
             if not rules:
                 continue
             out = life.get(sg.tensors[op.outputs[0]].global_index)
@@ -542,7 +544,7 @@ def overlap_pairs(model: Model, w: Walk, kernels: KernelLibrary) -> list[Pair]:
             by_tensor: dict[int, int] = {}
             for r in rules:
                 t = life.get(sg.tensors[op.inputs[r.slot]].global_index)
-                if t is None or t.last != span.first or t is out or op.inputs[r.slot] in boundary:
+                if t is None or t.last != span.first or t is out or op.inputs[r.slot] in kept:
                     continue
                 d = -t.size if r.min_delta is None else max(r.min_delta, -t.size)
                 gi = t.tensor.global_index

@@ -126,7 +126,6 @@ def _tflite_enums() -> tuple[dict[str, int], dict[str, int]]:
 
 def single_op_model(case: Case) -> bytes:
     """The case as a one-operator .tflite; non-constant inputs are the graph's inputs."""
-    op_codes, opt_types = _tflite_enums()
     g = modelgen.Graph()
     ids = []
     for i, t in enumerate(case.inputs + case.outputs):
@@ -135,6 +134,15 @@ def single_op_model(case: Case) -> bytes:
             continue
         data = None if t.data is None else t.data.tobytes()
         ids.append(g.tensor(f"t{i}", t.shape, t.dtype, t.scale, t.zp, data, t.qdim, t.variable))
+    add_operator(g, case, ids)
+    n_in = len(case.inputs)
+    model = modelgen.assemble(g, graph_inputs(case, ids[:n_in]), ids[n_in:])
+    return model if case.edit is None else case.edit(model)
+
+
+def add_operator(g: modelgen.Graph, case: Case, ids: list[int]) -> None:
+    """The case's operator into graph `g`, on tensors `ids` (its inputs, then its outputs)."""
+    op_codes, opt_types = _tflite_enums()
     # Named after its options type: the writer needs the schema's kinds of vector fields.
     options = new_table(case.options or "Scalars", case.slots, case.nslots)
     for slot, values in case.vectors.items():
@@ -143,8 +151,6 @@ def single_op_model(case: Case) -> bytes:
     opt_type = opt_types[case.options] if case.options else 0
     code = op_codes.get(case.op, case.op)  # not a builtin: a custom operator's name
     g.op(code, ids[:n_in], ids[n_in:], opt_type, options, case.custom_options)
-    model = modelgen.assemble(g, graph_inputs(case, ids[:n_in]), ids[n_in:])
-    return model if case.edit is None else case.edit(model)
 
 
 def buffers_4_aligned(model: bytes) -> bytes:

@@ -178,11 +178,13 @@ typedef struct {
 
 /* May input x share bytes with output y at their offline offsets? Only for an operator of
  * subgraph 0 that creates y where x is last used, and only where the overlap rule of its
- * kernel (mak_overlap_rule) holds for every input slot x is read through. */
+ * kernel (mak_overlap_rule) holds for every input slot x is read through. Never for a graph
+ * output x: read by the last operator, it still ends where y starts, but the caller reads it
+ * after the invocation. */
 static int overlap_allowed(ma_interp *it, const buf *x, const buf *y, overlap_why *why) {
   const ma_subgraph *s0 = &it->subgraphs[0];
   if (x->owner < 0 || y->owner < 0 || x->owner >= s0->n_tensors || y->owner >= s0->n_tensors ||
-      x->last != y->first)
+      x->last != y->first || listed(it, s0->outputs, x->owner))
     return 0;
   for (int32_t k = 0; k < s0->n_nodes; k++) {
     fb_vec ins, outs;
