@@ -3,7 +3,7 @@
  * (int8/int16/uint8 -> float32), per-tensor.
  *
  * Float quantization rounds value / scale in float, half away from zero, as TFLM's
- * AffineQuantize; dequantization computes in double like TFLM's Dequantize.
+ * AffineQuantize; dequantization gives the float of the double product TFLM's Dequantize forms.
  */
 #include <float.h>
 #include <math.h>
@@ -76,13 +76,22 @@ static ma_status dequantize_prepare(struct ma_context *ctx, ma_node *node) {
   return quant_prepare_common(ctx, node, true);
 }
 
+/* Beyond this |value / scale| saturates every output type whatever a zero point of at most
+ * 2^16, and within it the int32 conversion is defined and exact. */
+#define QUANT_SATURATED 1048576.0f
+
+/* roundf(v / scale) + zp, saturated; the rounding (half away from zero) by truncation and the
+ * exact remainder, because roundf and a float -> int64 conversion are library calls on Arm. */
 static int32_t quantize_one(const quant_data *d, float v, int32_t lo, int32_t hi) {
-  const float r = roundf(v / d->out_scale);
-  /* Saturate before converting: out-of-range float to int conversion is undefined. */
-  if (!(r > -2147483520.0f)) return r != r ? mak_clamp(d->out_zp, lo, hi) : lo;
-  if (r > 2147483520.0f) return hi;
-  const int64_t q = (int64_t)r + d->out_zp;
-  return q < lo ? lo : (q > hi ? hi : (int32_t)q);
+  const float q = v / d->out_scale;
+  if (!(q > -QUANT_SATURATED)) return q != q ? mak_clamp(d->out_zp, lo, hi) : lo;
+  if (q > QUANT_SATURATED) return hi;
+  int32_t r = (int32_t)q;
+  const float rest = q - (float)r; /* exact: r is q truncated and below 2^24 */
+  if (rest >= 0.5f) ++r;
+  else if (rest <= -0.5f) --r;
+  const int64_t z = (int64_t)r + d->out_zp;
+  return z < lo ? lo : (z > hi ? hi : (int32_t)z);
 }
 
 static int32_t load_int(const ma_tensor *t, int32_t i) {
@@ -132,21 +141,37 @@ static ma_status quantize_eval(struct ma_context *ctx, ma_node *node) {
   return MA_OK;
 }
 
+/* TFLM forms (float)(scale * (v - zp)) in double. Where |v - zp| < 2^24 the float product
+ * is the same number: the double product of a 24-bit scale and a 24-bit integer is exact, so
+ * both round the exact product once (float arithmetic is not a library call on an FPU). */
+#define DEQUANT_FLOAT_ZP 8388608
+
+static float dequantize_one(const quant_data *d, int32_t v) {
+  double r = d->in_scale * (double)((int64_t)v - d->in_zp);
+  if (r > FLT_MAX) r = FLT_MAX; /* converting an out-of-range double to float is UB */
+  if (r < -FLT_MAX) r = -FLT_MAX;
+  return (float)r;
+}
+
+static float dequantize_float(float scale, int32_t v_minus_zp) {
+  const float r = scale * (float)v_minus_zp;
+  return r > FLT_MAX ? FLT_MAX : (r < -FLT_MAX ? -FLT_MAX : r);
+}
+
 static ma_status dequantize_eval(struct ma_context *ctx, ma_node *node) {
   (void)ctx;
   const quant_data *d = node->user_data;
   const ma_tensor *in = node->inputs[0];
   float *y = node->outputs[0]->data;
   const int32_t n = ma_num_elements(in);
+  const bool in_float = d->in_zp > -DEQUANT_FLOAT_ZP && d->in_zp < DEQUANT_FLOAT_ZP;
+  const float scale = (float)d->in_scale; /* exact: the scale was a float */
   for (int32_t i = 0; i < n; ++i) {
     int32_t v;
     if (in->type == MA_INT8) v = ((const int8_t *)in->data)[i];
     else if (in->type == MA_INT16) v = ((const int16_t *)in->data)[i];
     else v = ((const uint8_t *)in->data)[i];
-    double r = d->in_scale * (double)(v - d->in_zp);
-    if (r > FLT_MAX) r = FLT_MAX; /* converting an out-of-range double to float is UB */
-    if (r < -FLT_MAX) r = -FLT_MAX;
-    y[i] = (float)r;
+    y[i] = in_float ? dequantize_float(scale, v - d->in_zp) : dequantize_one(d, v);
   }
   return MA_OK;
 }

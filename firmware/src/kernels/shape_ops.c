@@ -119,6 +119,18 @@ static ma_status pad_prepare(struct ma_context *ctx, ma_node *node) {
   return MA_OK;
 }
 
+/* n elements of the pad value: one memset where its bytes are all equal (the usual zero
+ * point or zero), else element by element. */
+static void fill(uint8_t *dst, const uint8_t *value, size_t esize, int32_t n) {
+  bool same = true;
+  for (size_t b = 1; b < esize; ++b) same = same && value[b] == value[0];
+  if (same) {
+    memset(dst, value[0], (size_t)n * esize);
+    return;
+  }
+  for (int32_t i = 0; i < n; ++i) mak_copy_elem(dst + (size_t)i * esize, value, esize);
+}
+
 static ma_status pad_eval(struct ma_context *ctx, ma_node *node) {
   const ma_tensor *in = node->inputs[0], *pads = node->inputs[1], *out = node->outputs[0];
   const ma_tensor *value = mak_input(node, 2);
@@ -141,25 +153,28 @@ static ma_status pad_eval(struct ma_context *ctx, ma_node *node) {
     const int16_t z = (int16_t)mak_zero_point(out, 0);
     memcpy(pad, &z, 2);
   }
-  const int32_t total = ma_num_elements(out);
   uint8_t *dst = out->data;
-  for (int32_t i = 0; i < total; ++i) mak_copy_elem(dst + (size_t)i * esize, pad, esize);
+  fill(dst, pad, esize, ma_num_elements(out));
   if (ma_num_elements(in) == 0) return MA_OK;
-  /* Copy the input one innermost row at a time. */
-  int32_t out_stride[MA_MAX_DIMS], idx[MA_MAX_DIMS] = {0};
-  int32_t s = 1;
+  /* The dimensions inside the innermost padded one are whole in both tensors, so each run
+   * (that dimension's input extent times them) is contiguous in both: copy run by run. */
+  int32_t k = n > 0 ? n - 1 : 0;
+  while (k > 0 && before[k] == 0 && out->dims[k] == in->dims[k]) --k;
+  const size_t run = (size_t)mak_dims_product(in, k, n) * esize;
+  size_t out_stride[MA_MAX_DIMS];
+  size_t s = esize;
   for (int32_t dd = n - 1; dd >= 0; --dd) {
     out_stride[dd] = s;
-    s *= out->dims[dd];
+    s *= (size_t)out->dims[dd];
   }
-  const int32_t row = n > 0 ? in->dims[n - 1] : 1;
-  const int32_t rows = n > 0 ? ma_num_elements(in) / row : 1;
+  int32_t idx[MA_MAX_DIMS] = {0};
+  const int32_t runs = mak_dims_product(in, 0, k);
   const uint8_t *src = in->data;
-  for (int32_t r = 0; r < rows; ++r) {
-    size_t off = 0;
-    for (int32_t dd = 0; dd < n; ++dd) off += (size_t)(idx[dd] + before[dd]) * out_stride[dd];
-    mak_move(dst + off * esize, src + (size_t)r * row * esize, (size_t)row * esize);
-    for (int32_t dd = n - 2; dd >= 0; --dd) {
+  for (int32_t r = 0; r < runs; ++r, src += run) {
+    size_t off = n > 0 ? (size_t)before[k] * out_stride[k] : 0;
+    for (int32_t dd = 0; dd < k; ++dd) off += (size_t)(idx[dd] + before[dd]) * out_stride[dd];
+    mak_move(dst + off, src, run);
+    for (int32_t dd = k - 1; dd >= 0; --dd) {
       if (++idx[dd] < in->dims[dd]) break;
       idx[dd] = 0;
     }
