@@ -232,6 +232,23 @@ __attribute__((noinline)) static void few_channels(const matrix *m, const int32_
   }
 }
 
+/* The dot products of pixels_times_rows for rows of 17 to 32 bytes: two vectors per row, the
+ * second zero past the row's end (apart, so that the usual loop keeps its registers). */
+__attribute__((noinline)) static void short_rows(const matrix *m, int32_t c, int32_t lanes,
+                                                 const int8_t *const r[4], int32_t acc[4][4]) {
+  const mve_pred16_t p = vctp8q((uint32_t)m->row - 16);
+  const int8_t *w = m->w + (size_t)c * m->row;
+  const int8x16_t x0 = vldrbq_s8(r[0]), y0 = vldrbq_z_s8(r[0] + 16, p);
+  const int8x16_t x1 = vldrbq_s8(r[1]), y1 = vldrbq_z_s8(r[1] + 16, p);
+  for (int32_t j = 0; j < lanes; ++j, w += m->row) {
+    const int8x16_t w0 = vldrbq_s8(w), w1 = vldrbq_z_s8(w + 16, p);
+    acc[0][j] = vmladavaq_s8(vmladavq_s8(x0, w0), y0, w1);
+    acc[1][j] = vmladavaq_s8(vmladavq_s8(x1, w0), y1, w1);
+    acc[2][j] = vmladavaq_s8(vmladavq_s8(vldrbq_s8(r[2]), w0), vldrbq_z_s8(r[2] + 16, p), w1);
+    acc[3][j] = vmladavaq_s8(vmladavq_s8(vldrbq_s8(r[3]), w0), vldrbq_z_s8(r[3] + 16, p), w1);
+  }
+}
+
 /* Every output channel of the `n` (1 to 4) pixels whose rows start at col, `stride` apart
  * (rows past n repeat row 0), four channels at a time: each channel's four dot products
  * (channel_dots), then per pixel the four channels' sums as one vector plus their row_bases
@@ -268,6 +285,8 @@ static void pixels_times_rows(const matrix *m, const int32_t *bases, const int8_
         acc[2][j] = vmladavq_s8(x2, wv);
         acc[3][j] = vmladavq_s8(x3, wv);
       }
+    } else if (m->row <= 32) {
+      short_rows(m, c, lanes, r, acc);
     } else {
       for (int32_t j = 0; j < lanes; ++j, w += m->row) {
         int32_t a[4];
