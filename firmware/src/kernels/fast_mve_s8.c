@@ -161,53 +161,64 @@ static void row_bases(const matrix *m, int32_t c, int32_t k, int32_t *base) {
 enum { BASE_CHANNELS = 256, COPY_BASE_CHANNELS = 64 };
 
 /* One output channel's weight row w against the four rows r[0..3] of `row` bytes: the four dot
- * products into a[0..3]. In assembly: GCC 12 spills the pointers. VMLADAVA takes even
- * registers only (constraint Te). The partial vector's predicated loads zero the lanes past
- * the row; only q0 and q1, so that the caller's requantization constants stay in registers. */
+ * products into a[0..3], and with SUM (a line that adds q0 to %[s]) the sum of the weights. In
+ * assembly: GCC 12 spills the pointers. VMLADAVA and VADDVA take even registers only
+ * (constraint Te). The partial vector's predicated loads zero the lanes past the row; only q0
+ * and q1, so that the caller's requantization constants stay in registers. */
+#define CHANNEL_DOTS_ASM(SUM)                                                                 \
+  "wls lr, %[n], 2f\n"                                                                        \
+  "1:\n\t"                                                                                    \
+  "vldrb.8 q0, [%[w]], #16\n\t"                                                               \
+  "vldrb.8 q1, [%[r0]], #16\n\t" SUM "vmladava.s8 %[a0], q0, q1\n\t"                          \
+  "vldrb.8 q1, [%[r1]], #16\n\t"                                                              \
+  "vmladava.s8 %[a1], q0, q1\n\t"                                                             \
+  "vldrb.8 q1, [%[r2]], #16\n\t"                                                              \
+  "vmladava.s8 %[a2], q0, q1\n\t"                                                             \
+  "vldrb.8 q1, [%[r3]], #16\n\t"                                                              \
+  "vmladava.s8 %[a3], q0, q1\n\t"                                                             \
+  "le lr, 1b\n"                                                                               \
+  "2:\n\t"                                                                                    \
+  "cmp %[p], #0\n\t"                                                                          \
+  "beq 3f\n\t"                                                                                \
+  "vmsr p0, %[p]\n\t"                                                                         \
+  "vpstt\n\t"                                                                                 \
+  "vldrbt.8 q0, [%[w]]\n\t"                                                                   \
+  "vldrbt.8 q1, [%[r0]]\n\t" SUM "vmladava.s8 %[a0], q0, q1\n\t"                              \
+  "vpst\n\t"                                                                                  \
+  "vldrbt.8 q1, [%[r1]]\n\t"                                                                  \
+  "vmladava.s8 %[a1], q0, q1\n\t"                                                             \
+  "vpst\n\t"                                                                                  \
+  "vldrbt.8 q1, [%[r2]]\n\t"                                                                  \
+  "vmladava.s8 %[a2], q0, q1\n\t"                                                             \
+  "vpst\n\t"                                                                                  \
+  "vldrbt.8 q1, [%[r3]]\n\t"                                                                  \
+  "vmladava.s8 %[a3], q0, q1\n"                                                               \
+  "3:"
+#define CHANNEL_DOTS_OUT                                                                      \
+  [a0] "+Te"(a0), [a1] "+Te"(a1), [a2] "+Te"(a2), [a3] "+Te"(a3), [w] "+r"(w), [r0] "+r"(r0), \
+      [r1] "+r"(r1), [r2] "+r"(r2), [r3] "+r"(r3)
+#define CHANNEL_DOTS_IN [n] "r"(blocks), [p] "r"(tail)
+#define CHANNEL_DOTS_CLOBBERS "q0", "q1", "lr", "memory", "cc"
+
+/* s NULL: the weights' sum is not wanted (row_bases made it). */
 static inline __attribute__((always_inline)) void channel_dots(const int8_t *w,
                                                                const int8_t *const r[4],
                                                                int32_t blocks, uint32_t tail,
-                                                               int32_t a[4]) {
+                                                               int32_t a[4], int32_t *s) {
   const int8_t *r0 = r[0], *r1 = r[1], *r2 = r[2], *r3 = r[3];
-  int32_t a0 = 0, a1 = 0, a2 = 0, a3 = 0;
-  __asm__("wls lr, %[n], 2f\n"
-          "1:\n\t"
-          "vldrb.8 q0, [%[w]], #16\n\t"
-          "vldrb.8 q1, [%[r0]], #16\n\t"
-          "vmladava.s8 %[a0], q0, q1\n\t"
-          "vldrb.8 q1, [%[r1]], #16\n\t"
-          "vmladava.s8 %[a1], q0, q1\n\t"
-          "vldrb.8 q1, [%[r2]], #16\n\t"
-          "vmladava.s8 %[a2], q0, q1\n\t"
-          "vldrb.8 q1, [%[r3]], #16\n\t"
-          "vmladava.s8 %[a3], q0, q1\n\t"
-          "le lr, 1b\n"
-          "2:\n\t"
-          "cmp %[p], #0\n\t"
-          "beq 3f\n\t"
-          "vmsr p0, %[p]\n\t"
-          "vpstt\n\t"
-          "vldrbt.8 q0, [%[w]]\n\t"
-          "vldrbt.8 q1, [%[r0]]\n\t"
-          "vmladava.s8 %[a0], q0, q1\n\t"
-          "vpst\n\t"
-          "vldrbt.8 q1, [%[r1]]\n\t"
-          "vmladava.s8 %[a1], q0, q1\n\t"
-          "vpst\n\t"
-          "vldrbt.8 q1, [%[r2]]\n\t"
-          "vmladava.s8 %[a2], q0, q1\n\t"
-          "vpst\n\t"
-          "vldrbt.8 q1, [%[r3]]\n\t"
-          "vmladava.s8 %[a3], q0, q1\n"
-          "3:"
-          : [a0] "+Te"(a0), [a1] "+Te"(a1), [a2] "+Te"(a2), [a3] "+Te"(a3), [w] "+r"(w),
-            [r0] "+r"(r0), [r1] "+r"(r1), [r2] "+r"(r2), [r3] "+r"(r3)
-          : [n] "r"(blocks), [p] "r"(tail)
-          : "q0", "q1", "lr", "memory", "cc");
+  int32_t a0 = 0, a1 = 0, a2 = 0, a3 = 0, sum = 0;
+  if (s)
+    __asm__(CHANNEL_DOTS_ASM("vaddva.s8 %[s], q0\n\t")
+            : CHANNEL_DOTS_OUT, [s] "+Te"(sum)
+            : CHANNEL_DOTS_IN
+            : CHANNEL_DOTS_CLOBBERS);
+  else
+    __asm__(CHANNEL_DOTS_ASM("") : CHANNEL_DOTS_OUT : CHANNEL_DOTS_IN : CHANNEL_DOTS_CLOBBERS);
   a[0] = a0;
   a[1] = a1;
   a[2] = a2;
   a[3] = a3;
+  if (s) *s = sum;
 }
 
 /* pixels_times_rows for fewer than four output channels: per channel its four pixels' sums as
@@ -220,7 +231,7 @@ __attribute__((noinline)) static void few_channels(const matrix *m, const int32_
   const uint32x4_t at = vmulq_n_u32(vidupq_n_u32(0, 1), (uint32_t)m->out_step);
   for (int32_t c = 0; c < m->rows; ++c) {
     int32_t a[4], base;
-    channel_dots(m->w + (size_t)c * m->row, r, blocks, tail, a);
+    channel_dots(m->w + (size_t)c * m->row, r, blocks, tail, a, NULL);
     if (bases)
       base = bases[c];
     else
@@ -246,6 +257,26 @@ __attribute__((noinline)) static void short_rows(const matrix *m, int32_t c, int
     acc[1][j] = vmladavaq_s8(vmladavq_s8(x1, w0), y1, w1);
     acc[2][j] = vmladavaq_s8(vmladavq_s8(vldrbq_s8(r[2]), w0), vldrbq_z_s8(r[2] + 16, p), w1);
     acc[3][j] = vmladavaq_s8(vmladavq_s8(vldrbq_s8(r[3]), w0), vldrbq_z_s8(r[3] + 16, p), w1);
+  }
+}
+
+/* pixels_times_rows' dot products without row_bases made beforehand (wide nodes): each weight
+ * row's sum taken on the way, and own[j] its bias + offset x sum (apart, so that the assembly
+ * finds its even registers). */
+__attribute__((noinline)) static void dots_with_sums(const matrix *m, int32_t c, int32_t lanes,
+                                                     const int8_t *const r[4],
+                                                     int32_t acc[4][4], int32_t own[4]) {
+  const int32_t blocks = (int32_t)(m->row >> 4);
+  const uint32_t tail = vctp8q((uint32_t)(m->row & 15));
+  const int8_t *w = m->w + (size_t)c * m->row;
+  for (int32_t j = 0; j < lanes; ++j, w += m->row) {
+    int32_t a[4], s;
+    channel_dots(w, r, blocks, tail, a, &s);
+    acc[0][j] = a[0];
+    acc[1][j] = a[1];
+    acc[2][j] = a[2];
+    acc[3][j] = a[3];
+    own[j] = with_offset(m->bias ? m->bias[c + j] : 0, 0, s, m->off);
   }
 }
 
@@ -287,10 +318,12 @@ static void pixels_times_rows(const matrix *m, const int32_t *bases, const int8_
       }
     } else if (m->row <= 32) {
       short_rows(m, c, lanes, r, acc);
+    } else if (!bases) {
+      dots_with_sums(m, c, lanes, r, acc, own);
     } else {
       for (int32_t j = 0; j < lanes; ++j, w += m->row) {
         int32_t a[4];
-        channel_dots(w, r, blocks, tail, a);
+        channel_dots(w, r, blocks, tail, a, NULL);
         acc[0][j] = a[0];
         acc[1][j] = a[1];
         acc[2][j] = a[2];
@@ -298,7 +331,7 @@ static void pixels_times_rows(const matrix *m, const int32_t *bases, const int8_
       }
     }
     const int32_t *b = bases ? bases + c : own;
-    if (!bases) row_bases(m, c, lanes, own);
+    if (!bases && m->row <= 32) row_bases(m, c, lanes, own); /* longer: dots_with_sums */
     int8_t *oc = o + c;
     if (lanes == 4) {
       const rq4 q = m->per_channel ? rq_load(m->mult, m->shift, 1, c) : tensor_q;
