@@ -158,6 +158,8 @@ typedef struct {
   int32_t input_off, state_zp, output_zp;
   chan_q q_feature, q_out;
   bool s8; /* int8 state and time weights, else int16 */
+  int32_t q_feature_mult, q_out_mult; /* the same multipliers, as Helium's lanes take them */
+  int8_t q_feature_shift, q_out_shift;
 } svdf_run;
 
 /* Filter f's feature sum requantized into the state's type, plus the state zero point (TFLM
@@ -257,6 +259,32 @@ static inline int32_t feature_sums(const svdf_run *c, const int8_t *xb, int32_t 
 static void svdf_row_rank1_s8(const svdf_run *c, const int8_t *xb, uint8_t *state_b,
                               int8_t *out_b) {
   const int32_t n_mem = c->n_memory, state_off = -c->state_zp;
+#if MA_FAST_MVE
+  /* Four filters' requantizations at a time in int32 lanes (fast_mve_core.h's mbqm4, equal to
+   * requant_q), their memory rows one by one. */
+  const rq4 qf = rq_make(vdupq_n_s32(c->q_feature_mult), vdupq_n_s32(c->q_feature_shift));
+  const rq4 qo = rq_make(vdupq_n_s32(c->q_out_mult), vdupq_n_s32(c->q_out_shift));
+  for (int32_t r = 0; r < c->n_filter; r += 4) {
+    int32_t sums[4] = {0, 0, 0, 0}, acc[4] = {0, 0, 0, 0};
+    const int32_t n = feature_sums(c, xb, r, sums);
+    const mve_pred16_t p = vctp32q((uint32_t)n);
+    int32x4_t v = vmaxq_s32(vminq_s32(mbqm4(vldrwq_s32(sums), qf), vdupq_n_s32(INT8_MAX)),
+                            vdupq_n_s32(INT8_MIN));
+    v = vaddq_n_s32(v, c->state_zp);
+    int32_t vals[4];
+    vst1q_s32(vals, v);
+    for (int32_t k = 0; k < n; ++k) {
+      const size_t f = (size_t)(r + k);
+      acc[k] = push_dot_s8(state_b + f * n_mem, c->wt + f * n_mem, n_mem, (uint32_t)vals[k],
+                           state_off);
+    }
+    int32x4_t a = vldrwq_s32(acc);
+    if (c->bias) a = vaddq_s32(a, vldrwq_z_s32(c->bias + r, p));
+    int32x4_t y = vqaddq_s32(mbqm4(a, qo), vdupq_n_s32(c->output_zp));
+    y = vmaxq_s32(vminq_s32(y, vdupq_n_s32(INT8_MAX)), vdupq_n_s32(INT8_MIN));
+    vstrbq_p_s32(out_b + r, y, p);
+  }
+#else
   for (int32_t r = 0; r < c->n_filter; r += 4) {
     int32_t sums[4];
     const int32_t n = feature_sums(c, xb, r, sums);
@@ -270,6 +298,7 @@ static void svdf_row_rank1_s8(const svdf_run *c, const int8_t *xb, uint8_t *stat
       out_b[f] = (int8_t)mak_clamp(y, INT8_MIN, INT8_MAX);
     }
   }
+#endif
 }
 
 static void svdf_row_q(const svdf_run *c, const int8_t *xb, uint8_t *state_b, int8_t *out_b) {
@@ -309,7 +338,11 @@ static void svdf_eval_q(const svdf_data *d, const ma_node *node, const svdf_shap
                       d->output_zp,
                       chan_consts(d->mult1, d->shift1),
                       chan_consts(d->mult2, d->shift2),
-                      state_t->type == MA_INT8};
+                      state_t->type == MA_INT8,
+                      d->mult1,
+                      d->mult2,
+                      d->shift1,
+                      d->shift2};
   const size_t state_row = (size_t)s->n_filter * s->n_memory * (c.s8 ? 1 : 2);
   for (int32_t b = 0; b < s->batch; ++b)
     svdf_row_q(&c, (const int8_t *)node->inputs[0]->data + (size_t)b * s->n_input,
