@@ -1,11 +1,12 @@
-"""Conformance of int8 LOGISTIC and TANH and of QUANTIZE int8/int16 -> int8 with the real
-TFLM, for their Helium loops (firmware/src/kernels/fast_mve_activations.c, which evaluates
+"""Conformance of int8 LOGISTIC and TANH and of QUANTIZE int8/uint8/int16 -> int8 with the
+real TFLM, for their Helium loops (firmware/src/kernels/fast_mve_activations.c, which evaluates
 activations.c's fixed-point steps four lanes at a time, and fast_mve_quantize.c): one-operator
 models on the runtime's ASan+UBSan build (the portable loops) and on TFLM with the same inputs,
 outputs bit for bit. 255 values (a 3-value tail of the four lanes); LOGISTIC and TANH with input
 scales from fine to coarse and zero points at the int8 ends, so that the input minus its zero
-point covers both signs, both saturation radii and 0; QUANTIZE with multipliers below and above
-1 (left shifts), saturating outputs and zero points at the ends.
+point covers both signs, both saturation radii and 0; QUANTIZE (int8, uint8 and int16 inputs)
+with multipliers below and above 1 (left shifts), saturating outputs and zero points at the
+ends.
 tests/runtime/test_runtime_mve_qemu.py runs them on the Cortex-M55 against TFLM (the
 firmware's deterministic input: 251 distinct values).
 """
@@ -13,7 +14,7 @@ firmware's deterministic input: 251 distinct values).
 from __future__ import annotations
 
 import pytest
-from support.conformance import Case, check, q8, q16, run_cases
+from support.conformance import U8, Case, T, check, q8, q16, run_cases
 
 SHAPE = (1, 255)
 
@@ -40,6 +41,10 @@ CASES = [
          [q8(SHAPE, 0.05, -128)], [q8(SHAPE, 0.03, -100)]),
     Case("QUANTIZE int8 -> int8 right shift", "QUANTIZE", [q8(SHAPE, 0.02, 100)],
          [q8(SHAPE, 0.09, -20)]),
+    Case("QUANTIZE uint8 -> int8 (a camera input)", "QUANTIZE", [T(SHAPE, U8, [0.004], [128])],
+         [q8(SHAPE, 0.004, 0)]),
+    Case("QUANTIZE uint8 -> int8 right shift", "QUANTIZE", [T(SHAPE, U8, [0.01], [3])],
+         [q8(SHAPE, 0.03, -100)]),
 ]  # fmt: skip
 
 

@@ -122,10 +122,11 @@ static ma_status quantize_eval(struct ma_context *ctx, ma_node *node) {
   const quant_data *d = node->user_data;
   const ma_tensor *in = node->inputs[0], *out = node->outputs[0];
   const int32_t n = ma_num_elements(in);
-  if ((in->type == MA_INT8 || in->type == MA_INT16) && out->type == MA_INT8 &&
-      mak_mve_requant_to_s8(in->type == MA_INT8 ? in->data : NULL,
-                            in->type == MA_INT16 ? in->data : NULL, out->data, n, d->in_zp,
-                            d->out_zp, d->mult, d->shift))
+  const int kind = in->type == MA_INT8 ? MAK_RQ_S8 : in->type == MA_UINT8 ? MAK_RQ_U8 : MAK_RQ_S16;
+  if ((in->type == MA_INT8 || in->type == MA_UINT8 || in->type == MA_INT16) &&
+      out->type == MA_INT8 &&
+      mak_mve_requant_to_s8(in->data, kind, out->data, n, d->in_zp, d->out_zp, d->mult,
+                            d->shift))
     return MA_OK;
   if (in->type != MA_FLOAT32) {
     requantize(d, in, node->outputs[0], n);
