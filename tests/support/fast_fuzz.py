@@ -15,7 +15,8 @@ The campaign, by hand (results in the summary it prints; tests/runtime/test_fast
 keeps a few seeds in CI):
 
     nice -n 10 python tests/support/fast_fuzz.py host --seeds 0:2000 [--overlap]
-    nice -n 10 python tests/support/fast_fuzz.py qemu --board mps3-an547 --seeds 0:300
+    nice -n 10 python tests/support/fast_fuzz.py qemu --board mps3-an547 --seeds 0:300 [--overlap]
+    nice -n 10 python tests/support/fast_fuzz.py qemu --board mps2-an386 --large --batch 20
 """
 
 from __future__ import annotations
@@ -499,17 +500,19 @@ def host_campaign(seeds: range, overlap: bool, batch: int) -> list[Verdict]:
     return verdicts
 
 
-def qemu_campaign(board: str, seeds: range, overlap: bool, batch: int) -> list[Verdict]:
+def qemu_campaign(
+    board: str, seeds: range, overlap: bool, batch: int, large: bool = False
+) -> list[Verdict]:
     """Cases in images of `batch` models each (every image built once), each model run on the
-    board's deterministic input; the CRC-32 of every output must be TFLM's."""
+    board's deterministic input; the CRC-32 of every output must be TFLM's. `large`: the host
+    campaign's sizes (up to 70 channels: the 32-channel blocks), in fewer cases per image."""
     from support.tflm_oracle import run_tflm as tflm_run
-
-    from host.device.boards import build_image
 
     verdicts: list[Verdict] = []
     which = ("smallest", "fastest-m55" if board == "mps3-an547" else "fastest")
     for start in range(seeds.start, seeds.stop, batch):
-        cases = [random_case(s, small=True) for s in range(start, min(start + batch, seeds.stop))]
+        stop = min(start + batch, seeds.stop)
+        cases = [random_case(s, small=not large) for s in range(start, stop)]
         if overlap:
             cases = [p for c in cases if c.op in OVERLAP_OPS for w in which
                      if (p := planned(c, w)) is not None]  # fmt: skip
@@ -526,16 +529,30 @@ def qemu_campaign(board: str, seeds: range, overlap: bool, batch: int) -> list[V
                 verdicts.append(Verdict(case, "skip", "TFLM's output is constant"))
                 continue
             runnable.append((case, model, want))
-        with tempfile.TemporaryDirectory(prefix="fast_fuzz_qemu_") as tmp:
-            paths = []
-            for i, (_, model, _) in enumerate(runnable):
-                paths.append(Path(tmp) / f"f{i:03d}.tflite")
-                paths[-1].write_bytes(model)
-            elf = build_image(board, paths, build_root=Path(tmp) / "build")
-            for i, (case, _, want) in enumerate(runnable):
-                verdicts.append(_qemu_one(board, elf, f"f{i:03d}", case, want))
-        _progress(verdicts, f"{board} seeds {seeds.start}..{min(start + batch, seeds.stop) - 1}")
+        verdicts += _qemu_image(board, runnable)
+        _progress(verdicts, f"{board} seeds {seeds.start}..{stop - 1}")
     return verdicts
+
+
+def _qemu_image(board: str, runnable: list[tuple[Case, bytes, list[np.ndarray]]]) -> list[Verdict]:
+    """The cases in one image, or in two halves where they do not fit in one."""
+    from host.device.boards import BuildError, build_image
+
+    with tempfile.TemporaryDirectory(prefix="fast_fuzz_qemu_") as tmp:
+        paths = []
+        for i, (_, model, _) in enumerate(runnable):
+            paths.append(Path(tmp) / f"f{i:03d}.tflite")
+            paths[-1].write_bytes(model)
+        try:
+            elf = build_image(board, paths, build_root=Path(tmp) / "build")
+        except BuildError as e:
+            if len(runnable) == 1:
+                return [Verdict(runnable[0][0], "refused", str(e)[-600:])]
+            half = len(runnable) // 2
+            return _qemu_image(board, runnable[:half]) + _qemu_image(board, runnable[half:])
+        return [
+            _qemu_one(board, elf, f"f{i:03d}", c, want) for i, (c, _, want) in enumerate(runnable)
+        ]
 
 
 def _qemu_one(board: str, elf: Path, stem: str, case: Case, want: list[np.ndarray]) -> Verdict:
@@ -573,12 +590,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--board", default="mps3-an547", help="QEMU board (qemu target)")
     ap.add_argument("--overlap", action="store_true", help="run host.plan --overlap plans")
     ap.add_argument("--batch", type=int, default=100, help="cases per child process or image")
+    ap.add_argument("--large", action="store_true", help="qemu: the host's sizes, not small ones")
     args = ap.parse_args(argv)
     seeds = _seeds(args.seeds)
     if args.target == "host":
         verdicts = host_campaign(seeds, args.overlap, args.batch)
     else:
-        verdicts = qemu_campaign(args.board, seeds, args.overlap, args.batch)
+        verdicts = qemu_campaign(args.board, seeds, args.overlap, args.batch, args.large)
     bad = [v for v in verdicts if v.kind in ("mismatch", "crash")]
     print(f"done: {len(verdicts)} cases, {len(bad)} mismatches or crashes")
     return 1 if bad else 0
