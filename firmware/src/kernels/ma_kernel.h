@@ -38,8 +38,9 @@ typedef struct {
   int32_t variant;      /* the registered kernel's variant (see ma_kernel) */
   /* 0 when the core calls prepare. Prepare sets it to 1 when eval reads of its operands only
    * which are NULL and their data (shapes, types and quantization kept in user_data): on every
-   * invoke the core then fills only inputs[i]->data and outputs[i]->data of the descriptors,
-   * which saves rebuilding each one from the model. */
+   * invoke the core then fills only inputs[i]->data and outputs[i]->data of the descriptors
+   * and, of the node, its operand lists, user_data, builtin_code, index and variant (options
+   * and custom options are not read from the model), which saves rebuilding each one. */
   int32_t eval_data_only;
 } ma_node;
 
