@@ -20,18 +20,30 @@
 #include "kernels.h"
 
 typedef struct {
-  int32_t rank, input_zp, output_zp, state_zp;
-  int32_t mult1, mult2;
-  int8_t shift1, shift2;
-  int32_t act;
-  float f_min, f_max;
-} svdf_data;
-
-static const char OP[] = "SVDF";
-
-typedef struct {
   int32_t batch, n_input, n_filter, n_memory, n_unit;
 } svdf_shape;
+
+enum { SVDF_F32, SVDF_S8, SVDF_S16 }; /* float32, else int8 with an int8 or int16 state */
+
+/* All eval reads besides its operands' data (eval_data_only), in the 48 bytes (40 and the
+ * tail's 16-byte alignment) the op data took when eval read the descriptors: float and int8
+ * share a union. */
+typedef struct {
+  int32_t batch, n_input, n_filter, n_memory, rank;
+  union {
+    struct {
+      float f_min, f_max;
+    } f;
+    struct {
+      int32_t input_zp, output_zp, state_zp, mult1, mult2;
+      int8_t shift1, shift2;
+    } q;
+  } u;
+  uint8_t kind; /* SVDF_* */
+} svdf_data;
+_Static_assert(sizeof(svdf_data) <= 48, "SVDF's op data would grow the tail");
+
+static const char OP[] = "SVDF";
 
 static svdf_shape shape_of(const ma_node *node, int32_t rank) {
   const ma_tensor *in = node->inputs[0], *wt = node->inputs[2];
@@ -63,7 +75,11 @@ static ma_status svdf_prepare(struct ma_context *ctx, ma_node *node) {
   memset(d, 0, sizeof *d);
   node->user_data = d;
   d->rank = rank;
-  d->act = act;
+  d->batch = s.batch;
+  d->n_input = s.n_input;
+  d->n_filter = s.n_filter;
+  d->n_memory = s.n_memory;
+  node->eval_data_only = 1;
   if (in->type == MA_FLOAT32) {
     if (wf->type != MA_FLOAT32 || wt->type != MA_FLOAT32)
       return ma_fail(ctx, MA_ERR_UNSUPPORTED, "%s: hybrid weights are not supported", OP);
@@ -71,7 +87,8 @@ static ma_status svdf_prepare(struct ma_context *ctx, ma_node *node) {
         (st = mak_check_type(ctx, OP, "output", out, MA_FLOAT32)) != MA_OK ||
         (bias != NULL && (st = mak_check_type(ctx, OP, "bias", bias, MA_FLOAT32)) != MA_OK))
       return st;
-    return mak_act_range_f(ctx, OP, act, &d->f_min, &d->f_max);
+    d->kind = SVDF_F32;
+    return mak_act_range_f(ctx, OP, act, &d->u.f.f_min, &d->u.f.f_max);
   }
   if (in->type != MA_INT8)
     return ma_fail(ctx, MA_ERR_UNSUPPORTED, "%s: input type %s", OP, mak_type_name(in->type));
@@ -89,14 +106,15 @@ static ma_status svdf_prepare(struct ma_context *ctx, ma_node *node) {
     return ma_fail(ctx, MA_ERR_MODEL, "%s: int8 tensors need quantization scales", OP);
   if (state->type == MA_INT16 && mak_zero_point(state, 0) != 0)
     return ma_fail(ctx, MA_ERR_UNSUPPORTED, "%s: an int16 state must be symmetric", OP);
-  d->state_zp = mak_zero_point(state, 0);
-  d->input_zp = mak_zero_point(in, 0);
-  d->output_zp = mak_zero_point(out, 0);
+  d->kind = state->type == MA_INT8 ? SVDF_S8 : SVDF_S16;
+  d->u.q.state_zp = mak_zero_point(state, 0);
+  d->u.q.input_zp = mak_zero_point(in, 0);
+  d->u.q.output_zp = mak_zero_point(out, 0);
   int shift;
-  mak_quantize_multiplier((double)si * (double)sf / (double)st_s, &d->mult1, &shift);
-  d->shift1 = (int8_t)shift;
-  mak_quantize_multiplier((double)(st_s * sw / so), &d->mult2, &shift);
-  d->shift2 = (int8_t)shift;
+  mak_quantize_multiplier((double)si * (double)sf / (double)st_s, &d->u.q.mult1, &shift);
+  d->u.q.shift1 = (int8_t)shift;
+  mak_quantize_multiplier((double)(st_s * sw / so), &d->u.q.mult2, &shift);
+  d->u.q.shift2 = (int8_t)shift;
   return MA_OK;
 }
 
@@ -324,6 +342,7 @@ static void svdf_row_q(const svdf_run *c, const int8_t *xb, uint8_t *state_b, in
   }
 }
 
+/* Reads of the node: its operands' data only (eval_data_only), as in svdf_eval. */
 static void svdf_eval_q(const svdf_data *d, const ma_node *node, const svdf_shape *s) {
   const ma_tensor *bias_t = node->inputs[3], *state_t = node->inputs[4];
   const svdf_run c = {node->inputs[1]->data,
@@ -333,16 +352,16 @@ static void svdf_eval_q(const svdf_data *d, const ma_node *node, const svdf_shap
                       s->n_filter,
                       s->n_memory,
                       d->rank,
-                      -d->input_zp,
-                      d->state_zp,
-                      d->output_zp,
-                      chan_consts(d->mult1, d->shift1),
-                      chan_consts(d->mult2, d->shift2),
-                      state_t->type == MA_INT8,
-                      d->mult1,
-                      d->mult2,
-                      d->shift1,
-                      d->shift2};
+                      -d->u.q.input_zp,
+                      d->u.q.state_zp,
+                      d->u.q.output_zp,
+                      chan_consts(d->u.q.mult1, d->u.q.shift1),
+                      chan_consts(d->u.q.mult2, d->u.q.shift2),
+                      d->kind == SVDF_S8,
+                      d->u.q.mult1,
+                      d->u.q.mult2,
+                      d->u.q.shift1,
+                      d->u.q.shift2};
   const size_t state_row = (size_t)s->n_filter * s->n_memory * (c.s8 ? 1 : 2);
   for (int32_t b = 0; b < s->batch; ++b)
     svdf_row_q(&c, (const int8_t *)node->inputs[0]->data + (size_t)b * s->n_input,
@@ -350,14 +369,16 @@ static void svdf_eval_q(const svdf_data *d, const ma_node *node, const svdf_shap
                (int8_t *)node->outputs[0]->data + (size_t)b * s->n_unit);
 }
 
+/* Reads of the node: its operands' data only (eval_data_only); the shapes and types are the
+ * op data's, from prepare. */
 static ma_status svdf_eval(struct ma_context *ctx, ma_node *node) {
   (void)ctx;
   const svdf_data *d = node->user_data;
-  const svdf_shape s = shape_of(node, d->rank);
+  const svdf_shape s = {d->batch, d->n_input, d->n_filter, d->n_memory, d->n_filter / d->rank};
   const ma_tensor *in = node->inputs[0], *bias_t = node->inputs[3];
   ma_tensor *state_t = node->inputs[4];
   const size_t state_n = (size_t)s.batch * s.n_filter * s.n_memory;
-  if (in->type == MA_FLOAT32) {
+  if (d->kind == SVDF_F32) {
     float *state = state_t->data;
     const float *x = in->data, *wf = node->inputs[1]->data, *wt = node->inputs[2]->data;
     const float *bias = bias_t ? bias_t->data : NULL;
@@ -379,7 +400,7 @@ static ma_status svdf_eval(struct ma_context *ctx, ma_node *node) {
             t += wt[f * s.n_memory + m] * state[((size_t)b * s.n_filter + f) * s.n_memory + m];
           acc += t;
         }
-        out[(size_t)b * s.n_unit + u] = mak_clampf(acc, d->f_min, d->f_max);
+        out[(size_t)b * s.n_unit + u] = mak_clampf(acc, d->u.f.f_min, d->u.f.f_max);
       }
     }
     return MA_OK;
