@@ -337,12 +337,53 @@ def transpose_convs() -> list[Case]:
         transpose_conv("13 channels (four-wide dot and tail) input zero point 127", I8,
                        (1, 3, 4, 13), (3, 3), 5, (2, 2), SAME, (6, 8), I32,
                        quant=((0.05, 127), (0.3, -5))),
+        transpose_conv("unet's: kernel 2 stride 2 16 to 12 channels no bias", I8,
+                       (1, 4, 4, 16), (2, 2), 12, (2, 2), SAME, (8, 8)),
+        transpose_conv("17 to 7 channels (vector tail 1, channel tail 3) VALID", I8,
+                       (1, 3, 3, 17), (3, 3), 7, (2, 2), VALID, (7, 7), I32,
+                       quant=((0.04, -9), (0.2, 11))),
+        transpose_conv("33 to 4 channels per-tensor strides 3x1 RELU", I8, (2, 2, 3, 33),
+                       (3, 2), 4, (3, 1), SAME, (6, 3), I32, act=1, per_channel=False),
+        transpose_conv("1 to 2 channels kernel 5 stride 2 VALID", I8, (1, 3, 2, 1), (5, 5), 2,
+                       (2, 2), VALID, (9, 7), I32),
         transpose_conv("int64 bias", I16, (1, 4, 5, 3), (3, 3), 4, (2, 2), SAME, (8, 10), I64,
                        quant=q16s),
         transpose_conv("int16 bias VALID", I16, (1, 4, 5, 3), (3, 3), 4, (2, 2), VALID, (9, 11),
                        I16, quant=q16s),
         transpose_conv("no bias RELU", I16, (1, 3, 3, 2), (2, 2), 2, (2, 2), VALID, (6, 6),
                        act=1, quant=((0.001, 0), (0.005, 0))),
+    ]  # fmt: skip
+
+
+# ----------------------------------------------------------------------------- CONCATENATION
+
+
+def concat(name: str, dtype: int, shapes: list[tuple[int, ...]], axis: int) -> Case:
+    ndims = len(shapes[0])
+    a = axis % ndims
+    oshape = list(shapes[0])
+    oshape[a] = sum(sh[a] for sh in shapes)
+
+    def t(shape: tuple[int, ...]) -> T:
+        if dtype == F32:
+            return f32(shape)
+        return q8(shape, 0.1, -3) if dtype == I8 else q16(shape, 0.01)
+
+    return Case(f"CONCATENATION {NAMES[dtype]} {name}", "CONCATENATION",
+                [t(sh) for sh in shapes], [t(tuple(oshape))], "ConcatenationOptions",
+                {0: ("i", axis)})  # fmt: skip
+
+
+def concats() -> list[Case]:
+    return [
+        concat("unet's: 12 + 12 channels", I8, [(1, 8, 8, 12), (1, 8, 8, 12)], 3),
+        concat("12 + 8 channels axis -1", I8, [(1, 16, 16, 12), (1, 16, 16, 8)], -1),
+        concat("odd runs 3 + 17 + 5 + 1", I8, [(1, 3, 5, 3), (1, 3, 5, 17), (1, 3, 5, 5),
+               (1, 3, 5, 1)], 3),
+        concat("rows of 35 bytes along axis 1", I8, [(2, 3, 5, 7), (2, 1, 5, 7)], 1),
+        concat("axis 0 (one run per input)", I8, [(1, 4, 3), (2, 4, 3)], 0),
+        concat("int16 three inputs axis 2", I16, [(2, 3, 1), (2, 3, 6), (2, 3, 9)], 2),
+        concat("float 2 + 9 axis -2", F32, [(3, 2, 2), (3, 9, 2)], -2),
     ]  # fmt: skip
 
 
@@ -547,6 +588,7 @@ GENERIC = (
     + shapes()
     + matmuls()
     + transpose_convs()
+    + concats()
     + resizes()
     + space_moves()
     + others()

@@ -10,7 +10,11 @@ outputs and its variable tensors (SVDF's state, the LSTM's hidden and cell state
 invocation leaves them) made model outputs: a gate value one step off shows in the cell state
 long before it reaches an int8 output. Each runs one invocation on the firmware's
 deterministic input, from its variables' initial values (several invocations run on the host
-and the M4); the CRC-32 of every output must be TFLM's."""
+and the M4); the CRC-32 of every output must be TFLM's.
+
+The same image holds the int8 TRANSPOSE_CONV and the CONCATENATION cases of
+test_conformance_shape.py (transpose_conv.c's four-channel Helium sums, shape_ops.c's
+predicated short-run copies) and tests/data/keras/unet_int8.tflite with every tensor an output."""
 
 from __future__ import annotations
 
@@ -20,7 +24,8 @@ from pathlib import Path
 import pytest
 from support.conformance import single_op_model
 from support.tflm_oracle import run_tflm, with_every_output
-from test_conformance_recurrent import CASES
+from test_conformance_recurrent import CASES as RECURRENT_CASES
+from test_conformance_shape import GENERIC as SHAPE_CASES
 from test_runtime_mve_qemu import BOARD, OUTPUT_LINE, pytestmark  # noqa: F401
 
 from host.device import emulate
@@ -28,6 +33,12 @@ from host.device.boards import BuildError, build_image
 from host.paths import SHARED_MODELS
 
 SHARED = ["tflm_keyword_scrambled_int8", "tflm_mnist_lstm_int8"]
+UNET = Path(__file__).resolve().parents[1] / "data" / "keras" / "unet_int8.tflite"
+CASES = RECURRENT_CASES + [
+    c
+    for c in SHAPE_CASES
+    if c.name.startswith("CONCATENATION") or c.name.startswith("TRANSPOSE_CONV int8")
+]
 
 
 def case_stem(i: int) -> str:
@@ -40,6 +51,7 @@ def models() -> dict[str, bytes]:
     if missing:
         pytest.skip(f"shared models absent (tests read ../shared/models): {', '.join(missing)}")
     originals = {n: (SHARED_MODELS / f"{n}.tflite").read_bytes() for n in SHARED}
+    originals["keras_unet_int8"] = UNET.read_bytes()
     originals.update({case_stem(i): single_op_model(c) for i, c in enumerate(CASES)})
     return {name: with_every_output(data, variables=True)[0] for name, data in originals.items()}
 
@@ -55,7 +67,7 @@ def image(models: dict[str, bytes], tmp_path_factory: pytest.TempPathFactory) ->
         pytest.fail(str(exc))
 
 
-@pytest.mark.parametrize("name", [*SHARED, *map(case_stem, range(len(CASES)))])
+@pytest.mark.parametrize("name", [*SHARED, "keras_unet_int8", *map(case_stem, range(len(CASES)))])
 def test_every_tensor_matches_tflm_on_the_m55(image: Path, models: dict[str, bytes], name: str):
     result = emulate.run(BOARD, image, timeout=60, args=name)
     assert result.ok, result.uart_text[-2000:]

@@ -4,8 +4,13 @@
  */
 #include <string.h>
 
+#include "fast_mve_s8.h"
 #include "kernel_util.h"
 #include "kernels.h"
+
+#if MA_FAST_MVE
+#include <arm_mve.h>
+#endif
 
 static ma_status check_same_type(struct ma_context *ctx, const char *op, const ma_tensor *in,
                                  const ma_tensor *out) {
@@ -75,18 +80,56 @@ static ma_status concat_prepare(struct ma_context *ctx, ma_node *node) {
   return MA_OK;
 }
 
+/* Copies n bytes between buffers that do not overlap, cheaply for the short runs of a
+ * concatenation along an inner axis (mak_move's checks cost more than a 12-byte copy): 16 bytes
+ * per predicated step on Helium, words elsewhere. */
+static inline void copy_run(uint8_t *dst, const uint8_t *src, size_t n) {
+#if MA_FAST_MVE
+  for (size_t i = 0; i < n; i += 16) {
+    const mve_pred16_t p = vctp8q((uint32_t)(n - i));
+    vstrbq_p_u8(dst + i, vldrbq_z_u8(src + i, p), p);
+  }
+#else
+  size_t i = 0;
+  for (; i + 4 <= n; i += 4) memcpy(dst + i, src + i, 4);
+  for (; i < n; ++i) dst[i] = src[i];
+#endif
+}
+
+/* Whether an input's bytes meet the output's. */
+static bool concat_overlaps(const ma_node *node) {
+  const ma_tensor *out = node->outputs[0];
+  const uintptr_t o = (uintptr_t)out->data;
+  const uintptr_t o_end = o + (size_t)ma_num_elements(out) * ma_type_size(out->type);
+  for (int32_t i = 0; i < node->n_inputs; ++i) {
+    const ma_tensor *in = node->inputs[i];
+    const uintptr_t p = (uintptr_t)in->data;
+    if (p < o_end && o < p + (size_t)ma_num_elements(in) * ma_type_size(in->type)) return true;
+  }
+  return false;
+}
+
 static ma_status concat_eval(struct ma_context *ctx, ma_node *node) {
   (void)ctx;
   const ma_tensor *out = node->outputs[0];
   const int32_t axis = concat_axis(node);
   const size_t esize = ma_type_size(out->type);
   const int32_t outer = mak_dims_product(out, 0, axis);
+  /* One input's run per outer index: its extent along the axis times this. */
+  const size_t inner = (size_t)mak_dims_product(out, axis + 1, out->ndims) * esize;
   uint8_t *dst = out->data;
+  /* An input placed in the output (overlap.c's mak_copied_in_place: outer 1) is moved onto
+   * itself by mak_move's memmove; the short-run copy is for inputs apart from the output. */
+  const bool apart = outer > 1 && !concat_overlaps(node);
   for (int32_t o = 0; o < outer; ++o) {
     for (int32_t i = 0; i < node->n_inputs; ++i) {
       const ma_tensor *in = node->inputs[i];
-      const size_t chunk = (size_t)mak_dims_product(in, axis, in->ndims) * esize;
-      mak_move(dst, (const uint8_t *)in->data + (size_t)o * chunk, chunk);
+      const size_t chunk = (size_t)in->dims[axis] * inner;
+      const uint8_t *src = (const uint8_t *)in->data + (size_t)o * chunk;
+      if (apart)
+        copy_run(dst, src, chunk);
+      else
+        mak_move(dst, src, chunk);
       dst += chunk;
     }
   }

@@ -9,6 +9,9 @@
  * scratch buffer is needed. TFLM's integer arithmetic: int8 adds the input offset (the
  * filter is symmetric, its zero point unused) and requantizes per channel; int16 uses no
  * offsets, an int64 bias (or int16, widened) and the 64-bit MultiplyByQuantizedMultiplier.
+ * int8 sums four output channels per pass over an input pixel (mak_dot4_s8: SMLAD on the DSP;
+ * fast_mve_core.h's dot4 and requant4 on Helium) into a block of int32 sums on the stack; each
+ * output pixel is written after all its reads, as before.
  */
 #include "fast_dot_s8.h"
 #include "kernel_util.h"
@@ -79,7 +82,7 @@ typedef struct {
 } tconv_shape;
 
 /* The sum for output channel oc at output pixel (oy, ox) of batch b: float in *fsum,
- * integers (int8 with the input offset, int16 without) in *isum. */
+ * int16's in *isum (int8: sums4_s8). */
 static void gather(const ma_node *node, const mak_conv_data *d, const tconv_shape *s, int32_t b,
                    int32_t oy, int32_t ox, int32_t oc, float *fsum, int64_t *isum) {
   const ma_tensor *in = node->inputs[IN_INPUT], *filter = node->inputs[IN_FILTER];
@@ -87,7 +90,6 @@ static void gather(const ma_node *node, const mak_conv_data *d, const tconv_shap
   source_range(oy, d->pad_h, d->stride_h, s->kh, s->in_h, &y0, &y1);
   source_range(ox, d->pad_w, d->stride_w, s->kw, s->in_w, &x0, &x1);
   float f = 0.0f;
-  uint32_t acc32 = 0; /* int8: wraps like TFLM's int32 scratch */
   int64_t acc64 = 0;
   for (int32_t iy = y0; iy < y1; ++iy) {
     const int32_t fy = oy + d->pad_h - iy * d->stride_h;
@@ -98,9 +100,6 @@ static void gather(const ma_node *node, const mak_conv_data *d, const tconv_shap
       if (in->type == MA_FLOAT32) {
         const float *ip = (const float *)in->data + ii, *fp = (const float *)filter->data + fi;
         for (int32_t c = 0; c < s->cin; ++c) f += ip[c] * fp[c];
-      } else if (in->type == MA_INT8) {
-        const int8_t *ip = (const int8_t *)in->data + ii, *fp = (const int8_t *)filter->data + fi;
-        acc32 += (uint32_t)mak_dot_s8(fp, ip, s->cin, d->input_offset);
       } else {
         const int16_t *ip = (const int16_t *)in->data + ii;
         const int8_t *fp = (const int8_t *)filter->data + fi;
@@ -109,10 +108,10 @@ static void gather(const ma_node *node, const mak_conv_data *d, const tconv_shap
     }
   }
   *fsum = f;
-  *isum = in->type == MA_INT8 ? (int64_t)(int32_t)acc32 : acc64;
+  *isum = acc64;
 }
 
-/* Bias, requantization and clamp of one output value. */
+/* Bias, requantization and clamp of one float or int16 output value. */
 static void store(const ma_node *node, const mak_conv_data *d, size_t oi, int32_t oc, float fsum,
                   int64_t isum) {
   const ma_tensor *bias = mak_input(node, IN_BIAS), *out = node->outputs[0];
@@ -121,13 +120,6 @@ static void store(const ma_node *node, const mak_conv_data *d, size_t oi, int32_
     case MA_FLOAT32: {
       const float v = bias != NULL ? fsum + ((const float *)bias->data)[oc] : fsum;
       ((float *)out->data)[oi] = mak_clampf(v, d->f_min, d->f_max);
-      break;
-    }
-    case MA_INT8: {
-      uint32_t acc = (uint32_t)isum;
-      if (bias != NULL) acc += (uint32_t)((const int32_t *)bias->data)[oc];
-      ((int8_t *)out->data)[oi] = (int8_t)mak_requantize((int32_t)acc, d->mult[mi], mak_conv_shifts(d)[mi],
-                                                         d->output_offset, d->act_min, d->act_max);
       break;
     }
     default: {
@@ -142,12 +134,134 @@ static void store(const ma_node *node, const mak_conv_data *d, size_t oi, int32_
   }
 }
 
+/* int8 output channels are summed in blocks of this many int32 sums on the stack. */
+#define TCONV_BLOCK 32
+
+/* acc[k] += sum_i w_k[i] * (x[i] + off) for rows w_k = w + k * ws, k < 4, wrapping. */
+static inline void add_dot4(int32_t acc[4], const int8_t *x, const int8_t *w, size_t ws,
+                            int32_t n, int32_t off) {
+#if MA_FAST_MVE
+  const dots4 zero = {0, 0, 0, 0, 0, 0, 0, 0};
+  const dots4 d = dot4(zero, x, w, ws, n);
+  acc[0] = with_offset(acc[0], d.a0, d.s0, off);
+  acc[1] = with_offset(acc[1], d.a1, d.s1, off);
+  acc[2] = with_offset(acc[2], d.a2, d.s2, off);
+  acc[3] = with_offset(acc[3], d.a3, d.s3, off);
+#else
+  const int8_t *const rows[4] = {w, w + ws, w + 2 * ws, w + 3 * ws};
+  int32_t v[4];
+  mak_dot4_s8(rows, x, n, off, v);
+  for (int32_t k = 0; k < 4; ++k) acc[k] = (int32_t)((uint32_t)acc[k] + (uint32_t)v[k]);
+#endif
+}
+
+/* Requantizes the n sums of channels oc.. into dst. */
+static void requant_block(const mak_conv_data *d, int32_t oc, int32_t n, const int32_t *acc,
+                          int8_t *dst) {
+  const int32_t per_channel = d->n_mult > 1;
+  const int8_t *shifts = mak_conv_shifts(d);
+#if MA_FAST_MVE
+  const out_range r = make_range(d->output_offset, d->act_min, d->act_max);
+  for (int32_t k = 0; k < n; k += 4) {
+    const int32_t left = n - k;
+    const rq4 q = left >= 4 ? rq_load(d->mult, shifts, per_channel, oc + k)
+                            : rq_load_tail(d->mult, shifts, per_channel, oc + k, left);
+    const mve_pred16_t p = vctp32q((uint32_t)left);
+    vstrbq_p_s32(dst + k, requant4(vldrwq_z_s32(acc + k, p), q, &r), p);
+  }
+#else
+  for (int32_t k = 0; k < n; ++k) {
+    const int32_t mi = per_channel ? oc + k : 0;
+    dst[k] = (int8_t)mak_requantize(acc[k], d->mult[mi], shifts[mi], d->output_offset,
+                                    d->act_min, d->act_max);
+  }
+#endif
+}
+
+/* acc[0..n) = the n biases, or 0 (bias NULL); on Helium four lanes per store (acc's length
+ * is a multiple of 4). */
+static inline void init_block(int32_t *acc, const int32_t *bias, int32_t n) {
+#if MA_FAST_MVE
+  for (int32_t k = 0; k < n; k += 4)
+    vstrwq_s32(acc + k, bias != NULL ? vldrwq_z_s32(bias + k, vctp32q((uint32_t)(n - k)))
+                                     : vdupq_n_s32(0));
+#else
+  for (int32_t k = 0; k < n; ++k) acc[k] = bias != NULL ? bias[k] : 0;
+#endif
+}
+
+/* The int8 operands of one output pixel: the input pixels [y0, y1) x [x0, x1) it gathers and
+ * the filter taps they meet. */
+typedef struct {
+  const int8_t *in, *filter; /* the input's batch, output channel 0's filter */
+  const int32_t *bias;       /* NULL: none */
+  size_t oc_stride;          /* filter bytes per output channel */
+  int32_t cin, in_w, kw, stride_h, stride_w, y0, y1, x0, x1, fy0, fx0, offset;
+} taps_s8;
+
+/* The sums of output channels oc..oc+n-1 (n <= TCONV_BLOCK) with their biases: for each input
+ * pixel gathered, four filter rows per pass over it. */
+static void sums_s8(const taps_s8 *t, int32_t oc, int32_t n, int32_t *acc) {
+  init_block(acc, t->bias != NULL ? t->bias + oc : NULL, n);
+  const int8_t *f = t->filter + (size_t)oc * t->oc_stride;
+  for (int32_t iy = t->y0, fy = t->fy0; iy < t->y1; ++iy, fy -= t->stride_h) {
+    const int8_t *ip = t->in + ((size_t)iy * t->in_w + t->x0) * t->cin;
+    for (int32_t ix = t->x0, fx = t->fx0; ix < t->x1; ++ix, fx -= t->stride_w, ip += t->cin) {
+      const int8_t *fp = f + ((size_t)fy * t->kw + fx) * t->cin;
+      int32_t k = 0;
+      for (; k + 4 <= n; k += 4, fp += 4 * t->oc_stride)
+        add_dot4(acc + k, ip, fp, t->oc_stride, t->cin, t->offset);
+      for (; k < n; ++k, fp += t->oc_stride) /* rows past the last channel are not read */
+        acc[k] = (int32_t)((uint32_t)acc[k] + (uint32_t)mak_dot_s8(fp, ip, t->cin, t->offset));
+    }
+  }
+}
+
+/* int8: each output pixel's channels in blocks, the input pixels it gathers read once per four
+ * channels; the sums are exact int32 sums, so the order is free. */
+static void tconv_eval_s8(const ma_node *node, const mak_conv_data *d, const tconv_shape *s) {
+  const ma_tensor *out = node->outputs[0], *bt = mak_input(node, IN_BIAS);
+  const int32_t cout = out->dims[3];
+  taps_s8 t = {.filter = (const int8_t *)node->inputs[IN_FILTER]->data,
+               .bias = bt != NULL ? (const int32_t *)bt->data : NULL,
+               .oc_stride = (size_t)s->kh * s->kw * s->cin,
+               .cin = s->cin,
+               .in_w = s->in_w,
+               .kw = s->kw,
+               .stride_h = d->stride_h,
+               .stride_w = d->stride_w,
+               .offset = d->input_offset};
+  int8_t *dst = (int8_t *)out->data;
+  int32_t acc[TCONV_BLOCK];
+  for (int32_t b = 0; b < out->dims[0]; ++b) {
+    t.in = (const int8_t *)node->inputs[IN_INPUT]->data + (size_t)b * s->in_h * s->in_w * s->cin;
+    for (int32_t oy = 0; oy < out->dims[1]; ++oy) {
+      source_range(oy, d->pad_h, d->stride_h, s->kh, s->in_h, &t.y0, &t.y1);
+      t.fy0 = oy + d->pad_h - t.y0 * d->stride_h;
+      for (int32_t ox = 0; ox < out->dims[2]; ++ox) {
+        source_range(ox, d->pad_w, d->stride_w, s->kw, s->in_w, &t.x0, &t.x1);
+        t.fx0 = ox + d->pad_w - t.x0 * d->stride_w;
+        for (int32_t oc = 0; oc < cout; oc += TCONV_BLOCK) {
+          const int32_t n = cout - oc < TCONV_BLOCK ? cout - oc : TCONV_BLOCK;
+          sums_s8(&t, oc, n, acc);
+          requant_block(d, oc, n, acc, dst);
+          dst += n;
+        }
+      }
+    }
+  }
+}
+
 static ma_status tconv_eval(struct ma_context *ctx, ma_node *node) {
   (void)ctx;
   const mak_conv_data *d = node->user_data;
   const ma_tensor *in = node->inputs[IN_INPUT], *filter = node->inputs[IN_FILTER];
   const ma_tensor *out = node->outputs[0];
   const tconv_shape s = {in->dims[1], in->dims[2], in->dims[3], filter->dims[1], filter->dims[2]};
+  if (in->type == MA_INT8) {
+    tconv_eval_s8(node, d, &s);
+    return MA_OK;
+  }
   const int32_t out_h = out->dims[1], out_w = out->dims[2], cout = out->dims[3];
   size_t oi = 0;
   for (int32_t b = 0; b < out->dims[0]; ++b)
