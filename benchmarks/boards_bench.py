@@ -50,7 +50,7 @@ DEFAULT_MODELS = [
     "litert_while_multi_subgraphs",
 ]
 DEFAULT_BOARDS = ["mps2-an386", "mps2-an385", "mps2-an500"]
-FLASH_SECTIONS = (".isr_vector", ".text", ".rodata", ".ARM.exidx", ".data")
+FLASH_SECTIONS = (".isr_vector", ".text", ".rodata", ".ARM.exidx", ".data", ".model")
 RAM_SECTIONS = (".data", ".bss", ".stack")
 
 

@@ -27,6 +27,7 @@ MARKERS = {
 # Test file (relative to tests/) -> its markers. `oracle` needs no entry: a test file that uses
 # the TFLM interpreter (directly or through support.tflm_oracle / support.conformance) gets it.
 FILE_MARKERS: dict[str, tuple[str, ...]] = {
+    "device/test_an547_model_memory.py": ("pio", "qemu", "slow"),
     "device/test_boards.py": ("pio", "qemu", "slow"),
     "device/test_boards_models.py": ("pio", "qemu", "slow"),
     "device/test_converter_models_board.py": ("pio", "qemu", "slow"),

@@ -28,10 +28,12 @@ class Board:
     name: str
     cpu: str
     tick_hz: int  # SysTick clock (the core clock) as the firmware is built for
-    flash_bytes: int
+    flash_bytes: int  # code memory; the models too unless model_memory_bytes is set
     ram_bytes: int
     qemu_machine: str | None  # None for a real board that can only be built here
     qemu_tick_ns: float  # guest nanoseconds (= instructions under -icount shift=0) per tick
+    # A memory of the board's own for the models (mps3-an547: SRAM beside the ITCM), 0 if none.
+    model_memory_bytes: int = 0
 
     @property
     def emulated(self) -> bool:
@@ -60,6 +62,7 @@ def _load(path: Path) -> Board:
         # QEMU's model may clock SysTick differently from the datasheet (lm3s6965evb: 12.5 MHz
         # of guest time, measured against the MPS2 boards); board.json says so when it does.
         qemu_tick_ns=float(build.get("qemu_tick_ns") or 1e9 / tick_hz),
+        model_memory_bytes=int(upload.get("maximum_model_size", 0)),
     )
 
 

@@ -94,6 +94,20 @@ if cache_dir:
         )
     env.CacheDir(cache_dir, ObjectCache)
 
+# The memory sizes of board.json, the one place they are written: the fit checks read them and
+# a board's link.ld may take its MEMORY lengths from these symbols.
+MEMORY_SIZES = {
+    "__flash_size": "upload.maximum_size",  # code memory (and the model, unless kept apart)
+    "__model_size": "upload.maximum_model_size",  # the models' own memory, if any
+    "__ram_size": "upload.maximum_ram_size",
+}
+
+
+def memory_size_symbols():
+    sizes = {sym: int(board.get(key, 0)) for sym, key in MEMORY_SIZES.items()}
+    return [f"-Wl,--defsym={sym}={size}" for sym, size in sizes.items() if size]
+
+
 emulated = bool(board.get("build.semihosting", False))
 facts = ("cpu", "fpu", "float_abi", "f_cpu", "uart_base", "uart")
 board_build = {k: board.get("build." + k, "") for k in facts}
@@ -111,10 +125,12 @@ env.Replace(
     PROGNAME="firmware",
     PROGSUFFIX=".elf",
     SIZEPRINTCMD="$SIZETOOL -B -d $SOURCES",
-    # Flash = text (code, rodata, the model) + data initialisers; RAM = data + bss (arena, stack).
-    SIZECHECKCMD="$SIZETOOL -B -d $SOURCES",
-    SIZEPROGREGEXP=r"^(\d+)\s+(\d+)\s+\d+\s",
-    SIZEDATAREGEXP=r"^\d+\s+(\d+)\s+(\d+)\s+\d+",
+    # Checked against upload.maximum_size: the code memory's sections (code, rodata, the model
+    # unless the board keeps it apart in .model, data initialisers); against maximum_ram_size:
+    # data + bss (the arena) + the stack. The linker checks the same figures (--defsym below).
+    SIZECHECKCMD="$SIZETOOL -A -d $SOURCES",
+    SIZEPROGREGEXP=r"^(?:\.isr_vector|\.text|\.rodata|\.ARM\.exidx|\.data)\s+(\d+)",
+    SIZEDATAREGEXP=r"^(?:\.data|\.bss|\.stack)\s+(\d+)",
     LDSCRIPT_PATH=os.path.join(board_dir, board.get("build.ldscript", "link.ld")),
 )
 
@@ -131,7 +147,8 @@ env.Append(
     + [
         "-L" + common_dir,  # link.ld INCLUDEs sections.ld
         "-Wl,-Map," + os.path.join("$BUILD_DIR", "firmware.map"),
-    ],
+    ]
+    + memory_size_symbols(),
     LIBS=["c", "m", "gcc"],
 )
 if emulated:
@@ -212,7 +229,8 @@ def build_model_sources():
     from embed_model import flash_problem
 
     flash_limit = int(board.get("upload.maximum_size", 0))
-    too_big = flash_problem(sum(os.path.getsize(p) for p in paths), flash_limit)
+    model_limit = int(board.get("upload.maximum_model_size", 0))
+    too_big = flash_problem(sum(os.path.getsize(p) for p in paths), flash_limit, model_limit)
     if too_big:
         names = ",".join(os.path.splitext(os.path.basename(p))[0] for p in paths)
         fail(f"model {names} does not fit board {board_id}: {too_big}")
@@ -225,7 +243,10 @@ def build_model_sources():
     outputs = [os.path.join(gen_dir, f) for f in ("model_data.c", "model_config.h", "model_ops.h")]
     converter = os.path.join(app_dir("model"), "embed_model.py")
     ram_limit = int(board.get("upload.maximum_ram_size", 0))
-    limits = f"--flash-limit {flash_limit} --ram-limit {ram_limit} --board {board_id}"
+    limits = (
+        f"--flash-limit {flash_limit} --model-limit {model_limit} "
+        f"--ram-limit {ram_limit} --board {board_id}"
+    )
     quoted = " ".join(f'"{p}"' for p in paths)
     # Always run: the arena prediction depends on the runtime and host.runtime.arena, not only on
     # the model; embed_model.py leaves unchanged files alone, so nothing recompiles needlessly.
@@ -260,12 +281,22 @@ if not testing:
         build_runtime(None)  # any model may arrive over the UART: every kernel
 
 target_elf = env.BuildProgram()
+# A raw image per memory: a board that keeps the models apart (link.ld's .model section, far
+# from the code: mps3-an547's SRAM at 0x01000000) gets them in a second file, since one image
+# would span the gap between the two.
 target_bin = env.Command(
     os.path.join("$BUILD_DIR", "${PROGNAME}.bin"),
     target_elf,
-    env.VerboseAction("$OBJCOPY -O binary $SOURCES $TARGET", "Building $TARGET"),
+    env.VerboseAction("$OBJCOPY -O binary -R .model $SOURCES $TARGET", "Building $TARGET"),
 )
 env.Depends(target_bin, "checkprogsize")
+if board.get("upload.maximum_model_size", 0):
+    model_bin = env.Command(
+        os.path.join("$BUILD_DIR", "${PROGNAME}-model.bin"),
+        target_elf,
+        env.VerboseAction("$OBJCOPY -O binary -j .model $SOURCES $TARGET", "Building $TARGET"),
+    )
+    target_bin = [target_bin, model_bin]
 
 AlwaysBuild(env.Alias("size", target_elf, env.VerboseAction("$SIZEPRINTCMD", "Calculating size")))
 

@@ -26,6 +26,9 @@ from host.tflite.ops import BUILTIN_CODES, BUILTIN_NAMES
 
 RAM_RESERVE = 8 * 1024  # stack + board and runtime statics, checked again by the linker
 FLASH_RESERVE = 64 * 1024  # code of the runtime, kernels and board
+# The model arrays' section: sections.ld puts it with the other constants; a board whose link.ld
+# names it first keeps the models in a memory of their own (mps3-an547: the 2 MiB SRAM).
+MODEL_SECTION = ".rodata.ma_model"
 
 
 def arena_size(model: bytes) -> tuple[int, str]:
@@ -53,9 +56,18 @@ def ops_header(codes: list[int], custom: bool) -> str:
     )
 
 
-def flash_problem(model_bytes: int, flash_limit: int) -> str | None:
+def flash_problem(model_bytes: int, flash_limit: int, model_limit: int = 0) -> str | None:
     """Why models of this total size cannot fit the board's flash, or None (0: no limit).
+    A board with a memory of its own for the models (model_limit: its link.ld places
+    MODEL_SECTION there) holds them apart from the code; otherwise they share the flash.
     The builder asks this before compiling anything, so the failure comes at once."""
+    if model_limit:
+        if model_bytes > model_limit:
+            return (
+                f"model memory: the model needs {model_bytes} bytes, "
+                f"the board's model memory has {model_limit}"
+            )
+        return None
     if flash_limit and model_bytes + FLASH_RESERVE > flash_limit:
         return (
             f"flash: the model needs {model_bytes} bytes + ~{FLASH_RESERVE} of code, "
@@ -82,7 +94,8 @@ def write_sources(out_dir: Path, models: list[tuple[str, bytes]], arena: int, so
         )
         parts.append(
             f"\n/* {name}.tflite */\n"
-            f"__attribute__((aligned(16))) static const uint8_t model_{k}[{len(model)}] = {{\n"
+            f'__attribute__((aligned(16), section("{MODEL_SECTION}")))\n'
+            f"static const uint8_t model_{k}[{len(model)}] = {{\n"
             f"{rows}\n}};\n"
         )
     table = "".join(
@@ -123,6 +136,12 @@ def main(argv: list[str] | None = None) -> int:
         "--flash-limit", type=number(int, 0), default=0, help="board flash bytes (0: none)"
     )
     parser.add_argument(
+        "--model-limit",
+        type=number(int, 0),
+        default=0,
+        help="bytes of the board's memory for the models alone (0: they share the flash)",
+    )
+    parser.add_argument(
         "--ram-limit", type=number(int, 0), default=0, help="board RAM bytes (0: none)"
     )
     opts = parser.parse_args(argv)
@@ -149,7 +168,7 @@ def main(argv: list[str] | None = None) -> int:
     source = "+".join(sorted(sources))
     names = ",".join(name for name, _ in models)
     flash = sum(len(m) for _, m in models)
-    problems = [p for p in [flash_problem(flash, opts.flash_limit)] if p]
+    problems = [p for p in [flash_problem(flash, opts.flash_limit, opts.model_limit)] if p]
     if opts.ram_limit and arena + RAM_RESERVE > opts.ram_limit:
         problems.append(
             f"RAM: the arena needs {arena} bytes ({source}) + ~{RAM_RESERVE} of stack and "
