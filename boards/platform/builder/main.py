@@ -95,7 +95,7 @@ if cache_dir:
     env.CacheDir(cache_dir, ObjectCache)
 
 # The memory sizes of board.json, the one place they are written: the fit checks read them and
-# a board's link.ld may take its MEMORY lengths from these symbols.
+# the boards' link.ld take their MEMORY lengths from these symbols.
 MEMORY_SIZES = {
     "__flash_size": "upload.maximum_size",  # code memory (and the model, unless kept apart)
     "__model_size": "upload.maximum_model_size",  # the models' own memory, if any
