@@ -34,5 +34,12 @@ uint64_t board_ticks(void);                /* SysTick ticks since board_init() *
  * read (the emulator's command line, image path included, is longer than buf). Uses buf. */
 const char *board_cmdline(char *buf, size_t size);
 void board_exit(int status) __attribute__((noreturn));
+/* Stack high-water (startup.c paints the free RAM below the stack before main): bytes of stack
+ * used since the last painting, the budget (STACK_SIZE: board.json's build.stack_size), and the depth painted, which
+ * `used` reaching means "at least". board_stack_paint() paints again below the caller. */
+void board_stack_paint(void);
+uint32_t board_stack_used(void);
+uint32_t board_stack_size(void);
+uint32_t board_stack_measured(void);
 
 #endif

@@ -6,7 +6,7 @@
 
 #include "board.h"
 
-extern uint32_t _sidata, _sdata, _edata, _sbss, _ebss, _estack;
+extern uint32_t _sidata, _sdata, _edata, _sbss, _ebss, _sstack, _estack;
 extern int main(void);
 
 #define REG32(addr) (*(volatile uint32_t *)(addr))
@@ -81,7 +81,41 @@ void board_init(void) {
   tick_start();
 }
 
+/* Stack high-water: the free RAM below the stack is painted with a pattern before main, and
+ * the deepest word no longer holding it is how far the stack went. Painted down to twice the
+ * budget (or the end of .bss), so an overflow is measured too, not just seen. */
+#define STACK_PAINT 0xC5A3E16Bu
+#define STACK_PAINT_SKIP 64u /* left unpainted below the painter's own stack pointer */
+
+static uint32_t *stack_paint_low(void) {
+  uintptr_t low = (uintptr_t)&_estack - 2u * ((uintptr_t)&_estack - (uintptr_t)&_sstack);
+  if (low < (uintptr_t)&_ebss || low > (uintptr_t)&_estack) low = (uintptr_t)&_ebss;
+  return (uint32_t *)((low + 3u) & ~(uintptr_t)3u);
+}
+
+/* Nothing lives below the stack pointer (an interrupt's frame is gone when it returns), so the
+ * painting can start there; volatile keeps it a plain loop, not a memset call. */
+void board_stack_paint(void) {
+  uintptr_t sp;
+  __asm volatile("mov %0, sp" : "=r"(sp));
+  volatile uint32_t *top = (volatile uint32_t *)((sp - STACK_PAINT_SKIP) & ~(uintptr_t)3u);
+  for (volatile uint32_t *p = stack_paint_low(); p < top; p++) *p = STACK_PAINT;
+}
+
+uint32_t board_stack_size(void) { return (uint32_t)((uintptr_t)&_estack - (uintptr_t)&_sstack); }
+
+uint32_t board_stack_measured(void) {
+  return (uint32_t)((uintptr_t)&_estack - (uintptr_t)stack_paint_low());
+}
+
+uint32_t board_stack_used(void) {
+  const volatile uint32_t *p = stack_paint_low();
+  while ((uintptr_t)p < (uintptr_t)&_estack && *p == STACK_PAINT) p++;
+  return (uint32_t)((uintptr_t)&_estack - (uintptr_t)p);
+}
+
 void Reset_Handler(void) {
+  board_stack_paint();
   const uint32_t *src = &_sidata;
   for (uint32_t *dst = &_sdata; dst < &_edata;) *dst++ = *src++;
   for (uint32_t *dst = &_sbss; dst < &_ebss;) *dst++ = 0u;

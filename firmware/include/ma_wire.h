@@ -66,6 +66,11 @@ typedef struct {
   uint32_t output_crc;     /* ma_wire_crc32 over all output tensors' bytes, in order */
   uint32_t output_bytes;
 
+  int has_stack;           /* the stack high-water below is valid */
+  uint32_t stack_used;     /* deepest stack use since start-up, bytes */
+  uint32_t stack_size;     /* the board's stack budget (STACK_SIZE) */
+  uint32_t stack_measured; /* depth measured: stack_used reaching it means "at least" */
+
   const char *info;        /* free text: board, firmware, model name; or NULL */
 
   const ma_wire_category *categories;

@@ -21,6 +21,8 @@ typedef struct {
   const char *info;   /* board, model name...; or NULL */
   const ma_wire_op *ops; /* a per-operator profile (ma_wire_report.ops), or NULL */
   size_t n_ops;
+  int has_stack;      /* the stack high-water (ma_wire_report.stack_*) */
+  uint32_t stack_used, stack_size, stack_measured;
 } ma_wire_run;
 
 /* Text lines and record for an interpreter that loaded (ma_open returned MA_OK). */

@@ -443,6 +443,8 @@ def format_table(rec: Recording, predicted: dict | None, emulated: Board | None 
             out.append(invoke_timing(r.cycles, r.clock_hz or 0, emulated))
         if r.output_crc is not None:
             out.append(f"output crc32: {r.output_crc:08x} over {r.output_bytes} bytes")
+        if r.stack_used is not None:
+            out.append(stack_line(r))
         if r.tensors:
             out.append(f"tensor placements: {len(r.tensors)} (offsets with --json)")
         if r.ops:
@@ -450,6 +452,13 @@ def format_table(rec: Recording, predicted: dict | None, emulated: Board | None 
     out += [f"rejected: {why}" for why in rec.rejected]
     out += [f"warning: {w}" for w in rec.warnings]
     return "\n".join(out)
+
+
+def stack_line(r: wire.WireReport) -> str:
+    """The stack high-water the board measured, against its budget (board.json stack_size)."""
+    at_least = "at least " if r.stack_measured and r.stack_used >= r.stack_measured else ""
+    over = "  OVERFLOW: over the board's stack" if (r.stack_used or 0) > (r.stack_size or 0) else ""
+    return f"stack used {at_least}{r.stack_used} of {r.stack_size} bytes{over}"
 
 
 def save(path: str, rec: Recording, doc: dict) -> list[str]:

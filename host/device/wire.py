@@ -33,6 +33,7 @@ TAG_CYCLES = 5
 TAG_OUTPUT = 6
 TAG_INFO = 7
 TAG_OP = 8
+TAG_STACK = 9
 # Operator codes from here up are custom operators (MA_CUSTOM_CODE_BASE in ma_kernel.h).
 CUSTOM_CODE_BASE = 0x100000
 
@@ -95,6 +96,9 @@ class WireReport:
     clock_hz: int | None = None
     output_crc: int | None = None
     output_bytes: int | None = None
+    stack_used: int | None = None  # deepest stack use, bytes (the stack field, tag 9)
+    stack_size: int | None = None  # the board's stack budget
+    stack_measured: int | None = None  # depth painted: stack_used reaching it means "at least"
     info: str = ""
     categories: list[Category] = field(default_factory=list)
     tensors: list[TensorPlacement] = field(default_factory=list)
@@ -143,6 +147,9 @@ def encode_payload(r: WireReport) -> bytes:
         out.append(_tlv(TAG_CYCLES, struct.pack("<QI", r.cycles, r.clock_hz or 0)))
     if r.output_crc is not None:
         out.append(_tlv(TAG_OUTPUT, struct.pack("<II", r.output_crc, r.output_bytes or 0)))
+    if r.stack_used is not None:
+        stack = (r.stack_used, r.stack_size or 0, r.stack_measured or 0)
+        out.append(_tlv(TAG_STACK, struct.pack("<3I", *stack)))
     for o in r.ops:
         out.append(_tlv(TAG_OP, struct.pack("<HIIQ", o.subgraph, o.op, o.code, o.ticks)))
     if r.info:
@@ -227,6 +234,9 @@ def _apply_field(r: WireReport, tag: int, value: bytes) -> None:
     elif tag == TAG_OUTPUT:
         _need(value, 8, "output")
         r.output_crc, r.output_bytes = struct.unpack_from("<II", value)
+    elif tag == TAG_STACK:
+        _need(value, 12, "stack")
+        r.stack_used, r.stack_size, r.stack_measured = struct.unpack_from("<3I", value)
     elif tag == TAG_INFO:
         r.info = _text(value, "info")
     elif tag == TAG_OP:

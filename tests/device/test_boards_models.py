@@ -11,6 +11,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from support.stack_margin import assert_stack_margin, board_stack_size
 from support.tflm_oracle import MODELS, run_tflm
 
 from host.device import emulate
@@ -107,8 +108,17 @@ def test_outputs_match_tflm(runs, tflm_outputs, board: str, name: str) -> None:
     assert_outputs_match(runs[(board, name)], tflm_outputs[name])
 
 
+@pytest.mark.parametrize("name", MODEL_NAMES)
+@pytest.mark.parametrize("board", BOARDS)
+def test_stack_high_water_leaves_the_margin(runs, board: str, name: str) -> None:
+    report = wire_report(runs[(board, name)].uart_text)
+    used = assert_stack_margin(runs[(board, name)].uart_text, board, name)
+    assert (report.stack_used, report.stack_size) == (used, board_stack_size(board))  # as the text
+
+
 def test_small_models_run_on_the_64k_board(tflm_outputs) -> None:
-    small = ["tflm_hello_world_int8", "tflm_micro_speech_int8"]
+    # WHILE nests subgraph invocations: the deepest stack here (4,768 bytes on the M3)
+    small = ["tflm_hello_world_int8", "tflm_micro_speech_int8", "litert_while_multi_subgraphs"]
     try:
         image = build_image("lm3s6965evb", [MODELS / f"{name}.tflite" for name in small])
     except BuildError as exc:
@@ -116,6 +126,7 @@ def test_small_models_run_on_the_64k_board(tflm_outputs) -> None:
     for name in small:
         result = emulate.run("lm3s6965evb", image, timeout=60, args=name)
         assert_outputs_match(result, tflm_outputs[name])
+        assert_stack_margin(result.uart_text, "lm3s6965evb", name)
 
 
 def test_model_too_big_for_the_board_fails_at_build_time(tmp_path: Path) -> None:

@@ -82,6 +82,8 @@ def random_report(rng: random.Random) -> wire.WireReport:
         r.cycles, r.clock_hz = rng.randrange(1 << 64), rng.randrange(1 << 32)
     if rng.random() < 0.7:
         r.output_crc, r.output_bytes = rng.randrange(1 << 32), rng.randrange(1 << 32)
+    if rng.random() < 0.7:
+        r.stack_used, r.stack_size, r.stack_measured = (rng.randrange(1 << 32) for _ in range(3))
     for i in range(rng.randrange(40)):
         code = rng.choice([3, 4, 9, 25, wire.CUSTOM_CODE_BASE + 2])
         r.ops.append(wire.OpTime(rng.randrange(1 << 16), i, code, rng.randrange(1 << 64)))
@@ -105,6 +107,8 @@ def spec_of(r: wire.WireReport, mode: str = "both") -> str:
         lines.append(f"cycles {r.cycles} {r.clock_hz}")
     if r.output_crc is not None:
         lines.append(f"output {r.output_crc} {r.output_bytes}")
+    if r.stack_used is not None:
+        lines.append(f"stack {r.stack_used} {r.stack_size} {r.stack_measured}")
     lines += [f"op {o.subgraph} {o.op} {o.code} {o.ticks}" for o in r.ops]
     if r.info:
         lines.append(f"info {r.info}")

@@ -93,6 +93,9 @@ int main(void) {
     } else if (strncmp(line, "output ", 7) == 0) {
       if (sscanf(arg, "%u %u", &a[0], &a[1]) != 2) return 2;
       r.has_output = 1, r.output_crc = a[0], r.output_bytes = a[1];
+    } else if (strncmp(line, "stack ", 6) == 0) {
+      if (sscanf(arg, "%u %u %u", &a[0], &a[1], &a[2]) != 3) return 2;
+      r.has_stack = 1, r.stack_used = a[0], r.stack_size = a[1], r.stack_measured = a[2];
     } else if (strncmp(line, "cat ", 4) == 0) {
       int used = 0;
       if (sscanf(arg, "%u %u %u %n", &a[0], &a[1], &a[2], &used) != 3) return 2;

@@ -11,8 +11,9 @@ pool, LOGISTIC, TANH and QUANTIZE cases (test_conformance_fast_elementwise.py's,
 and _unary.py's: vector tails, broadcast rows, rescales with and without shifts, one-cell and
 255-cell windows, input scales and zero points across the fixed-point functions). Each
 runs on the firmware's deterministic input; the CRC-32 of every output must be the CRC of the
-tensor TFLM computed on the same input. The host build runs the portable paths and is checked
-against TFLM by the conformance suites; the M4's DSP paths by test_runtime_qemu.py."""
+tensor TFLM computed on the same input, and the run's stack high-water must leave
+support.stack_margin's margin of the board's stack. The host build runs the portable paths and
+is checked against TFLM by the conformance suites; the M4's DSP paths by test_runtime_qemu.py."""
 
 from __future__ import annotations
 
@@ -26,6 +27,7 @@ from pathlib import Path
 import pytest
 from support.conformance import check, run_cases, single_op_model
 from support.overlap_models import overlap_layout, with_plan
+from support.stack_margin import assert_stack_margin
 from support.tflm_oracle import run_tflm, with_every_output
 from test_conformance_fast_elementwise import CASES as ELEMENTWISE_CASES
 from test_conformance_fast_pool import CASES as POOL_CASES
@@ -235,6 +237,7 @@ def test_every_tensor_matches_tflm_on_the_m55(
     image = images["ops" if name in OPS_NAMES else "main"]
     result = emulate.run(BOARD, image, timeout=60, args=name)
     assert result.ok, result.uart_text[-2000:]
+    assert_stack_margin(result.uart_text, BOARD, name)  # the Helium paths' window copies
     got = [(int(b), int(c, 16)) for _, b, c in OUTPUT_LINE.findall(result.uart_text)]
     stem = name.removesuffix("_overlap").removesuffix("_in-order").removesuffix("_pairs")
     original = models[stem] if stem != name else None

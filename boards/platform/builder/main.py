@@ -100,6 +100,7 @@ MEMORY_SIZES = {
     "__flash_size": "upload.maximum_size",  # code memory (and the model, unless kept apart)
     "__model_size": "upload.maximum_model_size",  # the models' own memory, if any
     "__ram_size": "upload.maximum_ram_size",
+    "STACK_SIZE": "build.stack_size",  # sections.ld reserves it; the start-up measures its use
 }
 
 
@@ -281,6 +282,8 @@ if not testing:
         build_runtime(None)  # any model may arrive over the UART: every kernel
 
 target_elf = env.BuildProgram()
+# The memory map lives in the linker scripts: a change to them must relink.
+env.Depends(target_elf, ["$LDSCRIPT_PATH", os.path.join(common_dir, "sections.ld")])
 # A raw image per memory: a board that keeps the models apart (link.ld's .model section, far
 # from the code: mps3-an547's SRAM at 0x01000000) gets them in a second file, since one image
 # would span the gap between the two.

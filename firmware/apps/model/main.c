@@ -4,6 +4,8 @@
  *   - a banner with board, model and arena size (and where that size came from),
  *   - one "output" line per output tensor (bytes in hex, CRC-32) for comparison with TFLM,
  *   - "ticks=" for one invoke (SysTick; under QEMU -icount, ticks * 1e9 / tick_hz instructions),
+ *   - "stack_used= stack_size= stack_open= stack_invoke=": the stack high-water of ma_open
+ *     (from start-up) and of ma_invoke, the larger in the record (boards/common/startup.c),
  *   - the arena report (TFLM RecordingMicroAllocator lines + CRC-checked record, ma_wire.h),
  *     with, in a profiling build (-DMA_APP_PROFILE: custom_profile = 1, host.record --profile),
  *     each operator's ticks (the invoke's ticks then include the hook's own, a few dozen
@@ -136,6 +138,9 @@ int main(void) {
   ma_interp *it = NULL;
   print_banner(model);
   ma_status st = ma_open(&it, model->data, model->size, arena, sizeof arena, msg, sizeof msg);
+  /* The stack high-water of the set-up (since start-up), then of the invoke alone. */
+  const uint32_t stack_open = board_stack_used();
+  board_stack_paint();
   if (st != MA_OK) {
     board_puts("error: ma_open: ");
     board_puts(msg);
@@ -151,6 +156,8 @@ int main(void) {
   uint64_t t0 = board_ticks();
   st = ma_invoke(it);
   uint64_t ticks = board_ticks() - t0;
+  const uint32_t stack_invoke = board_stack_used();
+  const uint32_t stack_used = stack_open > stack_invoke ? stack_open : stack_invoke;
   if (st == MA_OK) {
     for (int32_t i = 0; i < ma_num_outputs(it); i++) print_output(i, ma_output(it, i));
   } else {
@@ -163,8 +170,17 @@ int main(void) {
   board_puts(" tick_hz=");
   board_put_u64(board_tick_hz());
   board_puts("\n");
+  board_puts("stack_used=");
+  board_put_u64(stack_used);
+  board_puts(" stack_size=");
+  board_put_u64(board_stack_size());
+  board_puts(" stack_open=");
+  board_put_u64(stack_open);
+  board_puts(" stack_invoke=");
+  board_put_u64(stack_invoke);
+  board_puts("\n");
   ma_wire_run run = {(int32_t)st, (uint32_t)sizeof arena, 1, ticks, board_tick_hz(), info,
-                     NULL, 0};
+                     NULL, 0, 1, stack_used, board_stack_size(), board_stack_measured()};
 #ifdef MA_APP_PROFILE
   run.ops = profile;
   run.n_ops = n_profile;

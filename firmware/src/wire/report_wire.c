@@ -13,6 +13,7 @@ enum {
   TAG_OUTPUT = 6,
   TAG_INFO = 7,
   TAG_OP = 8,
+  TAG_STACK = 9,
   BYTES_PER_LINE = 32,
   MAX_TEXT = 0xFFF0, /* a field length is 16 bits: longer text is cut */
   MAX_NAME = 255
@@ -237,6 +238,12 @@ static void sink_payload(sink *s, const ma_wire_report *r) {
     sink_field(s, TAG_OUTPUT, 8);
     sink_le(s, r->output_crc, 4);
     sink_le(s, r->output_bytes, 4);
+  }
+  if (r->has_stack) {
+    sink_field(s, TAG_STACK, 12);
+    sink_le(s, r->stack_used, 4);
+    sink_le(s, r->stack_size, 4);
+    sink_le(s, r->stack_measured, 4);
   }
   sink_ops(s, r);
   size_t info = capped_len(r->info, MAX_TEXT);

@@ -86,6 +86,10 @@ void ma_wire_emit_interp(ma_interp *it, const ma_wire_run *run, ma_wire_put_fn p
   r.tensor_at = tensor_at;
   r.tensor_src = &walk;
   r.n_tensors = count_arena_tensors(it);
+  r.has_stack = run->has_stack;
+  r.stack_used = run->stack_used;
+  r.stack_size = run->stack_size;
+  r.stack_measured = run->stack_measured;
   r.ops = run->ops;
   r.n_ops = run->n_ops;
   ma_wire_emit(&r, put, ctx);

@@ -1,0 +1,32 @@
+"""The stack high-water a model image reports (boards/common/startup.c paints the stack, the
+model application prints `stack_used=N stack_size=S` after the invoke) against the board's
+stack: board.json's build.stack_size, which the builder gives the linker as STACK_SIZE."""
+
+from __future__ import annotations
+
+import json
+import re
+
+from host.paths import REPO
+
+# Room the deepest run must leave: an exception frame with the FP registers (104 bytes on
+# ARMv7-M/ARMv8-M) and a handler's frame, with room for kernels to grow before this fails.
+STACK_MARGIN = 512
+STACK_LINE = re.compile(r"^stack_used=(\d+) stack_size=(\d+) ", re.M)
+
+
+def board_stack_size(board: str) -> int:
+    return json.loads((REPO / "boards" / board / "board.json").read_text())["build"]["stack_size"]
+
+
+def assert_stack_margin(uart_text: str, board: str, what: str) -> int:
+    """Asserts the run left STACK_MARGIN bytes of the board's stack unused; returns its use."""
+    found = STACK_LINE.findall(uart_text)
+    assert len(found) == 1, f"{what} on {board}: no single stack_used line"
+    used, size = map(int, found[0])
+    assert size == board_stack_size(board), f"{board}: stack {size} is not board.json's"
+    assert used >= 256, f"{what} on {board}: stack used {used} bytes: the paint did not work"
+    assert used + STACK_MARGIN <= size, (
+        f"{what} on {board}: stack used {used} of {size} bytes, under {STACK_MARGIN} to spare"
+    )
+    return used
