@@ -8,9 +8,11 @@ int8 and int16 states, both LSTM layouts, cell scales on both sides of 2^-12, cl
 points at the int8 ends) and the shared SVDF and LSTM models, each with every operator's
 outputs and its variable tensors (SVDF's state, the LSTM's hidden and cell states, as the
 invocation leaves them) made model outputs: a gate value one step off shows in the cell state
-long before it reaches an int8 output. Each runs one invocation on the firmware's
-deterministic input, from its variables' initial values (several invocations run on the host
-and the M4); the CRC-32 of every output must be TFLM's.
+long before it reaches an int8 output. Each runs once on the firmware's deterministic input
+from its variables' initial values, and the recurrent ones also three times in a row (the
+model app's "name*3", state carried over): from a uniform initial state a state byte moved to
+the wrong place is invisible, only a later invocation reading it shows it. The CRC-32 of
+every output must be TFLM's after the same invocations on one interpreter.
 
 The same image holds the int8 TRANSPOSE_CONV and the CONCATENATION cases of
 test_conformance_shape.py (transpose_conv.c's four-channel Helium sums, shape_ops.c's
@@ -67,10 +69,36 @@ def image(models: dict[str, bytes], tmp_path_factory: pytest.TempPathFactory) ->
         pytest.fail(str(exc))
 
 
-@pytest.mark.parametrize("name", [*SHARED, "keras_unet_int8", *map(case_stem, range(len(CASES)))])
-def test_every_tensor_matches_tflm_on_the_m55(image: Path, models: dict[str, bytes], name: str):
-    result = emulate.run(BOARD, image, timeout=60, args=name)
+ALL = [*SHARED, "keras_unet_int8", *map(case_stem, range(len(CASES)))]
+# The models with state carried between invocations: the shared ones and the recurrent cases.
+RECURRENT = [*SHARED, *map(case_stem, range(len(RECURRENT_CASES)))]
+
+
+def check(image: Path, models: dict[str, bytes], name: str, invocations: int) -> None:
+    args = name if invocations == 1 else f"{name}*{invocations}"
+    result = emulate.run(BOARD, image, timeout=60, args=args)
     assert result.ok, result.uart_text[-2000:]
     got = [(int(b), int(c, 16)) for _, b, c in OUTPUT_LINE.findall(result.uart_text)]
-    want = [t.tobytes() for t in run_tflm(models[name], deterministic=True).outputs]
-    assert got == [(len(data), zlib.crc32(data)) for data in want] and got, name
+    run = run_tflm(models[name], deterministic=True, invocations=invocations)
+    want = [t.tobytes() for t in run.outputs]
+    assert got == [(len(data), zlib.crc32(data)) for data in want] and got, args
+
+
+@pytest.mark.parametrize("name", ALL)
+def test_every_tensor_matches_tflm_on_the_m55(image: Path, models: dict[str, bytes], name: str):
+    check(image, models, name, 1)
+
+
+@pytest.mark.parametrize("name", RECURRENT)
+def test_state_carried_over_three_invocations_matches_tflm(
+    image: Path, models: dict[str, bytes], name: str
+):
+    check(image, models, name, 3)
+
+
+@pytest.mark.parametrize("count", ["0", "", "3x", "1000000"])
+def test_a_bad_invocation_count_is_a_clear_error(image: Path, count: str):
+    result = emulate.run(BOARD, image, timeout=60, args=f"{SHARED[0]}*{count}")
+    assert not result.ok and result.fault is None and not result.timed_out
+    assert "the count after '*' must be a whole number from 1 to 999999" in result.uart_text
+    assert "output 0" not in result.uart_text

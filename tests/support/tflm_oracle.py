@@ -204,10 +204,15 @@ def deterministic_inputs(interp, count: int) -> list[np.ndarray]:
 
 
 def run_tflm(
-    model: bytes, seed: int = 0, arena_size: int = BIG_ARENA, deterministic: bool = False
+    model: bytes,
+    seed: int = 0,
+    arena_size: int = BIG_ARENA,
+    deterministic: bool = False,
+    invocations: int = 1,
 ) -> TflmRun:
     """Run the real TFLM on random inputs (numpy seed), or on the boards' deterministic input,
-    and return its outputs and its report."""
+    `invocations` times in a row on one interpreter (the same inputs, variables carried over as
+    the model app's "name*N" does), and return its outputs after the last and its report."""
     runtime = oracle()
     n_inputs, n_outputs = _io_counts(runtime, model)
     interp = runtime.Interpreter.from_bytes(model, arena_size=arena_size)
@@ -215,9 +220,10 @@ def run_tflm(
         inputs = deterministic_inputs(interp, n_inputs)
     else:
         inputs = random_inputs(interp, n_inputs, seed)
-    for i, arr in enumerate(inputs):
-        interp.set_input(arr, i)
-    interp.invoke()
+    for _ in range(invocations):
+        for i, arr in enumerate(inputs):  # set again: an invocation may reuse an input's bytes
+            interp.set_input(arr, i)
+        interp.invoke()
     outputs = [np.array(interp.get_output(i)) for i in range(n_outputs)]
     report = capture_output(interp.print_allocations)
     nums = {k: int(v) for k, v in _LINE.findall(report)}

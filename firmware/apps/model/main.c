@@ -1,11 +1,15 @@
 /* Model application: runs a model compiled into the image (custom_model in platformio.ini;
  * with several, the emulator's -append text names the one to run, default the first) once on
- * a deterministic input and reports over the UART:
+ * a deterministic input, or with "name*N" N times in a row on the same input (the variables'
+ * state carried from one invocation to the next, as a recurrent model's is: a state byte
+ * moved to the wrong place shows only after several), and reports over the UART:
  *   - a banner with board, model and arena size (and where that size came from),
  *   - one "output" line per output tensor (bytes in hex, CRC-32) for comparison with TFLM,
- *   - "ticks=" for one invoke (SysTick; under QEMU -icount, ticks * 1e9 / tick_hz instructions),
+ *     as the last invocation leaves them,
+ *   - "ticks=" for the last invoke (SysTick; under QEMU -icount, ticks * 1e9 / tick_hz
+ *     instructions),
  *   - "stack_used= stack_size= stack_open= stack_invoke=": the stack high-water of ma_open
- *     (from start-up) and of ma_invoke, the larger in the record (boards/common/startup.c),
+ *     (from start-up) and of the invokes, the larger in the record (boards/common/startup.c),
  *   - the arena report (TFLM RecordingMicroAllocator lines + CRC-checked record, ma_wire.h),
  *     with, in a profiling build (-DMA_APP_PROFILE: custom_profile = 1, host.record --profile),
  *     each operator's ticks (the invoke's ticks then include the hook's own, a few dozen
@@ -89,22 +93,43 @@ static void join3(char *dst, size_t size, const char *a, const char *b, const ch
   dst[n] = '\0';
 }
 
-static int same(const char *a, const char *b) {
-  while (*a != '\0' && *a == *b) a++, b++;
-  return *a == *b;
+/* Whether the command line's name (up to its end or a '*') is `name`. */
+static int names(const char *cmd, const char *name) {
+  while (*name != '\0' && *cmd == *name) cmd++, name++;
+  return *name == '\0' && (*cmd == '\0' || *cmd == '*');
 }
 
-/* The model named on the command line, the first one when none is named, or NULL. */
-static const ma_app_model *choose_model(void) {
+/* N of a command line "name*N" (1 without a '*'), or 0 when N is not a positive decimal
+ * number below 10^6. */
+static int32_t invocations_of(const char *name) {
+  while (*name != '\0' && *name != '*') name++;
+  if (*name++ == '\0') return 1;
+  int32_t n = 0;
+  for (int digits = 0; *name != '\0'; name++, digits++) {
+    if (*name < '0' || *name > '9' || digits == 6) return 0;
+    n = n * 10 + (*name - '0');
+  }
+  return n;
+}
+
+/* The model named on the command line ("name" or "name*N"), the first one when none is named,
+ * or NULL; *invocations is N (1 without "*N"). */
+static const ma_app_model *choose_model(int32_t *invocations) {
   char buf[512];
   const char *name = board_cmdline(buf, sizeof buf);
   if (name == NULL) {
     board_puts("error: cannot read the command line (too long?)\nstatus=error\n");
     return NULL;
   }
-  if (name[0] == '\0') return &ma_app_models[0];
+  *invocations = invocations_of(name);
+  if (*invocations == 0) {
+    board_puts("error: the count after '*' must be a whole number from 1 to 999999\n"
+               "status=error\n");
+    return NULL;
+  }
+  if (name[0] == '\0' || name[0] == '*') return &ma_app_models[0];
   for (int i = 0; i < MA_APP_N_MODELS; i++) {
-    if (same(name, ma_app_models[i].name)) return &ma_app_models[i];
+    if (names(name, ma_app_models[i].name)) return &ma_app_models[i];
   }
   board_puts("error: no model named '");
   board_puts(name);
@@ -130,7 +155,8 @@ static void print_banner(const ma_app_model *model) {
 }
 
 int main(void) {
-  const ma_app_model *model = choose_model();
+  int32_t invocations = 1;
+  const ma_app_model *model = choose_model(&invocations);
   if (model == NULL) return BOARD_EXIT_FAIL;
   char info[128];
   join3(info, sizeof info, "board=" MA_BOARD_NAME " model=", model->name, "");
@@ -149,13 +175,17 @@ int main(void) {
     board_puts("status=error\n");
     return BOARD_EXIT_FAIL;
   }
-  for (int32_t i = 0; i < ma_num_inputs(it); i++) ma_fill_deterministic_input(ma_input(it, i));
 #ifdef MA_APP_PROFILE
   ma_set_op_hook(it, time_op, NULL);
 #endif
-  uint64_t t0 = board_ticks();
-  st = ma_invoke(it);
-  uint64_t ticks = board_ticks() - t0;
+  uint64_t ticks = 0;
+  for (int32_t n = 0; n < invocations && st == MA_OK; n++) {
+    /* Filled again each time: an invocation may reuse an input's bytes once it is read. */
+    for (int32_t i = 0; i < ma_num_inputs(it); i++) ma_fill_deterministic_input(ma_input(it, i));
+    const uint64_t t0 = board_ticks();
+    st = ma_invoke(it);
+    ticks = board_ticks() - t0;
+  }
   const uint32_t stack_invoke = board_stack_used();
   const uint32_t stack_used = stack_open > stack_invoke ? stack_open : stack_invoke;
   if (st == MA_OK) {
