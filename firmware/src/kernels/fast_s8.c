@@ -786,7 +786,7 @@ bool mak_fast_conv_s8(const ma_node *node, const mak_conv_data *d, const mak_win
     return true;
   }
   const bool pairs = groups == 1 ? mak_window_pairs_fit(in_t, node->outputs[0], g, cin, cout)
-                                 : mak_disjoint_s8(in_t, node->outputs[0]);
+                                 : mak_disjoint(in_t, node->outputs[0]);
   run runs[MAX_RUNS];
   mak_window cur, next;
   mak_window_start(g, &cur);

@@ -268,9 +268,10 @@ int64_t mak_mve_dw_pairs_need(const mak_window_geom *g, int32_t cin, int32_t cou
   return every_pixel_need(g, cin, cout, extra);
 }
 
-bool mak_disjoint_s8(const ma_tensor *a, const ma_tensor *b) {
+bool mak_disjoint(const ma_tensor *a, const ma_tensor *b) {
   const uintptr_t a0 = (uintptr_t)a->data, b0 = (uintptr_t)b->data;
-  return a0 + (uintptr_t)ma_num_elements(a) <= b0 || b0 + (uintptr_t)ma_num_elements(b) <= a0;
+  const uintptr_t a_bytes = (uintptr_t)ma_num_elements(a) * ma_type_size(a->type);
+  return a0 + a_bytes <= b0 || b0 + (uintptr_t)ma_num_elements(b) * ma_type_size(b->type) <= a0;
 }
 
 static bool fits(const ma_tensor *in, const ma_tensor *out, int64_t need) {
@@ -280,20 +281,20 @@ static bool fits(const ma_tensor *in, const ma_tensor *out, int64_t need) {
 
 bool mak_rows_pairs_fit(const ma_tensor *in, const ma_tensor *out, int64_t rows, int64_t in_row,
                         int64_t out_row) {
-  return mak_disjoint_s8(in, out) || fits(in, out, mak_rows_pairs_need(rows, in_row, out_row));
+  return mak_disjoint(in, out) || fits(in, out, mak_rows_pairs_need(rows, in_row, out_row));
 }
 
 bool mak_window_pairs_fit(const ma_tensor *in, const ma_tensor *out, const mak_window_geom *g,
                           int32_t cin, int32_t cout) {
-  return mak_disjoint_s8(in, out) || fits(in, out, mak_window_pairs_need(g, cin, cout));
+  return mak_disjoint(in, out) || fits(in, out, mak_window_pairs_need(g, cin, cout));
 }
 
 bool mak_mve_rows_fit(const ma_tensor *in, const ma_tensor *out, int64_t rows, int64_t in_row,
                       int64_t out_row) {
-  return mak_disjoint_s8(in, out) || fits(in, out, mak_mve_rows_need(rows, in_row, out_row));
+  return mak_disjoint(in, out) || fits(in, out, mak_mve_rows_need(rows, in_row, out_row));
 }
 
 bool mak_mve_dw_pairs_fit(const ma_tensor *in, const ma_tensor *out, const mak_window_geom *g,
                           int32_t cin, int32_t cout, bool columns) {
-  return mak_disjoint_s8(in, out) || fits(in, out, mak_mve_dw_pairs_need(g, cin, cout, columns));
+  return mak_disjoint(in, out) || fits(in, out, mak_mve_dw_pairs_need(g, cin, cout, columns));
 }

@@ -34,8 +34,8 @@ enum { MAK_MVE_ROWS = 4, MAK_MVE_CHANNELS = 4, MAK_MVE_DW_LANES = 8 };
 int64_t mak_mve_rows_need(int64_t rows, int64_t in_row, int64_t out_row);
 int64_t mak_mve_dw_pairs_need(const mak_window_geom *g, int32_t cin, int32_t cout, bool columns);
 
-/* Whether int8 tensors a and b share no byte. */
-bool mak_disjoint_s8(const ma_tensor *a, const ma_tensor *b);
+/* Whether tensors a and b share no byte. */
+bool mak_disjoint(const ma_tensor *a, const ma_tensor *b);
 /* Whether the pairs above may run: the tensors share no byte, or the input starts at least
  * the need above the output. */
 bool mak_rows_pairs_fit(const ma_tensor *in, const ma_tensor *out, int64_t rows, int64_t in_row,

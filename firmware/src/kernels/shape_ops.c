@@ -7,6 +7,7 @@
 #include "fast_mve_s8.h"
 #include "kernel_util.h"
 #include "kernels.h"
+#include "overlap.h"
 
 #if MA_FAST_MVE
 #include <arm_mve.h>
@@ -98,14 +99,8 @@ static inline void copy_run(uint8_t *dst, const uint8_t *src, size_t n) {
 
 /* Whether an input's bytes meet the output's. */
 static bool concat_overlaps(const ma_node *node) {
-  const ma_tensor *out = node->outputs[0];
-  const uintptr_t o = (uintptr_t)out->data;
-  const uintptr_t o_end = o + (size_t)ma_num_elements(out) * ma_type_size(out->type);
-  for (int32_t i = 0; i < node->n_inputs; ++i) {
-    const ma_tensor *in = node->inputs[i];
-    const uintptr_t p = (uintptr_t)in->data;
-    if (p < o_end && o < p + (size_t)ma_num_elements(in) * ma_type_size(in->type)) return true;
-  }
+  for (int32_t i = 0; i < node->n_inputs; ++i)
+    if (!mak_disjoint(node->inputs[i], node->outputs[0])) return true;
   return false;
 }
 
