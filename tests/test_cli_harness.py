@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import importlib
 import io
 import re
 import runpy
@@ -24,7 +25,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from host import commands
 from host.device import demo, emulate, record, wire
+from host.entry import version
 from host.planning import cli as plan_cli
 from host.planning import scratch
 from host.runtime import cli as run_cli
@@ -63,6 +66,7 @@ def bad(*args: str, says: str, code: int = 2) -> Case:
 MISSING = "No such file or directory"
 CASES: dict[str, list[Case]] = {
     "host.plan": [
+        ok("--version", says=f"microarena {version()}"),
         ok("--help", says="OfflineMemoryAllocation"),
         ok("{demo}", says="arena head"),
         ok("{demo}", "--json", "--quiet", says='"head"'),
@@ -137,6 +141,7 @@ CASES: dict[str, list[Case]] = {
         bad(says="give exactly one of MODEL, --check MODEL or --buffers CSV"),
     ],
     "host.run": [
+        ok("--version", says=f"microarena {version()}"),
         ok("--help", says="refused, never\ncast"),
         ok("{demo}", says="Arena required"),
         ok("{demo}", "--json", says='"outputs"'),
@@ -158,6 +163,7 @@ CASES: dict[str, list[Case]] = {
         bad(says="give a MODEL (or --list-ops)"),
     ],
     "host.record": [
+        ok("--version", says=f"microarena {version()}"),
         ok("--help", says="exit status"),
         ok("--log", "{log}", says="head"),
         ok("--log", "{log}", "--json", says='"report"'),
@@ -187,6 +193,7 @@ CASES: dict[str, list[Case]] = {
         bad(says="one of the arguments --port --board --log --list-ports is required"),
     ],
     "host.emulate": [
+        ok("--version", says=f"microarena {version()}"),
         ok("--help", says="QEMU"),
         bad("{elf}", "--timeout", "0", says="--timeout: must be above 0"),
         bad("{tmp}/absent.elf", "--json", says="firmware image not found"),
@@ -197,6 +204,7 @@ CASES: dict[str, list[Case]] = {
         bad(says="give a firmware image or --model"),
     ],
     "host.demo": [
+        ok("--version", says=f"microarena {version()}"),
         ok("--help", says="QEMU"),
         bad("--model", "{rejected}", says="the runtime refuses it: "),
         bad("--model", "{damaged}", says="corrupt or truncated"),
@@ -206,6 +214,7 @@ CASES: dict[str, list[Case]] = {
         bad("--timeout", "0", says="--timeout: must be above 0"),
     ],
     "host.scratch": [
+        ok("--version", says=f"microarena {version()}"),
         ok("--help", says="scratch"),
         ok("{demo}", says="scratch request"),
         ok("{demo}", "--json", says="["),
@@ -216,6 +225,7 @@ CASES: dict[str, list[Case]] = {
         bad("{tmp}/absent.tflite", says=MISSING),
     ],
     "host.modelgen": [
+        ok("--version", says=f"microarena {version()}"),
         ok("--help", says="seed"),
         ok("{tmp}/gen.tflite", says="wrote"),
         ok("--seed", "3", "{tmp}/gen3.tflite", says="wrote"),
@@ -359,6 +369,29 @@ def test_every_entry_point_is_in_the_table() -> None:
         if 'if __name__ == "__main__"' in p.read_text()
     }
     assert modules == set(COMMANDS)
+
+
+def test_console_command_runs_each_command() -> None:
+    """`microarena NAME` runs the main() of `python -m host.NAME`, and its help lists each."""
+    assert {f"host.{name}" for name in commands.COMMANDS} == set(COMMANDS)
+    for name, (module, _) in commands.COMMANDS.items():
+        assert importlib.import_module(module).main is COMMANDS[f"host.{name}"]
+        code, out, _ = invoke_console([name, "--version"])
+        assert (code, out) == (0, f"microarena {version()}\n")
+    code, out, _ = invoke_console(["--help"])
+    assert code == 0 and all(f"\n  {name} " in out for name in commands.COMMANDS), out
+    code, _, err = invoke_console(["plna"])
+    assert code == 2 and "unknown command 'plna'" in err
+
+
+def invoke_console(args: list[str]) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            code = commands.main(args)
+        except SystemExit as e:  # argparse's --version
+            code = e.code if isinstance(e.code, int) else 0
+    return code, out.getvalue(), err.getvalue()
 
 
 def test_slow_steps_say_what_they_do(

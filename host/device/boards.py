@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 
 from host.fileio import check_file
-from host.paths import BOARDS, BUILD, REPO
+from host.paths import BOARDS, BUILD, CHECKOUT, REPO
 from host.tflite.model import MAX_MODEL_BYTES
 
 
@@ -170,6 +170,11 @@ def build_image(
     ``profile=True`` makes the model application report each operator's ticks too.
     """
     get_board(board)
+    if not CHECKOUT:  # platformio.ini and the builder read the checkout's folders
+        raise BuildError(
+            "building firmware for a board needs a checkout of microarena (git clone, then "
+            "bash .ci/setup): the installed package plans and runs models on this computer"
+        )
     variant = app
     env = dict(os.environ, PLATFORMIO_DISABLE_UPGRADE_CHECK="true", MICROARENA_APP=app)
     if app == "model":

@@ -15,6 +15,7 @@ import argparse
 import os
 from pathlib import Path
 
+from host import entry
 from host.argtypes import SECONDS, file_path
 from host.device import record
 from host.paths import BUILD, REPO
@@ -24,13 +25,18 @@ from host.tflite import modelgen
 DEMO_MODEL = BUILD / "demo_int8.tflite"
 
 
+def _shown(path: Path) -> Path:
+    """A path in the checkout as the README writes it; elsewhere (the cache) in full."""
+    return path.relative_to(REPO) if path.is_relative_to(REPO) else path
+
+
 def _step(text: str) -> None:
     print(f"\n== {text}", flush=True)
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(
-        prog="python -m host.demo",
+    ap = entry.parser(
+        "demo",
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -45,11 +51,11 @@ def main(argv: list[str] | None = None) -> int:
     source = Path(args.model) if args.model else DEMO_MODEL
     BUILD.mkdir(parents=True, exist_ok=True)
     if not args.model and not source.exists():
-        _step(f"building the demo model {source.relative_to(REPO)}")
+        _step(f"building the demo model {_shown(source)}")
         modelgen.main([str(source)])
     planned = BUILD / f"{source.stem}.planned.tflite"
 
-    _step(f"planning {source.name} (host.plan --embed -o {planned.relative_to(REPO)})")
+    _step(f"planning {source.name} (host.plan --embed -o {_shown(planned)})")
     status = planner.main([str(source), "--embed", "-o", str(planned), "-q"])
     if status:
         return status

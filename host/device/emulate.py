@@ -15,7 +15,6 @@ CLI: python -m host.emulate --board mps2-an386 firmware.elf
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import json
 import os
@@ -31,6 +30,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from host import entry
 from host.argtypes import SECONDS
 from host.device.boards import BuildError, build_image, emulated_boards, get_board, invoke_timing
 from host.fileio import read_file
@@ -413,8 +413,8 @@ def _fault(uart: str, stderr: str, code: int | None) -> str | None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="python -m host.emulate",
+    parser = entry.parser(
+        "emulate",
         description="Run a firmware image on an emulated board (QEMU), print its UART output and "
         "exit with the firmware's status (124 on time-out, 70 on a CPU fault, 2 on usage errors).",
     )

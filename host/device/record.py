@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from host import entry
 from host.argtypes import SECONDS, number
 from host.device import upload, wire
 from host.device.tflm_text import (
@@ -483,8 +484,8 @@ EXAMPLES = """examples:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    ap = argparse.ArgumentParser(
-        prog="python -m host.record",
+    ap = entry.parser(
+        "record",
         epilog=EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
         description=(

@@ -13,6 +13,7 @@ import json
 import sys
 from collections.abc import Callable
 
+from host import entry
 from host.argtypes import FRACTION, SECONDS, file_path
 from host.fileio import Output, is_stdout, write_outputs
 from host.planning import bands, c_header, fast_paths, offline_plan, plan_origin
@@ -65,8 +66,8 @@ Exit status: 0 ok, 1 invalid plan (--check), 2 bad input.
 
 
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
-        prog="python -m host.plan",
+    p = entry.parser(
+        "plan",
         description=__doc__,
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,

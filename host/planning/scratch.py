@@ -14,11 +14,11 @@ caller can warn that a prediction may be short.
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 from dataclasses import dataclass, replace
 
+from host import entry
 from host.planning import offline_plan
 from host.planning.kernels.libraries import RUNTIMES, library
 from host.planning.kernels.library import KernelLibrary, KernelsError
@@ -147,8 +147,8 @@ def predict_tflm_head(model: Model, kernels: KernelLibrary | str = "tflm") -> in
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(
-        prog="python -m host.scratch",
+    ap = entry.parser(
+        "scratch",
         description="List the scratch buffers a model's kernels request at set-up, in request "
         "order, and (for TFLM) the arena head TFLM's planner will use with them.",
     )

@@ -1,6 +1,7 @@
 """ctypes binding of the microarena C runtime (host build).
 
-The shared library is built on demand with ``make -C firmware host`` (gcc). Set
+The shared library is built on demand with ``make -C firmware host`` (into build/ in a
+checkout, else into the user's cache: host/paths.py). Set
 ``MICROARENA_LIB`` to load another build, e.g. the AddressSanitizer one
 (``make -C firmware asan``; the process then needs ``LD_PRELOAD`` of libasan).
 
@@ -11,9 +12,11 @@ The shared library is built on demand with ``make -C firmware host`` (gcc). Set
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import functools
 import os
+import shutil
 import subprocess
 import threading
 from dataclasses import dataclass
@@ -21,7 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
-from host.paths import BUILD, FIRMWARE
+from host import paths
 
 STATUS_NAMES = {
     0: "MA_OK",
@@ -117,17 +120,51 @@ _lock = threading.Lock()
 _libs: dict[str, ctypes.CDLL] = {}
 
 
+class RuntimeBuildError(RuntimeError):
+    """The host runtime could not be built (the message says why, or what to install)."""
+
+
+NEED_TOOLS = (
+    "building the microarena host runtime needs make and a C compiler ({cc}); {missing} not "
+    "found: install them (Debian/Ubuntu: apt install make gcc; Fedora: dnf install make gcc; "
+    "macOS: xcode-select --install; Windows: MSYS2's make and mingw-w64-gcc)"
+)
+
+
 def build(target: str = "host") -> Path:
-    """Builds (incrementally) and returns the shared library for `target` (host or asan)."""
-    out = BUILD / target / "libmicroarena.so"
+    """Builds (incrementally in a checkout) and returns the shared library for `target` (host
+    or asan). An installed package builds once per source version into the user's cache."""
+    root = paths.runtime_build_root()
+    out = root / target / "libmicroarena.so"
+    if paths.CHECKOUT:
+        _make(target, root)
+    elif not out.exists():  # the folder is named for the sources' hash: a built one is current
+        # Built aside, then renamed into place: a process running at the same time never loads
+        # a half-written library; when two finish, the second keeps the first one's.
+        partial = root / f"{target}.partial-{os.getpid()}"
+        try:
+            _make(target, partial)
+            with contextlib.suppress(OSError):
+                (partial / target).rename(root / target)
+        finally:
+            shutil.rmtree(partial, ignore_errors=True)
+    return out
+
+
+def _make(target: str, build_root: Path) -> None:
+    cc = "gcc" if target == "asan" else os.environ.get("CC") or "cc"
+    missing = [tool for tool in ("make", cc.split()[0]) if shutil.which(tool) is None]
+    if missing:
+        raise RuntimeBuildError(NEED_TOOLS.format(cc=cc, missing=" and ".join(missing)))
     proc = subprocess.run(
-        ["make", "-s", "-C", str(FIRMWARE), target, f"BUILD={BUILD}"],
+        ["make", "-s", "-C", str(paths.FIRMWARE), target, f"BUILD={build_root}"],
         capture_output=True,
         text=True,
     )
     if proc.returncode != 0:
-        raise RuntimeError(f"building the {target} runtime failed:\n{proc.stdout}{proc.stderr}")
-    return out
+        raise RuntimeBuildError(
+            f"building the {target} runtime failed:\n{proc.stdout}{proc.stderr}"
+        )
 
 
 @functools.cache

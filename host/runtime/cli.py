@@ -20,6 +20,7 @@ import sys
 
 import numpy as np
 
+from host import entry
 from host.argtypes import SEED, number
 from host.fileio import read_file
 from host.runtime.binding import (
@@ -27,6 +28,7 @@ from host.runtime.binding import (
     STATUS_NAMES,
     Interpreter,
     MicroarenaError,
+    RuntimeBuildError,
     TensorInfo,
 )
 from host.tflite.model import Model, read_model
@@ -41,8 +43,8 @@ a float input's type."""
 
 
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
-        prog="python -m host.run",
+    p = entry.parser(
+        "run",
         formatter_class=argparse.RawDescriptionHelpFormatter,
         description="Run a TFLite model on the microarena C runtime (host build): print the\n"
         "allocation report (TFLM RecordingMicroAllocator format plus microarena's required\n"
@@ -184,6 +186,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {e}", file=sys.stderr)
         if hint:
             print(f"hint: {hint}", file=sys.stderr)
+        return 1
+    except RuntimeBuildError as e:  # no compiler here: what to install, in one line
+        print(f"error: {e}", file=sys.stderr)
         return 1
     except (OSError, ValueError) as e:
         print(f"error: {e}", file=sys.stderr)

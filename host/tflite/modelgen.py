@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from host import entry
 from host.argtypes import SEED
 from host.fileio import write_atomic
 from host.tflite.flatbuf import Table, encode, new_table, set_child
@@ -204,8 +205,8 @@ def assemble(g: Graph, inputs: list[int], outputs: list[int]) -> bytes:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m host.tflite.modelgen", description=__doc__,
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
+    ap = entry.parser("modelgen", description=__doc__,
+                      formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
     ap.add_argument("output", help="where to write the .tflite (its folder must exist)")
     ap.add_argument("--seed", type=SEED, default=0, help="weights seed, >= 0 (default 0)")
     args = ap.parse_args(argv)
