@@ -24,6 +24,7 @@ from host.planning.kernels.library import KernelLibrary
 from host.planning.packing.problem import TFLM_ALIGNMENT, Buffer, collisions
 from host.planning.plan import Layout, PlanResult, plan_model
 from host.rewrite import bands as rw
+from host.rewrite import graph_check
 from host.tflite.model import Model
 
 CONCATENATION_AXIS_SLOT = 0
@@ -257,10 +258,15 @@ def choices(
         st = rw.find_stage(model, cut)
         t = st.t_tensor
         base = rw.stage_macs(st)
+        tried: set[tuple[int, ...]] = set()
         for n in counts:
             bounds = aligned_bounds(t.shape[1], t.nbytes() // t.shape[1], n)
             if bounds is None:
                 continue
+            bounds = rw.merge_empty(st, bounds)  # no band may read rows of padding only
+            if len(bounds) < 3 or tuple(bounds) in tried:
+                continue
+            tried.add(tuple(bounds))
             added = rw.band_macs(st, bounds) - base
             if budget is not None and added > budget * total:
                 continue
@@ -273,6 +279,14 @@ def choices(
             if progress:
                 progress(f"cut after operator {cut}, {n} bands: head {r.head} B, +{added} MACs")
     return out
+
+
+def graph_problems(model: Model) -> list[str]:
+    """--check: a model the band rewrite wrote passes the graph check the rewrite ran before
+    writing it (host.rewrite.graph_check), or it is not called OK."""
+    if not graph_check.is_banded(model):
+        return []
+    return [f"band rewrite: {p}" for p in graph_check.problems(model)]
 
 
 def best(options: list[Choice], budget: float) -> Choice | None:

@@ -394,7 +394,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     model = Model.load(args.check)
     origin = plan_origin.origin(model)
     kernels = _kernel_library(args, origin)
-    problems = offline_plan.check(model, kernels)
+    problems = offline_plan.check(model, kernels) + bands.graph_problems(model)
     mismatch = _planned_for_other_kernels(origin, kernels, args.check)
     if mismatch:
         problems.insert(0, mismatch)

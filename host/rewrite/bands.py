@@ -4,14 +4,21 @@ The stage is operators 0..cut of subgraph 0: it reads one tensor X (usually the 
 hands one tensor T (the cut) to the rest of the model. Each band computes rows [a, b) of T: it
 slices the rows of X its receptive field needs (halo included) with STRIDED_SLICE, runs the
 stage's operators on them with the same weights and quantization, VALID padding and, where the
-original padded (at an image edge, or on the width), an explicit PAD with the zero point, so
-every value equals the original's. A CONCATENATION on the height axis joins the bands into T,
-which keeps its tensor index: the operators after the stage are untouched.
+original padded (at an image edge, or on the width), an explicit PAD first, so every value
+equals the original's. A CONCATENATION on the height axis joins the bands into T, which keeps
+its tensor index: the operators after the stage are untouched.
 
-Why this is exact: an int8/float convolution skips padded taps, which contributes what a tap at
-the zero point contributes (filter * (zero_point - zero_point) = 0); a band's VALID window over
-explicitly padded rows therefore reads the same values in the same order as the original.
-Average pooling divides by the taps inside the image, so an average pool that pads is refused.
+Why this is exact: a convolution skips padded taps, which contributes what a tap at the zero
+point contributes (filter * (zero_point - zero_point) = 0), so its padding is the zero point; a
+max pool skips them too, and a tap at the type's minimum (int8 -128, int16 -32768, float -inf)
+never exceeds the running maximum, which starts at that minimum (every window of a SAME pool
+holds at least one real tap), so its padding is that minimum (PADV2). An average pool divides by
+the taps inside the image: one that pads is refused. PADDING holds the rule per operator.
+
+Before a rewrite is returned it is checked as a graph (host.rewrite.graph_check): every tensor
+non-empty, every shape as its operator infers it, the Prepare conditions TFLM checks for the
+operators the rewrite adds. A band whose rows lie only in padding would slice 0 rows: such
+bands are merged with a neighbour (merge_empty) or the bounds refused.
 """
 
 from __future__ import annotations
@@ -46,9 +53,21 @@ SAME, VALID = 0, 1
 OPT_PADDING = 0
 CONV_STRIDE_H, CONV_DIL_H, DW_DIL_H, POOL_STRIDE_H, POOL_FILTER_H = 2, 5, 6, 2, 4
 CONV_STRIDE_W, CONV_DIL_W, DW_DIL_W, POOL_STRIDE_W, POOL_FILTER_W = 1, 4, 5, 1, 3
-CONCAT_OPTIONS, PAD_OPTIONS, STRIDED_SLICE_OPTIONS = 10, 22, 32
+CONCAT_OPTIONS, PAD_OPTIONS, STRIDED_SLICE_OPTIONS, PADV2_OPTIONS = 10, 22, 32, 43
 INT32 = 2
-SLICEABLE = (0, 9)  # float32, int8: the map types the bands' STRIDED_SLICE and PAD run on
+FLOAT32, INT16, INT8 = 0, 7, 9
+SLICEABLE = (FLOAT32, INT16, INT8)  # map types TFLM's STRIDED_SLICE, PAD and CONCATENATION take
+TYPE_MINIMUM = {FLOAT32: struct.pack("<f", float("-inf")), INT16: struct.pack("<h", -32768),
+                INT8: struct.pack("<b", -128)}  # fmt: skip
+# How a band pads what the original operator pads implicitly (a window at an image edge, or the
+# width of a SAME window); docs/bands.md's table is this one (tests/planning/test_band_fuzz.py).
+ZERO_POINT, MINIMUM, REFUSED = "the zero point (PAD)", "the type's minimum (PADV2)", "refused"
+PADDING = {
+    "CONV_2D": ZERO_POINT,
+    "DEPTHWISE_CONV_2D": ZERO_POINT,
+    "MAX_POOL_2D": MINIMUM,
+    "AVERAGE_POOL_2D": REFUSED,
+}
 MAX_BANDS = 10  # inputs of one CONCATENATION in TFLM (kMaxInputNum): more fail to prepare
 BAND_TAG = "band"  # a band's tensors are named <original name>/band<N>[/<what>]
 _BAND_NAME = re.compile(rf"/{BAND_TAG}(\d+)(?:/|$)")
@@ -96,6 +115,7 @@ class StageOp:
     cols: Window | None = None  # width axis
     pads: tuple[tuple[int, int], ...] = ()  # PAD: per dimension (before, after)
     macs: int = 0  # multiply-accumulates per output row
+    pad_with: str = ZERO_POINT  # window ops: how a band pads what the operator pads implicitly
 
 
 @dataclass
@@ -155,8 +175,8 @@ def describe_op(model: Model, sub: Subgraph, op: Operator) -> StageOp:
     for t in (x, out):
         if t.type not in SLICEABLE:
             raise OperatorRefused(
-                f"operator {op.index} ({name}) has a {t.type_name} map: bands slice and pad "
-                "float32 and int8 maps only (TFLM's STRIDED_SLICE refuses uint8)"
+                f"operator {op.index} ({name}) has a {t.type_name} map: bands slice, pad and "
+                "join float32, int16 and int8 maps only"
             )
     if name in WINDOWED:
         return _window_op(model, sub, op, x, out)
@@ -200,14 +220,14 @@ def _window_op(model: Model, sub: Subgraph, op: Operator, x: Tensor, out: Tensor
         taps = 0
     rows = same_window(x.shape[1], out.shape[1], kh, sh, dh, padding)
     cols = same_window(x.shape[2], out.shape[2], kw, sw, dw, padding)
-    if op.name == "AVERAGE_POOL_2D" and (
-        rows.pad_before or rows.pad_after or cols.pad_before or cols.pad_after
-    ):
+    pads = rows.pad_before or rows.pad_after or cols.pad_before or cols.pad_after
+    if pads and PADDING[op.name] == REFUSED:
         raise OperatorRefused(
-            f"operator {op.index} (AVERAGE_POOL_2D) pads: its average counts only "
+            f"operator {op.index} ({op.name}) pads: its average counts only "
             "taps inside the image, which explicit padding would change"
         )
-    return StageOp(op, "window", rows, cols, macs=out.shape[2] * out.shape[3] * taps)
+    macs = out.shape[2] * out.shape[3] * taps
+    return StageOp(op, "window", rows, cols, macs=macs, pad_with=PADDING[op.name])
 
 
 MAX_PREFIX = 3  # operators that may run whole before the stage (a QUANTIZE of a uint8 input)
@@ -292,6 +312,35 @@ def _input_rows(stage: Stage, s: StageOp, lo: int, hi: int) -> dict[int, Rows]:
         top = s.pads[1][0]
         return {s.op.inputs[0]: (min(max(lo - top, 0), size), min(max(hi - top, 0), size))}
     return {i: (lo, hi) for i in s.op.inputs if i >= 0 and not stage.sub.tensors[i].is_const}
+
+
+def empty_input(stage: Stage, lo: int, hi: int) -> str | None:
+    """Why the band of T rows [lo, hi) would give an operator no input rows (its rows lie only
+    in padding: a STRIDED_SLICE of 0 rows, which no runtime runs), or None."""
+    need = needs(stage, lo, hi)
+    for s in stage.ops:
+        for i, (a, b) in _input_rows(stage, s, *need[s.op.outputs[0]]).items():
+            if b <= a:
+                return (
+                    f"rows [{lo}, {hi}) of the cut read no row of tensor {i} "
+                    f"({stage.sub.tensors[i].name}) through operator {s.op.index} ({s.op.name}): "
+                    "they lie in its padding"
+                )
+    return None
+
+
+def merge_empty(stage: Stage, bounds: list[int]) -> list[int]:
+    """The bounds with every band whose rows lie only in padding merged into its neighbour
+    (the one before it; the first band into the second): every band then reads rows."""
+    out = list(bounds)
+    k = 0
+    while k < len(out) - 1 and len(out) > 2:
+        if empty_input(stage, out[k], out[k + 1]) is None:
+            k += 1
+            continue
+        del out[k if k > 0 else 1]  # drop the boundary shared with the neighbour
+        k = max(k - 1, 0)
+    return out
 
 
 def band_macs(stage: Stage, bounds: list[int]) -> int:
@@ -408,7 +457,9 @@ class _Writer:
         )
         return out
 
-    def pad(self, src: int, pads: list[tuple[int, int]], name: str) -> int:
+    def pad(self, src: int, pads: list[tuple[int, int]], name: str, minimum: bool) -> int:
+        """src padded by `pads`: with the zero point (PAD), or with the type's minimum (PADV2,
+        its constant quantized as src, as TFLM's Prepare requires)."""
         if not any(a or b for a, b in pads):
             return src
         shape = struct.unpack("<4i", self.tensors[src].get(0))
@@ -416,18 +467,43 @@ class _Writer:
         paddings = self.const_i32(flat, (4, 2), "bands/paddings")
         rows = shape[1] + pads[1][0] + pads[1][1]
         out = self.like(self.tensors[src], rows, name, pads[2][0] + pads[2][1])
-        self.op("PAD", [src, paddings], [out], PAD_OPTIONS, new_table("Scalars", {}, 1))
+        if not minimum:
+            self.op("PAD", [src, paddings], [out], PAD_OPTIONS, new_table("Scalars", {}, 1))
+            return out
+        value = self.minimum(src)
+        self.op("PADV2", [src, paddings, value], [out], PADV2_OPTIONS, new_table("Scalars", {}, 1))
         return out
+
+    def minimum(self, like: int) -> int:
+        """A scalar constant holding the minimum of tensor `like`'s type, quantized as it."""
+        t = copy.deepcopy(self.tensors[like])
+        data = TYPE_MINIMUM[t.scalar(S.TENSOR_TYPE, "b", 0)]
+        b = new_table("Buffer", {}, 1)
+        set_child(b, S.BUFFER_DATA, data)
+        self.buffers.append(b)
+        set_child(t, S.TENSOR_SHAPE, b"")
+        set_child(t, S.TENSOR_NAME, b"bands/minimum")
+        if t.has(S.TENSOR_SHAPE_SIGNATURE):
+            t.field_offsets[S.TENSOR_SHAPE_SIGNATURE] = 0
+            t.children.pop(S.TENSOR_SHAPE_SIGNATURE, None)
+        _set_scalar(t, S.TENSOR_BUFFER, "I", len(self.buffers) - 1)
+        return self.add_tensor(t)
 
 
 def _set_byte(opts: Table, slot: int, value: int) -> None:
-    if opts.has(slot):
-        struct.pack_into("<B", opts.inline, opts.field_offsets[slot], value)
+    _set_scalar(opts, slot, "B", value)
+
+
+def _set_scalar(table: Table, slot: int, fmt: str, value: int) -> None:
+    if table.has(slot):
+        struct.pack_into(f"<{fmt}", table.inline, table.field_offsets[slot], value)
         return
-    if slot >= len(opts.field_offsets):
-        opts.field_offsets += [0] * (slot + 1 - len(opts.field_offsets))
-    opts.field_offsets[slot] = len(opts.inline)
-    opts.inline += struct.pack("<B", value)
+    if slot >= len(table.field_offsets):
+        table.field_offsets += [0] * (slot + 1 - len(table.field_offsets))
+    while len(table.inline) % struct.calcsize(fmt):  # a scalar sits at its natural alignment
+        table.inline.append(0)
+    table.field_offsets[slot] = len(table.inline)
+    table.inline += struct.pack(f"<{fmt}", value)
 
 
 @dataclass
@@ -453,6 +529,10 @@ def rewrite(model: Model, cut: int, bounds: list[int]) -> tuple[Model, BandPlan]
         raise BandError(f"band bounds {bounds} do not split the cut's {height} rows")
     if count > MAX_BANDS**2:
         raise BandError(f"{count} bands: at most {MAX_BANDS**2} (CONCATENATIONs of {MAX_BANDS})")
+    for lo, hi in zip(bounds, bounds[1:], strict=False):
+        why = empty_input(stage, lo, hi)
+        if why:
+            raise BandError(f"band bounds {bounds}: {why} (merge_empty merges such bands)")
     out = Model(model.to_bytes(), model.source)  # a private copy to edit
     root_sg = out.root.get(S.MODEL_SUBGRAPHS)[0]
     raw_ops = root_sg.get(S.SUBGRAPH_OPERATORS)
@@ -482,7 +562,13 @@ def rewrite(model: Model, cut: int, bounds: list[int]) -> tuple[Model, BandPlan]
     set_child(root_sg, S.SUBGRAPH_OPERATORS, prefix + w.ops + list(raw_ops[cut + 1 :]))
     set_child(out.root, S.MODEL_BUFFERS, w.buffers)
     _drop_offline_plan(out)
-    return Model(out.to_bytes(), model.source), BandPlan(stage.t, bounds, joins)
+    banded = Model(out.to_bytes(), model.source)
+    from host.rewrite import graph_check  # it reads this module's tables
+
+    problems = graph_check.problems(banded)
+    if problems:  # a bug of ours: never hand on a model that cannot run
+        raise BandError(f"the rewrite with bounds {bounds} fails its graph check: {problems[0]}")
+    return banded, BandPlan(stage.t, bounds, joins)
 
 
 def _join(w: _Writer, parts: list[int], output: int, joins: dict[int, list[int]]) -> None:
@@ -517,7 +603,7 @@ def _emit_band(
             src = w.rows(*held[op.inputs[0]], (a, b), f"{name}/rows")
             c = s.cols
             pads = [(0, 0), (top, bottom), (c.pad_before, c.pad_after), (0, 0)]  # type: ignore[union-attr]
-            ins[0] = w.pad(src, pads, f"{name}/padded")
+            ins[0] = w.pad(src, pads, f"{name}/padded", s.pad_with == MINIMUM)
             valid = True
         elif s.kind == "pad":
             top = s.pads[1][0]
@@ -538,6 +624,25 @@ def _emit_band(
         w.copy_op(raw_ops[op.index], ins, new, valid)
         held[out] = (new, out_rows)
     return held[stage.t][0]
+
+
+def doc_table() -> str:
+    """docs/bands.md's table of what runs in bands, from this module's tables."""
+    types = ", ".join({FLOAT32: "float32", INT16: "int16", INT8: "int8"}[t] for t in SLICEABLE)
+    rows = [
+        "| operator | in a band | padding the original leaves implicit, made explicit with |",
+        "|---|---|---|",
+    ]
+    for name in WINDOWED:
+        how = PADDING[name]
+        banded = "only where it does not pad" if how == REFUSED else "yes"
+        rows.append(f"| {name} | {banded} | {'refused' if how == REFUSED else how} |")
+    rows.append(f"| {', '.join(PADS)} | yes | (explicit: each band takes its share of the rows) |")
+    binary = "maps of one shape, or constants not varying over rows"
+    rows.append(f"| {', '.join(BINARY)} | {binary} | - |")
+    rows.append(f"| {', '.join(UNARY)} | yes | - |")
+    rows.append("| any other (MIRROR_PAD, RESHAPE, ...) | no: it ends the stage | - |")
+    return "\n".join(rows) + f"\n\nFeature maps: {types} ([1, H, W, C])."
 
 
 def band_of(name: str) -> int | None:
