@@ -42,7 +42,7 @@ FILE_MARKERS: dict[str, tuple[str, ...]] = {
     "runtime/test_runtime_mve_recurrent_qemu.py": ("pio", "qemu", "slow"),
     "runtime/test_runtime_qemu.py": ("qemu", "slow"),
     "runtime/test_runtime_sanitized.py": ("slow",),
-    "test_package.py": ("slow",),  # builds the wheel and sdist, installs each, builds the runtime
+    "test_package.py": ("pio", "qemu", "slow"),  # builds, installs and runs the package
 }
 # Single tests that are slow in files that are otherwise quick.
 SLOW_TESTS = {

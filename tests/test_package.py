@@ -55,9 +55,9 @@ def _bin(venv: Path) -> Path:
     return venv / ("Scripts" if os.name == "nt" else "bin")
 
 
-def fresh_venv(venv: Path, dist: Path) -> Path:
-    """A new environment with `dist` installed (pip of this Python, --python the new one); its
-    site-packages folder."""
+def fresh_venv(venv: Path, dist: Path, borrow: tuple[str, ...] = DEPENDENCIES) -> Path:
+    """A new environment with `dist` installed (pip of this Python, --python the new one) and
+    the distributions `borrow` names linked in from this one; its site-packages folder."""
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
     python = _bin(venv) / "python"
     purelib = subprocess.run(
@@ -68,10 +68,10 @@ def fresh_venv(venv: Path, dist: Path) -> Path:
     ).stdout.strip()
     borrowed = venv / "borrowed"
     borrowed.mkdir()
-    for name in DEPENDENCIES:
+    for name in borrow:
         dist_files = importlib.metadata.distribution(name)
         tops = {Path(str(f)).parts[0] for f in dist_files.files or []} - {".."}
-        for top in tops:
+        for top in tops - {p.name for p in borrowed.iterdir()}:  # a folder two of them share
             (borrowed / top).symlink_to(dist_files.locate_file(top))
     Path(purelib, "borrowed.pth").write_text(f"{borrowed}\n")
     index = ["--no-index"] if dist.suffix == ".whl" else []  # an sdist's build needs setuptools
@@ -145,9 +145,9 @@ def test_installed_commands_work_from_anywhere(
     assert got["shape"] == list(want.shape) and got["values"] == want.ravel().tolist()
     assert list(cache.glob("microarena/runtime-*/host/libmicroarena.so")), "not in the cache"
 
-    # Board builds read the checkout's platformio.ini: refused in one line, saying so.
+    # Without the boards extra: one line saying what to install.
     board = run("microarena", "record", "--board", "mps2-an386", "--model", str(model))
-    assert board.returncode != 0 and "needs a checkout" in board.stderr, board.stderr
+    assert board.returncode != 0 and "microarena[boards]" in board.stderr, board.stderr
     assert "Traceback" not in board.stderr
 
     # No compiler: one line saying what to install (CC is part of the build's cache key).
@@ -158,3 +158,32 @@ def test_installed_commands_work_from_anywhere(
 
     assert snapshot(venv) == before, "the commands wrote into the environment"
     assert not list(work.iterdir()), "the commands wrote into the current folder"
+
+
+def test_installed_board_build(dists: dict[str, Path], cache: Path, tmp_path: Path) -> None:
+    """With the boards extra (PlatformIO, scons: borrowed with every other package of this
+    environment but microarena itself), `microarena record` builds a model for an emulated
+    board from a PlatformIO project the package writes in the cache, runs it on QEMU and finds
+    the arena the planner predicted; nothing written into the environment or the folder."""
+    model = shared_model("tflm_hello_world_int8")
+    borrow = {d.metadata["Name"] for d in importlib.metadata.distributions() if d.files}
+    borrow -= {"microarena", "pip", "setuptools"}
+    venv = tmp_path / "venv"
+    fresh_venv(venv, dists["wheel"], tuple(sorted(borrow)))
+    pio = _bin(venv) / "pio"  # the console script pip would have written with the extra
+    pio.write_text(f"#!{_bin(venv) / 'python'}\nfrom platformio.__main__ import main\nmain()\n")
+    pio.chmod(0o755)
+    work = tmp_path / "work"
+    work.mkdir()
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH" and "MICROARENA" not in k}
+    env |= {"PATH": f"{_bin(venv)}{os.pathsep}{env['PATH']}", "XDG_CACHE_HOME": str(cache)}
+    # The compiled objects other board tests left: the same bytes for the same inputs.
+    env["MICROARENA_BUILD_CACHE"] = str(REPO / "build" / "objects")
+    before = snapshot(venv)
+    args = ["microarena", "record", "--board", "mps2-an386", "--model", str(model), "--plan"]
+    proc = subprocess.run(args, cwd=work, env=env, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "status: ok" in proc.stdout and "predicted" in proc.stdout, proc.stdout
+    assert list(cache.glob("microarena/pio-project/platformio.ini"))
+    assert snapshot(venv) == before, "the build wrote into the environment"
+    assert not list(work.iterdir()), "the build wrote into the current folder"

@@ -17,8 +17,8 @@ from pathlib import Path
 
 import numpy as np
 
-from host.fileio import check_file
-from host.paths import BOARDS, BUILD, CHECKOUT, REPO
+from host.fileio import check_file, write_text_atomic
+from host.paths import BOARDS, BUILD, CHECKOUT, FIRMWARE, REPO
 from host.tflite.model import MAX_MODEL_BYTES
 
 
@@ -138,6 +138,21 @@ class BuildError(RuntimeError):
 
 
 BUILD_ROOT = BUILD / "pio"
+# An installed package's PlatformIO project, made in the cache: the checkout's platformio.ini
+# names its folders relative to the checkout; this one names the package's. Every custom_*
+# option comes from build_image's MICROARENA_* variables.
+PACKAGE_PROJECT = BUILD / "pio-project"
+PACKAGE_INI = """\
+; Written by microarena (host/device/boards.py) for the installed package; made again as needed.
+[platformio]
+core_dir = {core}
+src_dir = {firmware}/apps
+test_dir = {boards}/pio_test
+
+[env]
+platform = symlink://{boards}/platform
+test_framework = custom
+"""
 
 
 def pio_executable() -> str:
@@ -147,8 +162,27 @@ def pio_executable() -> str:
         return str(beside)
     found = shutil.which("pio")
     if found is None:
-        raise BuildError("PlatformIO (pio) is not installed: pip install -e '.[boards]'")
+        extra = "-e '.[boards]'" if CHECKOUT else "'microarena[boards]'"
+        raise BuildError(f"PlatformIO (pio) is not installed: pip install {extra}")
     return found
+
+
+def pio_project() -> Path:
+    """The PlatformIO project folder: the checkout, else one in the cache for the installed
+    package's firmware and boards, with its own offline core folder."""
+    if CHECKOUT:
+        return REPO
+    from host.device import pio_core
+
+    core = PACKAGE_PROJECT / ".pio-core"
+    ini = PACKAGE_INI.format(core=core, firmware=FIRMWARE.as_posix(), boards=BOARDS.as_posix())
+    ini += "".join(f"\n[env:{b}]\nboard = {b}\n" for b in all_boards())
+    path = PACKAGE_PROJECT / "platformio.ini"
+    if not path.exists() or path.read_text() != ini:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_text_atomic(path, ini)
+    pio_core.prepare(core, PACKAGE_PROJECT)
+    return PACKAGE_PROJECT
 
 
 def build_image(
@@ -170,11 +204,8 @@ def build_image(
     ``profile=True`` makes the model application report each operator's ticks too.
     """
     get_board(board)
-    if not CHECKOUT:  # platformio.ini and the builder read the checkout's folders
-        raise BuildError(
-            "building firmware for a board needs a checkout of microarena (git clone, then "
-            "bash .ci/setup): the installed package plans and runs models on this computer"
-        )
+    pio = pio_executable()
+    project = pio_project()
     variant = app
     env = dict(os.environ, PLATFORMIO_DISABLE_UPGRADE_CHECK="true", MICROARENA_APP=app)
     if app == "model":
@@ -205,7 +236,7 @@ def build_image(
     build_dir = Path(build_root) / variant
     env["PLATFORMIO_BUILD_DIR"] = str(build_dir)
     proc = subprocess.run(
-        [pio_executable(), "run", "-e", board, "-d", str(REPO)],
+        [pio, "run", "-e", board, "-d", str(project)],
         capture_output=True,
         text=True,
         env=env,

@@ -12,13 +12,12 @@ from pathlib import Path
 
 import pytest
 
+from host.device import pio_core
 from host.device.boards import all_boards, build_image, pio_executable
 from host.device.firmware import runtime_build
 from host.paths import SHARED_MODELS
 
 REPO = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(REPO / "tools"))
-import pio_setup  # noqa: E402
 
 needs_toolchain = pytest.mark.skipif(
     shutil.which("arm-none-eabi-gcc") is None, reason="needs arm-none-eabi-gcc (bash .ci/setup)"
@@ -59,8 +58,8 @@ def pio(
 def test_setup_writes_scons_stub_idempotently(tmp_path: Path) -> None:
     from platformio.dependencies import get_core_dependencies
 
-    first = pio_setup.write_scons_stub(tmp_path)
-    second = pio_setup.write_scons_stub(tmp_path)
+    first = pio_core.write_scons_stub(tmp_path)
+    second = pio_core.write_scons_stub(tmp_path)
     assert first == second
     manifest = json.loads((first / "package.json").read_text())
     record = json.loads((first / ".piopm").read_text())
@@ -85,7 +84,7 @@ def test_setup_removes_only_stale_platform_links(tmp_path: Path) -> None:
     stale.write_text(json.dumps({"cwd": "/elsewhere/checkout", "spec": {}}))
     broken = platforms / "broken.pio-link"
     broken.write_text("{not json")
-    removed = pio_setup.remove_stale_platform_links(tmp_path, REPO)
+    removed = pio_core.remove_stale_platform_links(tmp_path, REPO)
     assert sorted(removed) == sorted([stale, broken])
     assert here.exists()
 

@@ -23,17 +23,22 @@ env = DefaultEnvironment()
 board = env.BoardConfig()
 board_id = env.subst("$BOARD")
 project_dir = env.subst("$PROJECT_DIR")
-boards_root = os.path.join(project_dir, "boards")
-board_dir = os.path.join(boards_root, board_id)
-common_dir = os.path.join(boards_root, "common")
-firmware_dir = os.path.join(project_dir, "firmware")
-sys.path.insert(0, project_dir)
+sys.path.insert(0, project_dir)  # a checkout's host package; an installed one is found anyway
 from host.device.firmware import (  # noqa: E402
     board_defines,
     board_sources,
     machine_flags,
     runtime_build,
 )
+from host.paths import BOARDS, BUILD, CHECKOUT, FIRMWARE  # noqa: E402
+
+# The folders host/paths.py knows: the checkout's, or the installed package's data.
+boards_root = str(BOARDS)
+board_dir = os.path.join(boards_root, board_id)
+common_dir = os.path.join(boards_root, "common")
+firmware_dir = str(FIRMWARE)
+# Python compiled the package's modules when pip installed it: write nothing into it.
+sys.dont_write_bytecode = not CHECKOUT
 
 runtime = runtime_build()
 
@@ -83,7 +88,7 @@ if not os.path.isdir(board_dir):
     fail(f"board '{board_id}' has no folder {board_dir}")
 
 # MICROARENA_BUILD_CACHE: where objects are shared between builds; empty turns sharing off.
-cache_dir = os.environ.get("MICROARENA_BUILD_CACHE", os.path.join(project_dir, "build", "objects"))
+cache_dir = os.environ.get("MICROARENA_BUILD_CACHE", str(BUILD / "objects"))
 if cache_dir:
     try:  # a fresh clone has no build/ yet
         os.makedirs(cache_dir, exist_ok=True)
