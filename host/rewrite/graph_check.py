@@ -1,11 +1,13 @@
 """A band rewrite checked as a graph before it is written, and by `host.plan --check`.
 
 Every tensor an operator of subgraph 0 reads or writes has a shape with no dimension below 1;
-every operator a band stage can hold, and every one the rewrite adds, has the output shape its
-inputs and options give; and the conditions TFLM's Prepare checks for the operators the rewrite
-adds hold (STRIDED_SLICE, PAD / PADV2, CONCATENATION), with the quantization equalities the
-rewrite relies on (a slice, a pad or a join copies bytes: its input and output must mean the
-same values). A model failing this never runs as the original on TFLM or on this runtime.
+and every operator the rewrite wrote (one reading or writing a band's tensor, named
+<name>/bandN...; the operators before and after the stage are the original's) has the output
+shape its inputs and options give, and the conditions TFLM's Prepare checks for the operators
+the rewrite adds hold (STRIDED_SLICE, PAD / PADV2, CONCATENATION), with the quantization
+equalities the rewrite relies on (a slice, a pad or a join copies bytes: its input and output
+must mean the same values). A model failing this never runs as the original on TFLM or on
+this runtime.
 """
 
 from __future__ import annotations
@@ -36,7 +38,8 @@ def problems(model: Model) -> list[str]:
             t = empty[0]
             out.append(f"{where}: tensor {t.index} ({t.name}) has shape {list(t.shape)}")
             continue
-        out += [f"{where}: {p}" for p in _operator(model, sub, op)]
+        if any(rw.band_of(t.name) is not None for t in used):  # the rest is the original's
+            out += [f"{where}: {p}" for p in _operator(model, sub, op)]
     return out
 
 
