@@ -3,6 +3,7 @@ installed package's runtime build (tests/test_package.py runs the package itself
 
 from __future__ import annotations
 
+import re
 import shutil
 import sys
 from pathlib import Path
@@ -55,3 +56,13 @@ def test_runtime_build_is_named_for_its_sources(
     monkeypatch.setenv("CC", "clang")
     seen.append(paths.firmware_digest())
     assert len(set(seen)) == len(seen)
+
+
+def test_every_host_package_is_in_the_wheel() -> None:
+    """pyproject.toml lists the packages by name (package-dir maps firmware/ and boards/ in):
+    a new folder of host modules must be listed, or the installed package lacks it."""
+    text = (paths.REPO / "pyproject.toml").read_text()
+    listed = set(re.findall(r'^\s+"(host[\w.]*)",$', text, re.M))
+    folders = {p.parent for p in paths.HOST.rglob("*.py") if "__pycache__" not in p.parts}
+    wanted = {".".join(f.relative_to(paths.REPO).parts) for f in folders}
+    assert wanted | {"host._firmware", "host._boards"} == listed
