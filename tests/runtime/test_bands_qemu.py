@@ -8,6 +8,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+import pytest
+from support import band_fuzz as bf
 from support.tflm_oracle import MOBILENET_V2, MOBILENET_V2_BANDS, shared_model
 from test_runtime_qemu import _check_on_qemu, _pattern, arm_library  # noqa: F401 (fixture)
 
@@ -40,6 +42,27 @@ def test_banded_mobilenet_v2_on_qemu(arm_library: Path, tmp_path: Path) -> None:
     _as_original_on_qemu(original, banded, result, arm_library, tmp_path)
 
 
+@pytest.mark.parametrize("seed", [39, 37, 4])
+def test_band_fuzz_stages_on_qemu(seed: int, arm_library: Path, tmp_path: Path) -> None:  # noqa: F811
+    """A few of the band fuzzer's stages (support/band_fuzz.py: seeds 39 (float) and 37 (int8)
+    hold a SAME max pool whose bands pad with the type's minimum, seed 4 a PAD whose bottom rows
+    a band would have read alone), banded into 3 bands at their last cut, with T as an extra
+    output: the board's outputs and T equal the host build's, and those the original's."""
+    data, _ = bf.random_stage(seed)
+    original = Model(data)
+    cut = bands.cuts(original)[-1]
+    stage = rw.find_stage(original, cut)
+    height = stage.t_tensor.shape[1]
+    bounds = rw.merge_empty(stage, [round(i * height / 3) for i in range(4)])
+    assert len(bounds) >= 3, bounds
+    banded, _ = rw.rewrite(original, cut, bounds)
+    result = plan_model(Model(bf.with_output(banded.to_bytes(), stage.t)), time_limit=0.3,
+                        kernels="microarena")  # fmt: skip
+    with_t = Model(bf.with_output(banded.to_bytes(), stage.t))
+    _as_original_on_qemu(Model(bf.with_output(data, stage.t)), with_t, result, arm_library,
+                         tmp_path)  # fmt: skip
+
+
 def _as_original_on_qemu(
     original: Model, banded: Model, result: PlanResult, library: Path, tmp_path: Path
 ) -> None:
@@ -53,4 +76,5 @@ def _as_original_on_qemu(
     d = plain.input_details(0)
     plain.set_input(0, _pattern(d.shape, d.dtype))
     plain.invoke()
-    np.testing.assert_array_equal(board_host.get_output(0), plain.get_output(0))
+    for i in range(plain.num_outputs()):
+        np.testing.assert_array_equal(board_host.get_output(i), plain.get_output(i))
