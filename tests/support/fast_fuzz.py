@@ -529,12 +529,12 @@ def qemu_campaign(
                 verdicts.append(Verdict(case, "skip", "TFLM's output is constant"))
                 continue
             runnable.append((case, model, want))
-        verdicts += _qemu_image(board, runnable)
+        verdicts += qemu_image(board, runnable)
         _progress(verdicts, f"{board} seeds {seeds.start}..{stop - 1}")
     return verdicts
 
 
-def _qemu_image(board: str, runnable: list[tuple[Case, bytes, list[np.ndarray]]]) -> list[Verdict]:
+def qemu_image(board: str, runnable: list[tuple[Case, bytes, list[np.ndarray]]]) -> list[Verdict]:
     """The cases in one image, or in two halves where they do not fit in one."""
     from host.device.boards import BuildError, build_image
 
@@ -549,7 +549,7 @@ def _qemu_image(board: str, runnable: list[tuple[Case, bytes, list[np.ndarray]]]
             if len(runnable) == 1:
                 return [Verdict(runnable[0][0], "refused", str(e)[-600:])]
             half = len(runnable) // 2
-            return _qemu_image(board, runnable[:half]) + _qemu_image(board, runnable[half:])
+            return qemu_image(board, runnable[:half]) + qemu_image(board, runnable[half:])
         return [
             _qemu_one(board, elf, f"f{i:03d}", c, want) for i, (c, _, want) in enumerate(runnable)
         ]

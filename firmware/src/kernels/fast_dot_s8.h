@@ -47,7 +47,7 @@ static inline void mak_dot4_s8(const int8_t *const w[4], const int8_t *x, int32_
 /* sum_k w[k] * (x[k] + x_off), wrapping as TFLM's int32 sums (the order does not change them). */
 static inline int32_t mak_dot_s8(const int8_t *w, const int8_t *x, int32_t n, int32_t x_off) {
   int32_t k = 0, acc = 0;
-  if (FAST_ENABLED && offsets_ok(x_off, 0)) {
+  if (FAST_WORDS && offsets_ok(x_off, 0)) {
     for (; k + 4 <= n; k += 4) acc = quad_dot(acc, quad_in(load4(x + k), x_off), load4(w + k));
   }
   for (; k < n; ++k) acc = wrap_mac(acc, w[k], x[k] + x_off);
@@ -59,7 +59,7 @@ static inline int32_t mak_dot_s8(const int8_t *w, const int8_t *x, int32_t n, in
 static inline void mak_dot4_s8(const int8_t *const w[4], const int8_t *x, int32_t n,
                                int32_t x_off, int32_t s[4]) {
   int32_t k = 0, a0 = 0, a1 = 0, a2 = 0, a3 = 0;
-  if (FAST_ENABLED && offsets_ok(x_off, 0)) {
+  if (FAST_WORDS && offsets_ok(x_off, 0)) {
     for (; k + 4 <= n; k += 4) {
       const quad q = quad_in(load4(x + k), x_off);
       a0 = quad_dot(a0, q, load4(w[0] + k));

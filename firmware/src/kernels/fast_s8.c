@@ -3,8 +3,10 @@
  *
  * The inner loops take four int8 values per 32-bit load. With the Armv7E-M DSP extension
  * (Cortex-M4, M7, M33, M55) SXTAB16 widens an input word to two int16 pairs with the input
- * offset added, and SMLAD (SMLABB/SMLATT for depthwise) multiplies and accumulates them;
- * elsewhere (M0, M3, the host build) the same loops take the bytes apart in C. Both add the
+ * offset added, and SMLAD (SMLABB/SMLATT for depthwise) multiplies and accumulates them; on
+ * Armv7-M without DSP (M3) the assembly loops load one byte per LDRSB and multiply with MLA
+ * (each input plus offset serving two or four weights); elsewhere (the host build) the same
+ * loops take the bytes apart in C. Both add the
  * same products into wrapping int32 sums, so the order of the additions does not matter and
  * every path equals the reference loops, which the host conformance suite checks on the
  * portable path and the QEMU tests (every intermediate tensor) on the DSP one.
@@ -18,9 +20,24 @@
 #include "fast_mve_s8.h"
 #include "overlap.h"
 
+#if FAST_V7M
+/* One input value of dot4 on the M3: plus the offset, times the four rows' weights. */
+#define DOT4_V7M_STEP \
+  "ldrsb %[t], [%[x]], #1\n\t" \
+  "add %[t], %[t], %[off]\n\t" \
+  "ldrsb %[u], [%[wa], %[ws]]\n\t" \
+  "mla %[a1], %[u], %[t], %[a1]\n\t" \
+  "ldrsb %[u], [%[wa]], #1\n\t" \
+  "mla %[a0], %[u], %[t], %[a0]\n\t" \
+  "ldrsb %[u], [%[wb], %[ws]]\n\t" \
+  "mla %[a3], %[u], %[t], %[a3]\n\t" \
+  "ldrsb %[u], [%[wb]], #1\n\t" \
+  "mla %[a2], %[u], %[t], %[a2]\n\t"
+#endif
+
 /* acc[r] += sum_i w[r * ws + i] * (x[i] + off) for the four weight rows r. Not inlined on
  * DSP builds: its assembly loop needs 13 registers, more than a caller leaves free. */
-#if FAST_DSP
+#if FAST_DSP || FAST_V7M
 __attribute__((noinline))
 #endif
 static void dot4(const int8_t *x, const int8_t *w, size_t ws, int32_t n, int32_t off,
@@ -68,6 +85,22 @@ static void dot4(const int8_t *x, const int8_t *w, size_t ws, int32_t n, int32_t
         : "cc", "memory");
     i = n & ~3;
   }
+#elif FAST_V7M
+  if (n >= 4) { /* one byte per LDRSB, the input plus offset serving four MLAs */
+    const int8_t *xq = x, *x_end = x + (n & ~3), *wa = w0, *wb = w2;
+    int32_t t, u;
+    __asm__(
+        "1:\n\t"
+        DOT4_V7M_STEP DOT4_V7M_STEP DOT4_V7M_STEP DOT4_V7M_STEP
+        "ldr %[u], %[end]\n\t"
+        "cmp %[x], %[u]\n\t"
+        "bne 1b"
+        : [a0] "+r"(a0), [a1] "+r"(a1), [a2] "+r"(a2), [a3] "+r"(a3), [x] "+r"(xq),
+          [wa] "+r"(wa), [wb] "+r"(wb), [t] "=&r"(t), [u] "=&r"(u)
+        : [ws] "r"(ws), [off] "r"(off), [end] "m"(x_end)
+        : "cc", "memory");
+    i = n & ~3;
+  }
 #else
   for (; i + 4 <= n; i += 4) {
     const quad q = quad_in(load4(x + i), off);
@@ -111,11 +144,29 @@ typedef struct {
   int32_t acc[4];
 } block2x2;
 
-#if FAST_DSP
+#if FAST_DSP || FAST_V7M
 /* Four values of the 2x2 block in assembly: it needs all 14 free registers (sums r4-r7:
  * x0.w0, x1.w0, x0.w1, x1.w1; the input words as int16 pairs r8-r11; temporaries r12, lr;
  * pointers x0, x1, w0, w1 in r0-r3), so the loop end ([sp]) and the offset pair ([sp, #4])
  * stay on the stack. */
+#if FAST_V7M
+/* On the M3 one byte per LDRSB (the offset, sign-extended from the pair's low lane, in lr):
+ * each input plus offset serves two MLAs, each weight two. */
+#define MAC2X2_V7M_STEP \
+  "ldrsb r8, [r0], #1\n\t" \
+  "ldrsb r9, [r1], #1\n\t" \
+  "add r8, r8, lr\n\t" \
+  "add r9, r9, lr\n\t" \
+  "ldrsb r10, [r2], #1\n\t" \
+  "ldrsb r11, [r3], #1\n\t" \
+  "mla r4, r10, r8, r4\n\t" \
+  "mla r5, r10, r9, r5\n\t" \
+  "mla r6, r11, r8, r6\n\t" \
+  "mla r7, r11, r9, r7\n\t"
+#define MAC2X2_HALF \
+  "ldrsh lr, [sp, #4]\n\t" \
+  MAC2X2_V7M_STEP MAC2X2_V7M_STEP MAC2X2_V7M_STEP MAC2X2_V7M_STEP
+#else
 #define MAC2X2_HALF \
   "ldr lr, [sp, #4]\n\t" \
   "ldr r12, [r0], #4\n\t" \
@@ -138,6 +189,7 @@ typedef struct {
   "sxtb16 r12, r12, ror #8\n\t" \
   "smlad r6, r12, r9, r6\n\t" \
   "smlad r7, r12, r11, r7\n\t"
+#endif
 
 /* Eight values per pass (the loop end read once per eight), entered at its second half when
  * the run's length is 4 more than a multiple of 8 (label 5: a run's start). At least 4. */
@@ -177,7 +229,7 @@ __attribute__((naked, noinline)) static void mac2x2_dsp(block2x2 *b __attribute_
 
 static void mac2x2(block2x2 *b, int32_t n, int32_t off) {
   int32_t i = n & ~3;
-#if FAST_DSP
+#if FAST_DSP || FAST_V7M
   if (i > 0) mac2x2_dsp(b);
 #else
   for (int32_t k = 0; k < i; k += 4) {
@@ -241,7 +293,7 @@ typedef struct {
   int32_t runs_left; /* the assembly's counter */
 } pairs_job;
 
-#if FAST_DSP
+#if FAST_DSP || FAST_V7M
 _Static_assert(offsetof(pairs_job, w1) == 32 && offsetof(pairs_job, runs_left) == 52,
                "pairs_sums_dsp's offsets");
 /* A channel pair's start: the input pointers reset, the sums zero. */
@@ -324,7 +376,7 @@ __attribute__((naked, noinline)) static void pairs_runs_dsp(pairs_job *p __attri
 #endif
 
 static void pairs_sums(pairs_job *p) {
-#if FAST_DSP
+#if FAST_DSP || FAST_V7M
   if (p->nruns > 1)
     pairs_runs_dsp(p);
   else
@@ -514,7 +566,51 @@ typedef struct {
   int32_t step;  /* 4 ws - n: from the end of a block's rows to the next block */
 } quads_job;
 
-#if FAST_DSP
+#if FAST_V7M
+/* The offset pair's low lane, sign-extended, in r12; four input values, each plus the offset
+ * serving the four rows' MLAs (r8 the input, r10 a weight). */
+#define QUADS_OFFSET "sxth r12, r10\n\t"
+#define QUADS_V7M_ONE \
+  "ldrsb r8, [r0], #1\n\t" \
+  "add r8, r8, r12\n\t" \
+  "ldrsb r10, [r1, r3]\n\t" \
+  "mla r5, r10, r8, r5\n\t" \
+  "ldrsb r10, [r1], #1\n\t" \
+  "mla r4, r10, r8, r4\n\t" \
+  "ldrsb r10, [r2, r3]\n\t" \
+  "mla r7, r10, r8, r7\n\t" \
+  "ldrsb r10, [r2], #1\n\t" \
+  "mla r6, r10, r8, r6\n\t"
+#define QUADS_STEP QUADS_V7M_ONE QUADS_V7M_ONE QUADS_V7M_ONE QUADS_V7M_ONE
+#elif FAST_DSP
+#define QUADS_OFFSET "mov r12, r10\n\t"
+#define QUADS_STEP \
+  "ldr r10, [r0], #4\n\t" \
+  "sxtab16 r8, r12, r10\n\t" \
+  "sxtab16 r9, r12, r10, ror #8\n\t" \
+  "ldr r10, [r1, r3]\n\t" \
+  "sxtb16 r11, r10\n\t" \
+  "smlad r5, r11, r8, r5\n\t" \
+  "sxtb16 r10, r10, ror #8\n\t" \
+  "smlad r5, r10, r9, r5\n\t" \
+  "ldr r10, [r1], #4\n\t" \
+  "sxtb16 r11, r10\n\t" \
+  "smlad r4, r11, r8, r4\n\t" \
+  "sxtb16 r10, r10, ror #8\n\t" \
+  "smlad r4, r10, r9, r4\n\t" \
+  "ldr r10, [r2, r3]\n\t" \
+  "sxtb16 r11, r10\n\t" \
+  "smlad r7, r11, r8, r7\n\t" \
+  "sxtb16 r10, r10, ror #8\n\t" \
+  "smlad r7, r10, r9, r7\n\t" \
+  "ldr r10, [r2], #4\n\t" \
+  "sxtb16 r11, r10\n\t" \
+  "smlad r6, r11, r8, r6\n\t" \
+  "sxtb16 r10, r10, ror #8\n\t" \
+  "smlad r6, r10, r9, r6\n\t"
+#endif
+
+#if FAST_DSP || FAST_V7M
 _Static_assert(offsetof(quads_job, step) == 28, "quads_sums_dsp's offsets");
 /* dot4's loop for every block, its sums in r4-r7 (rows 0-3), the input as int16 pairs in r8,
  * r9, the rows in r1 (0 and 1, r3 = ws apart) and r2 (2 and 3), the offset pair in r12, the
@@ -532,7 +628,7 @@ __attribute__((naked, noinline)) static void quads_sums_dsp(const quads_job *p
       "mov lr, r5\n\t"
       "mov r1, r6\n\t"
       "mov r3, r7\n\t"
-      "mov r12, r10\n\t"
+      QUADS_OFFSET
       "add r2, r1, r3, lsl #1\n\t"
       "2:\n\t"
       "ldr r0, [sp]\n\t"
@@ -541,29 +637,7 @@ __attribute__((naked, noinline)) static void quads_sums_dsp(const quads_job *p
       "movs r6, #0\n\t"
       "movs r7, #0\n\t"
       "1:\n\t"
-      "ldr r10, [r0], #4\n\t"
-      "sxtab16 r8, r12, r10\n\t"
-      "sxtab16 r9, r12, r10, ror #8\n\t"
-      "ldr r10, [r1, r3]\n\t"
-      "sxtb16 r11, r10\n\t"
-      "smlad r5, r11, r8, r5\n\t"
-      "sxtb16 r10, r10, ror #8\n\t"
-      "smlad r5, r10, r9, r5\n\t"
-      "ldr r10, [r1], #4\n\t"
-      "sxtb16 r11, r10\n\t"
-      "smlad r4, r11, r8, r4\n\t"
-      "sxtb16 r10, r10, ror #8\n\t"
-      "smlad r4, r10, r9, r4\n\t"
-      "ldr r10, [r2, r3]\n\t"
-      "sxtb16 r11, r10\n\t"
-      "smlad r7, r11, r8, r7\n\t"
-      "sxtb16 r10, r10, ror #8\n\t"
-      "smlad r7, r10, r9, r7\n\t"
-      "ldr r10, [r2], #4\n\t"
-      "sxtb16 r11, r10\n\t"
-      "smlad r6, r11, r8, r6\n\t"
-      "sxtb16 r10, r10, ror #8\n\t"
-      "smlad r6, r10, r9, r6\n\t"
+      QUADS_STEP
       "cmp r0, lr\n\t"
       "bne 1b\n\t"
       "ldr r10, [sp, #4]\n\t"
@@ -582,7 +656,7 @@ __attribute__((naked, noinline)) static void quads_sums_dsp(const quads_job *p
 #endif
 
 static void quads_sums(const quads_job *p) {
-#if FAST_DSP
+#if FAST_DSP || FAST_V7M
   quads_sums_dsp(p);
 #else
   const int32_t off = (int16_t)(p->off2 & 0xFFFFu), n = (int32_t)(p->x_end - p->x);

@@ -267,7 +267,7 @@ static inline int32_t filter_time(const svdf_run *c, uint8_t *state_b, int32_t f
   const size_t esize = c->s8 ? 1 : 2, at = (size_t)f * c->n_memory;
   uint8_t *row = state_b + at * esize;
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-  if (FAST_ENABLED && c->s8 && PUSH_DOT_OK(c->n_memory, -c->state_zp))
+  if (FAST_WORDS && c->s8 && PUSH_DOT_OK(c->n_memory, -c->state_zp))
     return push_dot_s8(row, c->wt + at, c->n_memory, v, -c->state_zp);
 #endif
   push_row(row, (size_t)c->n_memory * esize, esize, v);
@@ -355,7 +355,7 @@ static void svdf_row_rank1_s8(const svdf_run *c, const int8_t *xb, uint8_t *stat
 
 static void svdf_row_q(const svdf_run *c, const int8_t *xb, uint8_t *state_b, int8_t *out_b) {
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-  if (FAST_ENABLED && c->s8 && c->rank == 1 && PUSH_DOT_OK(c->n_memory, -c->state_zp)) {
+  if (FAST_WORDS && c->s8 && c->rank == 1 && PUSH_DOT_OK(c->n_memory, -c->state_zp)) {
     svdf_row_rank1_s8(c, xb, state_b, out_b);
     return;
   }
