@@ -1,6 +1,6 @@
-"""The Cortex-M3's int8 fast paths (fast_s8.c's LDRSB/MLA assembly loops, the portable
-depthwise and pool forms, SMLAL requantization in LSTM, SVDF and TRANSPOSE_CONV) on QEMU's
-mps2-an385 against the real TFLM.
+"""The Cortex-M3's int8 fast paths (fast_s8.c's LDRSB/MLA and fast_depthwise_s8.c's SBFX/MLA
+assembly loops, the portable pool forms, SMLAL requantization in LSTM, SVDF and
+TRANSPOSE_CONV) on QEMU's mps2-an385 against the real TFLM.
 
 One PlatformIO image (built once, or two halves where one does not fit) holds the fast-path
 operator cases of the conformance modules (test_conformance_fast_s8.py's, _fast_pool.py's,

@@ -107,10 +107,10 @@ static acc4 bias4(const int32_t *bias, int32_t c, int32_t lanes) {
 /* acc[0..n-1] = b[0..n-1] (or zeros) plus the sums of channels c0.. (n a multiple of 4) of a
  * window one to three taps wide: for multiplier 1 without dilation (input and filter both step ch bytes per tap) four
  * inputs per load, for multipliers that are multiples of 4 (channels c..c+3 all read input
- * channel c / mult) one input for four weights. On DSP builds each row's taps are unrolled in
- * assembly, as GCC 12 spills the C form's registers; elsewhere dw4 and dw4_shared (the same
- * sums). */
-#if FAST_DSP
+ * channel c / mult) one input for four weights. On DSP and M3 builds each row's taps are
+ * unrolled in assembly, as GCC 12 spills the C form's registers; elsewhere dw4 and dw4_shared
+ * (the same sums). */
+#if FAST_DSP || FAST_V7M
 /* After a row's taps: to the next row (DW_NEXT_ROW: until the input pointer reaches end). */
 #define DW_STEP_ROW           \
   "ldr %[x], %[ir]\n\t"      \
@@ -126,7 +126,23 @@ static acc4 bias4(const int32_t *bias, int32_t c, int32_t lanes) {
   [a0] "+r"(a0), [a1] "+r"(a1), [a2] "+r"(a2), [a3] "+r"(a3), [i] "+r"(i), [f] "+r"(fp), \
       [x] "=&r"(x), [w] "=&r"(w), [we] "=&r"(we)
 #define DW_STEPS_IN [ir] "m"(in_row), [fr] "m"(f_row), [end] "m"(end)
-/* Multiplier 1, one tap: four inputs plus the offset times four weights into the four sums. */
+/* Multiplier 1, one tap: four inputs plus the offset times four weights into the four sums
+ * (on the M3 each byte taken out of the word by SBFX, the offset in %[off2] as one int32). */
+#if FAST_V7M
+#define DW_LANE(K, A)                             \
+  "sbfx %[xe], %[x], #" K ", #8\n\t"              \
+  "add %[xe], %[xe], %[off2]\n\t"                \
+  "sbfx %[we], %[w], #" K ", #8\n\t"              \
+  "mla %[" A "], %[xe], %[we], %[" A "]\n\t"
+#define DW_TAP(IN, F)                 \
+  "ldr %[x], " IN "\n\t"              \
+  "ldr %[w], " F "\n\t"               \
+  DW_LANE("0", "a0") DW_LANE("8", "a1") DW_LANE("16", "a2") \
+  "asr %[x], %[x], #24\n\t"           \
+  "add %[x], %[x], %[off2]\n\t"       \
+  "asr %[w], %[w], #24\n\t"           \
+  "mla %[a3], %[x], %[w], %[a3]\n\t"
+#else
 #define DW_TAP(IN, F)                      \
   "ldr %[x], " IN "\n\t"                   \
   "ldr %[w], " F "\n\t"                    \
@@ -138,6 +154,7 @@ static acc4 bias4(const int32_t *bias, int32_t c, int32_t lanes) {
   "smlatt %[a2], %[xe], %[we], %[a2]\n\t"  \
   "smlabb %[a1], %[x], %[w], %[a1]\n\t"    \
   "smlatt %[a3], %[x], %[w], %[a3]\n\t"
+#endif
 #define DW_ROWS(TAPS)                                                       \
   __asm__("1:\n\t" TAPS DW_NEXT_ROW                                        \
           : DW_SUMS_OUT, [xe] "=&r"(xe)                                     \
@@ -154,6 +171,20 @@ static acc4 bias4(const int32_t *bias, int32_t c, int32_t lanes) {
           : [col] "r"(col), [off2] "r"(off2), [ir] "m"(in_row), [fr] "m"(f_row) \
           : "cc", "memory")
 /* Multiplier 4k, one tap: one input plus the offset times four weights into the four sums. */
+#if FAST_V7M
+#define DW_BTAP(IN, F)                         \
+  "ldrsb %[x], " IN "\n\t"                     \
+  "ldr %[w], " F "\n\t"                        \
+  "add %[x], %[x], %[off]\n\t"                 \
+  "sbfx %[we], %[w], #0, #8\n\t"               \
+  "mla %[a0], %[x], %[we], %[a0]\n\t"          \
+  "sbfx %[we], %[w], #8, #8\n\t"               \
+  "mla %[a1], %[x], %[we], %[a1]\n\t"          \
+  "sbfx %[we], %[w], #16, #8\n\t"              \
+  "mla %[a2], %[x], %[we], %[a2]\n\t"          \
+  "asr %[w], %[w], #24\n\t"                    \
+  "mla %[a3], %[x], %[w], %[a3]\n\t"
+#else
 #define DW_BTAP(IN, F)                   \
   "ldrsb %[x], " IN "\n\t"               \
   "ldr %[w], " F "\n\t"                  \
@@ -164,6 +195,7 @@ static acc4 bias4(const int32_t *bias, int32_t c, int32_t lanes) {
   "smlabt %[a2], %[x], %[we], %[a2]\n\t" \
   "smlabb %[a1], %[x], %[w], %[a1]\n\t"  \
   "smlabt %[a3], %[x], %[w], %[a3]\n\t"
+#endif
 #define DW_BROWS(TAPS)                                                             \
   __asm__("1:\n\t" TAPS DW_NEXT_ROW                                               \
           : DW_SUMS_OUT                                                            \
@@ -186,16 +218,20 @@ static inline void store_quad(int32_t *acc, acc4 a) {
 }
 
 /* Multiplier 1 without dilation (ch: the channels, each tap's step in input and filter). */
-#if FAST_DSP
+#if FAST_DSP || FAST_V7M
 __attribute__((noinline))
 #endif
 static void sums_quad(const taps *t, const int32_t *b, int32_t c0, int32_t n, int32_t ch,
                       int32_t off, int32_t *acc) {
-#if FAST_DSP
+#if FAST_DSP || FAST_V7M
   const size_t col = (size_t)ch, in_row = t->in_row, f_row = t->f_row;
   const size_t span = (size_t)t->rows * in_row;
   const int32_t rows = t->rows, cols = t->cols;
+#if FAST_DSP
   const int16x2_t off2 = (int16x2_t)(((uint32_t)off & 0xFFFFu) * 0x10001u);
+#else
+  const int32_t off2 = off;
+#endif
   const int8_t *in = t->in + c0, *f = t->f + c0;
   for (int32_t k = 0; k < n; k += 4, in += 4, f += 4) {
     const acc4 a = bias_quad(b, k);
@@ -217,12 +253,12 @@ static void sums_quad(const taps *t, const int32_t *b, int32_t c0, int32_t n, in
 }
 
 /* Multipliers that are multiples of 4. */
-#if FAST_DSP
+#if FAST_DSP || FAST_V7M
 __attribute__((noinline))
 #endif
 static void sums_bcast(const taps *t, const int32_t *b, int32_t c0, int32_t n, int32_t mult,
                        int32_t cout, int32_t off, int32_t *acc) {
-#if FAST_DSP
+#if FAST_DSP || FAST_V7M
   const size_t icol = t->in_col, fcol = (size_t)cout, in_row = t->in_row, f_row = t->f_row;
   const size_t span = (size_t)t->rows * in_row;
   const int32_t cols = t->cols;
@@ -244,7 +280,8 @@ static void sums_bcast(const taps *t, const int32_t *b, int32_t c0, int32_t n, i
     store_quad(acc + k, dw4_shared(t, c0 + k, mult, cout, off, bias_quad(b, k)));
 #endif
 }
-#if FAST_DSP
+#if FAST_DSP || FAST_V7M
+#undef DW_LANE
 #undef DW_NEXT_ROW
 #undef DW_SUMS_OUT
 #undef DW_STEPS_IN
@@ -273,7 +310,7 @@ static inline void sums_rows(const taps *t, const int32_t *b, int32_t c0, int32_
 
 /* sums_rows for windows more than three taps wide: three columns at a time, each part adding
  * to the sums so far. Not inlined: the common narrow windows keep their caller's registers. */
-#if FAST_DSP
+#if FAST_DSP || FAST_V7M
 __attribute__((noinline))
 #endif
 static void sums_wide(const taps *t, const int32_t *b, int32_t c0, int32_t n, int32_t mult,
