@@ -95,7 +95,7 @@ static ma_status relu_x_prepare(struct ma_context *ctx, ma_node *node, const cha
     return ma_fail(ctx, MA_ERR_UNSUPPORTED, "%s: int16 needs zero points 0", op);
   const float si = mak_scale(node->inputs[0], 0), so = mak_scale(node->outputs[0], 0);
   d->path = type == MA_INT8 ? P_RESCALE_Q8 : P_RESCALE_Q16;
-  set_mult(d, (double)(si / so), false);
+  set_mult(d, (double)si / so, false);
   d->mult_alpha = d->mult;
   d->shift_alpha = d->shift;
   return mak_act_range_q(ctx, op, act, node->outputs[0], &d->act_min, &d->act_max);
@@ -121,12 +121,14 @@ static ma_status leaky_prepare(struct ma_context *ctx, ma_node *node) {
   }
   const float si = mak_scale(node->inputs[0], 0), so = mak_scale(node->outputs[0], 0);
   d->path = type == MA_INT8 ? P_RESCALE_Q8 : P_RESCALE_Q16;
-  /* TFLM forms both scale ratios in float. A negative alpha: TFLM quantizes |alpha| (its
-   * multiplier is the exact negation) and negates the product. */
-  const float alpha_ratio = si * d->alpha / so;
-  set_mult(d, (double)(si / so), false);
-  set_mult(d, (double)(alpha_ratio < 0.0f ? -alpha_ratio : alpha_ratio), true);
-  d->alpha_negative = alpha_ratio < 0.0f;
+  /* Both scale ratios in double: TFLM's source writes them in float, but the pip TFLM's
+   * results are those of the double ratios (tests/runtime/test_requant_sweep.py). A negative
+   * alpha: TFLM quantizes |alpha| (its multiplier is the exact negation) and negates the
+   * product. */
+  const double alpha_ratio = (double)si * d->alpha / so;
+  set_mult(d, (double)si / so, false);
+  set_mult(d, alpha_ratio < 0.0 ? -alpha_ratio : alpha_ratio, true);
+  d->alpha_negative = alpha_ratio < 0.0;
   d->act_min = type == MA_INT8 ? INT8_MIN : INT16_MIN;
   d->act_max = type == MA_INT8 ? INT8_MAX : INT16_MAX;
   return MA_OK;

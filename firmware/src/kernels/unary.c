@@ -2,7 +2,7 @@
  * EXP, LOG, SIN, COS, SQUARE, FLOOR, CEIL, ROUND (float32), LOGICAL_NOT (bool).
  *
  * prepare picks one typed loop; the element function is inlined (no per-element dispatch).
- * ABS int8/int16 requantizes |x - zp| by input/output scale (a ratio formed in float) only when
+ * ABS int8/int16 requantizes |x - zp| by input/output scale (a ratio formed in double) only when
  * the scales differ; an unquantized int16 ABS is plain (|-32768| wraps, as TFLM's cast).
  * RSQRT int8 is TFLM's integer path: 1/sqrt(x - zp) from the fixed-point
  * Newton-Raphson of GetInvSqrtQuantizedMultiplierExp, shifted 20 bits up, then requantized by
@@ -88,7 +88,7 @@ static ma_status abs_prepare(struct ma_context *ctx, ma_node *node) {
   const float si = mak_scale(in, 0), so = mak_scale(node->outputs[0], 0);
   d->rescale = si != so;
   int shift;
-  mak_quantize_multiplier((double)(si / so), &d->mult, &shift);
+  mak_quantize_multiplier((double)si / so, &d->mult, &shift); /* double, as the pip TFLM */
   d->shift = (int8_t)shift;
   d->path = in->type == MA_INT8 ? U_ABS_Q8 : U_ABS_Q16;
   return MA_OK;
