@@ -1,0 +1,26 @@
+# The microarena runtime for a plain Makefile: include this file, then build $(MICROARENA_SRC)
+# with $(MICROARENA_CFLAGS) beside your sources, after $(MICROARENA_HEADERS) (see
+# docs/library.md). Set before the include (defaults in brackets):
+#   MICROARENA_MODEL   the .tflite to embed (required)
+#   MICROARENA_GEN     folder for the generated headers [build/microarena]
+#   MICROARENA_TARGET  microarena-cortex-m | microarena-host [microarena-cortex-m]
+#   MICROARENA_PLAN    keep | best | greedy | none [keep: an embedded plan stays]
+#   MICROARENA_PYTHON  a Python with microarena installed [python3]
+# Your CPU flags (-mcpu, -mfpu) choose the kernels' fast paths; on Cortex-M add
+# $(MA_ARM_FLAGS) (build.mk's -O2 and section flags) and link with -Wl,--gc-sections.
+MICROARENA_DIR := $(patsubst %/,%,$(dir $(lastword $(MAKEFILE_LIST))))
+include $(MICROARENA_DIR)/firmware/build.mk
+MICROARENA_GEN ?= build/microarena
+MICROARENA_TARGET ?= microarena-cortex-m
+MICROARENA_PLAN ?= keep
+MICROARENA_PYTHON ?= python3
+MICROARENA_SRC := $(addprefix $(MICROARENA_DIR)/firmware/,$(MA_CORE_SRC)) \
+                  $(sort $(wildcard $(MICROARENA_DIR)/firmware/$(MA_KERNEL_DIR)/*.c))
+MICROARENA_CFLAGS := $(MA_WARN) $(addprefix -I$(MICROARENA_DIR)/firmware/,$(MA_INCLUDE_DIRS)) \
+                     -I$(MICROARENA_GEN) -DMA_SELECTED_OPS_H='"microarena_model_ops.h"'
+MICROARENA_HEADERS := $(MICROARENA_GEN)/microarena_model.h $(MICROARENA_GEN)/microarena_model_ops.h
+
+$(MICROARENA_GEN)/microarena_model.h: $(MICROARENA_MODEL)
+	PYTHONPATH=$(MICROARENA_DIR) $(MICROARENA_PYTHON) -m host.device.model_header $< \
+	  --out-dir $(MICROARENA_GEN) --target $(MICROARENA_TARGET) --plan $(MICROARENA_PLAN)
+$(MICROARENA_GEN)/microarena_model_ops.h: $(MICROARENA_GEN)/microarena_model.h
