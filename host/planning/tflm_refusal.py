@@ -134,6 +134,8 @@ def refused_ops(model: Model) -> list[str]:
                 out.append(f"{where} (intermediate tensor {held[0]} holds data)")
             if op.name in POOLS and _pool_requantizes(model, sg, op):
                 out.append(f"{where} (input and output quantization differ)")
+            if op.name == "CONCATENATION" and _concat_requantizes(model, sg, op):
+                out.append(f"{where} (an input quantized unlike the output)")
             if op.name not in HYBRID_CHECKED:
                 continue
             data = input_tensor(sg, op, 2 if op.name == "TRANSPOSE_CONV" else 0)
@@ -151,6 +153,25 @@ def _pool_requantizes(model: Model, sg: Subgraph, op: Operator) -> bool:
     if not xs or not ys:
         return False  # TFLM reads the first scale and zero point; none here is a TypeError
     return abs(xs[0] - ys[0]) > POOL_SCALE_TOLERANCE or xz[0] != yz[0]
+
+
+def _concat_requantizes(model: Model, sg: Subgraph, op: Operator) -> bool:
+    """TFLM's CONCATENATION copies bytes: its Prepare wants int8 inputs quantized exactly as
+    the output, and int16 zero points of 0 (the runtime's concat_quantization, the same)."""
+    y = output_tensor(sg, op, 0)
+    if y is None or y.type not in (INT8, INT16):
+        return False
+    ys, yz = quantization(model, y)
+    for i in range(len(op.inputs)):
+        x = input_tensor(sg, op, i)
+        if x is None:
+            continue
+        xs, xz = quantization(model, x)
+        if y.type == INT8 and (xs[:1] != ys[:1] or (xz[:1] or [0]) != (yz[:1] or [0])):
+            return True
+        if y.type == INT16 and any(z != 0 for z in xz[:1] + yz[:1]):
+            return True
+    return False
 
 
 def _holds_data(t) -> bool:

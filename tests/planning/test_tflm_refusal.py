@@ -10,11 +10,13 @@ import sys
 from pathlib import Path
 
 import pytest
+from support.conformance import I8, I16, Case, T, single_op_model
 from support.tflm_oracle import capture_output, oracle
 
 from host.planning import tflm_registered
 from host.planning.cli import main
 from host.planning.tflm_refusal import tflm_refusal
+from host.runtime.binding import Interpreter, MicroarenaError
 from host.tflite.model import Model
 from host.tflite.ops import BUILTIN_CODES
 
@@ -150,3 +152,40 @@ def test_pool_with_its_input_quantization_is_not_refused() -> None:
     model = Model(path.read_bytes())
     assert any("POOL_2D" in op.name for sg in model.subgraphs for op in sg.operators)
     assert tflm_refusal(model) is None
+
+
+def _concat(first: tuple[int, float, int], out: tuple[int, float, int]) -> bytes:
+    """CONCATENATION of an input quantized `first` and one quantized as `out`
+    ((type, scale, zero point) each)."""
+
+    def t(q: tuple[int, float, int], shape: tuple[int, ...]) -> T:
+        return T(shape, q[0], [q[1]], [q[2]])
+
+    case = Case("concat", "CONCATENATION", [t(first, (2, 3)), t(out, (2, 3))], [t(out, (2, 6))],
+                "ConcatenationOptions", {0: ("i", 1)})  # fmt: skip
+    return single_op_model(case)
+
+
+CONCATS = {
+    "int8 alike": ((I8, 0.05, -3), (I8, 0.05, -3)),
+    "int8 scale differs": ((I8, 0.04, -3), (I8, 0.05, -3)),
+    "int8 zero point differs": ((I8, 0.05, 3), (I8, 0.05, -3)),
+    "int16 scale differs": ((I16, 0.02, 0), (I16, 0.01, 0)),
+    "int16 input zero point 2": ((I16, 0.01, 2), (I16, 0.01, 0)),
+    "int16 output zero point 2": ((I16, 0.01, 2), (I16, 0.01, 2)),
+}
+
+
+@pytest.mark.parametrize("name", CONCATS)
+def test_concatenation_quantization_verdict_is_tflms(name: str) -> None:
+    """host.plan's refusal model, this runtime and the pip TFLM agree on which quantizations
+    CONCATENATION (a byte copy) accepts."""
+    data = _concat(*CONCATS[name])
+    tflm_refuses = "failed to prepare" in _tflm_says(data)
+    assert (tflm_refusal(Model(data)) is not None) == tflm_refuses
+    try:
+        Interpreter(data)
+        runtime_refuses = False
+    except MicroarenaError:
+        runtime_refuses = True
+    assert runtime_refuses == tflm_refuses

@@ -384,7 +384,26 @@ def concats() -> list[Case]:
         concat("axis 0 (one run per input)", I8, [(1, 4, 3), (2, 4, 3)], 0),
         concat("int16 three inputs axis 2", I16, [(2, 3, 1), (2, 3, 6), (2, 3, 9)], 2),
         concat("float 2 + 9 axis -2", F32, [(3, 2, 2), (3, 9, 2)], -2),
+        # TFLM copies bytes without requantizing, so its Prepare refuses int8 inputs quantized
+        # unlike the output and int16 zero points other than 0; int16 scales may differ.
+        concat_quantized("input scale differs refused", q8((2, 3), 0.04, -3),
+                         q8((2, 6), 0.05, -3), ("MA_ERR_UNSUPPORTED", ["CONCATENATION", "scale"])),
+        concat_quantized("input zero point differs refused", q8((2, 3), 0.05, 3),
+                         q8((2, 6), 0.05, -3),
+                         ("MA_ERR_UNSUPPORTED", ["CONCATENATION", "zero point"])),
+        concat_quantized("input zero point 2 refused", q16((2, 3), 0.01, 2), q16((2, 6), 0.01),
+                         ("MA_ERR_UNSUPPORTED", ["CONCATENATION", "zero point 0"])),
+        concat_quantized("output zero point 2 refused", q16((2, 3), 0.01), q16((2, 6), 0.01, 2),
+                         ("MA_ERR_UNSUPPORTED", ["CONCATENATION", "zero point 0"])),
+        concat_quantized("input scale differs", q16((2, 3), 0.02), q16((2, 6), 0.01), None),
     ]  # fmt: skip
+
+
+def concat_quantized(name: str, first: T, out: T, refuse: tuple[str, list[str]] | None) -> Case:
+    """Two inputs along axis 1: `first`, then one quantized as `out`."""
+    second = T((2, 3), out.dtype, list(out.scale), list(out.zp))
+    return Case(f"CONCATENATION {NAMES[out.dtype]} {name}", "CONCATENATION", [first, second],
+                [out], "ConcatenationOptions", {0: ("i", 1)}, refuse=refuse)  # fmt: skip
 
 
 # ----------------------------------------------------------------------------- resizes
@@ -599,6 +618,14 @@ CASES = GENERIC + FILLS + PADDED  # every case (tools/gen_operators_doc.py reads
 @pytest.fixture(scope="module")
 def results(tmp_path_factory: pytest.TempPathFactory) -> dict:
     return run_cases(CASES, tmp_path_factory.mktemp("shape"))
+
+
+@pytest.mark.parametrize(
+    "case", [c for c in GENERIC if c.op == "CONCATENATION" and c.refuse], ids=str
+)
+def test_concatenation_refusals_are_tflms(results: dict, case: Case) -> None:
+    """Each is TFLM's own Prepare refusal, not a gap of the runtime's."""
+    assert results[case.name].tflm is None, f"{case}: TFLM runs what the runtime refuses"
 
 
 @pytest.mark.parametrize("case", GENERIC, ids=str)

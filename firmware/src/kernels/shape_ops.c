@@ -49,6 +49,25 @@ static int32_t concat_axis(const ma_node *node) {
   return axis < 0 ? axis + node->outputs[0]->ndims : axis;
 }
 
+/* The pip TFLM's Prepare: int8 inputs quantized as the output (the bytes are copied, never
+ * requantized); int16 inputs and output with zero point 0. */
+static ma_status concat_quantization(struct ma_context *ctx, const ma_tensor *in, int32_t i,
+                                     const ma_tensor *out) {
+  static const char op[] = "CONCATENATION";
+  if (out->type == MA_INT8 && (mak_scale(in, 0) != mak_scale(out, 0) ||
+                               mak_zero_point(in, 0) != mak_zero_point(out, 0)))
+    return ma_fail(ctx, MA_ERR_UNSUPPORTED,
+                   "%s: int8 input %d is quantized (scale %g, zero point %d) unlike the output "
+                   "(%g, %d), which TFLM refuses",
+                   op, (int)i, (double)mak_scale(in, 0), (int)mak_zero_point(in, 0),
+                   (double)mak_scale(out, 0), (int)mak_zero_point(out, 0));
+  if (out->type == MA_INT16 && (mak_zero_point(in, 0) != 0 || mak_zero_point(out, 0) != 0))
+    return ma_fail(ctx, MA_ERR_UNSUPPORTED,
+                   "%s: int16 input %d and the output need zero point 0 (TFLM refuses others)",
+                   op, (int)i);
+  return MA_OK;
+}
+
 static ma_status concat_prepare(struct ma_context *ctx, ma_node *node) {
   static const char op[] = "CONCATENATION";
   if (node->n_inputs < 1)
@@ -66,6 +85,7 @@ static ma_status concat_prepare(struct ma_context *ctx, ma_node *node) {
   for (int32_t i = 0; i < node->n_inputs; ++i) {
     const ma_tensor *in = node->inputs[i];
     if ((st = check_same_type(ctx, op, in, out)) != MA_OK) return st;
+    if ((st = concat_quantization(ctx, in, i, out)) != MA_OK) return st;
     if (in->ndims != out->ndims)
       return ma_fail(ctx, MA_ERR_MODEL, "%s: input %d has rank %d, output %d", op, (int)i,
                      (int)in->ndims, (int)out->ndims);
