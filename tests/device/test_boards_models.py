@@ -247,3 +247,28 @@ def test_arena_too_big_for_the_ram_fails_before_writing(tmp_path: Path, capsys) 
     assert not (tmp_path / "out").exists()
     assert embed_model.main([*args, "--ram-limit", str(needed + 8 * 1024)]) == 0
     assert f"MA_APP_ARENA_BYTES {needed}u" in (tmp_path / "out" / "model_config.h").read_text()
+
+
+def test_embedded_overlap_plan_survives_custom_plan_best(tmp_path: Path) -> None:
+    """custom_plan = best keeps a plan the model already carries (here an --overlap plan for
+    this runtime's kernels, smaller than a plain best plan) instead of re-planning it."""
+    from host.planning import cli as planner
+    from host.runtime import arena as layout
+
+    demo = Path(__file__).resolve().parents[2] / "build" / "demo_int8.tflite"
+    if not demo.exists():
+        pytest.skip(f"{demo} is absent (bash .ci/setup builds it)")
+    model = tmp_path / "demo_int8_overlap.tflite"
+    args = [str(demo), "--embed", "--overlap", "--kernels", "microarena", "-o", str(model), "-q"]
+    assert planner.main(args) == 0
+    head = layout.predict(model.read_bytes())["head"]
+    plain = tmp_path / "plain.tflite"
+    assert planner.main([*args[:2], "--kernels", "microarena", "-o", str(plain), "-q"]) == 0
+    assert head < layout.predict(plain.read_bytes())["head"]  # a re-plan would lose the overlap
+    try:
+        elf = build_image("mps2-an386", model, plan="best")
+    except BuildError as exc:
+        pytest.fail(str(exc))
+    assert not (elf.parent / "model_src" / "planned" / model.name).exists()
+    report = wire_report(emulate.run("mps2-an386", elf, timeout=60).uart_text)
+    assert report.ok and report.head == head

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -30,6 +31,11 @@ def test_demo_end_to_end() -> None:
     assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
     assert "plan embedded in" in out.stdout
     assert "status: ok" in out.stdout
+    # The demo plans for the kernels the board runs: the head it plans is the head reported.
+    planned = re.search(r"^arena head\s+(\d+) bytes", out.stdout, re.M)
+    board = re.search(r"^  head\s+(\d+)\s+(\d+)$", out.stdout, re.M)
+    assert planned and board, out.stdout[-3000:]
+    assert planned[1] == board[1] == board[2]
     assert "[RecordingMicroAllocator]" not in out.stderr
 
 

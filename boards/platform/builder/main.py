@@ -5,8 +5,8 @@
 #   + the application from firmware/apps/<custom_app> (model | probe | hello)
 #   + for the model and probe applications: the runtime (sources and flags from firmware/build.mk)
 #   + for the model application: the model chosen by custom_model, converted to C at build time
-#     by apps/model/embed_model.py; with custom_plan = best|greedy it first gets an offline plan
-#     from host.plan.
+#     by apps/model/embed_model.py; with custom_plan = best|greedy a model without an offline plan
+#     first gets one from host.plan (a plan it carries is kept; custom_plan = replace re-plans).
 # Objects are shared between builds through an object cache (ObjectCache below).
 # `-t upload` on an emulated board runs the image on QEMU (python -m host.emulate).
 # Environment variables MICROARENA_APP, _MODEL and _PLAN override the options, so tests
@@ -214,12 +214,25 @@ def plan_model(path, gen_dir, planner):
         path,
         env.VerboseAction(
             f'"$PYTHONEXE" -m host.plan "{path}" --embed -o "{planned}" '
-            f"--kernels microarena --planner {planner} -q",
+            f"--kernels microarena --planner {planner} --replace-plan -q",
             f"Planning {os.path.basename(path)} ({planner})",
         ),
         ENV=dict(os.environ, PYTHONPATH=project_dir),
     )
     return planned
+
+
+def keep_or_plan(path, gen_dir, choice):
+    """The model to embed: as it is (keeping a plan it carries) or planned (host.plan)."""
+    from host.planning.build_plan import build_plan_step
+    from host.tflite.model import ModelError
+
+    try:
+        planner, says = build_plan_step(path, choice)
+    except (ValueError, ModelError) as e:
+        fail(str(e))
+    print(f"Offline plan: {says}")
+    return plan_model(path, gen_dir, planner) if planner else path
 
 
 def build_model_sources():
@@ -241,11 +254,7 @@ def build_model_sources():
         names = ",".join(os.path.splitext(os.path.basename(p))[0] for p in paths)
         fail(f"model {names} does not fit board {board_id}: {too_big}")
     gen_dir = os.path.join(env.subst("$BUILD_DIR"), "model_src")
-    plan = option("plan", "none")
-    if plan not in ("none", "best", "greedy"):
-        fail(f"custom_plan must be none, best or greedy, not '{plan}'")
-    if plan != "none":
-        paths = [plan_model(path, gen_dir, plan) for path in paths]
+    paths = [keep_or_plan(path, gen_dir, option("plan", "none")) for path in paths]
     outputs = [os.path.join(gen_dir, f) for f in ("model_data.c", "model_config.h", "model_ops.h")]
     converter = os.path.join(app_dir("model"), "embed_model.py")
     ram_limit = int(board.get("upload.maximum_ram_size", 0))
