@@ -252,7 +252,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
     offline_plan.embed(model, result.tensor_offsets(), planned_for, kernels)  # saved by --embed
     _add_target(result, model, args.target, kernels)
     _write_outputs(args, result, model, kernels)
-    refused = _microarena_refusal(model)
+    refused = result.microarena_refusal = _microarena_refusal(model)
     out = sys.stderr if args.embed and is_stdout(args.output or args.model) else sys.stdout
     if args.json:
         doc = plan_json(result, args.output or args.model if args.embed else None)

@@ -83,6 +83,15 @@ class PlanResult:
     shared: list[SharedBytes] = field(default_factory=list)  # overlaps the plan uses
     kernel_set: str = ""  # the kernels an overlapping plan is proven for
     tflm_refusal: TflmRefusal | None = None  # why TFLM will not load the model, if it will not
+    # Why the microarena runtime will not open the model (or "not checked (...)"), if so.
+    microarena_refusal: str | None = None
+
+    @property
+    def head_reported(self) -> bool:
+        """Whether the runtime the head was planned for loads the model and so reports it."""
+        if self.runtime == "tflm":
+            return self.tflm_refusal is None
+        return self.microarena_refusal is None
 
     @property
     def saving(self) -> int:

@@ -51,10 +51,14 @@ def plan_text(r: PlanResult) -> str:
 
 
 def _head_status(r: PlanResult) -> str:
-    """Whether the head is one the runtime will report: not if TFLM refuses the model."""
-    if r.runtime == "tflm" and r.tflm_refusal:
+    """Whether the head is one the runtime will report: not if it refuses the model."""
+    if r.head_reported:
+        return f"exact: what {_runtime_name(r.runtime)} reports with this plan"
+    if r.runtime == "tflm":
         return "as planned; TFLM reports none: it refuses this model, see below"
-    return f"exact: what {_runtime_name(r.runtime)} reports with this plan"
+    if (r.microarena_refusal or "").startswith("not checked"):
+        return "as planned; not exact: whether the microarena runtime opens it was not checked"
+    return "as planned; the microarena runtime reports none: it cannot run this model, see below"
 
 
 def _runtime_name(runtime: str) -> str:
@@ -129,6 +133,7 @@ def plan_json(r: PlanResult, embedded_in: str | None) -> dict[str, Any]:
         "min_arena": r.target.min_arena if r.target else None,
         "target": r.target.to_json() if r.target else None,
         "planned_head": r.head,
+        "planned_head_exact": r.head_reported,
         "tflm_greedy_head": r.tflm_head,
         "lower_bound": r.lower_bound,
         "saving": r.saving,

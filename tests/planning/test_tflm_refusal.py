@@ -189,3 +189,18 @@ def test_concatenation_quantization_verdict_is_tflms(name: str) -> None:
     except MicroarenaError:
         runtime_refuses = True
     assert runtime_refuses == tflm_refuses
+
+
+@pytest.mark.parametrize("target", ["microarena-host", "tflm-x86_64"])
+def test_no_exact_head_for_a_model_the_runtime_refuses(tmp_path: Path, capsys, target: str) -> None:
+    """host.plan calls a head exact only where the runtime it was planned for opens the model
+    (issue 26: it once printed an exact microarena head, then said the runtime cannot run it)."""
+    path = tmp_path / "concat.tflite"
+    path.write_bytes(_concat(*CONCATS["int8 scale differs"]))
+    assert main([str(path), "-q", "--target", target]) == 0
+    out = capsys.readouterr().out
+    head = next(line for line in out.splitlines() if line.startswith("arena head"))
+    assert "exact:" not in head and "reports none" in head, head
+    assert "cannot run this model" in out
+    assert main([str(path), "-q", "--target", target, "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["planned_head_exact"] is False
