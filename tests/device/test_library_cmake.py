@@ -1,7 +1,8 @@
 """examples/cmake as a user's project: copied out of the checkout, built with CMake against the
 runtime by path (add_subdirectory) for the host and, with cmake/arm-none-eabi.cmake, for a
-Cortex-M4F and a Cortex-M55. The host build runs: its outputs must equal the real TFLM's on the
-same input and the arena the build generated must be the one the runtime reports it needs."""
+Cortex-M4F (test_library_pio.py runs the PlatformIO example on the M4F and the M55). The host
+build runs: its outputs must equal the real TFLM's on the same input and the arena the build
+generated must be the one the runtime reports it needs."""
 
 from __future__ import annotations
 
@@ -21,7 +22,6 @@ EXAMPLE = REPO / "examples" / "cmake"
 MODEL = BUILD / "demo_int8.tflite"  # built by .ci/setup
 CORES = {
     "m4": "-mcpu=cortex-m4 -mfloat-abi=hard -mfpu=fpv4-sp-d16",
-    "m55": "-mcpu=cortex-m55 -mfloat-abi=hard -mfpu=auto",
 }
 
 pytestmark = pytest.mark.skipif(

@@ -24,6 +24,11 @@ board = env.BoardConfig()
 board_id = env.subst("$BOARD")
 project_dir = env.subst("$PROJECT_DIR")
 sys.path.insert(0, project_dir)  # a checkout's host package; an installed one is found anyway
+# A user's project names this platform in a microarena checkout (symlink://<it>/boards/platform,
+# examples/platformio): that checkout's host package.
+platform_tree = os.path.dirname(os.path.dirname(os.path.realpath(env.PioPlatform().get_dir())))
+if os.path.isdir(os.path.join(platform_tree, "host")):
+    sys.path.insert(1, platform_tree)
 from host.device.firmware import (  # noqa: E402
     board_defines,
     board_sources,
@@ -41,6 +46,11 @@ firmware_dir = str(FIRMWARE)
 sys.dont_write_bytecode = not CHECKOUT
 
 runtime = runtime_build()
+# A user's project builds its own src_dir, the runtime coming as a library (library.json);
+# this repository's projects build firmware/apps/<custom_app>.
+user_project = os.path.realpath(env.subst("$PROJECT_SRC_DIR")) != os.path.realpath(
+    os.path.join(firmware_dir, "apps")
+)
 
 
 class ObjectCache(CacheDir):
@@ -171,7 +181,7 @@ env.BuildSources(
     ["-<*>"] + [f"+<{os.path.relpath(p, boards_root)}>" for p in support],
 )
 
-app = option("app", "model")
+app = option("app", "user" if user_project else "model")
 
 
 def app_dir(name):
@@ -284,7 +294,7 @@ def build_model_sources():
     return outputs[2]
 
 
-if not testing:
+if not testing and app != "user":
     if app not in ("model", "probe", "hello"):
         fail(f"custom_app must be 'model', 'probe' or 'hello', not '{app}'")
     env.Replace(SRC_FILTER=["-<*>", f"+<{app}/*.c>"])  # src_dir is firmware/apps
@@ -335,7 +345,7 @@ else:
             "Upload",
         ),
     )
-env["ENV"]["PYTHONPATH"] = project_dir
+env["ENV"]["PYTHONPATH"] = os.pathsep.join([project_dir, platform_tree])
 AlwaysBuild(upload)
 
 Default([target_elf, target_bin])
