@@ -190,6 +190,13 @@ def _parser() -> argparse.ArgumentParser:
         help="with --bands: what the split minimises: the arena head (default), or the arena "
         "to set on --target (head + TFLM's tail, which grows with every band's operators)",
     )
+    p.add_argument(
+        "--ram",
+        metavar="SIZE|BOARD",
+        help="does MODEL fit: a table of every option (plain, --overlap, --bands; stock TFLM + "
+        "CMSIS-NN or this runtime) with its arena, flash, MACs, operator at the peak and "
+        "verdict, for SIZE bytes of RAM (256K, 1M) or a board of boards/ (its RAM and flash)",
+    )
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.add_argument("--plot", metavar="FILE", help="draw the layout over time (.png or .svg)")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress messages")
@@ -541,6 +548,8 @@ def main(argv: list[str] | None = None) -> int:
     if len(chosen) != 1:
         _parser().error("give exactly one of MODEL, --check MODEL or --buffers CSV")
     mode = "check" if args.check else "buffers" if args.buffers else "model"
+    if args.ram is not None:
+        return _fit(args, mode)
     for option, given, modes in _MODE_ONLY:
         if getattr(args, given) and mode not in modes:
             wanted = " or ".join(MODE_NAMES[m] for m in modes)
@@ -588,3 +597,22 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+
+
+def _fit(args: argparse.Namespace, mode: str) -> int:
+    """--ram: the fit table (host/planning/fit.py), which runs host.plan once per option."""
+    from host.planning import fit
+
+    if mode != "model":
+        _parser().error(f"--ram means nothing with {MODE_NAMES[mode]}: it needs MODEL")
+    chosen = [o for o, attr, _ in _MODE_ONLY if attr != "time_limit" and getattr(args, attr)]
+    if chosen or args.bands_mac_budget != DEFAULT_MAC_BUDGET:
+        _parser().error(
+            f"--ram plans every option itself (with its own arguments): drop "
+            f"{', '.join(chosen) or '--bands-mac-budget'}"
+        )
+    try:
+        return fit.main(args.model, args.ram, args.time_limit, args.json)
+    except (fit.FitError, ModelError, OSError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
