@@ -451,17 +451,29 @@ ma_status mak_check_weighted_types(struct ma_context *ctx, const char *op, const
 ma_status mak_padding(struct ma_context *ctx, const char *op, int32_t padding, int32_t in_size,
                       int32_t filter, int32_t stride, int32_t dilation, int32_t *out_size,
                       int16_t *pad) {
-  if (stride <= 0 || dilation <= 0 || filter <= 0 || in_size <= 0 || stride > 32767 ||
-      dilation > 32767 || filter > 32767 || in_size > 32767)
-    return ma_fail(ctx, MA_ERR_MODEL, "%s: bad stride %d, dilation %d or filter size %d", op,
-                   (int)stride, (int)dilation, (int)filter);
-  const int32_t eff = (filter - 1) * dilation + 1;
+  if (stride <= 0 || dilation <= 0 || filter <= 0 || in_size <= 0)
+    return ma_fail(ctx, MA_ERR_MODEL, "%s: bad stride %d, dilation %d, filter size %d or input size %d",
+                   op, (int)stride, (int)dilation, (int)filter, (int)in_size);
+  /* The op data keeps stride, dilation and padding in 16 bits (the tail is part of the
+   * product); sizes are int32 as TFLM's. */
+  if (stride > INT16_MAX || dilation > INT16_MAX || filter > INT16_MAX)
+    return ma_fail(ctx, MA_ERR_UNSUPPORTED,
+                   "%s: stride %d, dilation %d or filter size %d above this runtime's limit of 32767",
+                   op, (int)stride, (int)dilation, (int)filter);
+  const int64_t eff64 = (int64_t)(filter - 1) * dilation + 1;
+  if (eff64 > INT32_MAX - stride)
+    return ma_fail(ctx, MA_ERR_UNSUPPORTED, "%s: dilated filter of %lld taps is too large", op,
+                   (long long)eff64);
+  const int32_t eff = (int32_t)eff64;
   int32_t out;
   if (padding == MAK_PAD_SAME) out = (in_size + stride - 1) / stride;
   else if (padding == MAK_PAD_VALID) out = (in_size + stride - eff) / stride;
   else return ma_fail(ctx, MA_ERR_UNSUPPORTED, "%s: padding type %d", op, (int)padding);
-  int32_t total = (out - 1) * stride + eff - in_size;
+  int64_t total = (int64_t)(out - 1) * stride + eff - in_size;
   if (total < 0) total = 0;
+  if (total / 2 > INT16_MAX)
+    return ma_fail(ctx, MA_ERR_UNSUPPORTED, "%s: padding %lld above this runtime's limit of 32767",
+                   op, (long long)(total / 2));
   *pad = (int16_t)(total / 2);
   *out_size = out;
   return MA_OK;
