@@ -27,11 +27,45 @@ RECORDING = [
 _ARRAY = re.compile(r"\[\] = \{\n(.*?)\n\};", re.S)
 
 
+# Keywords of C11, C23 and C++11 to C++20, C++'s alternative tokens, and names the
+# preprocessor or the standard libraries define: none may name the array.
+_KEYWORD_TEXT = """
+    auto break case char const continue default do double else enum extern float for goto if
+    inline int long register restrict return short signed sizeof static struct switch typedef
+    union unsigned void volatile while alignas alignof bool constexpr false nullptr
+    static_assert thread_local true typeof typeof_unqual asm catch class const_cast
+    consteval constinit co_await co_return co_yield concept decltype delete dynamic_cast
+    explicit export friend mutable namespace new noexcept operator private protected public
+    reinterpret_cast requires static_cast template this throw try typeid typename using
+    virtual wchar_t char8_t char16_t char32_t and and_eq bitand bitor compl not not_eq or
+    or_eq xor xor_eq defined errno assert offsetof NULL EOF main
+"""
+KEYWORDS = frozenset(_KEYWORD_TEXT.split())
+
+
 def c_name(text: str) -> str:
-    """argparse type: a C identifier (the array's name)."""
+    """argparse type: the array's name, an identifier valid in C11 and C++11 that no keyword
+    or reserved name takes (a leading underscore and capital, or any double underscore)."""
     if not IDENTIFIER.match(text):
-        raise argparse.ArgumentTypeError(f"not a C identifier: {text!r}")
+        raise argparse.ArgumentTypeError(
+            f"not a C identifier: {text!r} (letters, digits and _, not starting with a digit)"
+        )
+    if text in KEYWORDS or text.startswith("_") or "__" in text:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is a C or C++ keyword or a reserved name (names starting with _ or "
+            "holding __ are the compiler's): choose another"
+        )
     return text
+
+
+def include_guard(header: str, taken: set[str]) -> str:
+    """The guard for a header file name: ASCII letters, digits and single underscores, never
+    starting with a digit or an underscore, and none of the header's own names."""
+    stem = re.sub(r"_+", "_", re.sub(r"[^A-Za-z0-9]", "_", Path(header).name)).strip("_")
+    guard = ("H_" if not stem or stem[0].isdigit() else "") + stem.upper() + "_"
+    while guard in taken:
+        guard += "H_"
+    return guard
 
 
 def arena_macro(name: str) -> str:
@@ -49,7 +83,7 @@ def render(
 ) -> str:
     """The header's text: the model bytes and the arena to set on arena.target with the
     kernels named (a library's label)."""
-    guard = re.sub(r"\W", "_", Path(header).name).upper() + "_"
+    guard = include_guard(header, {name, f"{name}_len", arena_macro(name)})
     exact = all(arena.exact.values())
     status = "exact" if exact else "NOT exact: see host.plan's notes"
     warning = f"\n * TFLM refuses this model: {refusal}.\n *" if refusal else ""

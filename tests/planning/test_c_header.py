@@ -150,3 +150,38 @@ def test_header_refuses_another_tools_plan_unless_told(tmp_path: Path, capsys) -
     text = header.read_text()
     assert "TFLM refuses this model: a TFLM build with the CMSIS-NN kernels" in text
     assert "(NOT exact: see host.plan's notes)" in text
+
+
+@pytest.mark.parametrize("name", ["int", "alignas", "_Bool", "__cplusplus", "_Model", "a__b",
+                                  "class", "bool", "and", "NULL", "9lives", "g-model"])  # fmt: skip
+def test_names_no_c_or_cxx_compiler_takes_are_refused(tmp_path: Path, name: str, capsys) -> None:
+    """Keywords of C11 and C++, reserved names and non-identifiers are refused with a message
+    (issue 26: `int`, `alignas`, `_Bool`, `__cplusplus` once gave a header that did not
+    compile, exit 0), and nothing is written."""
+    header = tmp_path / "model_data.h"
+    with pytest.raises(SystemExit) as exc:
+        main([str(_demo(tmp_path)), "-o", str(tmp_path / "p.tflite"), "--header", str(header),
+              "--header-name", name, "-q"])  # fmt: skip
+    assert exc.value.code == 2
+    assert repr(name) in capsys.readouterr().err
+    assert not header.exists()
+
+
+@pytest.mark.parametrize(
+    ("file_name", "name"),
+    [("9model.h", "g_model"), ("__x__.h", "g_model"), ("modèle données.h", "g_model"),
+     ("model.h", "model_h"), ("g_model_len.hpp", "g_model"), ("G_MODEL_ARENA_SIZE", "g_model")],
+)  # fmt: skip
+def test_guard_from_any_file_name_compiles(tmp_path: Path, file_name: str, name: str) -> None:
+    """The include guard is derived safely from any file name: never a leading digit, a
+    reserved or non-ASCII name, or one of the header's own names."""
+    header = tmp_path / file_name
+    args = [str(_demo(tmp_path)), "-o", str(tmp_path / "p.tflite"), "--header", str(header)]
+    assert main([*args, "--header-name", name, "-q"]) == 0
+    for compiler, std, ext in (("gcc", "-std=c11", "c"), ("g++", "-std=c++11", "cc")):
+        src = tmp_path / f"tu.{ext}"
+        src.write_text(f'#include "{file_name}"\n#include "{file_name}"\n'
+                       f"unsigned int n(void) {{ return {name}_len; }}\n")  # fmt: skip
+        cmd = [compiler, std, *WARNINGS, f"-I{tmp_path}", "-c", str(src), "-o", str(tmp_path / "o")]
+        proc = subprocess.run(cmd, capture_output=True, text=True)
+        assert proc.returncode == 0 and not proc.stderr, f"{file_name}: {proc.stderr}"
