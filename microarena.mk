@@ -4,7 +4,7 @@
 #   MICROARENA_MODEL   the .tflite to embed (required)
 #   MICROARENA_GEN     folder for the generated headers [build/microarena]
 #   MICROARENA_TARGET  microarena-cortex-m | microarena-host [microarena-cortex-m]
-#   MICROARENA_PLAN    keep | best | greedy | none [keep: an embedded plan stays]
+#   MICROARENA_PLAN    best | greedy | none | replace [best; an embedded plan stays unless replace]
 #   MICROARENA_PYTHON  a Python with microarena installed [python3]
 # Your CPU flags (-mcpu, -mfpu) choose the kernels' fast paths; on Cortex-M add
 # $(MA_ARM_FLAGS) (build.mk's -O2 and section flags) and link with -Wl,--gc-sections.
@@ -12,7 +12,7 @@ MICROARENA_DIR := $(patsubst %/,%,$(dir $(lastword $(MAKEFILE_LIST))))
 include $(MICROARENA_DIR)/firmware/build.mk
 MICROARENA_GEN ?= build/microarena
 MICROARENA_TARGET ?= microarena-cortex-m
-MICROARENA_PLAN ?= keep
+MICROARENA_PLAN ?= best
 MICROARENA_PYTHON ?= python3
 MICROARENA_SRC := $(addprefix $(MICROARENA_DIR)/firmware/,$(MA_CORE_SRC)) \
                   $(sort $(wildcard $(MICROARENA_DIR)/firmware/$(MA_KERNEL_DIR)/*.c))

@@ -48,7 +48,7 @@ set(MICROARENA_PYTHON "${Python3_EXECUTABLE}" CACHE FILEPATH
     "a Python with microarena installed (pip install microarena, or the checkout's .venv)")
 
 # microarena_add_model(<target> <model.tflite> [TARGET microarena-cortex-m|microarena-host]
-#                      [PLAN keep|best|greedy|none] [OVERLAP] [BANDS] [CPU cortex-mNN]
+#                      [PLAN best|greedy|none|replace] [OVERLAP] [BANDS] [CPU cortex-mNN]
 #                      [ALL_KERNELS])
 # TARGET defaults to microarena-cortex-m when cross-compiling for ARM, else microarena-host.
 function(microarena_add_model target model)
@@ -61,7 +61,7 @@ function(microarena_add_model target model)
     endif()
   endif()
   if(NOT MA_PLAN)
-    set(MA_PLAN keep)
+    set(MA_PLAN best)
   endif()
   get_filename_component(model ${model} ABSOLUTE)
   set(gen ${CMAKE_CURRENT_BINARY_DIR}/${target}_microarena)

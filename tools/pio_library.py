@@ -2,7 +2,7 @@
 # PlatformIO build script of the microarena library (library.json's extraScript). Reads the
 # user's environment options
 #   custom_microarena_model   = models/kws.tflite      (required: the model to embed)
-#   custom_microarena_plan    = keep|best|greedy|none  (keep: an embedded plan stays)
+#   custom_microarena_plan    = best|greedy|none|replace (an embedded plan stays unless replace)
 #   custom_microarena_overlap = yes, custom_microarena_bands = yes, custom_microarena_cpu
 #   custom_microarena_kernels = model|all
 #   custom_microarena_target  = microarena-cortex-m|microarena-host (default from the compiler)
@@ -60,7 +60,7 @@ cmd += [
     "--target",
     target,
     "--plan",
-    option("plan", "keep"),
+    option("plan", "best"),
     "--kernels",
     option("kernels", "model"),
 ]

@@ -5,7 +5,7 @@ script (tools/microarena_pio.py) and the CMake and Makefile recipes (cmake/micro
 microarena.mk) run it, so the arena a build sets is always host.runtime.arena's prediction.
 
     python -m host.device.model_header model.tflite --out-dir gen [--target microarena-host]
-        [--plan keep|best|greedy|none] [--overlap] [--bands] [--kernels model|all]
+        [--plan best|greedy|none|replace] [--overlap] [--bands] [--kernels model|all]
 
 writes gen/microarena_model.h (include it in one source file: the array is static) and
 gen/microarena_model_ops.h (compile firmware/src/kernels/registry.c with
@@ -21,6 +21,7 @@ import tempfile
 from pathlib import Path
 
 from host.fileio import write_text_atomic
+from host.planning.build_plan import CHOICES
 from host.tflite.model import Model, ModelError, read_model
 from host.tflite.ops import BUILTIN_CODES, BUILTIN_NAMES
 
@@ -86,18 +87,16 @@ def write_if_changed(path: Path, text: str) -> None:
         write_text_atomic(path, text)
 
 
-def has_plan(model: bytes) -> bool:
-    from host.planning import offline_plan
-
-    return offline_plan.read(Model(model)) is not None
-
-
 def planned(model_path: Path, opts: argparse.Namespace) -> bytes:
-    """The model's bytes, planned by host.plan as opts ask (keep: an embedded plan stays)."""
+    """The model's bytes, planned by host.plan as opts ask, by the one rule of every build path
+    (host.planning.build_plan: an embedded plan stays unless --plan replace)."""
+    from host.planning.build_plan import build_plan_step
+
     data = read_model(model_path)
-    if opts.plan == "none" or (opts.plan == "keep" and has_plan(data) and not opts.bands):
+    planner, says = build_plan_step(model_path, opts.plan)
+    print(f"microarena: {says}")
+    if planner is None:
         return data
-    planner = "best" if opts.plan == "keep" else opts.plan
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / model_path.name
         cmd = [sys.executable, "-m", "host.plan", str(model_path), "-o", str(out)]
@@ -118,9 +117,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--target", choices=sorted(TARGETS), default="microarena-cortex-m")
     parser.add_argument(
         "--plan",
-        choices=["keep", "best", "greedy", "none"],
-        default="keep",
-        help="keep (default): an embedded plan stays, a model without one is planned (best)",
+        choices=CHOICES,
+        default="best",
+        help="a model without a plan gets one with this planner (none: it stays without); an "
+        "embedded plan is kept unless `replace` (default: best)",
     )
     parser.add_argument("--overlap", action="store_true", help="host.plan --overlap")
     parser.add_argument("--bands", action="store_true", help="host.plan --bands")
