@@ -260,15 +260,26 @@ def load_prediction(model: str, target: str = "microarena") -> dict:
 
     try:
         if target.startswith("tflm"):
-            return tflm_prediction(model, target)
+            return tflm_prediction(model, target) | {"predicted_for": f"stock TFLM ({target})"}
         _refuse_other_kernels_overlap(model)
-        return dict(predict_model(model))
+        return dict(predict_model(model)) | {"predicted_for": _runtime_plan_words(model)}
     except (OSError, ValueError) as e:
         raise UsageError(f"cannot predict {model}: {e}") from e
     except MicroarenaError as e:  # a model this runtime refuses: it could not run on the board
         raise UsageError(f"cannot predict {model}: the runtime refuses it: {e}") from e
     except RuntimeError as e:  # e.g. the host runtime the predictor uses did not build
         raise RecordError(f"the planner failed on {model}: {e}") from e
+
+
+def _runtime_plan_words(model: str) -> str:
+    """Which figures the microarena prediction is: this runtime's, with the model's plan."""
+    from host.planning.plan_origin import origin
+    from host.tflite.model import Model
+
+    o = origin(Model.load(model))
+    return "this runtime (microarena kernels), " + (
+        f"following {o.text}" if o else "placing tensors itself (no offline plan)"
+    )
 
 
 def _refuse_other_kernels_overlap(model: str) -> None:
@@ -422,6 +433,8 @@ def format_table(rec: Recording, predicted: dict | None, emulated: Board | None 
         pred = dict(predicted or {})
         if r is not None and "temp_peak" in pred:
             pred["temporary (high water)"] = pred["temp_peak"]
+        if pred.get("predicted_for"):
+            out.append(f"predicted for: {pred['predicted_for']}")
         head = f"{'':24}{'bytes':>10}" + (f"{'predicted':>12}" if predicted else "")
         out.append(head)
         for name, value in rows:
@@ -533,7 +546,8 @@ def build_parser() -> argparse.ArgumentParser:
         const="",
         metavar="MODEL",
         help="compare head/tail/total with the planner's prediction for MODEL (default: the "
-        "--model or --upload model)",
+        "--model or --upload model). It plans nothing: the board runs the model with the "
+        "offline plan it carries (host.plan --embed writes one), or with none",
     )
     ap.add_argument(
         "--target",

@@ -276,3 +276,26 @@ def test_serving_probe_runs_model_after_model(capsys: pytest.CaptureFixture[str]
         assert emu.wait(0.5) is None  # still serving
     assert reports[0]["output_crc"] == reports[1]["output_crc"]
     assert (reports[1]["output_crc"], reports[1]["output_bytes"]) == tflm_output_crc(path)
+
+
+@pytest.mark.parametrize("how", ["--model", "--upload"])
+def test_embedded_overlap_plan_survives_record_builds(
+    how: str, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """host.record builds the model application (--model) or uploads to the probe (--upload)
+    with the plan the model carries: an --overlap plan's head is the head the board reports."""
+    from host.planning import cli as planner
+
+    needs_emulator()
+    demo = ROOT / "build" / "demo_int8.tflite"
+    if not demo.exists():
+        pytest.skip(f"{demo} is absent (bash .ci/setup builds it)")
+    path = tmp_path / "demo_int8_overlap.tflite"
+    args = [str(demo), "--embed", "--overlap", "--kernels", "microarena", "-o", str(path), "-q"]
+    assert planner.main(args) == 0
+    capsys.readouterr()
+    head = arena_layout.predict(path.read_bytes())["head"]
+    assert head < arena_layout.predict(demo.read_bytes())["head"]
+    doc = record_json(capsys, tmp_path, how, str(path))
+    assert doc["report"]["status_name"] == "ok"
+    assert doc["report"]["head"] == head and doc["prediction_differences"] == []
