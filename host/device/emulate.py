@@ -35,6 +35,7 @@ from host.argtypes import SECONDS
 from host.device.boards import BuildError, build_image, emulated_boards, get_board, invoke_timing
 from host.fileio import read_file
 from host.progress import say
+from host.terminal import printable
 
 QEMU = "qemu-system-arm"
 FAULT_EXIT = 70  # boards/common/board.h BOARD_EXIT_FAULT
@@ -369,7 +370,8 @@ def run(
     def sink(data: bytes) -> None:
         chunks.append(data)
         if on_output is not None:
-            on_output(data.decode(errors="replace").replace("\r", ""))
+            # The board's console, escaped: a firmware's text is untrusted.
+            on_output(printable(data.decode(errors="replace").replace("\r", ""), True))
 
     with start(board, elf, args=args, icount=icount, auto_resume=False) as emu:
         ser = serial.serial_for_url(emu.serial_url, timeout=0.05)

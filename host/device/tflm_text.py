@@ -20,6 +20,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from host.device.wire import Category
+from host.terminal import printable
 
 TAG = "[RecordingMicroAllocator]"
 MAX_NOTES = 20  # bad lines (and, in the recorder, rejected records) listed; more only counted
@@ -89,7 +90,7 @@ class TextReportCollector:
                 self.current = TextReport()
             name, used, requested, count, unit = m.groups()
             self.current.categories.append(
-                Category(name, int(used), int(requested), int(count), unit)
+                Category(printable(name), int(used), int(requested), int(count), printable(unit))
             )
             return
         self._error(f"unreadable report line: {body!r}")

@@ -18,6 +18,8 @@ import zlib
 from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass, field
 
+from host.terminal import printable
+
 MARKER = "@MA1 "
 VERSION = 1
 BYTES_PER_LINE = 32
@@ -158,8 +160,9 @@ def encode_payload(r: WireReport) -> bytes:
 
 
 def _text(raw: bytes, what: str) -> str:
+    """A record's text field, escaped for a terminal: the board is untrusted."""
     try:
-        return raw.decode("utf-8")
+        return printable(raw.decode("utf-8"))
     except UnicodeDecodeError as e:
         raise WireError(f"{what} is not UTF-8") from e
 

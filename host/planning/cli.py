@@ -44,6 +44,7 @@ from host.planning.tflm_targets import (
 )
 from host.progress import say
 from host.runtime import arena as arena_layout
+from host.terminal import printable
 from host.tflite.compare import check_rewrite
 from host.tflite.model import OFFLINE_PLAN_NAME, Model, ModelError, read_model
 
@@ -369,11 +370,13 @@ def _action(existing: plan_origin.PlanOrigin, args: argparse.Namespace) -> str:
 
 
 def _microarena_refusal(model: Model) -> str | None:
-    """Why this project's runtime cannot open the model (every unsupported operator), if so."""
+    """Why this project's runtime cannot open the model (every unsupported operator), if so;
+    escaped for a terminal, since it quotes the model's names."""
     from host.runtime.support import refusal
 
     try:
-        return refusal(model.to_bytes())
+        why = refusal(model.to_bytes())
+        return None if why is None else printable(why)
     except (OSError, RuntimeError) as e:  # no C compiler here: say so, the plan stands
         return f"not checked ({e})"
 

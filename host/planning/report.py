@@ -7,6 +7,7 @@ from typing import Any
 from host.planning.lifetimes import SPAN_LEGEND, span_text
 from host.planning.plan import PlanResult
 from host.planning.tflm_targets import TargetArena
+from host.terminal import printable
 
 
 def _scope(first: int, last: int) -> str:
@@ -16,7 +17,8 @@ def _scope(first: int, last: int) -> str:
 def plan_text(r: PlanResult) -> str:
     rows = [f"{'tensor':>6}  {'sg':>2}  {'name':<40} {'bytes':>9} {'live':>9} {'offset':>9}"]
     for t in sorted(r.tensors, key=lambda t: (t.offset, t.global_index)):
-        name = t.name if len(t.name) <= 40 else "..." + t.name[-37:]
+        name = printable(t.name)  # a model's names are untrusted
+        name = name if len(name) <= 40 else "..." + name[-37:]
         rows.append(
             f"{t.global_index:>6}  {t.subgraph:>2}  {name:<40} {t.size:>9} "
             f"{_scope(t.first, t.last):>9} {t.offset:>9}"

@@ -17,6 +17,7 @@ from host.planning.kernels.operands import (
     output_tensor,
     quantization,
 )
+from host.terminal import printable
 from host.tflite.model import CUSTOM, Model, ModelError, Operator, Subgraph
 
 PIP_TFLM = f"the pip tflite-micro {tflm_registered.VERSION}"
@@ -36,7 +37,8 @@ class Unregistered:
     at: list[tuple[int, int]]  # (subgraph, operator) of each use
 
     def label(self) -> str:
-        return f"custom operator '{self.name}'" if self.custom else self.name
+        name = printable(self.name)  # a model's names are untrusted
+        return f"custom operator '{name}'" if self.custom else name
 
     def text(self) -> str:
         by_subgraph: dict[int, list[int]] = {}

@@ -399,3 +399,24 @@ def test_emulated_timing_is_instructions_with_an_estimate() -> None:
     timing = record.to_json(rec, None, None)["timing"]
     assert timing["cycles"] == r.cycles and timing["ms"] == r.cycles * 1000 / r.clock_hz
     assert "instructions" not in timing
+
+
+HOSTILE = "\x1b[2J\x1b]0;owned\x07\x1b]52;c;aGk=\x07\u202eevil\r\nstatus: ok\x9b"
+
+
+def test_board_text_never_reaches_the_terminal_raw(capsys: pytest.CaptureFixture[str]) -> None:
+    """A board (or socket peer) is untrusted (issue 26, class 6): control characters in a
+    CRC-valid record's message, info and category names, or in the TFLM text report's
+    category names, are escaped, so they cannot clear the screen, set the title, write the
+    clipboard (OSC 52), reorder text or forge report lines."""
+    cats = [wire.Category("evil" + HOSTILE, 16, 16, 1, "allocations" + HOSTILE)]
+    r = report(status=3, message="failed" + HOSTILE, info="board=" + HOSTILE, categories=cats)
+    with FakeBoard([board_output(r)]) as board:
+        code, out, err = run_cli(capsys, "--port", board.url, "--timeout", "10")
+    shown = out + err
+    assert "evil" in shown and "failed" in shown
+    controls = [c for c in shown if c != "\n" and (ord(c) < 0x20 or 0x7F <= ord(c) < 0xA0)]
+    assert not controls, f"raw control characters reached the terminal: {controls!r}"
+    assert "\u202e" not in shown
+    assert "\\x1b]52;c;aGk=" in shown  # the escape is visible, as text
+    assert not any(line.startswith("status: ok") for line in shown.splitlines())
