@@ -5,8 +5,12 @@ behave the same way:
 - all the outputs of one command land together or none does: each is written completely to a
   hidden temporary file beside its target, read back and checked, and only then renamed into
   place; if one fails, the files already replaced get their old contents back;
-- a replaced file keeps its permission mode; a new one gets the usual mode (0666 less the
-  umask, e.g. 0644), never the 0600 of a private temporary file;
+- a replaced file keeps its permission mode and owner; a new one gets the usual mode (0666
+  less the umask, e.g. 0644), never the 0600 of a private temporary file;
+- a file read earlier by this program (read_file) is not replaced if it changed since (its
+  size, modification time or inode differ: another program wrote it meanwhile), nor one that
+  is read-only, or that replacing would give another owner (a file in a sticky folder such as
+  /tmp owned by someone else): each is refused with a message, before anything is written;
 - a symlink is followed: its target is rewritten and the link stays a link;
 - errors name the user's path, never the hidden temporary file beside it;
 - the directory must exist (like any shell redirection): nothing is created on the way;
@@ -23,6 +27,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import hashlib
 import os
 import re
 import secrets
@@ -35,6 +40,17 @@ from typing import BinaryIO
 
 NEW_FILE_MODE = 0o666  # less the umask, as open() and the shell create files
 CHUNK = 1 << 20  # bytes read at a time from a stream
+
+# What each file read_file read looked like then (by real path): a write refuses to replace a
+# file that has changed since, so a slow command cannot undo another program's update. The
+# digest catches a rewrite within the file system's timestamp granularity.
+Stamp = tuple[int, int, int, int, bytes]  # device, inode, size, modification time, digest
+_READ_STAMPS: dict[str, Stamp] = {}
+
+
+def _stamp(info: os.stat_result, data: bytes) -> Stamp:
+    digest = hashlib.blake2b(data, digest_size=16).digest()
+    return (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, digest)
 
 
 @dataclass
@@ -92,12 +108,15 @@ def read_file(path: str | os.PathLike[str], limit: int, what: str = "file") -> b
     flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
     fd = os.open(path, flags)  # non-blocking: a FIFO opens at once rather than wait for a writer
     try:
-        _check_regular(os.fstat(fd), path, limit, what)
+        info = os.fstat(fd)
+        _check_regular(info, path, limit, what)
     except OSError:
         os.close(fd)
         raise
     with os.fdopen(fd, "rb") as f:
-        return read_stream(f, limit, path, what)  # on to the limit: a file may grow as it is read
+        data = read_stream(f, limit, path, what)  # on to the limit: a file may grow as it is read
+    _READ_STAMPS[os.path.realpath(path)] = _stamp(info, data)
+    return data
 
 
 def _check_regular(info: os.stat_result, path: str | os.PathLike[str], limit: int, what: str):
@@ -257,11 +276,15 @@ def _write_beside(staged: _Staged) -> bytes:
         staged.existed = target.exists()
         if target.is_dir():
             raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR))
-        mode = stat.S_IMODE(os.stat(target).st_mode) if staged.existed else None
+        old = os.stat(target) if staged.existed else None
+        if old is not None:
+            _check_replaceable(target, old)
         staged.tmp, fd = _create_beside(target)
         with os.fdopen(fd, "wb") as f:
-            if mode is not None:
-                os.chmod(staged.tmp, mode)  # created with the umask's mode: keep the old file's
+            if old is not None:  # created with the umask's mode and our owner: keep the old
+                os.chmod(staged.tmp, stat.S_IMODE(old.st_mode))
+                if (old.st_uid, old.st_gid) != (os.fstat(fd).st_uid, os.fstat(fd).st_gid):
+                    os.chown(staged.tmp, old.st_uid, old.st_gid)
             f.write(out.data)
             f.flush()
             os.fsync(f.fileno())
@@ -269,6 +292,31 @@ def _write_beside(staged: _Staged) -> bytes:
         if written != out.data:
             raise OSError(errno.EIO, "the file read back differs from what was written")
     return written
+
+
+def _check_replaceable(target: Path, info: os.stat_result) -> None:
+    """Refuse, before writing anything, to replace a file that is read-only, that changed since
+    this program read it, or whose owner the new file could not keep."""
+    if not os.access(target, os.W_OK) or not info.st_mode & 0o222:  # root may write anything
+        raise PermissionError(
+            errno.EACCES, "read-only: not replaced (make it writable, or write a copy with -o)"
+        )
+    _check_unchanged(target, info)
+    euid = getattr(os, "geteuid", lambda: 0)()
+    if euid != 0 and info.st_uid != euid:
+        raise PermissionError(
+            errno.EPERM, "owned by another user: replacing it would change its owner"
+        )
+
+
+def _check_unchanged(target: Path, info: os.stat_result) -> None:
+    was = _READ_STAMPS.get(str(target))
+    if was is not None and was != _stamp(info, target.read_bytes()):
+        raise OSError(
+            errno.ESTALE,
+            "changed since it was read (another program wrote it meanwhile): not replaced; "
+            "run the command again",
+        )
 
 
 def _commit(staged: list[_Staged]) -> None:
@@ -279,9 +327,12 @@ def _commit(staged: list[_Staged]) -> None:
                 continue
             with _named(s.out.path):
                 if s.existed:
+                    _check_unchanged(s.target, os.stat(s.target))  # again, just before
                     s.backup = _link_beside(s.target)
                 os.replace(s.tmp, s.target)
                 s.tmp, s.landed = None, True
+                if str(s.target) in _READ_STAMPS:  # ours now: a later write may replace it
+                    _READ_STAMPS[str(s.target)] = _stamp(os.stat(s.target), s.out.data)
         for s in staged:
             if s.tmp is None and s.target is None:
                 with _named(s.out.path):

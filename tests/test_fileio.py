@@ -194,3 +194,60 @@ def test_a_file_under_dev_is_replaced_not_appended_to() -> None:
         target.write_bytes(b"old")
         write_atomic(target, b"new")
         assert target.read_bytes() == b"new"
+
+
+def leftovers(folder: Path) -> list[str]:
+    return sorted(p.name for p in folder.iterdir() if p.name.startswith("."))
+
+
+def test_a_file_changed_since_it_was_read_is_not_replaced(tmp_path: Path) -> None:
+    """A lost update (issue 26, class 8): a slow command must not overwrite what another
+    program wrote after the command read the file."""
+    f = tmp_path / "m.tflite"
+    f.write_bytes(b"as read")
+    read_file(f, 100)
+    f.write_bytes(b"another program's update")
+    with pytest.raises(OSError, match="changed since it was read") as e:
+        write_atomic(f, b"stale result")
+    assert e.value.filename == str(f)
+    assert f.read_bytes() == b"another program's update" and not leftovers(tmp_path)
+    read_file(f, 100)  # read again: the new contents may be replaced, and then again
+    write_atomic(f, b"one")
+    write_atomic(f, b"two")
+    assert f.read_bytes() == b"two"
+
+
+@pytest.mark.parametrize("old", [0o444, 0o400])
+def test_a_read_only_file_is_refused_not_replaced(tmp_path: Path, old: int) -> None:
+    f = tmp_path / "m.tflite"
+    f.write_bytes(b"keep me")
+    f.chmod(old)
+    with pytest.raises(PermissionError, match="read-only"):
+        write_atomic(f, b"new")
+    assert f.read_bytes() == b"keep me" and mode(f) == old and not leftovers(tmp_path)
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="only root can give a file another owner")
+def test_a_replaced_file_keeps_its_owner(tmp_path: Path) -> None:
+    f = tmp_path / "m.tflite"
+    f.write_bytes(b"old")
+    os.chown(f, 4321, 4322)
+    write_atomic(f, b"new")
+    assert (f.stat().st_uid, f.stat().st_gid) == (4321, 4322) and f.read_bytes() == b"new"
+
+
+def test_plan_embed_refuses_a_model_changed_during_the_run(tmp_path: Path, monkeypatch) -> None:
+    """host.plan --embed reads the model, plans, then writes: another writer in between wins,
+    and host.plan says so (exit 2) instead of overwriting its update."""
+    model = tmp_path / "m.tflite"
+    assert modelgen.main([str(model)]) == 0
+    update = modelgen.build_demo_model(seed=7)
+    real = plan_cli._add_target
+
+    def meanwhile(*args):  # fault injection: another program writes the model mid-run
+        model.write_bytes(update)
+        return real(*args)
+
+    monkeypatch.setattr(plan_cli, "_add_target", meanwhile)
+    assert plan_cli.main([str(model), "--embed", "-q"]) == 2
+    assert model.read_bytes() == update and not leftovers(tmp_path)
