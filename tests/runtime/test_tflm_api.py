@@ -1,0 +1,131 @@
+"""microarena/tflm.h, TFLM's application API over the runtime: examples/tflm_api/main.cc, a
+TFLM-style program, compiles unchanged (host g++ and arm-none-eabi-g++, C++11 and C++17,
+-Werror, no exceptions, no RTTI), runs on the host and gives the real TFLM's outputs and a
+report host.record reads; tflm_api_checks.cc covers the refusals and the tensor views."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from support.tflm_oracle import oracle
+
+from host.device.tflm_text import TextReportCollector
+from host.runtime.binding import build
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLE = ROOT / "examples" / "tflm_api"
+FLAGS = ["-Wall", "-Wextra", "-Werror", "-fno-exceptions", "-fno-rtti"]
+INCLUDES = [
+    f"-I{ROOT / 'firmware' / 'compat'}",
+    f"-I{ROOT / 'firmware' / 'include'}",
+    f"-I{EXAMPLE}",
+]
+M4F = ["-mcpu=cortex-m4", "-mthumb", "-mfloat-abi=hard", "-mfpu=fpv4-sp-d16", "-O2"]
+
+
+def _input_pattern(n: int) -> np.ndarray:
+    """The example's FillInput."""
+    return np.array([(i * 37 + 11) % 256 - 128 for i in range(n)], dtype=np.int8)
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory) -> dict[str, Path]:
+    """The demo model as TFLM's examples embed it, and the two programs (C++11 and C++17)."""
+    tmp = tmp_path_factory.mktemp("tflm_api")
+    model = tmp / "demo_int8.tflite"
+    subprocess.run(
+        [sys.executable, "-m", "host.modelgen", str(model)], check=True, capture_output=True
+    )
+    data = model.read_bytes()
+    (tmp / "model_data.cc").write_text(
+        '#include "model_data.h"\nalignas(16) const unsigned char g_model[] = {'
+        + ",".join(map(str, data))
+        + f"}};\nconst unsigned int g_model_len = {len(data)};\n"
+    )
+    lib = build("host")
+    out = {"model": model}
+    for name, main, std in (
+        ("example11", EXAMPLE / "main.cc", "c++11"),
+        ("example17", EXAMPLE / "main.cc", "c++17"),
+        ("checks", Path(__file__).with_name("tflm_api_checks.cc"), "c++11"),
+    ):
+        exe = tmp / name
+        cmd = ["g++", f"-std={std}", *FLAGS, *INCLUDES, str(main),
+               str(EXAMPLE / "debug_log_stdio.cc"), str(tmp / "model_data.cc"), str(lib),
+               f"-Wl,-rpath,{lib.parent}", "-o", str(exe)]  # fmt: skip
+        proc = subprocess.run(cmd, capture_output=True, text=True)
+        assert proc.returncode == 0, proc.stderr
+        out[name] = exe
+    return out
+
+
+def _run(exe: Path) -> str:
+    proc = subprocess.run([str(exe)], capture_output=True, text=True, timeout=30)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    return proc.stdout
+
+
+@pytest.mark.parametrize("std", ["11", "17"])
+def test_example_gives_tflms_outputs_and_report(built, std: str) -> None:
+    text = _run(built[f"example{std}"])
+    assert "~~~ALL TESTS PASSED~~~" in text
+    got = [int(v) for v in re.findall(r"^output \d+ (-?\d+)$", text, re.M)]
+
+    runtime = oracle()
+    interp = runtime.Interpreter.from_bytes(built["model"].read_bytes())
+    d = interp.get_input_details(0)
+    shape = tuple(int(n) for n in d["shape"])
+    interp.set_input(_input_pattern(int(np.prod(shape))).reshape(shape), 0)
+    interp.invoke()
+    want = np.array(interp.get_output(0)).reshape(-1).tolist()
+    assert got == want and len(got) == 4
+
+    collector = TextReportCollector()
+    for line in text.splitlines():
+        collector.line(line)
+    report = collector.current
+    assert report is not None and report.complete and not collector.errors
+    assert report.head + report.tail == report.total
+    assert f"arena_used_bytes {report.total}" in text
+    assert "inputs 1 outputs 1" in text
+    assert "output dims 1 x 4 scale 0.003906 zero_point -128" in text
+
+
+def test_refusals_and_views(built) -> None:
+    text = _run(built["checks"])
+    status = dict(re.findall(r"^(\w+) (-?\d+)$", text, re.M))
+    # TFLM's statuses (kTfLiteOk 0, kTfLiteError 1) and messages.
+    assert status["missing_op"] == "1"
+    assert "Didn't find op for builtin opcode 'SOFTMAX'" in text
+    assert "Failed to get registration from op code SOFTMAX" in text
+    assert status["invoke_after_failure"] == "1" and status["used_after_failure"] == "0"
+    assert status["add_first"] == "0" and status["add_twice"] == "1"
+    assert "Calling AddConv2D twice is not supported (Op: #3)." in text
+    assert status["add_second"] == "0" and status["add_over_size"] == "1"
+    assert "Couldn't register builtin op #22, resolver size \nis too small (2)." in text
+    assert status["registrations"] == "2"
+    assert status["arena_too_small"] == "1"
+    assert re.search(r"arena too small: has 1024 bytes.*\nFailed starting model allocation.", text)
+    assert status["no_model"] == "1" and status["initialization_status"] == "0"
+    assert status["allocate"] == "0" and status["invoke_again"] == "0"
+    assert status["input_out_of_range"] == "1" and status["output_out_of_range"] == "1"
+    assert "Input index 1 out of range (length is 1)" in text
+    assert status["stable_views"] == "1"
+    assert "input type 9 dims 1 32 32 3 bytes 3072" in text  # kTfLiteInt8, NHWC
+    assert "input params 0.007812 0" in text
+
+
+@pytest.mark.skipif(shutil.which("arm-none-eabi-g++") is None, reason="no arm-none-eabi-g++")
+@pytest.mark.parametrize("std", ["c++11", "c++17"])
+def test_example_compiles_for_cortex_m(tmp_path: Path, std: str) -> None:
+    for src in (EXAMPLE / "main.cc", Path(__file__).with_name("tflm_api_checks.cc")):
+        cmd = ["arm-none-eabi-g++", f"-std={std}", *M4F, *FLAGS, *INCLUDES, "-c", str(src),
+               "-o", str(tmp_path / f"{src.stem}.o")]  # fmt: skip
+        proc = subprocess.run(cmd, capture_output=True, text=True)
+        assert proc.returncode == 0, proc.stderr
