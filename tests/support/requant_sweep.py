@@ -59,6 +59,9 @@ OPS = (
     Op("SUB", (I8, I16), "SubOptions", second=True),
     Op("MUL", (I8, I16), "MulOptions", second=True),
     Op("MEAN", (I8, I16), "ReducerOptions", lambda rng: {0: ("B", 1)}, reduce=True),
+    Op("SUM", (I8, I16), "ReducerOptions", lambda rng: {0: ("B", 1)}, reduce=True),
+    Op("PRELU", (I8,), second=True),
+    Op("SQUARED_DIFFERENCE", (I8, I16), second=True),
 )
 
 
