@@ -185,3 +185,31 @@ def test_guard_from_any_file_name_compiles(tmp_path: Path, file_name: str, name:
         cmd = [compiler, std, *WARNINGS, f"-I{tmp_path}", "-c", str(src), "-o", str(tmp_path / "o")]
         proc = subprocess.run(cmd, capture_output=True, text=True)
         assert proc.returncode == 0 and not proc.stderr, f"{file_name}: {proc.stderr}"
+
+
+def test_model_text_in_the_comment_cannot_end_it(tmp_path: Path) -> None:
+    """The refusal quoted in the header's comment names the model's custom operators: one named
+    '*/ ... /*' stays inside the comment (it became code before)."""
+    if not shutil.which("gcc"):
+        pytest.skip("gcc is not installed")
+    from host.planning import c_header
+    from host.planning.tflm_targets import TargetArena
+
+    arena = TargetArena("tflm-cortex-m", head=16, tail=16, min_arena=32)
+    hostile = "custom operator '*/ int injected(void) { return 1; } /*'"
+    text = c_header.render(b"\x00" * 4, "g_model", arena, "kernels", "m.h", "m*/x", hostile)
+    (tmp_path / "m.h").write_text(text)
+    src = tmp_path / "use.c"
+    src.write_text('#include "m.h"\nint injected(void) { return 2; }\n')
+    cmd = [
+        "gcc",
+        "-std=c11",
+        *WARNINGS,
+        f"-I{tmp_path}",
+        "-c",
+        str(src),
+        "-o",
+        str(tmp_path / "u.o"),
+    ]
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    assert proc.returncode == 0 and not proc.stderr, proc.stderr
