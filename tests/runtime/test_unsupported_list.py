@@ -61,9 +61,13 @@ def test_a_long_list_stays_in_the_buffer_and_counts_the_rest() -> None:
     msg = _refusal(_chain([f"NOT_AN_OP_{i}" for i in range(n)]))
     assert len(msg) < MSG_SIZE
     assert msg.startswith(f"{n} operators unsupported: ")
-    named = len(re.findall(r"CUSTOM:NOT_AN_OP_\d+ \(subgraph 0, operator \d+\)", msg))
-    more = re.search(r"; and (\d+) more$", msg)
-    assert more and named >= 3 and named + int(more.group(1)) >= n - 1  # one may be cut short
+    body = msg.removeprefix(f"{n} operators unsupported: ")
+    more = re.search(r"; and (\d+) more$", body)
+    assert more, msg
+    entries = body[: more.start()].split("; ")
+    whole = re.compile(r"unsupported operator CUSTOM:NOT_AN_OP_\d+ \(subgraph 0, operator \d+\)")
+    assert all(whole.fullmatch(e) for e in entries), entries  # none cut off mid-word
+    assert len(entries) >= 3 and len(entries) + int(more.group(1)) == n
 
 
 def test_prepare_refusals_are_all_named() -> None:
@@ -191,3 +195,18 @@ def test_plan_report_says_whether_the_runtime_runs_the_model(tmp_path, capsys) -
         "runs": True,
         "message": None,
     }
+
+
+@pytest.mark.parametrize("n", [8, 20])
+@pytest.mark.parametrize("k", range(1, 48, 2))
+def test_no_entry_is_cut_off_mid_word(k: int, n: int) -> None:
+    """Where the buffer ends inside an entry, the entry is counted, not shown in part (issue 30:
+    "... (subgraph 0, oper" once ended the list)."""
+    names = [f"OP{i}_" + "L" * k for i in range(n)]
+    msg = _refusal(_chain(names))
+    body = re.sub(r"^\d+ operators unsupported: ", "", msg)
+    more = re.search(r"; and (\d+) more$", body)
+    entries = body[: more.start() if more else len(body)].split("; ")
+    whole = re.compile(r"unsupported operator CUSTOM:OP\d+_L+ \(subgraph 0, operator \d+\)")
+    assert all(whole.fullmatch(e) for e in entries), msg
+    assert len(entries) + (int(more.group(1)) if more else 0) == n, msg

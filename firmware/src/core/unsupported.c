@@ -114,6 +114,17 @@ void ma_list_unsupported(ma_interp *it) {
     return;
   }
   size_t elen = strlen(it->msg);
+  if (elen + 1 >= it->msg_size && it->msg_shift > 0) {
+    /* Cut off by the room left: counted, never shown half (the list ends at the last whole
+     * entry, and later ones are counted too). */
+    it->n_unlisted = count_up(it->n_unlisted);
+    size_t list_len = (size_t)it->msg_shift - 2;
+    base[list_len] = 0;
+    it->msg = base + list_len;
+    it->msg_shift = (uint16_t)list_len;
+    it->msg_size = 0;
+    return;
+  }
   if (it->msg_shift > 0) {
     size_t list_len = (size_t)it->msg_shift - 2;
     size_t limit = it->msg_total - LIST_RESERVE - 16 - 2;
