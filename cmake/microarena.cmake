@@ -33,6 +33,11 @@ endforeach()
 # -mcpu/-mfpu in the toolchain file or CMAKE_C_FLAGS, and every source gets them.
 add_library(microarena_core STATIC ${_ma_sources} ${_ma_kernels})
 target_include_directories(microarena_core PUBLIC ${_ma_includes})
+# An application written against TFLM's C++ API links this instead: TFLM's include paths
+# (firmware/compat) lead to microarena/tflm.h (docs/migrate_from_tflm.md).
+add_library(microarena_tflm INTERFACE)
+target_include_directories(microarena_tflm INTERFACE ${MICROARENA_FIRMWARE}/compat)
+target_link_libraries(microarena_tflm INTERFACE microarena_core)
 target_compile_options(microarena_core PRIVATE ${_MK_MA_WARN})
 if(CMAKE_SYSTEM_PROCESSOR MATCHES "^(arm|ARM|cortex)")
   # build.mk's Cortex-M flags (-O2 among them: the int8 loops' inline assembly needs it).

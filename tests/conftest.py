@@ -56,6 +56,7 @@ SLOW_TESTS = {
     "test_endless_while_is_stopped",
     "test_every_shared_model_plots",
     "test_kernels_code_size",
+    "test_example_builds_unchanged_with_the_cmake_library",
     "test_models_under_sanitizers_match_tflm",
     "test_offline_plan_gives_tflm_head_and_outputs",
     "test_operator_table_matches_the_code",

@@ -7,6 +7,7 @@
 #   custom_microarena_kernels = model|all
 #   custom_microarena_target  = microarena-cortex-m|microarena-host (default from the compiler)
 #   custom_microarena_python  = a Python with microarena installed
+#   custom_microarena_tflm_api = yes: TFLM's include paths lead to microarena/tflm.h
 # and runs host.device.model_header once, before anything compiles: the user's code includes
 # the generated microarena_model.h; the kernel registry keeps only the model's kernels. The
 # kernels' fast paths follow the build's own -mcpu/-mfpu. See docs/library.md.
@@ -74,5 +75,7 @@ if done.returncode != 0:
 env.Append(CPPPATH=[gen_dir], CPPDEFINES=[("MA_SELECTED_OPS_H", '\\"microarena_model_ops.h\\"')])
 global_env = DefaultEnvironment()
 global_env.Append(CPPPATH=[gen_dir])
+if option("tflm_api", "no") == "yes":  # an application written against TFLM's C++ API
+    global_env.Append(CPPPATH=[os.path.join(lib_dir, "firmware", "compat")])
 if arm:
     env.Append(CCFLAGS=["-ffunction-sections", "-fdata-sections"])

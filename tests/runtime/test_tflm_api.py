@@ -129,3 +129,25 @@ def test_example_compiles_for_cortex_m(tmp_path: Path, std: str) -> None:
                "-o", str(tmp_path / f"{src.stem}.o")]  # fmt: skip
         proc = subprocess.run(cmd, capture_output=True, text=True)
         assert proc.returncode == 0, proc.stderr
+
+
+@pytest.mark.skipif(shutil.which("cmake") is None, reason="cmake is not installed")
+def test_example_builds_unchanged_with_the_cmake_library(built, tmp_path) -> None:
+    """A user switches with the library, not the code: the example copied out of the checkout,
+    built by its CMakeLists.txt against microarena_tflm (add_subdirectory), prints what the
+    direct build prints (whose outputs the test above holds to TFLM's)."""
+    project = tmp_path / "tflm_app"
+    shutil.copytree(EXAMPLE, project)
+    shutil.copy(built["model"], project / "model.tflite")
+    shutil.copy(built["model"].with_name("model_data.cc"), project / "model_data.cc")
+    build_dir = project / "build"
+    configure = ["cmake", "-S", str(project), "-B", str(build_dir), f"-DMICROARENA_DIR={ROOT}"]
+    for step in (
+        [*configure, f"-DMICROARENA_PYTHON={sys.executable}"],
+        ["cmake", "--build", str(build_dir), "-j2"],
+    ):
+        done = subprocess.run(step, capture_output=True, text=True, check=False)
+        assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    outputs = re.compile(r"^output .*$", re.M)
+    got = outputs.findall(_run(build_dir / "tflm_app"))
+    assert got and got == outputs.findall(_run(built["example11"]))
