@@ -20,6 +20,11 @@ static void note_usage(ma_interp *it) {
 
 size_t ma_tail_used(const ma_interp *it) { return (size_t)(it->arena_end - it->tail); }
 
+size_t ma_required(const ma_interp *it) {
+  /* The usable arena is a multiple of MA_ALIGN, so that is the granularity of "required". */
+  return (it->required + (MA_ALIGN - 1)) & ~(size_t)(MA_ALIGN - 1);
+}
+
 static void *out_of_arena(ma_interp *it, size_t bytes) {
   /* Set-up stopped here, so the model's full requirement is unknown: only a caller with more
    * memory can measure it (ma_arena_shortfall), so no "needs at least" figure is given. */
@@ -71,6 +76,18 @@ ma_status ma_fail(struct ma_context *ctx, ma_status status, const char *fmt, ...
   ma_vfail(ctx, status, fmt, ap);
   va_end(ap);
   return status;
+}
+
+/* Adds the failing operator to a kernel's message, so errors say where they happened. */
+ma_status ma_at_operator(ma_interp *it, ma_status st, int32_t sg, int32_t k, const char *what) {
+  if (st == MA_OK || it->msg == NULL || it->msg_size == 0) return st;
+  char inner[160];
+  snprintf(inner, sizeof inner, "%s", it->msg[0] != 0 ? it->msg : "no message");
+  int32_t code = it->subgraphs[sg].nodes[k].code;
+  const char *custom = ma_custom_op_name(code);
+  snprintf(it->msg, it->msg_size, "%s %s (subgraph %d, operator %d) failed: %s",
+           custom != NULL ? custom : ma_op_name(code), what, (int)sg, (int)k, inner);
+  return st;
 }
 
 /* ------------------------------------------------------------ kernel services */

@@ -1,6 +1,7 @@
-/* Operators the core runs itself: control flow (IF, WHILE, CALL_ONCE), which invokes
- * subgraphs, and resource variables (VAR_HANDLE, READ_VARIABLE, ASSIGN_VARIABLE), which
- * own per-interpreter state. Semantics follow TFLM's kernels of the same names. */
+/* The operator loop (ma_invoke_subgraph) and the operators the core runs itself: control
+ * flow (IF, WHILE, CALL_ONCE), which invokes subgraphs through that loop, and resource
+ * variables (VAR_HANDLE, READ_VARIABLE, ASSIGN_VARIABLE), which own per-interpreter state.
+ * Semantics follow TFLM's kernels of the same names. */
 #include <string.h>
 
 #include "internal.h"
@@ -251,4 +252,29 @@ ma_status ma_core_eval(ma_interp *it, ma_inode *n, ma_frame *f) {
     default:
       return eval_resource(it, node);
   }
+}
+
+ma_status ma_invoke_subgraph(ma_interp *it, int32_t sg) {
+  if (it->depth >= MA_MAX_NESTING) {
+    return ma_fail(it, MA_ERR_KERNEL, "subgraph nesting deeper than %d", MA_MAX_NESTING);
+  }
+  it->depth++;
+  ma_subgraph *s = &it->subgraphs[sg];
+  ma_status st = MA_OK;
+  for (int32_t k = 0; k < s->n_nodes && st == MA_OK; k++) {
+    ma_inode *n = &s->nodes[k];
+    ma_frame f;
+    ma_build_eval_frame(it, sg, n, &f);
+    const ma_op_hook hook = it->cb.op_hook;
+    if (hook != NULL) hook(it->log_ctx, sg, k, n->code, 0);
+    if (f.kernel == NULL) {
+      st = ma_core_eval(it, n, &f);
+    } else {
+      st = f.kernel->eval(it, &f.node);
+      if (st != MA_OK) st = ma_at_operator(it, st, sg, k, "eval");
+    }
+    if (hook != NULL) hook(it->log_ctx, sg, k, n->code, 1);
+  }
+  it->depth--;
+  return st;
 }

@@ -117,9 +117,11 @@ void ma_list_unsupported(ma_interp *it);
  * listed (whatever failed after it), else `st`. */
 ma_status ma_unsupported_result(ma_interp *it, ma_status st);
 #define MA_UNSUPPORTED_NODE (-1) /* a node's code once listed: never prepared */
-
-/* interp.c: the smallest arena that loads, from what set-up has used so far */
+/* The smallest arena that loads, from what set-up has used so far. */
 size_t ma_required(const ma_interp *it);
+/* Prefixes a failed operator's message with its name, what failed ("prepare", "eval") and
+ * where (subgraph, operator); returns `st`. */
+ma_status ma_at_operator(ma_interp *it, ma_status st, int32_t sg, int32_t k, const char *what);
 
 /* model.c */
 ma_status ma_parse_model(ma_interp *it);
@@ -134,14 +136,17 @@ void ma_op_callees(ma_interp *it, const ma_inode *n, int32_t callee[2]);
 /* A tensor's descriptor, built from the model and its data pointer. */
 void ma_describe(ma_interp *it, int32_t sg, int32_t index, ma_tensor *out);
 int ma_is_const(const ma_interp *it, int32_t sg, int32_t index);
+/* Whether the core runs the operator itself (control flow, resource variables). */
+int ma_is_core_op(int32_t code);
 
 /* planner.c */
 ma_status ma_plan(ma_interp *it);
 
-/* control.c: core operators */
+/* control.c: the operator loop and the core's own operators. IF, WHILE and CALL_ONCE run
+ * subgraphs through the loop that runs them, so the recursion stays in this one file: the
+ * core's files call each other without a cycle (tests/runtime/test_core_calls.py). */
+ma_status ma_invoke_subgraph(ma_interp *it, int32_t sg);
 ma_status ma_core_prepare(ma_interp *it, ma_inode *n, ma_frame *f);
 ma_status ma_core_eval(ma_interp *it, ma_inode *n, ma_frame *f);
-int ma_is_core_op(int32_t code);
-ma_status ma_invoke_subgraph(ma_interp *it, int32_t sg);
 
 #endif

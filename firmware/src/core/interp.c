@@ -5,18 +5,6 @@
 
 #include "internal.h"
 
-/* Adds the failing operator to a kernel's message, so errors say where they happened. */
-static ma_status at_operator(ma_interp *it, ma_status st, int32_t sg, int32_t k, const char *what) {
-  if (st == MA_OK || it->msg == NULL || it->msg_size == 0) return st;
-  char inner[160];
-  snprintf(inner, sizeof inner, "%s", it->msg[0] != 0 ? it->msg : "no message");
-  int32_t code = it->subgraphs[sg].nodes[k].code;
-  const char *custom = ma_custom_op_name(code);
-  snprintf(it->msg, it->msg_size, "%s %s (subgraph %d, operator %d) failed: %s",
-           custom != NULL ? custom : ma_op_name(code), what, (int)sg, (int)k, inner);
-  return st;
-}
-
 typedef struct {
   int32_t *depth;  /* call depth (1 = calls nothing); 0 = unknown, -1 = on the stack */
   int64_t *scopes; /* scopes the planner's walk of the subgraph opens, capped past the limit */
@@ -187,11 +175,11 @@ static ma_status prepare_all(ma_interp *it) {
       }
       if (st == MA_OK) st = check_output_shapes(it, &f.node);
       if (st == MA_ERR_UNSUPPORTED) {
-        at_operator(it, st, s, k, "prepare");
+        ma_at_operator(it, st, s, k, "prepare");
         ma_list_unsupported(it);
         continue;
       }
-      if (st != MA_OK) return at_operator(it, st, s, k, "prepare");
+      if (st != MA_OK) return ma_at_operator(it, st, s, k, "prepare");
     }
   }
   /* The caller's view of the model inputs and outputs (TFLM also keeps these persistent). */
@@ -295,31 +283,6 @@ ma_status ma_open_logged(ma_interp **out, const void *model, size_t model_size, 
   return MA_OK;
 }
 
-ma_status ma_invoke_subgraph(ma_interp *it, int32_t sg) {
-  if (it->depth >= MA_MAX_NESTING) {
-    return ma_fail(it, MA_ERR_KERNEL, "subgraph nesting deeper than %d", MA_MAX_NESTING);
-  }
-  it->depth++;
-  ma_subgraph *s = &it->subgraphs[sg];
-  ma_status st = MA_OK;
-  for (int32_t k = 0; k < s->n_nodes && st == MA_OK; k++) {
-    ma_inode *n = &s->nodes[k];
-    ma_frame f;
-    ma_build_eval_frame(it, sg, n, &f);
-    const ma_op_hook hook = it->cb.op_hook;
-    if (hook != NULL) hook(it->log_ctx, sg, k, n->code, 0);
-    if (f.kernel == NULL) {
-      st = ma_core_eval(it, n, &f);
-    } else {
-      st = f.kernel->eval(it, &f.node);
-      if (st != MA_OK) st = at_operator(it, st, sg, k, "eval");
-    }
-    if (hook != NULL) hook(it->log_ctx, sg, k, n->code, 1);
-  }
-  it->depth--;
-  return st;
-}
-
 ma_status ma_invoke(ma_interp *it) {
   if (it == NULL) return MA_ERR_ARG;
   if (it->msg != NULL && it->msg_size > 0) it->msg[0] = 0;
@@ -378,11 +341,6 @@ void ma_arena_stats_get(const ma_interp *it, ma_arena_stats *out) {
   out->temp_peak = it->temp_peak;
   out->required = ma_required(it);
   memcpy(out->rec, it->rec, sizeof out->rec);
-}
-
-size_t ma_required(const ma_interp *it) {
-  /* The usable arena is a multiple of MA_ALIGN, so that is the granularity of "required". */
-  return (it->required + (MA_ALIGN - 1)) & ~(size_t)(MA_ALIGN - 1);
 }
 
 /* Opens the model in `work`: its status, and in *need the arena it required (0 if none). */
