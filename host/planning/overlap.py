@@ -5,7 +5,8 @@ offset o and an input at offset i, the input bytes are intact when read iff no b
 before its last read. For the kernels below that holds for every i - o >= d, with d computed
 here in closed form from the operator's shapes and options ("the rule"). Each rule is derived
 from the loop nest of TFLM's reference kernel, checked against a byte-level simulation of that
-loop nest (host.overlap_sim) and, in the tests, against the real TFLM at d and 16 bytes below.
+loop nest (tests/support/overlap_sim.py) and, in the tests, against the real TFLM at d and 16
+bytes below.
 
 Derivation: elements are written in increasing output index P; when element P is computed,
 elements 0..P-1 are written. A read of input element q while output bytes up to P * out_bytes
@@ -292,7 +293,7 @@ def _bytes(t: Tensor) -> int | None:
 @dataclass(frozen=True)
 class Kernel:
     """What an operator's reference kernel reads and writes: enough to state its rules and to
-    replay its loops (host.planning.overlap_sim.trace)."""
+    replay its loops (tests/support/overlap_sim.py, trace)."""
 
     loop: str  # "conv", "depthwise", "pool", "fully_connected" or "elementwise"
     in_shapes: tuple[tuple[int, ...], ...]  # activation inputs by slot

@@ -16,11 +16,12 @@ import re
 from pathlib import Path
 
 import pytest
+from support import overlap_sim
 from support.tflm_oracle import shared_model
 from test_overlap_rules import _window_case
 
 from host.paths import FIRMWARE
-from host.planning import overlap, overlap_sim
+from host.planning import overlap
 from host.planning.cli import main
 from host.planning.kernels import microarena
 

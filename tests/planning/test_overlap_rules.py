@@ -10,9 +10,10 @@ from __future__ import annotations
 import random
 
 import pytest
+from support import overlap_sim
 
 from host.paths import FIRMWARE, SHARED_MODELS
-from host.planning import overlap, overlap_sim
+from host.planning import overlap
 from host.planning.kernels import cmsis_nn, microarena
 from host.planning.kernels.libraries import library
 from host.tflite.model import Model

@@ -14,10 +14,10 @@ import struct
 
 import numpy as np
 import pytest
+from support import overlap_sim
 from support.overlap_models import CASES, act, overlap_layout, with_plan
 from support.tflm_oracle import run_tflm
 
-from host.planning import overlap_sim
 from host.planning.kernels.reference import REFERENCE
 from host.planning.lifetimes import align_up
 from host.planning.overlap import op_rules

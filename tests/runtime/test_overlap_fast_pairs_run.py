@@ -12,10 +12,11 @@ import random
 
 import numpy as np
 import pytest
+from support import overlap_sim
 from support.overlap_models import PAIR_CASES, overlap_layout, with_plan
 from support.tflm_oracle import random_inputs, run_tflm
 
-from host.planning import overlap, overlap_sim
+from host.planning import overlap
 from host.planning.kernels.microarena import (
     MICROARENA,
     MICROARENA_FASTEST,

@@ -20,9 +20,10 @@ import pytest
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
+from support import overlap_sim  # noqa: E402
 from support.overlap_models import CASES, overlap_layout, with_plan  # noqa: E402
 
-from host.planning import offline_plan, overlap_sim  # noqa: E402
+from host.planning import offline_plan  # noqa: E402
 from host.planning.kernels.microarena import MICROARENA  # noqa: E402
 from host.planning.lifetimes import align_up  # noqa: E402
 from host.planning.overlap import rule  # noqa: E402

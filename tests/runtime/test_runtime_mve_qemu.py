@@ -25,6 +25,7 @@ from functools import partial
 from pathlib import Path
 
 import pytest
+from support import overlap_sim
 from support.conformance import check, run_cases, single_op_model
 from support.overlap_models import overlap_layout, with_plan
 from support.stack_margin import assert_stack_margin
@@ -38,7 +39,7 @@ from test_conformance_fast_unary import CASES as UNARY_CASES
 from host.device import emulate
 from host.device.boards import BuildError, build_image
 from host.paths import SHARED_MODELS
-from host.planning import offline_plan, overlap, overlap_sim
+from host.planning import offline_plan, overlap
 from host.planning.kernels import microarena as ma
 from host.planning.lifetimes import align_up
 from host.planning.plan import plan_model

@@ -373,7 +373,7 @@ class CmsisNN(reference.Reference):
 
 # Overlap on the DSP path (ARM_MATH_DSP without MVE), from CMSIS-NN's loops at 4ab83cc3. Each
 # function below reads an output pixel's input window before writing that pixel's channels, in
-# the blocks stated (host.planning.overlap_sim replays each function). Every other operator
+# the blocks stated (tests/support/overlap_sim.py replays each function). Every other operator
 # allows nothing: arm_convolve_1x1_s8_fast (1x1, stride 1) calls arm_nn_mat_mult_nt_t_s8,
 # which walks output-channel pairs outermost over all pixels; arm_max_pool_s8 copies the
 # window's first tap into the output, then reads the rest of the window; arm_convolve_s8

@@ -1,4 +1,5 @@
-"""Byte-level simulation of a kernel's memory accesses, to prove overlap rules (host.overlap).
+"""Byte-level simulation of a kernel's memory accesses, the test oracle of the overlap rules
+(host.planning.overlap).
 
 Each `*_trace` function replays the loop nest of one of TFLM's reference kernels and yields its
 accesses to the arena in program order: ("r", input slot, element index) for a read of an
