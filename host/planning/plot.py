@@ -17,7 +17,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from host.fileio import write_atomic
 from host.planning import lifetimes
 from host.planning.plan import PlanResult
 from host.tflite.model import Model, ModelError
@@ -56,13 +55,9 @@ def check_plot_path(path: str) -> None:
         raise ModelError("--plot needs matplotlib: pip install 'microarena[plot]'") from None
 
 
-def plot_plan(r: PlanResult, model: Model, path: str) -> None:
-    """Draw the plan of `model` into a .png or .svg file (written atomically)."""
-    write_atomic(path, plot_bytes(r, model, path))
-
-
 def plot_bytes(r: PlanResult, model: Model, path: str) -> bytes:
-    """The .png or .svg file (chosen by `path`'s suffix) plot_plan writes."""
+    """The .png or .svg file (chosen by `path`'s suffix) of the plan of `model`: the bytes
+    host.plan --plot writes."""
     check_plot_path(path)
     import matplotlib.pyplot as plt
 
@@ -207,7 +202,7 @@ def _runs(owners: list[tuple[int, int]]) -> list[tuple[int, int, int]]:
 
 
 def draw_plan(r: PlanResult, model: Model) -> Figure:
-    """The figure for a plan (Agg backend); plot_plan saves it."""
+    """The figure for a plan (Agg backend); plot_bytes saves it."""
     import matplotlib
 
     matplotlib.use("Agg")

@@ -77,10 +77,6 @@ def sizeof(fields: tuple[Field, ...], abi: Abi) -> int:
     return layout(fields, abi)[0]
 
 
-def _int(n: int) -> tuple[str, ...]:
-    return ("int",) * n
-
-
 def with_compression(abi: Abi, base: tuple[Field, ...], extra: tuple[Field, ...]) -> tuple:
     """A struct whose trailing fields exist only under USE_TFLM_COMPRESSION."""
     return base + extra if abi.compression else base

@@ -82,14 +82,6 @@ int64_t fb_int(fb_rd *rd, const fb_tab *t, int slot, uint32_t width, int is_sign
   }
 }
 
-float fb_f32(fb_rd *rd, const fb_tab *t, int slot, float dflt) {
-  uint32_t p = field(rd, t, slot, 4);
-  if (p == 0) return dflt;
-  float v;
-  memcpy(&v, rd->buf + p, 4);
-  return v;
-}
-
 /* Follows a uoffset stored at `p` and returns the target position, 0 on failure. */
 static uint32_t follow(fb_rd *rd, uint32_t p) {
   uint64_t target = (uint64_t)p + fb_u32_at(rd, p);

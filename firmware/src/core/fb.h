@@ -32,7 +32,6 @@ uint32_t fb_u32_at(const fb_rd *rd, uint32_t pos); /* caller has checked bounds 
 fb_tab fb_table_at(fb_rd *rd, uint32_t pos);
 fb_tab fb_root(fb_rd *rd);
 int64_t fb_int(fb_rd *rd, const fb_tab *t, int slot, uint32_t width, int is_signed, int64_t dflt);
-float fb_f32(fb_rd *rd, const fb_tab *t, int slot, float dflt);
 fb_tab fb_subtable(fb_rd *rd, const fb_tab *t, int slot);
 /* elem_size also sets the required alignment of the elements (max 8). */
 fb_vec fb_vector(fb_rd *rd, const fb_tab *t, int slot, uint32_t elem_size);

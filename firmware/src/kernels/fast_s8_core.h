@@ -154,7 +154,23 @@ static inline acc4 bcast_mac(acc4 a, int32_t x, uint32_t w) {
  * high multiply as one rounding shift ((a * b + 2^30) >> 31 equals TFLite's nudge-and-truncate
  * for every product; its one saturating case needs a multiplier of INT32_MIN, which
  * mak_quantize_multiplier never gives), and the output offset added after the clamp, which is
- * exact for the offsets offsets_ok admits. */
+ * exact for the offsets offsets_ok admits. Written as one function, "requant", the
+ * specification the helpers below compute (no code calls it, so it is not compiled):
+ *
+ *   int8_t requant(int32_t acc, int32_t mult, int shift, const out_range *r) {
+ *     const int left = shift > 0 ? shift : 0, right = shift > 0 ? 0 : -shift;
+ *     const int32_t x = (int32_t)((uint32_t)acc << left);
+ *     int32_t v = (int32_t)(((int64_t)x * mult + (INT64_C(1) << 30)) >> 31);
+ *     if (right > 0) {  // to nearest, ties away from zero (TFLite's RoundingDivideByPOT)
+ *       const int e = right > 31 ? 31 : right;
+ *       const int32_t mask = (int32_t)((UINT32_C(1) << e) - 1u);
+ *       const int32_t threshold = (mask >> 1) + (v < 0 ? 1 : 0);
+ *       v = (v >> e) + ((v & mask) > threshold ? 1 : 0);
+ *     }
+ *     v = v < r->lo ? r->lo : (v > r->hi ? r->hi : v);
+ *     return (int8_t)(v + r->offset);
+ *   }
+ */
 typedef struct {
   int32_t offset, lo, hi; /* lo, hi: the activation range minus the offset */
 } out_range;
@@ -162,20 +178,6 @@ typedef struct {
 static inline out_range make_range(int32_t offset, int32_t act_min, int32_t act_max) {
   const out_range r = {offset, act_min - offset, act_max - offset};
   return r;
-}
-
-static inline int8_t requant(int32_t acc, int32_t mult, int shift, const out_range *r) {
-  const int left = shift > 0 ? shift : 0, right = shift > 0 ? 0 : -shift;
-  const int32_t x = (int32_t)((uint32_t)acc << left);
-  int32_t v = (int32_t)(((int64_t)x * mult + (INT64_C(1) << 30)) >> 31);
-  if (right > 0) {
-    const int e = right > 31 ? 31 : right;
-    const int32_t mask = (int32_t)((UINT32_C(1) << e) - 1u);
-    const int32_t threshold = (mask >> 1) + (v < 0 ? 1 : 0);
-    v = (v >> e) + ((v & mask) > threshold ? 1 : 0);
-  }
-  v = v < r->lo ? r->lo : (v > r->hi ? r->hi : v);
-  return (int8_t)(v + r->offset);
 }
 
 /* requant's result for a shift below 0 (a rounding right shift by e = -shift, 1 to 31, as
