@@ -12,6 +12,7 @@ from __future__ import annotations
 import struct
 from dataclasses import dataclass
 
+from host.planning.band_rows import concat_destinations, dead_under, row_pieces
 from host.planning.kernels.libraries import library
 from host.planning.kernels.library import KernelLibrary
 from host.planning.lifetimes import Walk, span_text, walk
@@ -148,9 +149,6 @@ def check(model: Model, kernels: KernelLibrary | str = "tflm") -> list[str]:
                 f"{names[t.global_index]} at offset {off} ends at {end}, beyond {MAX_END} "
                 "(2 GiB less 16: the runtime refuses it)"
             )
-    # Imported here: bands plans with host.planning.plan, which imports this module.
-    from host.planning.bands import concat_destinations, row_pieces
-
     lib = library(kernels)
     offsets = plan.offsets
     in_place = concat_destinations(model)
@@ -263,8 +261,6 @@ def _unwritten(model: Model) -> set[int]:
 
 def _over_dead_rows(pieces: dict, offsets, a: Buffer, b: Buffer) -> bool:
     """One tensor over rows of a banded stage's input that no later band reads."""
-    from host.planning.bands import dead_under
-
     for x, y in ((a, b), (b, a)):
         if x.id in pieces:
             lo = max(offsets[x.id], offsets[y.id]) - offsets[x.id]
