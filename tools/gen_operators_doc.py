@@ -31,6 +31,7 @@ sys.path[:0] = [str(REPO), str(REPO / "tests")]
 
 from host.device.firmware import runtime_operators  # noqa: E402
 from host.fileio import write_text_atomic  # noqa: E402
+from host.planning.tflm_prepare import CONDITIONS  # noqa: E402
 from host.planning.tflm_refusal import refused_ops  # noqa: E402
 from host.runtime.binding import Interpreter, MicroarenaError  # noqa: E402
 from host.tflite import schema as S  # noqa: E402
@@ -251,9 +252,32 @@ def render(version: str, tflm: list[str]) -> str:
             f"| {name} | {'yes' if name in tflm else 'no'} | {'yes' if name in ours else 'no'} "
             f"| {', '.join(sorted(runs.get(name, set())))} | {why} |"
         )
+    lines += _prepare_section()
     lines += _matrix_section()
     lines += ["", f"<!-- TFLM {version} operators: {' '.join(tflm)} -->", ""]
     return "\n".join(lines)
+
+
+def _prepare_section() -> list[str]:
+    """The table of TFLM's Prepare conditions (host.planning.tflm_prepare.CONDITIONS)."""
+    lines = [
+        "",
+        "## Conditions TFLM's Prepare checks",
+        "",
+        "TFLM's reference kernels refuse a model in Prepare when it breaks one of these "
+        "conditions (or stop on a failed check), where a runtime that went on would compute "
+        "something else. This runtime refuses the same models at open, and host.plan says "
+        "neither runs them. The rows are `host/planning/tflm_prepare.py`'s table, which "
+        "host.plan reads; `tests/planning/test_tflm_prepare.py` builds a model breaking each "
+        "row for each operator and checks that the pip TFLM, this runtime and host.plan all "
+        "refuse it.",
+        "",
+        "| operators | input type | TFLM's Prepare wants |",
+        "|---|---|---|",
+    ]
+    for c in CONDITIONS:
+        lines.append(f"| {', '.join(c.ops)} | {', '.join(c.types) or 'any'} | {c.text} |")
+    return lines
 
 
 def _matrix() -> dict[str, dict[str, str]]:

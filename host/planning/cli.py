@@ -33,6 +33,7 @@ from host.planning.packing import (
 from host.planning.plan import PlanResult, plan_model
 from host.planning.report import plan_json, plan_text
 from host.planning.scratch import predict_tflm_head
+from host.planning.tflm_prepare import prepare_refusals
 from host.planning.tflm_refusal import tflm_refusal
 from host.planning.tflm_targets import (
     DEFAULT_KERNELS,
@@ -371,14 +372,19 @@ def _action(existing: plan_origin.PlanOrigin, args: argparse.Namespace) -> str:
 
 def _microarena_refusal(model: Model) -> str | None:
     """Why this project's runtime cannot open the model (every unsupported operator), if so;
-    escaped for a terminal, since it quotes the model's names."""
+    escaped for a terminal, since it quotes the model's names. A model that breaks a Prepare
+    condition of TFLM's (host.planning.tflm_prepare) is never said to run: the runtime
+    refuses what TFLM refuses rather than compute something else."""
     from host.runtime.support import refusal
 
+    broken = prepare_refusals(model)
+    table = f"TFLM's Prepare refuses {', '.join(broken)}" if broken else None
     try:
         why = refusal(model.to_bytes())
-        return None if why is None else printable(why)
     except (OSError, RuntimeError) as e:  # no C compiler here: say so, the plan stands
-        return f"not checked ({e})"
+        return table or f"not checked ({e})"
+    why = why or table
+    return None if why is None else printable(why)
 
 
 def _add_target(result: PlanResult, model: Model, target: str, kernels: KernelLibrary) -> None:

@@ -12,13 +12,11 @@ from host.planning.kernels.operands import (
     FLOAT32,
     INT4,
     INT8,
-    INT16,
     input_tensor,
-    output_tensor,
-    quantization,
 )
+from host.planning.tflm_prepare import prepare_refusals
 from host.terminal import printable
-from host.tflite.model import CUSTOM, Model, ModelError, Operator, Subgraph
+from host.tflite.model import CUSTOM, Model, ModelError
 
 PIP_TFLM = f"the pip tflite-micro {tflm_registered.VERSION}"
 # Custom operators that say what made the model (the operator's kernel is not TFLM's own).
@@ -114,16 +112,15 @@ def tflm_refusal(
 
 
 HYBRID_CHECKED = ("CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "TRANSPOSE_CONV")
-POOLS = ("AVERAGE_POOL_2D", "MAX_POOL_2D")
-POOL_SCALE_TOLERANCE = 1e-6  # TFLM's pooling Prepare: scales equal within this
 
 
 def refused_ops(model: Model) -> list[str]:
     """Operators TFLM refuses in Prepare: float activations with int8 weights ("Hybrid models
     are not supported on TFLite Micro"), any operator with an output that has a dimension
-    <= 0 ("Dynamic tensors are not supported"; shape [0], its legacy scalar, passes), and any
+    <= 0 ("Dynamic tensors are not supported"; shape [0], its legacy scalar, passes), any
     with an intermediate tensor that holds data (refused before Prepare, "Does not support
-    intermediate tensor with non-zero size"; the runtime refuses it too)."""
+    intermediate tensor with non-zero size"; the runtime refuses it too), and any that breaks
+    a condition of host.planning.tflm_prepare's table."""
     out = []
     for sg in model.subgraphs:
         for op in sg.operators:
@@ -134,46 +131,13 @@ def refused_ops(model: Model) -> list[str]:
             held = [t for t in op.intermediates if t >= 0 and _holds_data(sg.tensors[t])]
             if held:
                 out.append(f"{where} (intermediate tensor {held[0]} holds data)")
-            if op.name in POOLS and _pool_requantizes(model, sg, op):
-                out.append(f"{where} (input and output quantization differ)")
-            if op.name == "CONCATENATION" and _concat_requantizes(model, sg, op):
-                out.append(f"{where} (an input quantized unlike the output)")
             if op.name not in HYBRID_CHECKED:
                 continue
             data = input_tensor(sg, op, 2 if op.name == "TRANSPOSE_CONV" else 0)
             weights = input_tensor(sg, op, 1)
             if data and weights and data.type == FLOAT32 and weights.type in (INT8, INT4):
                 out.append(f"{where} (hybrid)")
-    return out
-
-
-def _pool_requantizes(model: Model, sg: Subgraph, op: Operator) -> bool:
-    x, y = input_tensor(sg, op, 0), output_tensor(sg, op, 0)
-    if x is None or y is None or x.type not in (INT8, INT16) or y.type != x.type:
-        return False
-    (xs, xz), (ys, yz) = quantization(model, x), quantization(model, y)
-    if not xs or not ys:
-        return False  # TFLM reads the first scale and zero point; none here is a TypeError
-    return abs(xs[0] - ys[0]) > POOL_SCALE_TOLERANCE or xz[0] != yz[0]
-
-
-def _concat_requantizes(model: Model, sg: Subgraph, op: Operator) -> bool:
-    """TFLM's CONCATENATION copies bytes: its Prepare wants int8 inputs quantized exactly as
-    the output, and int16 zero points of 0 (the runtime's concat_quantization, the same)."""
-    y = output_tensor(sg, op, 0)
-    if y is None or y.type not in (INT8, INT16):
-        return False
-    ys, yz = quantization(model, y)
-    for i in range(len(op.inputs)):
-        x = input_tensor(sg, op, i)
-        if x is None:
-            continue
-        xs, xz = quantization(model, x)
-        if y.type == INT8 and (xs[:1] != ys[:1] or (xz[:1] or [0]) != (yz[:1] or [0])):
-            return True
-        if y.type == INT16 and any(z != 0 for z in xz[:1] + yz[:1]):
-            return True
-    return False
+    return out + prepare_refusals(model)
 
 
 def _holds_data(t) -> bool:

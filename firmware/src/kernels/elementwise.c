@@ -152,8 +152,20 @@ static ma_status add_sub_prepare(struct ma_context *ctx, ma_node *node, const ch
   if (st != MA_OK) return st;
   const uint8_t type = node->inputs[0]->type;
   d->path = typed_path(is_sub ? SUB_F : ADD_F, type);
-  if (type == MA_INT8 || type == MA_INT16)
-    add_sub_scales(d, node, type == MA_INT8 ? 20 : 15);
+  if (type == MA_INT8 || type == MA_INT16) {
+    const int left_shift = type == MA_INT8 ? 20 : 15;
+    /* TFLM's Prepare stops (a failed check, the process aborts) on an output multiplier of 1
+     * or more: an output scale at most twice the larger input scale / 2^left_shift. */
+    const float sa = mak_scale(node->inputs[0], 0), sb = mak_scale(node->inputs[1], 0);
+    const double ratio = 2.0 * (double)(sa > sb ? sa : sb) /
+                         ((double)(1 << left_shift) * (double)mak_scale(node->outputs[0], 0));
+    if (!(ratio < 1.0))
+      return ma_fail(ctx, MA_ERR_UNSUPPORTED,
+                     "%s: output scale %g too small for the input scales (multiplier %g, "
+                     "TFLM stops at 1 or more)",
+                     op, (double)mak_scale(node->outputs[0], 0), ratio);
+    add_sub_scales(d, node, left_shift);
+  }
   return fused_range(ctx, op, node, d);
 }
 

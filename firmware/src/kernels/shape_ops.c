@@ -164,9 +164,22 @@ static ma_status pad_prepare(struct ma_context *ctx, ma_node *node) {
   if (in->ndims != out->ndims || pads->ndims != 2 || pads->dims[0] != in->ndims ||
       pads->dims[1] != 2)
     return ma_fail(ctx, MA_ERR_MODEL, "%s: paddings must be [%d, 2]", op, (int)in->ndims);
+  if (in->ndims > 5)
+    return ma_fail(ctx, MA_ERR_UNSUPPORTED, "%s: input rank %d above 5 (as TFLM)", op,
+                   (int)in->ndims);
   if (value != NULL && (value->type != in->type || ma_num_elements(value) != 1))
     return ma_fail(ctx, MA_ERR_MODEL, "%s: constant value must be one %s", op,
                    mak_type_name(in->type));
+  /* TFLM's Prepare: an int8 constant is written as it is, so it must be quantized as the
+   * output (the input's quantization is never looked at: its bytes are copied). */
+  if (value != NULL && in->type == MA_INT8 &&
+      (mak_scale(value, 0) != mak_scale(out, 0) ||
+       mak_zero_point(value, 0) != mak_zero_point(out, 0)))
+    return ma_fail(ctx, MA_ERR_UNSUPPORTED,
+                   "%s: the int8 constant is quantized (scale %g, zero point %d) unlike the "
+                   "output (%g, %d), which TFLM refuses",
+                   op, (double)mak_scale(value, 0), (int)mak_zero_point(value, 0),
+                   (double)mak_scale(out, 0), (int)mak_zero_point(out, 0));
   if (pads->is_const) {
     for (int32_t dd = 0; dd < in->ndims; ++dd) {
       const int64_t before = mak_index_at(pads, 2 * dd), after = mak_index_at(pads, 2 * dd + 1);
@@ -263,6 +276,9 @@ static ma_status transpose_prepare(struct ma_context *ctx, ma_node *node) {
   if ((st = check_same_type(ctx, "TRANSPOSE", node->inputs[0], node->outputs[0])) != MA_OK ||
       (st = mak_check_index_type(ctx, "TRANSPOSE", "perm", node->inputs[1])) != MA_OK)
     return st;
+  if (node->inputs[0]->ndims > 5)
+    return ma_fail(ctx, MA_ERR_UNSUPPORTED, "TRANSPOSE: input rank %d above 5 (as TFLM)",
+                   (int)node->inputs[0]->ndims);
   return node->inputs[1]->is_const ? transpose_check(ctx, node, MA_ERR_MODEL) : MA_OK;
 }
 

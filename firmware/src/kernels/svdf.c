@@ -13,6 +13,7 @@
  * product an int16 state came out one step off the pip TFLM's on a tie), the sum into the
  * output with state * time / output (formed in float, as TFLM does).
  */
+#include <math.h>
 #include <string.h>
 
 #include "fast_dot_s8.h"
@@ -104,6 +105,12 @@ static ma_status svdf_prepare(struct ma_context *ctx, ma_node *node) {
   const float sw = mak_scale(wt, 0), so = mak_scale(out, 0);
   if (!(si > 0.0f) || !(sf > 0.0f) || !(st_s > 0.0f) || !(sw > 0.0f) || !(so > 0.0f))
     return ma_fail(ctx, MA_ERR_MODEL, "%s: int8 tensors need quantization scales", OP);
+  /* TFLM's Prepare: the bias is on the state-times-time-weights scale (within 1e-5). */
+  if (bias != NULL && fabs((double)mak_scale(bias, 0) - (double)(st_s * sw)) >= 1e-5)
+    return ma_fail(ctx, MA_ERR_UNSUPPORTED,
+                   "%s: bias scale %g is not the state scale times the time weights' (%g), "
+                   "which TFLM refuses",
+                   OP, (double)mak_scale(bias, 0), (double)(st_s * sw));
   if (state->type == MA_INT16 && mak_zero_point(state, 0) != 0)
     return ma_fail(ctx, MA_ERR_UNSUPPORTED, "%s: an int16 state must be symmetric", OP);
   d->kind = state->type == MA_INT8 ? SVDF_S8 : SVDF_S16;

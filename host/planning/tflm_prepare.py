@@ -1,0 +1,218 @@
+"""The conditions TFLM's reference kernels check in Prepare that decide what a model computes:
+TFLM refuses a model that breaks one (or stops on a failed check), where a runtime that went on
+would compute something else (bytes copied under another quantization, a lookup table for
+another scale). One table: host.plan's verdict on TFLM (tflm_refusal) reads it,
+docs/operators.md lists it (tools/gen_operators_doc.py), and tests/planning/test_tflm_prepare.py
+builds a model breaking each row and checks that the pip TFLM, this runtime and host.plan all
+refuse it. The facts come from TFLM's kernel sources, read, and from the pip TFLM, run."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from host.planning.kernels.operands import (
+    INT8,
+    INT16,
+    input_tensor,
+    output_tensor,
+    quantization,
+)
+from host.tflite.model import Model, Operator, Subgraph, Tensor
+
+Broken = Callable[[Model, Subgraph, Operator], bool]
+
+
+@dataclass(frozen=True)
+class Condition:
+    """One row: for these operators, when input 0 has one of `types` (any type when empty),
+    TFLM's Prepare wants `text`; `broken` says whether an operator breaks it."""
+
+    key: str  # names the row in the tests
+    ops: tuple[str, ...]
+    types: tuple[str, ...]
+    text: str
+    broken: Broken
+
+
+def _q(model: Model, t: Tensor | None) -> tuple[float, int]:
+    """TFLM's params.scale and params.zero_point: the first of each, 0 when not quantized."""
+    if t is None:
+        return 0.0, 0
+    scales, zeros = quantization(model, t)
+    return (scales[0] if scales else 0.0), (zeros[0] if zeros else 0)
+
+
+def _ins(sg: Subgraph, op: Operator) -> list[Tensor]:
+    return [t for i in range(len(op.inputs)) if (t := input_tensor(sg, op, i)) is not None]
+
+
+def _pool(model: Model, sg: Subgraph, op: Operator) -> bool:
+    (xs, xz), (ys, yz) = _q(model, input_tensor(sg, op, 0)), _q(model, output_tensor(sg, op, 0))
+    return abs(np.float32(xs) - np.float32(ys)) > 1e-6 or xz != yz
+
+
+def _concat_int8(model: Model, sg: Subgraph, op: Operator) -> bool:
+    y = _q(model, output_tensor(sg, op, 0))
+    return any(_q(model, x) != y for x in _ins(sg, op))
+
+
+def _zero_points(*which: str) -> Broken:
+    """Some of the inputs ("in": every one, "in0", "in1") and the output ("out") need zero
+    point 0."""
+
+    def broken(model: Model, sg: Subgraph, op: Operator) -> bool:
+        tensors = [output_tensor(sg, op, 0)] if "out" in which else []
+        if "in" in which:
+            tensors += _ins(sg, op)
+        tensors += [input_tensor(sg, op, int(w[2:])) for w in which if w.startswith("in") and w[2:]]
+        return any(_q(model, t)[1] != 0 for t in tensors if t is not None)
+
+    return broken
+
+
+def _output_is(zero_point: int, scale: float, tolerance: float | None = None) -> Broken:
+    """The output quantized with this zero point and scale (exactly in float32, or within
+    `tolerance`)."""
+
+    def broken(model: Model, sg: Subgraph, op: Operator) -> bool:
+        s, z = _q(model, output_tensor(sg, op, 0))
+        want = np.float32(scale)
+        off = np.float32(s) != want if tolerance is None else abs(np.float32(s) - want) > tolerance
+        return bool(off) or z != zero_point
+
+    return broken
+
+
+def _out_type(t: int) -> Callable[[Subgraph, Operator], bool]:
+    def has(sg: Subgraph, op: Operator) -> bool:
+        y = output_tensor(sg, op, 0)
+        return y is not None and y.type == t
+
+    return has
+
+
+def _when(test: Callable[[Subgraph, Operator], bool], then: Broken) -> Broken:
+    return lambda model, sg, op: test(sg, op) and then(model, sg, op)
+
+
+def _pad_constant(model: Model, sg: Subgraph, op: Operator) -> bool:
+    value = input_tensor(sg, op, 2)
+    return value is not None and _q(model, value) != _q(model, output_tensor(sg, op, 0))
+
+
+def _rank_above(limit: int, tensor: str = "in") -> Broken:
+    def broken(model: Model, sg: Subgraph, op: Operator) -> bool:
+        t = input_tensor(sg, op, 0) if tensor == "in" else output_tensor(sg, op, 0)
+        return t is not None and len(t.shape) > limit
+
+    return broken
+
+
+def _add_sub_multiplier(model: Model, sg: Subgraph, op: Operator) -> bool:
+    a, b = _q(model, input_tensor(sg, op, 0))[0], _q(model, input_tensor(sg, op, 1))[0]
+    y = output_tensor(sg, op, 0)
+    left_shift = 20 if y is not None and y.type == INT8 else 15
+    ratio = 2.0 * max(a, b) / ((1 << left_shift) * _q(model, y)[0]) if _q(model, y)[0] else 1.0
+    return not ratio < 1.0
+
+
+def _add_n(model: Model, sg: Subgraph, op: Operator) -> bool:
+    first = _q(model, input_tensor(sg, op, 0))
+    return any(_q(model, x) != first for x in _ins(sg, op))
+
+
+def _svdf_bias(model: Model, sg: Subgraph, op: Operator) -> bool:
+    bias, state, time = (input_tensor(sg, op, i) for i in (3, 4, 2))
+    if bias is None:
+        return False
+    product = np.float32(_q(model, state)[0]) * np.float32(_q(model, time)[0])
+    return not abs(float(_q(model, bias)[0]) - float(product)) < 1e-5
+
+
+def _types_differ(model: Model, sg: Subgraph, op: Operator) -> bool:
+    x, y = input_tensor(sg, op, 0), output_tensor(sg, op, 0)
+    return x is not None and y is not None and x.type != y.type
+
+
+I8, I16 = ("INT8",), ("INT16",)
+Q = ("INT8", "INT16")
+SAME_TYPE_OPS = (
+    "CONV_2D", "FULLY_CONNECTED", "PAD", "PADV2", "RESHAPE", "CONCATENATION", "LOGISTIC",
+    "TANH", "TRANSPOSE", "DEPTH_TO_SPACE", "SPACE_TO_DEPTH", "BATCH_TO_SPACE_ND",
+    "SPACE_TO_BATCH_ND", "LEAKY_RELU", "L2_NORMALIZATION", "LOG_SOFTMAX", "BROADCAST_TO",
+)  # fmt: skip
+CONDITIONS = [
+    Condition("pool quantization", ("AVERAGE_POOL_2D", "MAX_POOL_2D"), Q,
+              "output scale within 1e-6 of the input's, the same zero point", _pool),
+    Condition("concatenation int8", ("CONCATENATION",), I8,
+              "every input's scale and zero point equal to the output's", _concat_int8),
+    Condition("concatenation int16", ("CONCATENATION",), I16,
+              "zero point 0 on every input and the output", _zero_points("in", "out")),
+    Condition("pad constant", ("PAD", "PADV2"), I8,
+              "a constant pad value quantized as the output (scale and zero point)",
+              _pad_constant),
+    Condition("pad rank", ("PAD", "PADV2"), (), "input rank at most 5", _rank_above(5)),
+    Condition("transpose rank", ("TRANSPOSE",), (), "input rank at most 5", _rank_above(5)),
+    Condition("strided slice rank", ("STRIDED_SLICE",), (), "input rank at most 4",
+              _rank_above(4)),
+    Condition("broadcast_to rank", ("BROADCAST_TO",), (), "output rank at most 5",
+              _rank_above(5, "out")),
+    Condition("add sub multiplier", ("ADD", "SUB"), Q,
+              "output scale above 2 x the larger input scale / 2^20 (int8) or 2^15 (int16): "
+              "an output multiplier of 1 or more fails a check that stops the program",
+              _add_sub_multiplier),
+    Condition("mul int16", ("MUL",), I16, "zero point 0 on both inputs and the output",
+              _zero_points("in", "out")),
+    Condition("relu int16", ("RELU",), I16, "zero point 0 on the input and the output",
+              _zero_points("in0", "out")),
+    Condition("logistic int8", ("LOGISTIC",), I8, "output zero point -128",
+              lambda m, sg, op: _q(m, output_tensor(sg, op, 0))[1] != -128),
+    Condition("logistic tanh int16", ("LOGISTIC", "TANH"), I16,
+              "zero point 0 on the input and the output", _zero_points("in0", "out")),
+    Condition("softmax int8", ("SOFTMAX",), I8,
+              "an int8 output quantized with zero point -128 and scale 1/256 exactly; an int16 "
+              "output with zero point -32768 and scale 1/65536 (within 0.1%)",
+              lambda m, sg, op: _when(_out_type(INT8), _output_is(-128, 1 / 256))(m, sg, op)
+              or _when(_out_type(INT16), _output_is(-32768, 1 / 65536, 1e-3 / 65536))(m, sg, op)),
+    Condition("softmax int16", ("SOFTMAX",), I16,
+              "zero point 0 on the input and the output, output scale 1/32768 (within 0.1%)",
+              lambda m, sg, op: _zero_points("in0", "out")(m, sg, op)
+              or _output_is(0, 1 / 32768, 1e-3 / 32768)(m, sg, op)),
+    Condition("log_softmax int8", ("LOG_SOFTMAX",), I8,
+              "output zero point 127 and scale 16/256 exactly", _output_is(127, 16 / 256)),
+    Condition("batch_matmul int16", ("BATCH_MATMUL",), I16,
+              "zero point 0 on both inputs and the output", _zero_points("in", "out")),
+    Condition("squared_difference int16", ("SQUARED_DIFFERENCE",), I16,
+              "zero point 0 on both inputs and the output", _zero_points("in", "out")),
+    Condition("add_n int8", ("ADD_N",), I8, "every input quantized as the first", _add_n),
+    Condition("svdf bias", ("SVDF",), I8,
+              "a bias scale within 1e-5 of the state scale times the time weights' scale",
+              _svdf_bias),
+    Condition("same type", SAME_TYPE_OPS, (), "the output of input 0's type", _types_differ),
+]  # fmt: skip
+
+
+def broken_conditions(model: Model, sg: Subgraph, op: Operator) -> list[Condition]:
+    """The rows of CONDITIONS this operator breaks."""
+    x = input_tensor(sg, op, 0)
+    kind = x.type_name if x is not None else ""
+    return [
+        c
+        for c in CONDITIONS
+        if op.name in c.ops and (not c.types or kind in c.types) and c.broken(model, sg, op)
+    ]
+
+
+def prepare_refusals(model: Model) -> list[str]:
+    """Each operator that breaks a condition, with the conditions it breaks."""
+    out = []
+    for sg in model.subgraphs:
+        for op in sg.operators:
+            broken = broken_conditions(model, sg, op)
+            if broken:
+                why = "; ".join(c.text for c in broken)
+                out.append(f"subgraph {sg.index} op {op.index} {op.name} (TFLM wants {why})")
+    return out

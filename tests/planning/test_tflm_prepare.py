@@ -1,0 +1,269 @@
+"""Every row of host.planning.tflm_prepare's table of TFLM's Prepare conditions, broken by a
+model built here: the pip TFLM refuses it (or stops), this runtime (host build) refuses it, and
+host.plan says neither runs it. The models are the conformance cases, changed until they break
+the row (a zero point or scale moved, the output re-typed), or written out where a change of
+shape is needed; the cases as they are break no row (no false refusal)."""
+
+from __future__ import annotations
+
+import copy
+import json
+import subprocess
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+from support.conformance import (
+    F32,
+    I8,
+    I16,
+    I32,
+    Case,
+    T,
+    const_i32,
+    q8,
+    q16,
+    single_op_model,
+)
+
+from host.planning.cli import _microarena_refusal
+from host.planning.tflm_prepare import CONDITIONS, Condition, broken_conditions
+from host.planning.tflm_refusal import tflm_refusal
+from host.runtime.binding import Interpreter, MicroarenaError
+from host.tflite.model import Model
+
+REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO / "tools"))
+
+import gen_operators_doc  # noqa: E402
+
+TYPE_CODES = {"INT8": I8, "INT16": I16}
+RANGE = {I8: (-128, 127), I16: (-32768, 32767)}
+S6 = (1, 2, 1, 2, 1, 2)
+S5 = (1, 2, 1, 2, 3)
+# Rows that need another shape: written out (input rank one above TFLM's limit).
+WRITTEN = {
+    ("pad rank", "PAD"): Case("PAD rank 6", "PAD",
+                              [q8(S6, 0.05, 1), const_i32([[0, 0]] * 5 + [[1, 1]])],
+                              [q8((*S6[:5], 4), 0.05, 1)]),
+    ("pad rank", "PADV2"): Case("PADV2 rank 6", "PADV2",
+                                [q8(S6, 0.05, 1), const_i32([[0, 0]] * 5 + [[1, 1]]),
+                                 q8((1,), 0.05, 1, data=[3])], [q8((*S6[:5], 4), 0.05, 1)]),
+    ("transpose rank", "TRANSPOSE"): Case("TRANSPOSE rank 6", "TRANSPOSE",
+                                          [q8(S6, 0.05, 1), const_i32([5, 4, 3, 2, 1, 0])],
+                                          [q8(S6[::-1], 0.05, 1)]),
+    ("strided slice rank", "STRIDED_SLICE"): Case(
+        "STRIDED_SLICE rank 5", "STRIDED_SLICE",
+        [q8(S5, 0.05, 1), const_i32([0] * 5), const_i32(list(S5)), const_i32([1] * 5)],
+        [q8(S5, 0.05, 1)], "StridedSliceOptions", {}),
+    ("broadcast_to rank", "BROADCAST_TO"): Case(
+        "BROADCAST_TO rank 6", "BROADCAST_TO", [q8((1, 2), 0.05, 1), const_i32([2, 1, 1, 1, 2, 2])],
+        [q8((2, 1, 1, 1, 2, 2), 0.05, 1)]),
+    ("pad constant", "PAD"): Case(
+        "PAD int8 constant zero point", "PAD",
+        [q8((1, 3, 3, 1), 0.05, 1), const_i32([[0, 0], [1, 1], [1, 1], [0, 0]]),
+         q8((1,), 0.05, 2, data=[5])], [q8((1, 5, 5, 1), 0.05, 1)]),
+}  # fmt: skip
+
+
+# Bases for operators and types no conformance case has; TFLM and this runtime must open them.
+EXTRA_BASES = [
+    Case("RESHAPE int8", "RESHAPE", [q8((1, 3, 3, 1), 0.05, 1), const_i32([9])],
+         [q8((9,), 0.05, 1)]),
+    Case("TRANSPOSE int8", "TRANSPOSE", [q8((2, 3), 0.05, 1), const_i32([1, 0])],
+         [q8((3, 2), 0.05, 1)]),
+    Case("SOFTMAX int8", "SOFTMAX", [q8((2, 10), 0.1, 3)], [q8((2, 10), 1 / 256, -128)],
+         "SoftmaxOptions", {0: ("f", 1.0)}),
+    Case("CONCATENATION int16", "CONCATENATION", [q16((2, 3), 0.01), q16((2, 3), 0.01)],
+         [q16((2, 6), 0.01)], "ConcatenationOptions", {0: ("i", 1)}),
+]  # fmt: skip
+
+
+def _moves(t: T) -> Iterator[Callable[[T], None]]:
+    """Changes of one tensor's quantization or type, each kept in its type's range."""
+    if t.scale:
+        lo, hi = RANGE.get(t.dtype, (-(2**31), 2**31 - 1))
+
+        def zp_by(d: int) -> Callable[[T], None]:
+            def move(u: T) -> None:
+                u.zp = [z + d if lo <= z + d <= hi else z - d for z in u.zp]
+
+            return move
+
+        def scale_by(k: float) -> Callable[[T], None]:
+            def move(u: T) -> None:
+                u.scale = [s * k for s in u.scale]
+
+            return move
+
+        yield from (zp_by(1), zp_by(3), scale_by(1.5), scale_by(2**-21))
+    for dtype in (I16, I8, I32, F32):
+        if dtype != t.dtype:
+
+            def retype(u: T, dtype: int = dtype) -> None:
+                u.dtype = dtype
+                u.scale, u.zp = ([0.05], [0]) if dtype in RANGE else ([], [])
+                if u.data is not None:
+                    u.data = u.data.astype(np.int32 if dtype == I32 else np.float32)
+
+            yield retype
+
+
+def _variants(case: Case) -> Iterator[Case]:
+    """The case with one tensor's quantization or type changed, output first."""
+    tensors = [("out", 0, case.outputs[0])] + [
+        ("in", i, t) for i, t in enumerate(case.inputs) if t is not None
+    ]
+    for side, i, t in tensors:
+        for move in _moves(t):
+            c = copy.deepcopy(case)
+            move((c.outputs if side == "out" else c.inputs)[i])
+            yield c
+
+
+def _built(case: Case) -> tuple[bytes, Model] | None:
+    try:
+        data = single_op_model(case)
+        return data, Model(data)
+    except Exception:  # noqa: BLE001 - a change the model writer or reader cannot take
+        return None
+
+
+def _breaks(model: Model) -> list[Condition]:
+    sg = model.subgraphs[0]
+    return broken_conditions(model, sg, sg.operators[0])
+
+
+def _bases() -> list[Case]:
+    """The conformance cases TFLM runs as they are."""
+    return EXTRA_BASES + [
+        c
+        for _, c in gen_operators_doc._conformance_cases()
+        if c.refuse is None and c.oracle == "tflm" and c.custom_options is None and c.edit is None
+    ]
+
+
+def _first_input_type(case: Case) -> str:
+    t = case.inputs[0]
+    return {I8: "INT8", I16: "INT16"}.get(t.dtype, "") if t is not None else ""
+
+
+def _example(row: Condition, op: str, bases: list[Case]) -> tuple[str, bytes] | None:
+    """A model with operator `op` that breaks `row`."""
+    if (row.key, op) in WRITTEN:
+        case = WRITTEN[(row.key, op)]
+        return case.name, single_op_model(case)
+    for base in bases:
+        if base.op != op or (row.types and _first_input_type(base) not in row.types):
+            continue
+        for case in _variants(base):
+            built = _built(case)
+            if built and row in _breaks(built[1]):
+                return f"{base.name}, changed", built[0]
+    return None
+
+
+@pytest.fixture(scope="module")
+def bases() -> list[Case]:
+    return _bases()
+
+
+@pytest.fixture(scope="module")
+def examples(bases: list[Case]) -> dict[tuple[str, str], tuple[str, bytes]]:
+    out = {}
+    for row in CONDITIONS:
+        for op in row.ops:
+            found = _example(row, op, bases)
+            if found:
+                out[(row.key, op)] = found
+    return out
+
+
+def test_every_row_and_operator_has_a_breaking_model(examples) -> None:
+    pairs = {(row.key, op) for row in CONDITIONS for op in row.ops}
+    assert sorted(pairs - set(examples)) == []
+
+
+def test_unchanged_cases_break_no_row(bases: list[Case]) -> None:
+    """No false refusal: the conformance cases TFLM runs (and this runtime, compared in their
+    own tests) break no condition, and host.plan says TFLM loads them."""
+    for case in bases:
+        model = Model(single_op_model(case))
+        assert _breaks(model) == [], case.name
+        assert tflm_refusal(model) is None, case.name
+
+
+# Loads models start..count-1 of a folder on the pip TFLM, printing [index, what it said].
+CHILD = """
+import json, sys
+from pathlib import Path
+sys.path[:0] = ["tests", "."]
+from support.tflm_oracle import capture_output, oracle
+runtime = oracle()
+folder, start, count = Path(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
+for i in range(start, count):
+    data = (folder / f"{i}.tflite").read_bytes()
+    said = []
+    def load():
+        try:
+            runtime.Interpreter.from_bytes(data, arena_size=1 << 20)
+        except Exception as e:
+            said.append(str(e))
+    said.append(capture_output(load))
+    print(json.dumps([i, " ".join(said)]), flush=True)
+"""
+
+
+def _tflm_verdicts(models: list[bytes], tmp: Path) -> list[str]:
+    """What the pip TFLM says loading each model, in child processes: a failed check stops
+    the process ("stopped"), and the next child goes on after it."""
+    for i, data in enumerate(models):
+        (tmp / f"{i}.tflite").write_bytes(data)
+    said: dict[int, str] = {}
+    while len(said) < len(models):
+        start = len(said)
+        proc = subprocess.run(
+            [sys.executable, "-c", CHILD, str(tmp), str(start), str(len(models))],
+            capture_output=True, text=True, timeout=300, cwd=REPO,
+        )  # fmt: skip
+        for line in proc.stdout.splitlines():
+            i, text = json.loads(line)
+            said[i] = text
+        if len(said) == start or (proc.returncode != 0 and len(said) < len(models)):
+            said[len(said)] = "stopped"
+    return [said[i] for i in range(len(models))]
+
+
+@pytest.mark.oracle
+def test_tflm_this_runtime_and_host_plan_refuse_each_row(examples, tmp_path: Path) -> None:
+    keys = sorted(examples)
+    controls = [single_op_model(c) for c in EXTRA_BASES]
+    verdicts = _tflm_verdicts([examples[k][1] for k in keys] + controls, tmp_path)
+    wrong = []
+    for case, data, tflm in zip(EXTRA_BASES, controls, verdicts[len(keys) :], strict=True):
+        if tflm.strip():
+            wrong.append(f"{case.name}: TFLM refuses the base ({tflm!r})")
+        try:
+            Interpreter(data)
+        except MicroarenaError as e:
+            wrong.append(f"{case.name}: this runtime refuses the base ({e.message})")
+    verdicts = verdicts[: len(keys)]
+    for key, tflm in zip(keys, verdicts, strict=True):
+        name, data = examples[key]
+        if "failed to allocate" not in tflm.lower() and tflm != "stopped":
+            wrong.append(f"{key} {name}: TFLM loads it ({tflm!r})")
+        try:
+            Interpreter(data)
+            wrong.append(f"{key} {name}: this runtime opens it")
+        except MicroarenaError:
+            pass
+        model = Model(data)
+        refusal = tflm_refusal(model)
+        row = next(r for r in CONDITIONS if r.key == key[0])
+        if refusal is None or not any(row.text in p for p in refusal.in_prepare):
+            wrong.append(f"{key} {name}: host.plan's TFLM verdict {refusal}")
+        if _microarena_refusal(model) is None:
+            wrong.append(f"{key} {name}: host.plan says this runtime runs it")
+    assert wrong == []
