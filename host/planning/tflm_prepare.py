@@ -8,17 +8,21 @@ refuse it. The facts come from TFLM's kernel sources, read, and from the pip TFL
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 
 from host.planning.kernels.operands import (
+    FLOAT32,
     INT8,
     INT16,
+    builtin_options,
     input_tensor,
     output_tensor,
     quantization,
+    quantization_table,
 )
 from host.tflite.model import Model, Operator, Subgraph, Tensor
 
@@ -137,6 +141,92 @@ def _types_differ(model: Model, sg: Subgraph, op: Operator) -> bool:
     return x is not None and y is not None and x.type != y.type
 
 
+# BuiltinOptions union types and the option slots read here.
+L2NORM_OPTIONS, RESIZE_BILINEAR_OPTIONS, GATHER_OPTIONS = 12, 15, 23
+QUANT_DIMENSION = 6  # QuantizationParameters.quantized_dimension
+
+
+def _option(model: Model, sg: Subgraph, op: Operator, kind: int, slot: int, fmt: str) -> int:
+    opts = builtin_options(model, sg.index, op.index, kind)
+    return opts.scalar(slot, fmt, 0) if opts is not None else 0
+
+
+def _hard_swish_multiplier(model: Model, sg: Subgraph, op: Operator) -> bool:
+    """TFLM forms (input scale / 128) / output scale in float, splits it as QuantizeMultiplier
+    does and wants an exponent <= 0 (a multiplier below 1 after rounding)."""
+    x, y = _q(model, input_tensor(sg, op, 0))[0], _q(model, output_tensor(sg, op, 0))[0]
+    if y == 0:
+        return True
+    ratio = float(np.float32(np.float32(1 / 128) * np.float32(x)) / np.float32(y))
+    if ratio == 0:
+        return False
+    q, exponent = math.frexp(ratio)
+    if math.floor(q * 2**31 + 0.5) == 2**31:
+        exponent += 1
+    return exponent > 0
+
+
+def _same_shape(model: Model, sg: Subgraph, op: Operator) -> bool:
+    x, y = input_tensor(sg, op, 0), output_tensor(sg, op, 0)
+    return x is not None and y is not None and tuple(x.shape) != tuple(y.shape)
+
+
+def _inputs_differ_in_shape(model: Model, sg: Subgraph, op: Operator) -> bool:
+    return len({tuple(t.shape) for t in _ins(sg, op)}) > 1
+
+
+def _l2norm(model: Model, sg: Subgraph, op: Operator) -> bool:
+    return _rank_above(4)(model, sg, op) or _option(model, sg, op, L2NORM_OPTIONS, 0, "b") != 0
+
+
+def _resize_flags(model: Model, sg: Subgraph, op: Operator) -> bool:
+    align = _option(model, sg, op, RESIZE_BILINEAR_OPTIONS, 2, "B")
+    return bool(align and _option(model, sg, op, RESIZE_BILINEAR_OPTIONS, 3, "B"))
+
+
+def _gather_dims(model: Model, sg: Subgraph, op: Operator) -> bool:
+    x, coords = input_tensor(sg, op, 0), input_tensor(sg, op, 1)
+    if x is None or coords is None:
+        return False
+    rank, index_rank = len(x.shape), len(coords.shape)
+    axis = _option(model, sg, op, GATHER_OPTIONS, 0, "i")
+    batch = _option(model, sg, op, GATHER_OPTIONS, 1, "i")
+    axis += rank if axis < 0 else 0
+    batch += index_rank if batch < 0 else 0
+    if not (0 <= axis < rank and 0 <= batch < rank and batch <= axis and batch <= index_rank):
+        return True
+    return tuple(x.shape[:batch]) != tuple(coords.shape[:batch])
+
+
+def _channel_scales(model: Model, sg: Subgraph, op: Operator) -> bool:
+    """A per-channel filter with as many scales as its quantized dimension has channels."""
+    w = input_tensor(sg, op, 1)
+    if w is None:
+        return False
+    scales = quantization(model, w)[0]
+    q = quantization_table(model, w)
+    axis = q.scalar(QUANT_DIMENSION, "i", 0) if q is not None else 0
+    channels = w.shape[axis] if 0 <= axis < len(w.shape) else -1
+    return len(scales) > 1 and len(scales) != channels
+
+
+def _one_scale(model: Model, sg: Subgraph, op: Operator) -> bool:
+    y = output_tensor(sg, op, 0)
+    return y is not None and len(quantization(model, y)[0]) != 1
+
+
+def _embedding_zero_point(model: Model, sg: Subgraph, op: Operator) -> bool:
+    value, y = input_tensor(sg, op, 1), output_tensor(sg, op, 0)
+    if value is None or y is None or value.type != INT8 or y.type != FLOAT32:
+        return False
+    return _q(model, value)[1] != 0
+
+
+def _not_float_output(model: Model, sg: Subgraph, op: Operator) -> bool:
+    y = output_tensor(sg, op, 0)
+    return y is not None and y.type != FLOAT32
+
+
 I8, I16 = ("INT8",), ("INT16",)
 Q = ("INT8", "INT16")
 SAME_TYPE_OPS = (
@@ -191,6 +281,27 @@ CONDITIONS = [
     Condition("svdf bias", ("SVDF",), I8,
               "a bias scale within 1e-5 of the state scale times the time weights' scale",
               _svdf_bias),
+    Condition("hard_swish multiplier", ("HARD_SWISH",), I8,
+              "output scale above the input scale / 128 (a multiplier below 1)",
+              _hard_swish_multiplier),
+    Condition("l2norm", ("L2_NORMALIZATION",), (), "input rank at most 4, no fused activation",
+              _l2norm),
+    Condition("resize flags", ("RESIZE_BILINEAR",), (),
+              "not both align_corners and half_pixel_centers", _resize_flags),
+    Condition("quantize one scale", ("QUANTIZE",), (), "one output scale (per tensor)",
+              _one_scale),
+    Condition("channel scales", ("CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED"), Q,
+              "filter scales: one, or one per channel of its quantized dimension",
+              _channel_scales),
+    Condition("gather dims", ("GATHER",), (),
+              "0 <= batch_dims <= axis < input rank, batch_dims <= index rank, the first "
+              "batch_dims dimensions of input and indices equal", _gather_dims),
+    Condition("same shape", ("CUMSUM", "LOG_SOFTMAX"), (), "the output of the input's shape",
+              _same_shape),
+    Condition("add_n shapes", ("ADD_N",), (), "inputs of one shape", _inputs_differ_in_shape),
+    Condition("embedding zero point", ("EMBEDDING_LOOKUP",), (),
+              "an int8 table read as float32 with zero point 0", _embedding_zero_point),
+    Condition("dequantize output", ("DEQUANTIZE",), (), "a float32 output", _not_float_output),
     Condition("same type", SAME_TYPE_OPS, (), "the output of input 0's type", _types_differ),
 ]  # fmt: skip
 

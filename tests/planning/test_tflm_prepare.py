@@ -23,6 +23,7 @@ from support.conformance import (
     Case,
     T,
     const_i32,
+    f32,
     q8,
     q16,
     single_op_model,
@@ -42,6 +43,7 @@ import gen_operators_doc  # noqa: E402
 TYPE_CODES = {"INT8": I8, "INT16": I16}
 RANGE = {I8: (-128, 127), I16: (-32768, 32767)}
 S6 = (1, 2, 1, 2, 1, 2)
+W8 = np.arange(-3, 3, dtype=np.int8)
 S5 = (1, 2, 1, 2, 3)
 # Rows that need another shape: written out (input rank one above TFLM's limit).
 WRITTEN = {
@@ -65,6 +67,41 @@ WRITTEN = {
         "PAD int8 constant zero point", "PAD",
         [q8((1, 3, 3, 1), 0.05, 1), const_i32([[0, 0], [1, 1], [1, 1], [0, 0]]),
          q8((1,), 0.05, 2, data=[5])], [q8((1, 5, 5, 1), 0.05, 1)]),
+    ("add_n shapes", "ADD_N"): Case("ADD_N of two shapes", "ADD_N",
+                                    [f32((2, 3)), f32((1, 3))], [f32((2, 3))]),
+    ("channel scales", "CONV_2D"): Case(
+        "CONV_2D 2 filter scales for 3 channels", "CONV_2D",
+        [q8((1, 3, 3, 2), 0.05, 1), T((3, 1, 1, 2), I8, [0.01, 0.02], [0, 0], data=W8[:6]),
+         T((3,), I32, [0.0005], [0], data=[1, 2, 3])], [q8((1, 3, 3, 3), 0.1, 0)],
+        "Conv2DOptions", {0: ("B", 1), 1: ("i", 1), 2: ("i", 1)}),
+    ("channel scales", "DEPTHWISE_CONV_2D"): Case(
+        "DEPTHWISE_CONV_2D 3 filter scales for 2 channels", "DEPTHWISE_CONV_2D",
+        [q8((1, 3, 3, 2), 0.05, 1), T((1, 1, 1, 2), I8, [0.01, 0.02, 0.03], [0, 0, 0],
+                                      data=W8[:2], qdim=3),
+         T((2,), I32, [0.0005], [0], data=[1, 2])], [q8((1, 3, 3, 2), 0.1, 0)],
+        "DepthwiseConv2DOptions", {0: ("B", 1), 1: ("i", 1), 2: ("i", 1), 3: ("i", 1)}),
+    ("channel scales", "FULLY_CONNECTED"): Case(
+        "FULLY_CONNECTED 2 filter scales for 3 units", "FULLY_CONNECTED",
+        [q8((1, 2), 0.05, 1), T((3, 2), I8, [0.01, 0.02], [0, 0], data=W8[:6])],
+        [q8((1, 3), 0.1, 0)], "FullyConnectedOptions", {}),
+    ("gather dims", "GATHER"): Case(
+        "GATHER batch_dims 2 above axis 1", "GATHER",
+        [q8((2, 3, 4), 0.05, 1), const_i32([[0, 1], [1, 2]])], [q8((2, 2, 4), 0.05, 1)],
+        "GatherOptions", {0: ("i", 1), 1: ("i", 2)}),
+    ("l2norm", "L2_NORMALIZATION"): Case("L2_NORMALIZATION rank 5", "L2_NORMALIZATION",
+                                         [f32((1, 1, 1, 2, 3))], [f32((1, 1, 1, 2, 3))]),
+    ("resize flags", "RESIZE_BILINEAR"): Case(
+        "RESIZE_BILINEAR align_corners and half_pixel_centers", "RESIZE_BILINEAR",
+        [f32((1, 2, 2, 1)), const_i32([4, 4])], [f32((1, 4, 4, 1))],
+        "ResizeBilinearOptions", {2: ("B", 1), 3: ("B", 1)}),
+    ("quantize one scale", "QUANTIZE"): Case(
+        "QUANTIZE per-channel output", "QUANTIZE", [f32((2, 3))],
+        [T((2, 3), I8, [0.1, 0.2, 0.3], [0, 0, 0], qdim=1)]),
+    ("same shape", "CUMSUM"): Case("CUMSUM output transposed", "CUMSUM",
+                                   [f32((2, 3)), const_i32(1, ())], [f32((3, 2))],
+                                   "CumsumOptions", {}),
+    ("same shape", "LOG_SOFTMAX"): Case("LOG_SOFTMAX output transposed", "LOG_SOFTMAX",
+                                        [f32((2, 3))], [f32((3, 2))]),
 }  # fmt: skip
 
 
@@ -183,7 +220,8 @@ def examples(bases: list[Case]) -> dict[tuple[str, str], tuple[str, bytes]]:
 
 def test_every_row_and_operator_has_a_breaking_model(examples) -> None:
     pairs = {(row.key, op) for row in CONDITIONS for op in row.ops}
-    assert sorted(pairs - set(examples)) == []
+    missing = sorted(pairs - set(examples))
+    assert missing == [], missing
 
 
 def test_unchanged_cases_break_no_row(bases: list[Case]) -> None:

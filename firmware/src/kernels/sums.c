@@ -43,8 +43,11 @@ static ma_status cumsum_prepare(struct ma_context *ctx, ma_node *node) {
   if ((st = mak_check_input_type(ctx, op, in, types, "float32, int8")) != MA_OK) return st;
   if ((st = mak_check_type(ctx, op, "output", out, in->type)) != MA_OK) return st;
   if ((st = mak_check_type(ctx, op, "axis", axis, MA_INT32)) != MA_OK) return st;
-  if (ma_num_elements(axis) != 1 || in->ndims < 1 || ma_num_elements(in) != ma_num_elements(out))
-    return ma_fail(ctx, MA_ERR_MODEL, "%s: needs one axis and equal input and output shapes", op);
+  if (ma_num_elements(axis) != 1 || in->ndims < 1)
+    return ma_fail(ctx, MA_ERR_MODEL, "%s: needs one axis and a rank of 1 or more", op);
+  /* TFLM's Prepare wants the same shape, not only as many elements (an output of another
+   * shape would be filled along the input's axis). */
+  if ((st = mak_check_same_shape(ctx, op, in, out)) != MA_OK) return st;
   int32_t a = 0;
   if (axis->is_const && (st = axis_of(ctx, in, axis, &a)) != MA_OK) return st;
   sum_data *d = ma_persistent(ctx, sizeof *d);
