@@ -1,4 +1,5 @@
-"""TFLM's OfflineMemoryAllocation metadata: encode, decode, embed and check.
+"""TFLM's OfflineMemoryAllocation metadata: encode, decode, embed and check, and the marker
+host.plan writes beside it.
 
 The metadata buffer holds int32 values [version, num_subgraphs, n, offset_0 .. offset_{n-1}],
 n being the tensor count of all subgraphs together (subgraph 0's tensors first). -1 means
@@ -9,7 +10,9 @@ runtime, `--check` and `--embed`, which leaves one entry).
 
 from __future__ import annotations
 
+import json
 import struct
+import zlib
 from dataclasses import dataclass
 
 from host.planning.band_rows import concat_destinations, dead_under, row_pieces
@@ -27,6 +30,7 @@ VERSION = 0  # TFLM's documented format version; TFLM and this runtime ignore th
 # must stay addressable: planner.c, "offset %d is beyond 2 GiB"); sizes count in 16-byte units.
 RUNTIME_ALIGN = 16
 MAX_END = 2**31 - 1 - RUNTIME_ALIGN
+MARKER = b"microarena_plan"  # metadata entry beside the plan: what host.plan planned for (JSON)
 
 
 @dataclass
@@ -59,6 +63,18 @@ def read(model: Model) -> OfflinePlan | None:
     return None if data is None else decode(data)
 
 
+def marker(
+    plan: bytes, runtime: str, overlap: bool, kernels: str = "", cpu: str | None = None
+) -> bytes:
+    """The metadata host.plan --embed writes beside its plan: what it planned for (the
+    runtime, and the kernel library and CPU whose scratch and overlap rules it holds to), and
+    the plan's CRC, so that a plan another tool writes over it later is not taken for ours."""
+    info = {"by": "host.plan", "runtime": runtime, "overlap": overlap, "crc32": zlib.crc32(plan)}
+    if kernels:
+        info |= {"kernels": kernels, "cpu": cpu}
+    return json.dumps(info).encode()
+
+
 def embed(
     model: Model,
     tensor_offsets: dict[int, int],
@@ -81,12 +97,9 @@ def embed(
     data = encode(offsets, len(model.subgraphs))
     model.set_metadata(OFFLINE_PLAN_NAME, data)
     if planned_for is not None:
-        from host.planning import plan_origin
-
         runtime, _, overlap = planned_for.partition("+")
         name, cpu = (kernels.name, kernels.cpu) if kernels else ("", None)
-        mark = plan_origin.marker(data, runtime, bool(overlap), name, cpu)
-        model.set_metadata(plan_origin.MARKER, mark)
+        model.set_metadata(MARKER, marker(data, runtime, bool(overlap), name, cpu))
 
 
 def tensor_buffers(w: Walk) -> list[Buffer]:

@@ -10,24 +10,14 @@ import zlib
 from dataclasses import dataclass
 from typing import Any
 
+from host.planning.kernels.libraries import library
+from host.planning.kernels.library import KernelsError
 from host.planning.lifetimes import needs_allocating
+from host.planning.offline_plan import MARKER, decode
 from host.tflite.model import CUSTOM, OFFLINE_PLAN_NAME, Model, ModelError
 
-MARKER = b"microarena_plan"  # metadata entry: what host.plan planned for (JSON)
 VELA_OPERATOR = "ethos-u"
 VELA_VERSION = b"vela_version"  # metadata entry Vela writes
-
-
-def marker(
-    plan: bytes, runtime: str, overlap: bool, kernels: str = "", cpu: str | None = None
-) -> bytes:
-    """The metadata host.plan --embed writes beside its plan: what it planned for (the
-    runtime, and the kernel library and CPU whose scratch and overlap rules it holds to), and
-    the plan's CRC, so that a plan another tool writes over it later is not taken for ours."""
-    info = {"by": "host.plan", "runtime": runtime, "overlap": overlap, "crc32": zlib.crc32(plan)}
-    if kernels:
-        info |= {"kernels": kernels, "cpu": cpu}
-    return json.dumps(info).encode()
 
 
 @dataclass
@@ -42,9 +32,6 @@ class PlanOrigin:
 
     def kernels_text(self) -> str:
         """The kernels it was planned for, in words ("TFLM reference kernels")."""
-        from host.planning.kernels.libraries import library
-        from host.planning.kernels.library import KernelsError
-
         if not self.kernels:
             return f"{self.runtime} kernels"
         try:
@@ -66,8 +53,6 @@ def origin(model: Model) -> PlanOrigin | None:
     entries = model.metadata_entries(OFFLINE_PLAN_NAME)
     if not entries:
         return None
-    from host.planning.offline_plan import decode  # imports this module's neighbours
-
     try:
         offsets = decode(entries[-1]).offsets
     except ModelError:

@@ -105,7 +105,7 @@ class ModelEntry:
     plan_offsets: tuple[int, ...]  # OfflineMemoryAllocation offsets, one per tensor (-1: online)
     planned_sha256: str
     bands: tuple[int, tuple[int, ...]] | None = None  # (cut operator, band bounds) of a rewrite
-    # What host.plan --embed recorded beside the plan (plan_origin.marker): (runtime, overlap,
+    # What host.plan --embed recorded beside the plan (offline_plan.marker): (runtime, overlap,
     # kernel library, CPU); None where the offsets were re-embedded alone.
     marker: tuple[str, bool, str, str] | None = None
 
