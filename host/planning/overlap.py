@@ -23,7 +23,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import numpy as np
 
@@ -31,9 +31,6 @@ from host.planning.kernels.operands import builtin_options
 from host.planning.lifetimes import Walk
 from host.tflite.model import Model, Operator, Subgraph, Tensor
 from host.tflite.schema import TYPE_SIZES
-
-if TYPE_CHECKING:
-    from host.planning.kernels.library import KernelLibrary
 
 CONV_OPTIONS, DEPTHWISE_OPTIONS, POOL_OPTIONS = 1, 2, 5
 SAME = 0
@@ -369,7 +366,14 @@ def rule(k: Kernel, slot: int) -> int | None:
     return elementwise_rule(k.out_shape, k.in_shapes[slot], *args)
 
 
-def op_rules(model: Model, sg: Subgraph, op: Operator, kernels: KernelLibrary) -> list[Rule] | None:
+class Loops(Protocol):
+    """What the rules ask of a kernel library: an operator's loops. KernelLibrary
+    (host.planning.kernels.library), which builds on this module, is one."""
+
+    def overlap_kernel(self, model: Model, sg: Subgraph, op: Operator) -> Kernel | None: ...
+
+
+def op_rules(model: Model, sg: Subgraph, op: Operator, kernels: Loops) -> list[Rule] | None:
     """The overlap rules of an operator's activation inputs; None if it has no proven rule."""
     k = kernels.overlap_kernel(model, sg, op)
     if k is None or not 0 < indices(k) <= MAX_RULE_INDICES:
@@ -515,7 +519,7 @@ class Pair:
     op_name: str
 
 
-def overlap_pairs(model: Model, w: Walk, kernels: KernelLibrary) -> list[Pair]:
+def overlap_pairs(model: Model, w: Walk, kernels: Loops) -> list[Pair]:
     """Every (input, output) pair the rules allow to overlap in this model.
 
     An input qualifies only if this operator is its last use and the output is created by it,
