@@ -16,7 +16,7 @@ from collections.abc import Callable
 from host import entry
 from host.argtypes import FRACTION, SECONDS, file_path
 from host.fileio import Output, is_stdout, write_outputs
-from host.planning import bands, c_header, fast_paths, offline_plan, plan_origin
+from host.planning import bands, c_header, fast_paths, fit, offline_plan, plan_origin
 from host.planning.c_header import c_name
 from host.planning.kernels.libraries import CPUS, DEFAULT_CPU, KERNELS, RUNTIMES
 from host.planning.kernels.library import KernelLibrary, KernelsError
@@ -610,8 +610,6 @@ def main(argv: list[str] | None = None) -> int:
 
 def _fit(args: argparse.Namespace, mode: str) -> int:
     """--ram: the fit table (host/planning/fit.py), which runs host.plan once per option."""
-    from host.planning import fit
-
     if mode != "model":
         _parser().error(f"--ram means nothing with {MODE_NAMES[mode]}: it needs MODEL")
     chosen = [o for o, attr, _ in _MODE_ONLY if attr != "time_limit" and getattr(args, attr)]
@@ -621,7 +619,7 @@ def _fit(args: argparse.Namespace, mode: str) -> int:
             f"{', '.join(chosen) or '--bands-mac-budget'}"
         )
     try:
-        return fit.main(args.model, args.ram, args.time_limit, args.json)
+        return fit.main(args.model, args.ram, args.time_limit, args.json, main)
     except (fit.FitError, ModelError, OSError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2

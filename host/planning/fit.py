@@ -12,6 +12,7 @@ import io
 import json
 import re
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -20,6 +21,9 @@ from host.paths import BOARDS
 from host.planning import bands
 from host.planning.lifetimes import walk
 from host.tflite.model import Model
+
+# host.plan's main, which cli.py passes in: its arguments -> its exit status.
+PlanMain = Callable[[list[str]], int]
 
 _SIZE = re.compile(r"^(\d+)\s*([KkMm]i?[Bb]?|[Bb])?$")
 _UNITS = {"": 1, "b": 1, "k": 1024, "m": 1024 * 1024}
@@ -85,14 +89,12 @@ def limits(text: str) -> Limits:
     return Limits(int(up["maximum_ram_size"]), int(up["maximum_size"]), text, cpu)
 
 
-def _host_plan(model: str, args: list[str]) -> dict[str, Any]:
+def _host_plan(plan: PlanMain, model: str, args: list[str]) -> dict[str, Any]:
     """host.plan MODEL ARGS --json, in this process: its document, or FitError with its error."""
-    from host.planning import cli
-
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         try:
-            status = cli.main([model, *args, "--json", "-q"])
+            status = plan([model, *args, "--json", "-q"])
         except SystemExit as e:  # argparse refusing a combination
             status = int(e.code or 2)
     if status:
@@ -135,11 +137,11 @@ def _verdict(row: Row, lim: Limits, model_bytes: int, refusal: str | None) -> st
     return "does not fit: " + ", ".join(problems) if problems else "fits"
 
 
-def _fill(row: Row, model: Model, model_path: str, lim: Limits) -> None:
+def _fill(row: Row, model: Model, model_path: str, lim: Limits, plan: PlanMain) -> None:
     """Run host.plan for the row's option and fill its figures (or why it has none)."""
     start = time.perf_counter()
     try:
-        doc = row.plan = _host_plan(model_path, row.args)
+        doc = row.plan = _host_plan(plan, model_path, row.args)
     except FitError as e:
         row.skipped = str(e)
         return
@@ -155,7 +157,7 @@ def _fill(row: Row, model: Model, model_path: str, lim: Limits) -> None:
         row.verdict += " (no band split lowers the head: the plain plan)"
 
 
-def fit_rows(model_path: str, lim: Limits, time_limit: float | None) -> list[Row]:
+def fit_rows(model_path: str, lim: Limits, time_limit: float | None, plan: PlanMain) -> list[Row]:
     """Every option's row, in OPTIONS order. The bands rows run last: their search plans every
     cut and band count (--time-limit bounds each plan, not the search), so once the bands
     searches have taken BANDS_BUDGET seconds the rest are skipped, saying so."""
@@ -173,7 +175,7 @@ def fit_rows(model_path: str, lim: Limits, time_limit: float | None) -> list[Row
                 f"`python -m host.plan MODEL {' '.join(row.args)}` gives this row alone"
             )
             continue
-        _fill(row, model, model_path, lim)
+        _fill(row, model, model_path, lim, plan)
         spent += row.seconds if "--bands" in row.args else 0.0
     return rows
 
@@ -228,9 +230,9 @@ def fit_text(model_path: str, lim: Limits, rows: list[Row]) -> str:
     return "\n".join(lines)
 
 
-def main(model_path: str, ram: str, time_limit: float | None, as_json: bool) -> int:
+def main(model_path: str, ram: str, time_limit: float | None, as_json: bool, plan: PlanMain) -> int:
     lim = limits(ram)
-    rows = fit_rows(model_path, lim, time_limit)
+    rows = fit_rows(model_path, lim, time_limit, plan)
     if as_json:
         print(json.dumps(fit_json(model_path, lim, rows)))
     else:
