@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from host.planning import lifetimes
 from host.planning.packing.problem import TFLM_ALIGNMENT
-from host.rewrite import bands as rw
+from host.rewrite.operators import _consts_i32, _options, concat_axis
 from host.tflite.model import Model
 
 
@@ -23,7 +23,7 @@ def concat_destinations(model: Model) -> dict[tuple[int, int], int]:
             if op.name != "CONCATENATION" or len(op.outputs) != 1:
                 continue
             t = sub.tensors[op.outputs[0]]
-            axis = rw.concat_axis(model, sub, op)
+            axis = concat_axis(model, sub, op)
             if axis is None or any(d != 1 for d in t.shape[:axis]):
                 continue  # more than one copy per input: its bytes are not contiguous
             if len(set(op.inputs)) != len(op.inputs):
@@ -50,10 +50,10 @@ def _slice_rows(model: Model, sub, op) -> tuple[int, int] | None:
     args = [sub.tensors[i] for i in op.inputs[1:]]
     if len(x.shape) != 4 or x.shape[0] != 1 or any(not a.is_const or a.type != 2 for a in args):
         return None
-    opts = rw._options(model, op, sub.index)
+    opts = _options(model, op, sub.index)
     if opts is not None and any(opts.scalar(s, "i", 0) for s in range(5)):
         return None  # begin/end/ellipsis/new-axis/shrink masks change what is read
-    begin, end, strides = (rw._consts_i32(model, a) for a in args)
+    begin, end, strides = (_consts_i32(model, a) for a in args)
     _, h, w, c = x.shape
     if (
         strides != [1, 1, 1, 1]

@@ -299,8 +299,8 @@ def _draw_subgraphs(ax: Axes, lab: _Labeller, model: Model, owners: list[tuple[i
 
 def band_runs(model: Model, owners: list[tuple[int, int]]) -> list[tuple[int, int, int]]:
     """The scopes of each band of a model host.plan --bands rewrote: (band, first scope, last
-    scope), from the band its operator's output belongs to (host.rewrite.bands.band_of)."""
-    from host.rewrite.bands import band_of
+    scope), from the band its operator's output belongs to (host.rewrite.operators.band_of)."""
+    from host.rewrite.operators import band_of
 
     sub = model.subgraphs[0] if model.subgraphs else None
     runs: list[tuple[int, int, int]] = []

@@ -24,38 +24,43 @@ bands are merged with a neighbour (merge_empty) or the bounds refused.
 from __future__ import annotations
 
 import copy
-import re
 import struct
 from dataclasses import dataclass, field
 
+from host.rewrite import graph_check
+from host.rewrite.operators import (
+    BAND_TAG,
+    BINARY,
+    CONV_DIL_H,
+    CONV_DIL_W,
+    CONV_STRIDE_H,
+    CONV_STRIDE_W,
+    DW_DIL_H,
+    DW_DIL_W,
+    FLOAT32,
+    INT8,
+    INT16,
+    INT32,
+    OPT_PADDING,
+    PADS,
+    POOL_FILTER_H,
+    POOL_FILTER_W,
+    POOL_STRIDE_H,
+    POOL_STRIDE_W,
+    SAME,
+    UNARY,
+    VALID,
+    WINDOWED,
+    _consts_i32,
+    _options,
+)
 from host.tflite import schema as S
 from host.tflite.flatbuf import Table, new_table, set_child
 from host.tflite.model import Model, ModelError, Operator, Subgraph, Tensor
 from host.tflite.ops import BUILTIN_CODES
 
-WINDOWED = ("CONV_2D", "DEPTHWISE_CONV_2D", "AVERAGE_POOL_2D", "MAX_POOL_2D")
-PADS = ("PAD", "PADV2")
-UNARY = (
-    "RELU",
-    "RELU6",
-    "RELU_N1_TO_1",
-    "LOGISTIC",
-    "TANH",
-    "QUANTIZE",
-    "DEQUANTIZE",
-    "HARD_SWISH",
-    "LEAKY_RELU",
-)
-BINARY = ("ADD", "MUL", "SUB")
 SUPPORTED = WINDOWED + PADS + UNARY + BINARY
-SAME, VALID = 0, 1
-# Options slots (schema.fbs): Conv2DOptions / DepthwiseConv2DOptions / Pool2DOptions.
-OPT_PADDING = 0
-CONV_STRIDE_H, CONV_DIL_H, DW_DIL_H, POOL_STRIDE_H, POOL_FILTER_H = 2, 5, 6, 2, 4
-CONV_STRIDE_W, CONV_DIL_W, DW_DIL_W, POOL_STRIDE_W, POOL_FILTER_W = 1, 4, 5, 1, 3
 CONCAT_OPTIONS, PAD_OPTIONS, STRIDED_SLICE_OPTIONS, PADV2_OPTIONS = 10, 22, 32, 43
-INT32 = 2
-FLOAT32, INT16, INT8 = 0, 7, 9
 SLICEABLE = (FLOAT32, INT16, INT8)  # map types TFLM's STRIDED_SLICE, PAD and CONCATENATION take
 TYPE_MINIMUM = {FLOAT32: struct.pack("<f", float("-inf")), INT16: struct.pack("<h", -32768),
                 INT8: struct.pack("<b", -128)}  # fmt: skip
@@ -69,8 +74,6 @@ PADDING = {
     "AVERAGE_POOL_2D": REFUSED,
 }
 MAX_BANDS = 10  # inputs of one CONCATENATION in TFLM (kMaxInputNum): more fail to prepare
-BAND_TAG = "band"  # a band's tensors are named <original name>/band<N>[/<what>]
-_BAND_NAME = re.compile(rf"/{BAND_TAG}(\d+)(?:/|$)")
 OFFLINE_PLAN = b"OfflineMemoryAllocation"
 
 
@@ -136,27 +139,8 @@ class Stage:
         return {o for s in self.ops for o in s.op.outputs}
 
 
-def _options(model: Model, op: Operator, sub: int = 0) -> Table | None:
-    raw = model.root.get(S.MODEL_SUBGRAPHS)[sub].get(S.SUBGRAPH_OPERATORS)[op.index]
-    return raw.get(S.OP_OPTIONS)
-
-
-def concat_axis(model: Model, sub: Subgraph, op: Operator) -> int | None:
-    """A CONCATENATION's axis, made non-negative (None if out of range)."""
-    opts = _options(model, op, sub.index)
-    rank = len(sub.tensors[op.outputs[0]].shape)
-    axis = opts.scalar(0, "i", 0) if opts is not None else 0
-    axis = axis + rank if axis < 0 else axis
-    return axis if 0 <= axis < rank else None
-
-
 def _activation(t: Tensor) -> bool:
     return not t.is_const and len(t.shape) == 4 and t.shape[0] == 1
-
-
-def _consts_i32(model: Model, t: Tensor) -> list[int]:
-    data = model.buffer_data(t.buffer)
-    return list(struct.unpack(f"<{len(data) // 4}i", data))
 
 
 def describe_op(model: Model, sub: Subgraph, op: Operator) -> StageOp:
@@ -563,8 +547,6 @@ def rewrite(model: Model, cut: int, bounds: list[int]) -> tuple[Model, BandPlan]
     set_child(out.root, S.MODEL_BUFFERS, w.buffers)
     _drop_offline_plan(out)
     banded = Model(out.to_bytes(), model.source)
-    from host.rewrite import graph_check  # it reads this module's tables
-
     problems = graph_check.problems(banded)
     if problems:  # a bug of ours: never hand on a model that cannot run
         raise BandError(f"the rewrite with bounds {bounds} fails its graph check: {problems[0]}")
@@ -643,12 +625,6 @@ def doc_table() -> str:
     rows.append(f"| {', '.join(UNARY)} | yes | - |")
     rows.append("| any other (MIRROR_PAD, RESHAPE, ...) | no: it ends the stage | - |")
     return "\n".join(rows) + f"\n\nFeature maps: {types} ([1, H, W, C])."
-
-
-def band_of(name: str) -> int | None:
-    """The band a tensor of a rewritten model belongs to (by its name), None if none."""
-    m = _BAND_NAME.search(name)
-    return int(m.group(1)) if m else None
 
 
 def _drop_offline_plan(model: Model) -> None:

@@ -13,14 +13,14 @@ this runtime.
 from __future__ import annotations
 
 from host.planning.kernels.operands import quantization
-from host.rewrite import bands as rw
+from host.rewrite import operators as ops
 from host.tflite.model import Model, Operator, Subgraph, Tensor
 
 MAX_CONCAT_INPUTS = 10  # TFLM's CONCATENATION (kMaxInputNum)
 MAX_SLICE_RANK = 4  # TFLM's STRIDED_SLICE
 MAX_PAD_RANK = 5  # TFLM's PAD (PadParams)
-COPY_TYPES = {rw.FLOAT32, rw.INT16, rw.INT8, 2}  # STRIDED_SLICE / PAD / CONCATENATION (+ int32)
-QUANTIZED = (rw.INT16, rw.INT8)
+COPY_TYPES = {ops.FLOAT32, ops.INT16, ops.INT8, 2}  # STRIDED_SLICE / PAD / CONCATENATION (+ int32)
+QUANTIZED = (ops.INT16, ops.INT8)
 
 
 def problems(model: Model) -> list[str]:
@@ -38,7 +38,7 @@ def problems(model: Model) -> list[str]:
             t = empty[0]
             out.append(f"{where}: tensor {t.index} ({t.name}) has shape {list(t.shape)}")
             continue
-        if any(rw.band_of(t.name) is not None for t in used):  # the rest is the original's
+        if any(ops.band_of(t.name) is not None for t in used):  # the rest is the original's
             out += [f"{where}: {p}" for p in _operator(model, sub, op)]
     return out
 
@@ -49,24 +49,24 @@ def _operator(model: Model, sub: Subgraph, op: Operator) -> list[str]:
     y = sub.tensors[op.outputs[0]]
     ins = [sub.tensors[i] if i >= 0 else None for i in op.inputs]
     if op.name == "STRIDED_SLICE":
-        return _strided_slice(model, ins, y, rw._options(model, op))
-    if op.name in rw.PADS:
+        return _strided_slice(model, ins, y, ops._options(model, op))
+    if op.name in ops.PADS:
         return _pad(model, ins, y)
     if op.name == "CONCATENATION":
         return _concatenation(model, sub, op, ins, y)
-    if op.name in rw.WINDOWED:
+    if op.name in ops.WINDOWED:
         return _window(model, sub, op, ins, y)
-    if op.name in rw.UNARY + rw.BINARY:
+    if op.name in ops.UNARY + ops.BINARY:
         x = ins[0]
-        if x is not None and x.shape != y.shape and op.name in rw.UNARY:
+        if x is not None and x.shape != y.shape and op.name in ops.UNARY:
             return [f"output shape {list(y.shape)}, its input's {list(x.shape)}"]
     return []
 
 
 def _consts(model: Model, t: Tensor | None) -> list[int] | None:
-    if t is None or not t.is_const or t.type != rw.INT32:
+    if t is None or not t.is_const or t.type != ops.INT32:
         return None
-    return rw._consts_i32(model, t)
+    return ops._consts_i32(model, t)
 
 
 def _same_meaning(model: Model, a: Tensor, b: Tensor, what: str) -> list[str]:
@@ -137,8 +137,8 @@ def _concatenation(model: Model, sub: Subgraph, op: Operator, ins: list, y: Tens
         return ["an input is missing"]
     if len(ins) > MAX_CONCAT_INPUTS:
         return [f"{len(ins)} inputs (TFLM: at most {MAX_CONCAT_INPUTS})"]
-    axis = rw.concat_axis(model, sub, op)
-    opts = rw._options(model, op)
+    axis = ops.concat_axis(model, sub, op)
+    opts = ops._options(model, op)
     if axis is None:
         return ["axis outside the output's rank"]
     if opts is not None and opts.scalar(1, "b", 0):
@@ -164,22 +164,22 @@ def _window(model: Model, sub: Subgraph, op: Operator, ins: list, y: Tensor) -> 
     x = ins[0] if ins else None
     if x is None or len(x.shape) != 4 or len(y.shape) != 4:
         return []
-    opts = rw._options(model, op)
+    opts = ops._options(model, op)
     if opts is None:
         return ["no options"]
-    padding = opts.scalar(rw.OPT_PADDING, "B", rw.SAME)
+    padding = opts.scalar(ops.OPT_PADDING, "B", ops.SAME)
     if op.name in ("CONV_2D", "DEPTHWISE_CONV_2D"):
         if len(ins) < 2 or ins[1] is None or len(ins[1].shape) != 4:
             return []
         kh, kw = ins[1].shape[1], ins[1].shape[2]
         depthwise = op.name == "DEPTHWISE_CONV_2D"
-        strides = (opts.scalar(rw.CONV_STRIDE_H, "i", 1), opts.scalar(rw.CONV_STRIDE_W, "i", 1))
-        dh = opts.scalar(rw.DW_DIL_H if depthwise else rw.CONV_DIL_H, "i", 1)
-        dw = opts.scalar(rw.DW_DIL_W if depthwise else rw.CONV_DIL_W, "i", 1)
+        strides = (opts.scalar(ops.CONV_STRIDE_H, "i", 1), opts.scalar(ops.CONV_STRIDE_W, "i", 1))
+        dh = opts.scalar(ops.DW_DIL_H if depthwise else ops.CONV_DIL_H, "i", 1)
+        dw = opts.scalar(ops.DW_DIL_W if depthwise else ops.CONV_DIL_W, "i", 1)
         channels = ins[1].shape[3] if depthwise else ins[1].shape[0]
     else:
-        kh, kw = opts.scalar(rw.POOL_FILTER_H, "i", 1), opts.scalar(rw.POOL_FILTER_W, "i", 1)
-        strides = (opts.scalar(rw.POOL_STRIDE_H, "i", 1), opts.scalar(rw.POOL_STRIDE_W, "i", 1))
+        kh, kw = opts.scalar(ops.POOL_FILTER_H, "i", 1), opts.scalar(ops.POOL_FILTER_W, "i", 1)
+        strides = (opts.scalar(ops.POOL_STRIDE_H, "i", 1), opts.scalar(ops.POOL_STRIDE_W, "i", 1))
         dh = dw = 1
         channels = x.shape[3]
     if min(kh, kw, dh, dw, *strides) < 1:
@@ -192,7 +192,7 @@ def _window(model: Model, sub: Subgraph, op: Operator, ins: list, y: Tensor) -> 
 
 
 def _out(size: int, kernel: int, stride: int, dilation: int, padding: int) -> int:
-    if padding == rw.SAME:
+    if padding == ops.SAME:
         return (size + stride - 1) // stride
     return (size - ((kernel - 1) * dilation + 1) + stride) // stride
 
@@ -200,5 +200,5 @@ def _out(size: int, kernel: int, stride: int, dilation: int, padding: int) -> in
 def is_banded(model: Model) -> bool:
     """Was the model written by the band rewrite (a tensor of subgraph 0 named for a band)?"""
     return bool(model.subgraphs) and any(
-        rw.band_of(t.name) is not None for t in model.subgraphs[0].tensors
+        ops.band_of(t.name) is not None for t in model.subgraphs[0].tensors
     )

@@ -177,7 +177,8 @@ def test_bands_are_shaded_and_named() -> None:
     named, every band operator inside its band's shade, in the legend, no text overlapping."""
     from host.planning import bands
     from host.planning.plot import band_runs
-    from host.rewrite.bands import band_of, find_stage
+    from host.rewrite.bands import find_stage
+    from host.rewrite.operators import band_of
     from host.tflite.modelgen import build_demo_model
 
     original = Model(build_demo_model(), "demo")
