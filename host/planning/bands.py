@@ -24,6 +24,7 @@ from host.planning.kernels.libraries import library
 from host.planning.kernels.library import KernelLibrary
 from host.planning.packing.problem import TFLM_ALIGNMENT, Buffer, collisions
 from host.planning.plan import Layout, PlanResult, plan_model
+from host.planning.tflm_targets import target_arena
 from host.rewrite import bands as rw
 from host.rewrite import graph_check
 from host.tflite.model import Model
@@ -408,8 +409,6 @@ def _arena(
 ) -> int | None:
     """The arena to set on the target, run with the kernels (a library or a --runtime name),
     for the model planned with these offsets."""
-    from host.planning.tflm_targets import target_arena
-
     planned = Model(model.to_bytes(), model.source)
     offline_plan.embed(planned, offsets)
     try:

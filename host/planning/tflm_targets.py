@@ -23,6 +23,7 @@ from host.planning.kernels.library import KernelLibrary, KernelsError
 from host.planning.scratch import unknown_scratch_ops
 from host.planning.tflm_refusal import tflm_refusal
 from host.planning.tflm_tail import CATEGORIES, UNCATEGORIZED, predict
+from host.runtime import arena
 from host.tflite.model import Model
 
 TARGETS = ("tflm-cortex-m", "tflm-x86_64", "microarena-cortex-m", "microarena-host")
@@ -173,8 +174,6 @@ def _tflm(model: Model, target: str, lib: KernelLibrary) -> TargetArena:
 
 
 def _microarena(model: Model, target: str) -> TargetArena:
-    from host.runtime import arena
-
     abi = MICROARENA_ABIS[target]
     p = arena.predict(model.to_bytes(), abi)
     categories = p["categories"]
