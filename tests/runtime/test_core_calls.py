@@ -14,6 +14,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from support.cycles import find_cycle
 
 from host.device.firmware import read_build_mk, runtime_build
 from host.paths import FIRMWARE
@@ -51,29 +52,6 @@ def call_graph(tmp: Path) -> dict[str, set[str]]:
     }
 
 
-def cycle(graph: dict[str, set[str]]) -> list[str]:
-    """One cycle of the graph as the files along it (first file repeated last), or []."""
-    state: dict[str, int] = {}  # 1 = on the current path, 2 = finished
-    path: list[str] = []
-
-    def visit(node: str) -> list[str]:
-        state[node] = 1
-        path.append(node)
-        for nxt in sorted(graph.get(node, ())):
-            if state.get(nxt) == 1:
-                return path[path.index(nxt) :] + [nxt]
-            if nxt not in state and (found := visit(nxt)):
-                return found
-        state[node] = 2
-        path.pop()
-        return []
-
-    for node in sorted(graph):
-        if node not in state and (found := visit(node)):
-            return found
-    return []
-
-
 def test_cycle_finder_finds_the_cycle_that_was() -> None:
     """The graph before issue 28's move: control.c -> interp.c -> planner.c -> interp.c."""
     before = {
@@ -82,12 +60,12 @@ def test_cycle_finder_finds_the_cycle_that_was() -> None:
         "planner.c": {"interp.c", "arena.c"},
         "arena.c": set(),
     }
-    assert cycle(before) == ["control.c", "interp.c", "control.c"]
+    assert find_cycle(before) == ["control.c", "interp.c", "control.c"]
     del before["control.c"]
     before["interp.c"].discard("control.c")
-    assert cycle(before) == ["interp.c", "planner.c", "interp.c"]
+    assert find_cycle(before) == ["interp.c", "planner.c", "interp.c"]
     before["planner.c"] = {"arena.c"}
-    assert cycle(before) == []
+    assert find_cycle(before) == []
 
 
 def test_core_files_call_each_other_without_a_cycle(tmp_path: Path) -> None:
@@ -96,4 +74,4 @@ def test_core_files_call_each_other_without_a_cycle(tmp_path: Path) -> None:
     graph = call_graph(tmp_path)
     # The graph is read, not empty: the open path calls the planner and the operator loop.
     assert {"control.c", "planner.c", "model.c", "arena.c"} <= graph["interp.c"]
-    assert cycle(graph) == [], f"core files call each other in a circle: {graph}"
+    assert find_cycle(graph) == [], f"core files call each other in a circle: {graph}"
