@@ -8,6 +8,7 @@
 #   MICROARENA_PYTHON  a Python with microarena installed [python3]
 # Your CPU flags (-mcpu, -mfpu) choose the kernels' fast paths; on Cortex-M add
 # $(MA_ARM_FLAGS) (build.mk's -O2 and section flags) and link with -Wl,--gc-sections.
+_MA_GOAL := $(.DEFAULT_GOAL)
 MICROARENA_DIR := $(patsubst %/,%,$(dir $(lastword $(MAKEFILE_LIST))))
 include $(MICROARENA_DIR)/firmware/build.mk
 MICROARENA_GEN ?= build/microarena
@@ -24,3 +25,5 @@ $(MICROARENA_GEN)/microarena_model.h: $(MICROARENA_MODEL)
 	PYTHONPATH=$(MICROARENA_DIR) $(MICROARENA_PYTHON) -m host.device.model_header $< \
 	  --out-dir $(MICROARENA_GEN) --target $(MICROARENA_TARGET) --plan $(MICROARENA_PLAN)
 $(MICROARENA_GEN)/microarena_model_ops.h: $(MICROARENA_GEN)/microarena_model.h
+# Not this file's rules: the includer's first target stays make's default goal.
+.DEFAULT_GOAL := $(_MA_GOAL)

@@ -95,10 +95,13 @@ function(microarena_add_model target model)
     DEPENDS ${model}
     COMMENT "microarena: planning ${model} for ${MA_TARGET}"
     VERBATIM)
-  # The registry keeps only the model's kernels; with --gc-sections the rest is dropped.
+  # The registry keeps only the model's kernels; with --gc-sections the rest is dropped. It
+  # drops them by constant folding, so it is optimised whatever the application's build type
+  # (unoptimised, it references every kernel: 94 against the demo model's 6).
   target_sources(${target} PRIVATE ${outputs} ${MICROARENA_REGISTRY})
   set_source_files_properties(${MICROARENA_REGISTRY} TARGET_DIRECTORY ${target} PROPERTIES
-    COMPILE_DEFINITIONS "MA_SELECTED_OPS_H=\"microarena_model_ops.h\"")
+    COMPILE_DEFINITIONS "MA_SELECTED_OPS_H=\"microarena_model_ops.h\""
+    COMPILE_OPTIONS "$<$<NOT:$<C_COMPILER_ID:MSVC>>:-O2>")
   target_include_directories(${target} PRIVATE ${gen})
   target_link_libraries(${target} PRIVATE microarena_core)
 endfunction()

@@ -33,8 +33,9 @@ FILE_MARKERS: dict[str, tuple[str, ...]] = {
     "device/test_converter_models_board.py": ("pio", "qemu", "slow"),
     "device/test_demo.py": ("pio", "qemu", "slow"),
     "device/test_emulate.py": ("pio", "qemu", "slow"),
-    "device/test_library_cmake.py": ("slow",),
+    "device/test_library_cmake.py": ("qemu", "slow"),
     "device/test_library_pio.py": ("pio", "qemu", "slow"),
+    "device/test_library_tflm.py": ("pio", "qemu", "slow"),
     "device/test_record_board.py": ("qemu", "slow"),
     "device/test_record_upload.py": ("slow",),  # fault injection waits out its timeouts
     "planning/test_overlap_plan.py": ("slow",),

@@ -76,6 +76,8 @@ env.Append(CPPPATH=[gen_dir], CPPDEFINES=[("MA_SELECTED_OPS_H", '\\"microarena_m
 global_env = DefaultEnvironment()
 global_env.Append(CPPPATH=[gen_dir])
 if option("tflm_api", "no") == "yes":  # an application written against TFLM's C++ API
-    global_env.Append(CPPPATH=[os.path.join(lib_dir, "firmware", "compat")])
+    # On the library's own path: PlatformIO passes it on to the project's sources (the
+    # global environment's, above, reaches only what is built after this script).
+    env.Append(CPPPATH=[os.path.join(lib_dir, "firmware", "compat")])
 if arm:
     env.Append(CCFLAGS=["-ffunction-sections", "-fdata-sections"])

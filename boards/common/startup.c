@@ -7,7 +7,9 @@
 #include "board.h"
 
 extern uint32_t _sidata, _sdata, _edata, _sbss, _ebss, _sstack, _estack;
-extern int main(void);
+/* Called as main(0, NULL), as newlib's crt0 does on bare metal: an application written with
+ * main(int argc, char **argv) sees no arguments (one with main(void) ignores them). */
+extern int main(int argc, char **argv);
 
 #define REG32(addr) (*(volatile uint32_t *)(addr))
 #define SCB_VTOR REG32(0xE000ED08u)
@@ -120,7 +122,7 @@ void Reset_Handler(void) {
   for (uint32_t *dst = &_sdata; dst < &_edata;) *dst++ = *src++;
   for (uint32_t *dst = &_sbss; dst < &_ebss;) *dst++ = 0u;
   board_init();
-  board_exit(main());
+  board_exit(main(0, (char **)0));
 }
 
 static void put_reg(const char *name, uint32_t value) {

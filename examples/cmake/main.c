@@ -29,7 +29,8 @@ static int read_input(const char *path, ma_tensor *t) {
   const size_t n = fread(t->data, 1, t->bytes, f);
   fclose(f);
   if (n != t->bytes) {
-    fprintf(stderr, "%s: %zu bytes, the input needs %zu\n", path, n, (size_t)t->bytes);
+    fprintf(stderr, "%s: %lu bytes, the input needs %lu\n", path, (unsigned long)n,
+            (unsigned long)t->bytes);
     return 1;
   }
   return 0;
@@ -52,7 +53,8 @@ int main(int argc, char **argv) {
   }
   for (int32_t i = 0; i < ma_num_outputs(it); i++) {
     const ma_tensor *t = ma_output(it, i);
-    printf("output %d bytes=%zu data=", (int)i, (size_t)t->bytes);
+    /* %lu, not %zu: newlib-nano's printf, common on boards, has no z modifier. */
+    printf("output %d bytes=%lu data=", (int)i, (unsigned long)t->bytes);
     for (size_t k = 0; k < t->bytes; k++) printf("%02x", ((const uint8_t *)t->data)[k]);
     printf("\n");
   }

@@ -7,6 +7,7 @@ and tests compile the runtime from this one list, as firmware/Makefile does.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -58,6 +59,29 @@ def machine_flags(build: dict) -> list[str]:
     return flags + ["-mfloat-abi=soft"]
 
 
+# The memory sizes of board.json, the one place they are written: the fit checks read them and
+# the boards' link.ld take their MEMORY lengths from these symbols (linker --defsym).
+MEMORY_SIZES = {
+    "__flash_size": "upload.maximum_size",  # code memory (and the model, unless kept apart)
+    "__model_size": "upload.maximum_model_size",  # the models' own memory, if any
+    "__ram_size": "upload.maximum_ram_size",
+    "STACK_SIZE": "build.stack_size",  # sections.ld reserves it; the start-up measures its use
+}
+
+
+def memory_size_symbols(get: Callable[[str], object]) -> list[str]:
+    """The linker options defining MEMORY_SIZES's symbols; get("upload.maximum_size") reads
+    a board.json value by its dotted key (PlatformIO's BoardConfig.get, or board_value)."""
+    sizes = {sym: int(str(get(key) or 0)) for sym, key in MEMORY_SIZES.items()}
+    return [f"-Wl,--defsym={sym}={size}" for sym, size in sizes.items() if size]
+
+
+def board_value(board: dict, key: str) -> object:
+    """A board.json value by its dotted key ("build.cpu"), None if absent."""
+    section, name = key.split(".", 1)
+    return board.get(section, {}).get(name)
+
+
 def board_defines(board_id: str, build: dict) -> list[tuple[str, str]]:
     """The board facts board code reads as macros: clock and UART base, from board.json only."""
     return [
@@ -68,10 +92,11 @@ def board_defines(board_id: str, build: dict) -> list[tuple[str, str]]:
 
 
 def board_sources(board_id: str, build: dict, emulated: bool) -> list[Path]:
-    """The board support an image links: start-up, printing, board facts, the UART (the board's
-    own board.c, or the shared driver its board.json "uart" names) and the exit path."""
+    """The board support an image links: start-up, printing (and the C library's system calls),
+    board facts, the UART (the board's own board.c, or the shared driver its board.json "uart"
+    names) and the exit path."""
     common = BOARDS / "common"
-    shared = ["startup.c", "print.c", "no_heap.c", "board_facts.c"]
+    shared = ["startup.c", "print.c", "syscalls.c", "no_heap.c", "board_facts.c"]
     shared.append("semihost.c" if emulated else "nosemihost.c")
     if build.get("uart"):
         shared.append(f"board_uart_{build['uart']}.c")

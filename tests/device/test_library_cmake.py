@@ -1,8 +1,10 @@
-"""examples/cmake as a user's project: copied out of the checkout, built with CMake against the
-runtime by path (add_subdirectory) for the host and, with cmake/arm-none-eabi.cmake, for a
-Cortex-M4F (test_library_pio.py runs the PlatformIO example on the M4F and the M55). The host
-build runs: its outputs must equal the real TFLM's on the same input and the arena the build
-generated must be the one the runtime reports it needs."""
+"""examples/cmake as a user's project: copied out of the checkout (conftest.user_examples), built
+with CMake against the runtime by path (add_subdirectory) for the host, and with
+cmake/arm-none-eabi.cmake for QEMU's mps2-an386 (Cortex-M4F) and mps3-an547 (Cortex-M55),
+linked with the board support a board's SDK would give (support.board_sdk). Each build runs
+once: outputs equal the real TFLM's, the arena the build generated is the one the runtime
+reports it needs (and on the boards host.runtime.arena's Cortex-M prediction), and the model it
+embedded is the planned model, byte for byte (its plan kept)."""
 
 from __future__ import annotations
 
@@ -12,22 +14,22 @@ import subprocess
 import sys
 from pathlib import Path
 
-import numpy as np
 import pytest
-
-from host.device.model_header import arena_size
-from host.paths import BUILD, REPO
-
-EXAMPLE = REPO / "examples" / "cmake"
-MODEL = BUILD / "demo_int8.tflite"  # built by .ci/setup
-CORES = {
-    "m4": "-mcpu=cortex-m4 -mfloat-abi=hard -mfpu=fpv4-sp-d16",
-}
-
-pytestmark = pytest.mark.skipif(
-    shutil.which("cmake") is None or not MODEL.is_file(),
-    reason="needs cmake and build/demo_int8.tflite (.ci/setup)",
+from support.user_projects import (
+    board_sdk,
+    embedded_model,
+    example_outputs,
+    linked_operators,
+    selected_operators,
 )
+
+from host.device import emulate
+from host.device.model_header import arena_size
+from host.paths import REPO
+
+BOARDS = ["mps2-an386", "mps3-an547"]
+
+pytestmark = pytest.mark.skipif(shutil.which("cmake") is None, reason="needs cmake")
 
 
 def _build(project: Path, build: Path, *options: str) -> None:
@@ -39,66 +41,83 @@ def _build(project: Path, build: Path, *options: str) -> None:
         assert "warning" not in done.stdout + done.stderr
 
 
-@pytest.fixture(scope="session")
-def project(tmp_path_factory) -> Path:
-    """The example as a user has it: its own folder outside the checkout, with a model."""
-    folder = tmp_path_factory.mktemp("user") / "cmake"
-    shutil.copytree(EXAMPLE, folder)
-    # Planned once here: the builds keep an embedded plan (the generator's default), so each
-    # build only predicts the arena.
-    subprocess.run(
-        [sys.executable, "-m", "host.plan", str(MODEL), "-o", str(folder / "model.tflite")]
-        + ["--kernels", "microarena", "-q"],
-        check=True,
-        capture_output=True,
-    )
-    return folder
+def _header(build: Path) -> Path:
+    return build / "classify_microarena" / "microarena_model.h"
 
 
-@pytest.fixture(scope="session")
-def host_run(project) -> str:
+def _check_run(text: str, header: Path, model: bytes, tflm_outputs: list[bytes]) -> int:
+    """Everything one run shows, against the header the build generated; returns its arena."""
+    assert example_outputs(text) == tflm_outputs
+    embedded, arena, target = embedded_model(header)
+    assert embedded == model  # the plan the model carries survived the build
+    assert f"arena_bytes={arena} target={target}" in text
+    required = int(re.search(r"\[microarena\] Arena required (\d+) bytes", text)[1])
+    assert arena == (required + 15) // 16 * 16
+    return arena
+
+
+def test_host_build_runs(user_examples, tflm_outputs):
+    project = user_examples / "cmake"
     build = project / "build-host"
     _build(project, build)
-    return subprocess.run(
+    text = subprocess.run(
         [str(build / "classify")], capture_output=True, text=True, check=True, timeout=60
     ).stdout
+    model = (project / "model.tflite").read_bytes()
+    _check_run(text, _header(build), model, tflm_outputs)
+    assert "target=microarena-host" in text
 
 
-def test_host_outputs_equal_tflm(host_run):
-    from tests.support.tflm_oracle import run_tflm
-
-    expected = run_tflm(MODEL.read_bytes(), deterministic=True).outputs
-    got = re.findall(r"^output (\d+) bytes=\d+ data=([0-9a-f]*)$", host_run, re.M)
-    assert [int(i) for i, _ in got] == list(range(len(expected)))
-    for (_, data), want in zip(got, expected, strict=True):
-        assert bytes.fromhex(data) == np.ascontiguousarray(want).tobytes()
-
-
-def test_host_arena_is_the_one_the_runtime_needs(host_run):
-    generated = int(re.search(r"arena_bytes=(\d+) target=microarena-host", host_run)[1])
-    required = int(re.search(r"\[microarena\] Arena required (\d+) bytes", host_run)[1])
-    assert generated == (required + 15) // 16 * 16
-
-
-@pytest.mark.parametrize("core", sorted(CORES))
-def test_cortex_m_build(project, core):
-    build = project / f"build-{core}"
-    _build(
-        project,
-        build,
-        f"-DCMAKE_TOOLCHAIN_FILE={REPO / 'cmake' / 'arm-none-eabi.cmake'}",
-        f"-DMICROARENA_CPU_FLAGS={CORES[core]}",
-        "-DCMAKE_EXE_LINKER_FLAGS=--specs=nosys.specs",
-    )
-    header = (build / "classify_microarena" / "microarena_model.h").read_text()
-    assert '#define MA_MODEL_TARGET "microarena-cortex-m"' in header
-    # The arena is host.runtime.arena's prediction for the array the header holds.
-    array = re.search(r"ma_model_data\[\d+\] = \{(.*?)\};", header, re.S)[1]
-    data = bytes(int(x, 16) for x in re.findall(r"0x([0-9a-f]{2})", array))
-    assert data[4:8] == b"TFL3"
-    arena = int(re.search(r"MA_MODEL_ARENA_BYTES (\d+)u", header)[1])
-    assert arena == arena_size(data, "cortex-m")[0]
+@pytest.mark.parametrize("board", BOARDS)
+def test_board_build_runs_on_qemu(user_examples, tflm_outputs, board):
+    project = user_examples / "cmake"
+    build = project / f"build-{board}"
+    _build(project, build, *board_sdk(board, project / f"sdk-{board}"))
     size = subprocess.run(
         ["arm-none-eabi-size", str(build / "classify")], capture_output=True, text=True, check=True
     ).stdout
-    print(core, size)
+    print(board, size)
+    ops = build / "classify_microarena" / "microarena_model_ops.h"
+    assert linked_operators(build / "classify") == selected_operators(ops)
+    run = emulate.run(board, build / "classify", timeout=60)
+    assert run.exit_code == 0 and run.fault is None, run.uart_text
+    model = (project / "model.tflite").read_bytes()
+    arena = _check_run(run.uart_text, _header(build), model, tflm_outputs)
+    assert "target=microarena-cortex-m" in run.uart_text
+    assert arena == arena_size(model, "cortex-m")[0]
+
+
+def _makefile_recipe() -> str:
+    """docs/library.md's plain-Makefile recipe, as a user copies it."""
+    doc = (REPO / "docs" / "library.md").read_text()
+    section = doc.split("## Plain Makefile", 1)[1]
+    block = re.search(r"\n\n((?:    .*\n)+)", section)[1]
+    return "".join(line[4:] + "\n" for line in block.splitlines())
+
+
+@pytest.mark.skipif(shutil.which("make") is None, reason="needs make")
+def test_plain_makefile_build_runs(user_examples, tflm_outputs, tmp_path):
+    """microarena.mk: the recipe of docs/library.md beside the example's main.c, built by make
+    (at -O0: the recipe's CFLAGS, which only decide compile time here) and run."""
+    project = tmp_path / "make"
+    project.mkdir()
+    for name in ("main.c", "model.tflite"):
+        shutil.copy(user_examples / "cmake" / name, project / name)
+    recipe = _makefile_recipe().replace("path/to/microarena", str(REPO))
+    assert "include " in recipe and "\t$(CC)" in recipe
+    (project / "Makefile").write_text(recipe)
+    done = subprocess.run(
+        ["make", "-C", str(project), f"MICROARENA_PYTHON={sys.executable}", "CFLAGS=-O0"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    assert "warning" not in done.stdout + done.stderr
+    text = subprocess.run(
+        [str(project / "app")], capture_output=True, text=True, check=True, timeout=60
+    ).stdout
+    model = (project / "model.tflite").read_bytes()
+    header = project / "build" / "microarena" / "microarena_model.h"
+    _check_run(text, header, model, tflm_outputs)
+    assert "target=microarena-host" in text

@@ -33,6 +33,7 @@ from host.device.firmware import (  # noqa: E402
     board_defines,
     board_sources,
     machine_flags,
+    memory_size_symbols,
     runtime_build,
 )
 from host.paths import BOARDS, BUILD, CHECKOUT, FIRMWARE  # noqa: E402
@@ -109,21 +110,6 @@ if cache_dir:
         )
     env.CacheDir(cache_dir, ObjectCache)
 
-# The memory sizes of board.json, the one place they are written: the fit checks read them and
-# the boards' link.ld take their MEMORY lengths from these symbols.
-MEMORY_SIZES = {
-    "__flash_size": "upload.maximum_size",  # code memory (and the model, unless kept apart)
-    "__model_size": "upload.maximum_model_size",  # the models' own memory, if any
-    "__ram_size": "upload.maximum_ram_size",
-    "STACK_SIZE": "build.stack_size",  # sections.ld reserves it; the start-up measures its use
-}
-
-
-def memory_size_symbols():
-    sizes = {sym: int(board.get(key, 0)) for sym, key in MEMORY_SIZES.items()}
-    return [f"-Wl,--defsym={sym}={size}" for sym, size in sizes.items() if size]
-
-
 emulated = bool(board.get("build.semihosting", False))
 facts = ("cpu", "fpu", "float_abi", "f_cpu", "uart_base", "uart")
 board_build = {k: board.get("build." + k, "") for k in facts}
@@ -164,7 +150,7 @@ env.Append(
         "-L" + common_dir,  # link.ld INCLUDEs sections.ld
         "-Wl,-Map," + os.path.join("$BUILD_DIR", "firmware.map"),
     ]
-    + memory_size_symbols(),
+    + memory_size_symbols(lambda key: board.get(key, 0)),
     LIBS=["c", "m", "gcc"],
 )
 if emulated:
