@@ -4,6 +4,7 @@ and its arena report against independent computations."""
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 import zlib
@@ -249,9 +250,12 @@ def test_arena_too_big_for_the_ram_fails_before_writing(tmp_path: Path, capsys) 
     assert f"MA_APP_ARENA_BYTES {needed}u" in (tmp_path / "out" / "model_config.h").read_text()
 
 
-def test_embedded_overlap_plan_survives_custom_plan_best(tmp_path: Path) -> None:
+def test_embedded_overlap_plan_survives_custom_plan_best(tmp_path: Path, capsys) -> None:
     """custom_plan = best keeps a plan the model already carries (here an --overlap plan for
-    this runtime's kernels, smaller than a plain best plan) instead of re-planning it."""
+    this runtime's kernels, smaller than a plain best plan) instead of re-planning it, and so
+    does `host.emulate --model` (the builder's default, custom_plan = none). The library build
+    paths (CMake, Make, PlatformIO's library script) are checked by test_library_*.py: the
+    model they embed is the planned one, byte for byte."""
     from host.planning import cli as planner
     from host.runtime import arena as layout
 
@@ -271,4 +275,9 @@ def test_embedded_overlap_plan_survives_custom_plan_best(tmp_path: Path) -> None
         pytest.fail(str(exc))
     assert not (elf.parent / "model_src" / "planned" / model.name).exists()
     report = wire_report(emulate.run("mps2-an386", elf, timeout=60).uart_text)
+    assert report.ok and report.head == head
+    capsys.readouterr()
+    cli = ["--model", str(model), "--board", "mps2-an386", "--timeout", "60", "--json"]
+    assert emulate.main(cli) == 0
+    report = wire_report(json.loads(capsys.readouterr().out)["uart_text"])
     assert report.ok and report.head == head
