@@ -21,6 +21,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from functools import cache
 
+from host.planning import tflm_structs as T
 from host.planning.kernels.library import KernelLibrary, OpAllocations
 from host.planning.kernels.operands import (
     DETECTION,
@@ -373,8 +374,6 @@ def unknown_ops(model: Model, abi: Abi) -> list[str]:
 
 def known_structs(abi: Abi) -> dict[str, tuple]:
     """Every struct layout the model uses for this ABI, by name (for checking with a compiler)."""
-    from host.planning import tflm_structs as T
-
     structs: dict[str, tuple] = {
         "EvalTensor": T.EVAL_TENSOR,
         "TfLiteTensor": T.TFLITE_TENSOR,
