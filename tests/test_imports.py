@@ -11,6 +11,7 @@ is allowed.
 from __future__ import annotations
 
 import ast
+import functools
 from pathlib import Path
 
 from support.cycles import find_cycle
@@ -47,6 +48,7 @@ def _targets(name: str, is_package: bool, node: ast.AST, known: dict[str, Path])
     return out
 
 
+@functools.cache  # both tests read it: parse host/ once
 def import_graph() -> dict[str, dict[str, int]]:
     """Module -> {imported host module: line of the first such import}."""
     known = modules()
