@@ -28,9 +28,15 @@ from support.conformance import (
     q16,
     single_op_model,
 )
+from support.tflm_oracle import MODELS, runnable_models
 
 from host.planning.cli import _microarena_refusal
-from host.planning.tflm_prepare import CONDITIONS, Condition, broken_conditions
+from host.planning.tflm_prepare import (
+    CONDITIONS,
+    Condition,
+    broken_conditions,
+    prepare_refusals,
+)
 from host.planning.tflm_refusal import tflm_refusal
 from host.runtime.binding import Interpreter, MicroarenaError
 from host.tflite.model import Model
@@ -252,6 +258,16 @@ for i in range(start, count):
     said.append(capture_output(load))
     print(json.dumps([i, " ".join(said)]), flush=True)
 """
+
+
+def test_real_models_tflm_runs_break_no_row() -> None:
+    """No false refusal on real models: the shared ones the pip TFLM runs (TFLM_BASELINE.tsv)."""
+    names = runnable_models()
+    if not names:
+        pytest.skip(f"{MODELS} absent (the shared models are not in the repository)")
+    for name in names:
+        model = Model((MODELS / f"{name}.tflite").read_bytes())
+        assert prepare_refusals(model) == [], name
 
 
 def _tflm_verdicts(models: list[bytes], tmp: Path) -> list[str]:
