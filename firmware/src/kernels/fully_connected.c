@@ -89,9 +89,9 @@ static ma_status fc_prepare(struct ma_context *ctx, ma_node *node) {
   d->u.q.filter_offset = (int16_t)(n_mult == 1 ? -mak_zero_point(filter, 0) : 0);
   d->u.q.output_offset = (int16_t)mak_zero_point(out, 0);
   for (int32_t c = 0; c < n_mult; ++c) {
-    const double m = n_mult == 1
-                         ? (double)(in_scale * mak_scale(filter, 0)) / (double)out_scale
-                         : (double)in_scale * (double)mak_scale(filter, c) / (double)out_scale;
+    /* In double, also per-tensor: TFLM's source forms that product in float, but the pip
+     * TFLM's outputs are those of double (tools/sweep_requant.py found int16 and int8 cases). */
+    const double m = (double)in_scale * (double)mak_scale(filter, c) / (double)out_scale;
     int shift;
     mak_quantize_multiplier(m, &d->mult[c], &shift);
     shifts(d)[c] = (int8_t)shift;

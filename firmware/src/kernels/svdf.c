@@ -11,7 +11,8 @@
  * EvalIntegerSvdfReference: the feature product is requantized into the int16 state with
  * effective scale input * feature / state (formed in double: with TFLM's source's float
  * product an int16 state came out one step off the pip TFLM's on a tie), the sum into the
- * output with state * time / output (formed in float, as TFLM does).
+ * output with state * time / output (also in double, where TFLM's source uses float: the
+ * pip TFLM's outputs on a crafted tie are those of double).
  */
 #include <math.h>
 #include <string.h>
@@ -120,7 +121,8 @@ static ma_status svdf_prepare(struct ma_context *ctx, ma_node *node) {
   int shift;
   mak_quantize_multiplier((double)si * (double)sf / (double)st_s, &d->u.q.mult1, &shift);
   d->u.q.shift1 = (int8_t)shift;
-  mak_quantize_multiplier((double)(st_s * sw / so), &d->u.q.mult2, &shift);
+  /* Double, as the pip TFLM (tests/runtime/test_requant_sweep.py's crafted ties). */
+  mak_quantize_multiplier((double)st_s * (double)sw / (double)so, &d->u.q.mult2, &shift);
   d->u.q.shift2 = (int8_t)shift;
   return MA_OK;
 }
