@@ -42,7 +42,7 @@ def user_examples(tmp_path_factory) -> Path:
 @pytest.fixture(scope="session")
 def tflm_outputs(user_examples) -> list[bytes]:
     """The real TFLM's outputs for the planned model on the firmware's deterministic input."""
-    from tests.support.tflm_oracle import run_tflm
+    from support.tflm_oracle import run_tflm
 
     run = run_tflm((user_examples / "model.tflite").read_bytes(), deterministic=True)
     return [np.ascontiguousarray(o).tobytes() for o in run.outputs]
