@@ -265,7 +265,8 @@ def _prepare_section() -> list[str]:
         "## Conditions TFLM's Prepare checks",
         "",
         "TFLM's reference kernels refuse a model in Prepare when it breaks one of these "
-        "conditions (or stop on a failed check), where a runtime that went on would compute "
+        "conditions (or stop on a failed check; a row checked when invoked fails every "
+        "invoke instead), where a runtime that went on would compute "
         "something else. This runtime refuses the same models at open, and host.plan says "
         "neither runs them. The rows are `host/planning/tflm_prepare.py`'s table, which "
         "host.plan reads; `tests/planning/test_tflm_prepare.py` builds a model breaking each "
@@ -276,7 +277,7 @@ def _prepare_section() -> list[str]:
         "|---|---|---|",
     ]
     for c in CONDITIONS:
-        lines.append(f"| {', '.join(c.ops)} | {', '.join(c.types) or 'any'} | {c.text} |")
+        lines.append(f"| {', '.join(c.ops)} | {', '.join(c.types) or 'any'} | {c.says()} |")
     return lines
 
 
