@@ -1,4 +1,4 @@
-/* Cortex-M start-up shared by all boards (ARMv7-M and ARMv8-M Mainline): vector table, C runtime
+/* Cortex-M start-up shared by all boards (ARMv6-M, ARMv7-M and ARMv8-M Mainline): vector table, C runtime
  * initialisation, FPU enable, fault trapping and reporting, and the SysTick tick counter.
  * Linker scripts (boards/<board>/link.ld) provide the symbols below.
  */
@@ -152,6 +152,18 @@ __attribute__((used, noreturn)) static void fault_report(const uint32_t *frame, 
 
 /* Finds the frame on whichever stack was active, then reports in C. */
 __attribute__((naked)) void Fault_Handler(void) {
+#if defined(__ARM_ARCH_6M__)
+  /* ARMv6-M (M0/M0+ code): no IT blocks, TST takes registers only. */
+  __asm volatile(
+      "mov r1, lr\n"
+      "movs r2, #4\n"
+      "mrs r0, msp\n"
+      "tst r1, r2\n"
+      "beq 1f\n"
+      "mrs r0, psp\n"
+      "1: ldr r2, =fault_report\n"
+      "bx r2\n");
+#else
   __asm volatile(
       "tst lr, #4\n"
       "ite eq\n"
@@ -159,6 +171,7 @@ __attribute__((naked)) void Fault_Handler(void) {
       "mrsne r0, psp\n"
       "mov r1, lr\n"
       "b fault_report\n");
+#endif
 }
 
 void Default_Handler(void) {

@@ -25,6 +25,7 @@ REPO = Path(__file__).resolve().parents[2]
 QEMU_BOARDS = [
     "mps2-an386",
     "mps2-an385",
+    "mps2-an385-m0plus",
     "mps2-an500",
     "mps2-an505",
     "mps3-an547",
