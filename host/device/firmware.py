@@ -91,12 +91,13 @@ def board_defines(board_id: str, build: dict) -> list[tuple[str, str]]:
     ]
 
 
-def board_sources(board_id: str, build: dict, emulated: bool) -> list[Path]:
-    """The board support an image links: start-up, printing (and the C library's system calls),
-    board facts, the UART (the board's own board.c, or the shared driver its board.json "uart"
-    names) and the exit path."""
+def board_sources(board_id: str, build: dict, emulated: bool, hosted_c: bool = False) -> list[Path]:
+    """The board support an image links: start-up, printing, board facts, the UART (the board's
+    own board.c, or the shared driver its board.json "uart" names) and the exit path; an `_sbrk`
+    that refuses (no heap), or with hosted_c (a user's application written for a hosted C
+    library) newlib's system calls: stdio on the UART, exit, and a small reserve for stdio."""
     common = BOARDS / "common"
-    shared = ["startup.c", "print.c", "syscalls.c", "no_heap.c", "board_facts.c"]
+    shared = ["startup.c", "print.c", "syscalls.c" if hosted_c else "no_heap.c", "board_facts.c"]
     shared.append("semihost.c" if emulated else "nosemihost.c")
     if build.get("uart"):
         shared.append(f"board_uart_{build['uart']}.c")

@@ -106,7 +106,7 @@ def board_sdk(board: str, folder: Path) -> list[str]:
     includes = [f"-I{BOARDS / 'common'}", f"-I{BOARDS / board}"]
     folder.mkdir(parents=True, exist_ok=True)
     objects = []
-    for source in board_sources(board, build, emulated=True):
+    for source in board_sources(board, build, emulated=True, hosted_c=True):
         obj = folder / f"{source.parent.name}_{source.stem}.o"
         _run(["arm-none-eabi-gcc", *cpu, *mk["MA_WARN"], *mk["MA_ARM_FLAGS"], *defines]
              + [*includes, "-c", str(source), "-o", str(obj)])  # fmt: skip

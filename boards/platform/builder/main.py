@@ -159,8 +159,8 @@ if option("profile", "0") == "1":  # the model application times each operator
     env.Append(CPPDEFINES=["MA_APP_PROFILE"])
 
 # Board support (host/device/firmware.py): start-up, printing, the UART, semihosting only
-# where an emulator runs.
-support = board_sources(board_id, board_build, emulated)
+# where an emulator runs; a user's project also gets newlib's system calls (printf on the UART).
+support = board_sources(board_id, board_build, emulated, hosted_c=user_project)
 env.BuildSources(
     os.path.join("$BUILD_DIR", "boards"),
     boards_root,
