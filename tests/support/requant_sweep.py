@@ -169,6 +169,7 @@ class Parts:
     slots: dict[int, tuple[str, object]] = field(default_factory=dict)
     nslots: int = 8
     invokes: int = 1
+    divisor: bool = False  # the second input never at its zero point (DIV)
 
 
 @dataclass(frozen=True)
@@ -326,8 +327,51 @@ def _svdf(rng: np.random.Generator, dtype: int) -> Parts:
     return Parts([x, wf, wt, b, state], [out], "SVDFOptions", slots, invokes=3)
 
 
-def _fixed_out(options: str | None, out_q: dict[int, tuple[float, int]],
-               beta: bool = False) -> Callable[[np.random.Generator, int], Parts]:  # fmt: skip
+def _lstm(rng: np.random.Generator, dtype: int) -> Parts:
+    """int8 UNIDIRECTIONAL_SEQUENCE_LSTM, int16 cell state, 4 steps of a batch of 4: weight
+    scales set so that the gates' pre-activations spread over about +-2."""
+    steps, batch, n_in, n_cell = 4, 4, 16, int(rng.integers(4, 17))
+    x = _in(rng, dtype, (steps, batch, n_in))
+    h_scale = float(np.float32(10.0 ** rng.uniform(-2.5, -1.5)))
+    h_zp = int(rng.integers(-64, 64))
+
+    def gain(terms: int, real: float) -> float:
+        return float(
+            np.float32(2 / (_spread(I8) * real * np.sqrt(terms)) * 10.0 ** rng.uniform(-0.5, 0.5))
+        )
+
+    sw = [gain(n_in, _spread(I8) * x.scale[0]) for _ in range(4)]
+    sr = [gain(n_cell, 0.5) for _ in range(4)]
+    w = [T((n_cell, n_in), I8, [s], [0], rng.integers(-127, 128, (n_cell, n_in))) for s in sw]
+    r = [T((n_cell, n_cell), I8, [s], [0], rng.integers(-127, 128, (n_cell, n_cell))) for s in sr]
+    b = [
+        T(
+            (n_cell,),
+            I32,
+            [float(np.float32(x.scale[0] * s))],
+            [0],
+            rng.integers(-3000, 3000, n_cell),
+        )
+        for s in sw
+    ]
+    cell_scale = 2.0 ** -int(rng.integers(11, 15))
+    state = [
+        T((batch, n_cell), I8, [h_scale], [h_zp], variable=True),
+        T((batch, n_cell), I16, [cell_scale], [0], variable=True),
+    ]
+    clip = float(np.float32(rng.uniform(0.5, 4))) if rng.random() < 0.3 else 0.0
+    ins = [x, *w, *r, None, None, None, *b, None, None, *state, None, None, None, None]
+    out = T((steps, batch, n_cell), I8, [h_scale], [h_zp])
+    slots = {0: ("b", 4), 1: ("f", clip), 3: ("B", 1)}
+    return Parts(ins, [out], "UnidirectionalSequenceLSTMOptions", slots)
+
+
+def _fixed_out(
+    options: str | None,
+    out_q: dict[int, tuple[float, int]],
+    beta: bool = False,
+    out_type: int | None = None,
+) -> Callable[[np.random.Generator, int], Parts]:
     """A row-wise operator whose output quantization TFLM fixes (SOFTMAX and the like)."""
 
     def make(rng: np.random.Generator, dtype: int) -> Parts:
@@ -338,7 +382,7 @@ def _fixed_out(options: str | None, out_q: dict[int, tuple[float, int]],
             x.scale = [float(np.float32(10.0 ** rng.uniform(-4, -3.5)))]
         scale, zp = out_q[dtype]
         slots = {0: ("f", float(np.float32(rng.uniform(0.5, 2.0))))} if beta else {}
-        return Parts([x], [T(x.shape, dtype, [scale], [zp])], options, slots)
+        return Parts([x], [T(x.shape, out_type or dtype, [scale], [zp])], options, slots)
 
     return make
 
@@ -348,6 +392,14 @@ def _dequantize(rng: np.random.Generator, dtype: int) -> Parts:
     if dtype == I16:
         x.zp = [int(rng.integers(-1000, 1000))]
     return Parts([x], [T(x.shape, F32)])
+
+
+def _div(rng: np.random.Generator, dtype: int) -> Parts:
+    """int8 DIV: the quotient's typical size is the scales' ratio (small divisors saturate)."""
+    n = every_value(dtype).size
+    x, y = _in(rng, dtype, (n,)), _in(rng, dtype, (n,))
+    out = _acc_out(rng, dtype, x.scale[0] / y.scale[0])
+    return Parts([x, y], [_shaped(out, (n,))], "DivOptions", divisor=True)
 
 
 def _compare(rng: np.random.Generator, dtype: int) -> Parts:
@@ -393,6 +445,18 @@ def _sum_out(
     return out
 
 
+def _mean_hw(rng: np.random.Generator, dtype: int) -> Parts:
+    """MEAN over height and width of an image (TFLM's integer Mean has a path of its own)."""
+    h, w = (int(k) for k in rng.integers(2, 10, 2))
+    c = -(-every_value(dtype).size // (h * w))
+    x = _in(rng, dtype, (1, h, w, c))
+    if dtype == I16:
+        x.zp = [0]
+    keep = int(rng.integers(0, 2))
+    out = _sum_out(rng, x, 1, 1 / np.sqrt(h * w), (1, 1, 1, c) if keep else (1, c))
+    return Parts([x, const_i32([1, 2])], [out], "ReducerOptions", {0: ("B", keep)})
+
+
 def _add_n(rng: np.random.Generator, dtype: int) -> Parts:
     x = _in(rng, dtype, (every_value(dtype).size,))
     out = _sum_out(rng, x, 3, np.sqrt(3), x.shape)
@@ -411,16 +475,24 @@ WEIGHTED = (
     Weighted("MAX_POOL_2D", (I8, I16), _pool),
     Weighted("BATCH_MATMUL", (I8, I16), _batch_matmul),
     Weighted("SVDF", (I8,), _svdf),
+    Weighted("UNIDIRECTIONAL_SEQUENCE_LSTM", (I8,), _lstm),
     Weighted(
         "SOFTMAX",
         (I8, I16),
         _fixed_out("SoftmaxOptions", {I8: (1 / 256, -128), I16: (2**-15, 0)}, beta=True),
     ),  # fmt: skip
+    Weighted(
+        "SOFTMAX to int16",
+        (I8,),
+        _fixed_out("SoftmaxOptions", {I8: (2**-16, -32768)}, beta=True, out_type=I16),
+    ),
+    Weighted("DIV", (I8,), _div),
     Weighted("LOG_SOFTMAX", (I8,), _fixed_out(None, {I8: (16 / 256, 127)})),
     Weighted("L2_NORMALIZATION", (I8,), _fixed_out(None, {I8: (1 / 128, 0)})),
     Weighted("DEQUANTIZE", (I8, I16), _dequantize),
     Weighted("LESS", (I8,), _compare),
     Weighted("MEAN over 2-12", (I8, I16), _reduce("MEAN")),
+    Weighted("MEAN over height and width", (I8, I16), _mean_hw),
     Weighted("SUM over 2-12", (I8, I16), _reduce("SUM")),
     Weighted("CUMSUM", (I8,), _reduce("CUMSUM")),
     Weighted("ADD_N", (I8,), _add_n),
@@ -439,6 +511,9 @@ def weighted_case(op: Weighted, dtype: int, config: int) -> Case:
         values = g.permutation(every_value(dtype))
         assert first.size >= values.size, f"{name}: fed input smaller than the type's range"
         first[: values.size] = values
+        if p.divisor:  # a divisor at its zero point is a division by zero: one step off it
+            zp = ts[1].zp[0]
+            arrays[1][arrays[1] == zp] = zp + 1 if zp < 127 else zp - 1
         return arrays
 
     return Case(
