@@ -53,6 +53,9 @@ class Op:
     zp_min: bool = False  # the input's zero point at the type's minimum (RSQRT: inputs >= 0)
     # The output's scale from the input's, where a plain ratio would saturate every output.
     out_scale: Callable[[float], float] | None = None
+    # int8 outputs on the square of the larger input scale (SQUARED_DIFFERENCE: on the first
+    # input's alone, a coarser second input saturated every output of a configuration).
+    squares: bool = False
 
 
 def _alpha(rng: np.random.Generator) -> dict[int, tuple[str, object]]:
@@ -78,7 +81,7 @@ OPS = (
     Op("MEAN", (I8, I16), "ReducerOptions", lambda rng: {0: ("B", 1)}, reduce=True),
     Op("SUM", (I8, I16), "ReducerOptions", lambda rng: {0: ("B", 1)}, reduce=True),
     Op("PRELU", (I8,), second=True),
-    Op("SQUARED_DIFFERENCE", (I8, I16), second=True),
+    Op("SQUARED_DIFFERENCE", (I8, I16), second=True, squares=True),
 )
 
 
@@ -127,6 +130,9 @@ def case(op: Op, dtype: int, config: int) -> Case:
     inputs: list[T | None] = [x]
     if op.second:
         inputs.append(T(shape, dtype, [_scale(rng, dtype)], [_zp(rng, dtype, op)]))
+    if op.squares and dtype == I8:
+        larger = max(t.scale[0] for t in inputs if t is not None)
+        out.scale = [float(np.float32(larger**2 * 256 * ratio))]
     if op.reduce:
         inputs.append(const_i32([1]))
     slots = op.slots(rng) if op.slots else {}
