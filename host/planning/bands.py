@@ -15,6 +15,7 @@ halos; the smallest head within the compute budget wins.
 from __future__ import annotations
 
 import functools
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -22,8 +23,8 @@ from host.planning import lifetimes, offline_plan
 from host.planning.band_rows import Piece, row_pieces
 from host.planning.kernels.libraries import library
 from host.planning.kernels.library import KernelLibrary
-from host.planning.packing.problem import TFLM_ALIGNMENT, Buffer, collisions
-from host.planning.plan import Layout, PlanResult, plan_model
+from host.planning.packing.problem import TFLM_ALIGNMENT, Buffer, collisions, lower_bound
+from host.planning.plan import Layout, PlanResult, plan_model, problem
 from host.planning.tflm_targets import target_arena
 from host.rewrite import bands as rw
 from host.rewrite import graph_check
@@ -31,7 +32,9 @@ from host.tflite.model import Model
 
 CONCATENATION_AXIS_SLOT = 0
 DEFAULT_COUNTS = (2, 3, 4, 6, 8, 10, 12, 16, 24)
-CHOICE_TIME_LIMIT = 0.3  # seconds of search per choice weighed
+# Seconds of search per choice weighed; a band search of T seconds plans T / 0.3 of them (a
+# choice's search and its rewrite take about that on the reference machine).
+CHOICE_TIME_LIMIT = 0.3
 # Choices are compared by the heads their searches find, so a search must end on its work
 # budget, not on the clock: on a loaded machine a clock-bounded search chose another split.
 # The clock then only caps a machine far slower than the reference one.
@@ -51,6 +54,7 @@ class Choice:
     error: str = ""
     arena: int | None = None  # arena to set on the target (head + tail), where predicted
     start: int = 0  # the stage's first operator (after a prefix such as a QUANTIZE)
+    estimate: int = 0  # a rough head of its banded stage (search's order)
 
     @property
     def bands(self) -> int:
@@ -199,26 +203,50 @@ def _at(b: Buffer, offset: int) -> Buffer:
 
 def _gaps(by_id, group, x: int, pieces: list[Piece], first_id: int) -> list[tuple[int, int]]:
     """(X base, T base): the smallest gap with T below X, and with X below T, at which no band
-    lands on rows of X a later band still reads."""
+    lands on rows of X a later band still reads.
+
+    T's group and X's pieces are each fixed within themselves, so only a pair of one of each,
+    live at once, depends on the gap: it rules out an open interval of gaps. The smallest
+    16-byte multiple outside them all is found directly (not by trying every gap)."""
+    ts = [_at(by_id[g], off) for g, off in group]
+    xs = [
+        Buffer(first_id + i, by_id[x].start, max(by_id[x].start + 1, last + 2), hi - lo, lo)
+        for i, (lo, hi, last) in enumerate(pieces)
+    ]
+    if any(collisions(side, {b.id: b.offset for b in side}) for side in (ts, xs)):
+        return []
+    pairs = [
+        (t, p)
+        for t in ts
+        for p in xs
+        if t.size and t.end > t.start and t.start < p.end and p.start < t.end
+    ]
+    limit = by_id[x].size + by_id[group[0][0]].size
     out = []
     for t_below in (True, False):
-        for gap in range(0, by_id[x].size + by_id[group[0][0]].size + 1, TFLM_ALIGNMENT):
-            x_base, t_base = (gap, 0) if t_below else (0, gap)
-            fixed = [_at(by_id[g], t_base + off) for g, off in group]
-            fixed += [
-                Buffer(
-                    first_id + i,
-                    by_id[x].start,
-                    max(by_id[x].start + 1, last + 2),
-                    hi - lo,
-                    x_base + lo,
-                )
-                for i, (lo, hi, last) in enumerate(pieces)
-            ]
-            if not collisions(fixed, {b.id: b.offset for b in fixed}):
-                out.append((x_base, t_base))
-                break
+        # T at t_base + t.offset and X at x_base + p.offset share bytes for these gaps:
+        ruled_out = [
+            (t.offset - p.offset - p.size, t.offset + t.size - p.offset)  # type: ignore[operator]
+            if t_below
+            else (p.offset - t.offset - t.size, p.offset + p.size - t.offset)  # type: ignore[operator]
+            for t, p in pairs
+        ]
+        gap = _first_gap_outside(ruled_out)
+        if gap <= limit:
+            out.append((gap, 0) if t_below else (0, gap))
     return out
+
+
+def _first_gap_outside(ruled_out: list[tuple[int, int]]) -> int:
+    """The smallest multiple of 16, at least 0, in none of the open intervals."""
+    gap, moved = 0, True
+    while moved:
+        moved = False
+        for lo, hi in ruled_out:
+            if lo < gap < hi:
+                gap = lifetimes.align_up(hi)
+                moved = True
+    return gap
 
 
 def cuts(model: Model) -> list[int]:
@@ -243,17 +271,11 @@ def cuts(model: Model) -> list[int]:
     return out
 
 
-def choices(
-    model: Model,
-    kernels: KernelLibrary | str = "tflm",
-    overlap: bool = False,
-    time_limit: float = CHOICE_TIME_LIMIT,
-    counts: tuple[int, ...] = DEFAULT_COUNTS,
-    progress: Callable[[str], None] | None = None,
-    budget: float | None = None,
+def candidates(
+    model: Model, counts: tuple[int, ...] = DEFAULT_COUNTS, budget: float | None = None
 ) -> list[Choice]:
     """Every (cut, band count) within the MAC budget (a fraction of the model's MACs; None: no
-    limit), planned; the caller picks."""
+    limit), not yet planned (head -1); BandError if no cut is possible."""
     total = model_macs(model)
     out = []
     for cut in cuts(model):
@@ -270,16 +292,141 @@ def choices(
                 continue
             tried.add(tuple(bounds))
             added = rw.band_macs(st, bounds) - base
-            if budget is not None and added > budget * total:
-                continue
-            try:
-                _, r = plan_banded(model, cut, bounds, kernels, overlap, time_limit)
-            except rw.BandError as e:
-                out.append(Choice(cut, bounds, -1, base, added, total, str(e), start=st.start))
-                continue
-            out.append(Choice(cut, bounds, r.head, base, added, total, start=st.start))
-            if progress:
-                progress(f"cut after operator {cut}, {n} bands: head {r.head} B, +{added} MACs")
+            if budget is None or added <= budget * total:
+                c = Choice(cut, bounds, -1, base, added, total, start=st.start)
+                c.estimate = _stage_estimate(st, bounds)
+                out.append(c)
+    return out
+
+
+def _stage_estimate(st: rw.Stage, bounds: list[int]) -> int:
+    """A rough head of the banded stage, to plan the likeliest choices first: per band and
+    operator, its band's input and output rows, the rows of X later bands still read and,
+    after the first band, T whole."""
+    sub = st.sub
+
+    def row_bytes(t: int) -> int:
+        tensor = sub.tensors[t]
+        return tensor.nbytes() // max(1, tensor.shape[1])
+
+    needs = [rw.needs(st, lo, hi) for lo, hi in zip(bounds, bounds[1:], strict=False)]
+    peak = 0
+    for k, need in enumerate(needs):
+        later = [n[st.x] for n in needs[k + 1 :] if st.x in n]
+        x_rows = max(b for _, b in later) - min(a for a, _ in later) if later else 0
+        kept = x_rows * row_bytes(st.x) + (st.t_tensor.nbytes() if k else 0)
+        for s in st.ops:
+            band = sum(
+                (need[t][1] - need[t][0]) * row_bytes(t)
+                for t in (s.op.inputs[0], s.op.outputs[0])
+                if t in need
+            )
+            peak = max(peak, kept + band)
+    return peak
+
+
+def choices(
+    model: Model,
+    kernels: KernelLibrary | str = "tflm",
+    overlap: bool = False,
+    time_limit: float = CHOICE_TIME_LIMIT,
+    counts: tuple[int, ...] = DEFAULT_COUNTS,
+    progress: Callable[[str], None] | None = None,
+    budget: float | None = None,
+) -> list[Choice]:
+    """Every (cut, band count) within the MAC budget, planned; the caller picks."""
+    options = candidates(model, counts, budget)
+    for c in options:
+        _plan_choice(model, c, kernels, overlap, time_limit, progress)
+    return options
+
+
+def _plan_choice(
+    model: Model,
+    c: Choice,
+    kernels: KernelLibrary | str,
+    overlap: bool,
+    time_limit: float,
+    progress: Callable[[str], None] | None,
+) -> None:
+    """Fill the choice's head (or its error)."""
+    try:
+        _, r = plan_banded(model, c.cut, c.bounds, kernels, overlap, time_limit)
+    except rw.BandError as e:
+        c.error = str(e)
+        return
+    c.head = r.head
+    if progress:
+        progress(
+            f"cut after operator {c.cut}, {c.bands} bands: head {r.head} B, +{c.added_macs} MACs"
+        )
+
+
+@dataclass
+class Search:
+    """The choices a band search planned, and those it did not."""
+
+    planned: list[Choice]
+    pruned: int = 0  # could not beat the best head found (their bound says so)
+    unplanned: int = 0  # left when the clock cap ran out
+
+
+def search(
+    model: Model,
+    kernels: KernelLibrary | str,
+    overlap: bool,
+    beat: int,
+    time_limit: float,
+    progress: Callable[[str], None] | None = None,
+    budget: float | None = None,
+    prune: bool = True,
+    deadline: float | None = None,
+) -> Search:
+    """Plan the choices within the MAC budget, those whose rough head is smallest first, at
+    most time_limit / CHOICE_TIME_LIMIT of them, skipping (prune=True) each whose bound
+    shows it cannot give a head below `beat` nor below the best found (at an equal head, with
+    fewer added MACs). Work decides: each plan's search ends on its work budget, and the
+    number planned is fixed, so a machine busy with other work makes the same choice, later.
+    The clock only caps the whole (this process's CPU time; deadline: a time.process_time(),
+    default time_limit from now). The choices left unplanned are counted."""
+    deadline = time.process_time() + time_limit if deadline is None else deadline
+    options = candidates(model, DEFAULT_COUNTS, budget)
+    floor = rest_bounds(model, kernels, overlap, {c.cut for c in options}) if prune else {}
+    # Likeliest first, so that a good head found early lets the bounds skip the rest.
+    options.sort(
+        key=lambda c: (max(floor.get(c.cut, 0), c.estimate), c.estimate, c.added_macs, c.cut)
+    )
+    # Work, not the clock, decides how many are planned: the same choice on a loaded machine.
+    room = max(1, int(time_limit / CHOICE_TIME_LIMIT))
+    best = (beat, -1)
+    out = Search([])
+    for c in options:
+        if len(out.planned) >= room or time.process_time() > deadline:
+            out.unplanned += 1
+            continue
+        if prune and (floor[c.cut], c.added_macs) >= best:
+            out.pruned += 1
+            continue
+        _plan_choice(model, c, kernels, overlap, CHOICE_TIME_LIMIT, progress)
+        out.planned.append(c)
+        if not c.error and (c.head, c.added_macs) < best:
+            best = (c.head, c.added_macs)
+    return out
+
+
+def rest_bounds(
+    model: Model, kernels: KernelLibrary | str, overlap: bool, cut_after: set[int]
+) -> dict[int, int]:
+    """Per cut, a head no banded plan goes below: the live bytes of the operators after the
+    cut (their tensors, T included, and scratch), which the rewrite leaves as they are."""
+    buffers, overlaps = problem(model, kernels, overlap)
+    scopes = {s.op: s.first for s in lifetimes.walk(model).op_scopes if s.subgraph == 0}
+    out = {}
+    for cut in cut_after:
+        t0 = scopes[cut + 1] + 1  # buffer times are scopes shifted by one
+        rest = [Buffer(b.id, max(b.start, t0), b.end, b.size) for b in buffers if b.end > t0]
+        ids = {b.id for b in rest}
+        out[cut] = lower_bound(rest, [o for o in overlaps if o.input in ids and o.output in ids])
     return out
 
 
@@ -311,6 +458,9 @@ class Banding:
     objective: str = "head"
     target: str | None = None
     unbanded_arena: int | None = None  # arena to set on the target without bands
+    reason: str = ""  # why no split is possible (the model is planned as it is)
+    pruned: int = 0  # choices not planned: their bound shows they cannot win
+    unplanned: int = 0  # choices not planned: the time limit ran out first
 
     def to_json(self) -> dict:
         return {
@@ -320,11 +470,16 @@ class Banding:
             "unbanded_head": self.unbanded_head,
             "unbanded_arena": self.unbanded_arena,
             "chosen": self.chosen.to_json() if self.chosen else None,
+            "reason": self.reason or None,
+            "pruned": self.pruned,
+            "unplanned": self.unplanned,
             "choices": [c.to_json() for c in self.options if not c.error],
         }
 
     def text(self) -> str:
         c = self.chosen
+        if self.reason:
+            return f"bands: none possible ({self.reason}): the model is planned as it is"
         if c is None:
             what = "head" if self.objective == "head" else f"arena to set on {self.target}"
             lines = [
@@ -358,11 +513,18 @@ class Banding:
             + (f", arena to set {o.arena} B" if o.arena is not None else "")
             for o in ranked
         ]
+        if self.pruned:
+            lines.append(f"  {self.pruned} more not planned: their bounds show none does better")
+        if self.unplanned:
+            lines.append(f"  {self.unplanned} more not planned: the time limit ran out first")
         return "\n".join(lines)
 
 
 OBJECTIVES = ("head", "arena")
 ARENA_CANDIDATES = 6  # choices with the smallest heads whose arena to set is predicted
+
+
+PLAIN_SHARE = 0.2  # of apply's time limit: the unbanded plan's search, whose head is to beat
 
 
 def apply(
@@ -373,21 +535,40 @@ def apply(
     progress: Callable[[str], None] | None = None,
     target: str | None = None,
     objective: str = "head",
-    time_limit: float = 1.5,
+    time_limit: float = 6.0,
 ) -> Banding:
     """Choose the split with the smallest head (objective "arena": the smallest arena to set
     on `target`, head + TFLM's tail, among the few smallest heads) within the budget and
-    rewrite the model; the model as it is where no split lowers the objective; BandError if
-    its stage cannot be split. time_limit: the unbanded plan's search (as the final plan's)."""
-    options = choices(model, kernels, overlap, progress=progress, budget=budget)
+    rewrite the model; the model as it is where no split lowers the objective, or where none
+    is possible (Banding.reason says why). time_limit: seconds for the whole choice, the
+    unbanded plan's search included (its clock cap; the work budgets decide the choice)."""
+    start = time.process_time()  # this process's CPU: other processes' load does not count
     plain = plan_model(
-        model, "best", time_limit, kernels, None, overlap=overlap, clock_slack=CLOCK_SLACK
+        model,
+        "best",
+        min(1.5, PLAIN_SHARE * time_limit),
+        kernels,
+        None,
+        overlap=overlap,
+        clock_slack=CLOCK_SLACK,
     )
     unbanded_arena = _arena(model, plain.tensor_offsets(), target, kernels) if target else None
-    ok = sorted(
-        (c for c in options if not c.error and c.added_macs <= budget * c.model_macs),
-        key=lambda c: (c.head, c.added_macs),
-    )
+    keep = (budget, plain.head, objective, target, unbanded_arena)
+    try:
+        found = search(
+            model,
+            kernels,
+            overlap,
+            plain.head,
+            (1 - PLAIN_SHARE) * time_limit,
+            progress,
+            budget,
+            prune=objective == "head",
+            deadline=start + time_limit,
+        )
+    except rw.BandError as e:
+        return Banding(model, {}, None, [], *keep, reason=str(e))
+    ok = sorted((c for c in found.planned if not c.error), key=lambda c: (c.head, c.added_macs))
     if target:
         for c in ok[:ARENA_CANDIDATES] if objective == "arena" else ok[:1]:
             banded, r = plan_banded(model, c.cut, c.bounds, kernels, overlap, CHOICE_TIME_LIMIT)
@@ -397,11 +578,11 @@ def apply(
         chosen = min(ranked, key=lambda c: (c.arena, c.head), default=None)
     else:
         chosen = ok[0] if ok and ok[0].head < plain.head else None
-    keep = (budget, plain.head, objective, target, unbanded_arena)
+    counts = {"pruned": found.pruned, "unplanned": found.unplanned}
     if chosen is None:
-        return Banding(model, {}, None, options, *keep)
+        return Banding(model, {}, None, found.planned, *keep, **counts)
     banded, bp = rw.rewrite(model, chosen.cut, chosen.bounds)
-    return Banding(banded, placement(banded, bp, kernels), chosen, options, *keep)
+    return Banding(banded, placement(banded, bp, kernels), chosen, found.planned, *keep, **counts)
 
 
 def _arena(

@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import time
 from collections.abc import Callable
 
 from host import entry
@@ -52,6 +53,8 @@ from host.tflite.model import OFFLINE_PLAN_NAME, Model, ModelError, read_model
 DEFAULT_MAC_BUDGET = 0.1
 HEADER_NAME = "g_model"  # TFLM's examples' name for the model array
 MODEL_TIME_LIMIT = 1.5  # a model plans in under 2 s by default (most reach the bound at once)
+BANDS_TIME_LIMIT = 6.0  # with --bands: under 10 s in all by default
+BANDS_SHARE = 0.75  # of the time limit, for choosing the split; the rest plans the model chosen
 CSV_TIME_LIMIT = 10.0
 
 EPILOG = """\
@@ -146,10 +149,13 @@ def _parser() -> argparse.ArgumentParser:
         type=SECONDS,
         default=None,
         help="seconds of search for a better plan than TFLM's greedy one, above 0 (default: "
-        "1.5 for a model, 10 for --buffers). On top come reading the input, TFLM's greedy "
-        "placement and the checks of the plan (a few seconds at 20,000 buffers: they grow "
-        "with the square of the buffer count) and, for a model, the --target arena "
-        "prediction (seconds on a model of thousands of operators)",
+        f"{MODEL_TIME_LIMIT:g} for a model, {BANDS_TIME_LIMIT:g} with --bands, of which "
+        f"{100 * BANDS_SHARE:.0f}%% choose the split, {CSV_TIME_LIMIT:g} for --buffers). Work "
+        "budgets end the searches (the same plan on a loaded machine); the clock only caps them. "
+        "On top come reading the input, TFLM's greedy placement and the checks of the plan (a "
+        "few seconds at 20,000 buffers: they grow with the square of the buffer count) and, "
+        "for a model, the --target arena prediction (about a second on a model of thousands "
+        "of operators)",
     )
     p.add_argument(
         "--overlap",
@@ -175,7 +181,8 @@ def _parser() -> argparse.ArgumentParser:
         action="store_true",
         help="rewrite the model so its early stage runs in horizontal bands (same outputs, "
         "bit for bit, on any TFLM), choosing the cut and band count with the smallest head "
-        "within --bands-mac-budget; needs -o OUT to write it",
+        "within --bands-mac-budget; needs -o OUT to write it. A model no split helps or none "
+        "is possible for is planned as it is, saying why",
     )
     p.add_argument(
         "--bands-mac-budget",
@@ -210,6 +217,7 @@ def _progress(quiet: bool):
 
 
 def cmd_plan(args: argparse.Namespace) -> int:
+    start = time.monotonic()
     if args.plot:
         from host.planning.plot import check_plot_path
 
@@ -223,7 +231,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
             f"{args.model} already carries {existing.text}; nothing written: --replace-plan "
             "writes this planner's plan over it (--check MODEL says whether TFLM runs it as is)"
         )
-    limit = args.time_limit or MODEL_TIME_LIMIT
+    limit = args.time_limit or (BANDS_TIME_LIMIT if args.bands else MODEL_TIME_LIMIT)
     kernels = args.kernel_library
     runtime = kernels.runtime
     progress = _progress(args.quiet or args.json)
@@ -237,9 +245,10 @@ def cmd_plan(args: argparse.Namespace) -> int:
             progress,
             target=args.target,
             objective=args.bands_objective,
-            time_limit=limit,
+            time_limit=BANDS_SHARE * limit,
         )
         model = banding.model
+        limit -= BANDS_SHARE * limit
     result = plan_model(
         model,
         args.planner,
@@ -262,6 +271,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
     _add_target(result, model, args.target, kernels)
     _write_outputs(args, result, model, kernels)
     refused = result.microarena_refusal = _microarena_refusal(model)
+    result.seconds = time.monotonic() - start  # the whole run: bands and predictions included
     out = sys.stderr if args.embed and is_stdout(args.output or args.model) else sys.stdout
     if args.json:
         doc = plan_json(result, args.output or args.model if args.embed else None)

@@ -154,7 +154,10 @@ def _fill(row: Row, model: Model, model_path: str, lim: Limits, plan: PlanMain) 
     size = Path(model_path).stat().st_size
     row.verdict = _verdict(row, lim, size, None if runs["runs"] else runs.get("message"))
     if "--bands" in row.args and not doc["bands"]["chosen"]:
-        row.verdict += " (no band split lowers the head: the plain plan)"
+        why = doc["bands"]["reason"]
+        row.verdict += (
+            f" (no band split {'possible: ' + why if why else 'lowers the head'}: the plain plan)"
+        )
 
 
 def fit_rows(model_path: str, lim: Limits, time_limit: float | None, plan: PlanMain) -> list[Row]:

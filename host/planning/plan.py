@@ -154,6 +154,19 @@ def _shared(pairs: list[overlap_rules.Pair], offsets: dict[int, int], sizes: dic
     return out
 
 
+def problem(
+    model: Model, kernels: KernelLibrary | str = "tflm", overlap: bool = False
+) -> tuple[list[Buffer], list[Overlap]]:
+    """The model's planning problem as plan_model poses it: tensors and kernel scratch, and
+    the overlaps the kernels allow (with overlap=True)."""
+    lib = library(kernels)
+    w = lifetimes.walk(model)
+    pairs = overlap_rules.overlap_pairs(model, w, lib) if overlap else []
+    scratch, _ = _scratch(model, w, lib)
+    buffers = tensor_buffers(w) + _scratch_buffers(scratch, len(model.tensors))
+    return buffers, [Overlap(p.input, p.output, p.min_delta) for p in pairs]
+
+
 @dataclass
 class Layout:
     """A planning problem standing for the model's tensors, some of them replaced by buffers

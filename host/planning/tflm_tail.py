@@ -83,7 +83,12 @@ def _up(n: int, a: int) -> int:
 
 
 class Arena:
-    """SingleArenaBufferAllocator over [0, size), with RecordingMicroAllocator's bookkeeping."""
+    """SingleArenaBufferAllocator over [0, size), with RecordingMicroAllocator's bookkeeping.
+
+    It also writes down, as `trace`, what each step needs of the tail: the head and the
+    temporary section never depend on the arena's size (they grow up from its start), so
+    whether an arena of another size works depends on the tail alone, and `Trace.fits`
+    answers it from the trace without repeating the replay."""
 
     def __init__(self, size: int) -> None:
         self.size = size
@@ -92,10 +97,12 @@ class Arena:
         self.recorded: dict[str, Recorded] = {}
         self.category = ALLOCATORS  # where persistent allocations are being recorded
         self.log: list[str] | None = None  # "P size align", "T ...", "R ...": for debugging
+        self.trace = Trace()
 
     def persistent(self, size: int, align: int) -> None:
         if self.log is not None:
             self.log.append(f"P {size} {align}")
+        self.trace.persistent(size, align, self.head)
         at = _down(self.tail - size, align)
         if at < self.head:
             raise ArenaTooSmall(f"tail allocation of {size} bytes")
@@ -109,6 +116,7 @@ class Arena:
         if self.log is not None:
             self.log.append(f"T {size} {align}")
         at = _up(self.temp, align)
+        self.trace.below_tail(at + size)
         if self.tail - at < size:
             raise ArenaTooSmall(f"temporary allocation of {size} bytes")
         self.temp = at + size
@@ -118,6 +126,7 @@ class Arena:
         if self.log is not None:
             self.log.append(f"R {size} {align}")
         at = _up(0, align)
+        self.trace.below_tail(at + size)
         if self.tail - at < size:
             raise ArenaTooSmall(f"head of {size} bytes")
         self.head = self.temp = at + size
@@ -127,6 +136,35 @@ class Arena:
 
     def record(self, category: str) -> None:
         self.category = category
+
+
+class Trace:
+    """What a replay needs of the tail, step by step: before each persistent allocation the
+    tail must be at least `need` (temporaries and heads below it end there), and after it at
+    least the head of that moment. An arena of `size` bytes works exactly when every check
+    holds with the tail the allocations leave (the same alignment arithmetic as Arena)."""
+
+    def __init__(self) -> None:
+        self.steps: list[tuple[int, int, int, int]] = []  # (need, size, align, head)
+        self.need = 0  # needed since the last persistent allocation
+
+    def below_tail(self, end: int) -> None:
+        self.need = max(self.need, end)
+
+    def persistent(self, size: int, align: int, head: int) -> None:
+        self.steps.append((self.need, size, align, head))
+        self.need = 0
+
+    def tail_left(self, size: int) -> int | None:
+        """Where the tail ends in an arena of `size` bytes, or None if the set-up fails."""
+        tail = size
+        for need, n, align, head in self.steps:
+            if tail < need:
+                return None
+            tail = (tail - n) // align * align
+            if tail < head:
+                return None
+        return tail if tail >= self.need else None
 
 
 @dataclass
@@ -193,9 +231,13 @@ class _Replay:
             for op in sg.operators
         ]
         self.requests = scratch_requests(model, kernels)
+        self.requests_of: dict[tuple[int, int], int] = {}  # (subgraph, operator) -> count
+        for r in self.requests:
+            key = (r.subgraph, r.op)
+            self.requests_of[key] = self.requests_of.get(key, 0) + 1
         # Every scratch request gets an AllocationInfo marked needs_allocating, reached or not.
         self.planned = _planned_buffer_count(model) + len(self.requests)
-        # Scale counts per tensor, the same in every run: the minimum-arena search runs ~10 times.
+        # Scale counts per tensor, the same in every run (the report's and the failing one's).
         self.scales: dict[int, int] = {}
 
     def run(self, size: int, log: list[str] | None = None) -> Arena:
@@ -269,7 +311,7 @@ class _Replay:
                 self._borrow_temporaries(a, sg, self.kernels.borrowed(op))
             except ArenaTooSmall as e:
                 raise ArenaTooSmall(f"{EXACT if exact else BOUND} {e}") from None
-            requests += sum(1 for r in self.requests if (r.subgraph, r.op) == (sg.index, op.index))
+            requests += self.requests_of.get((sg.index, op.index), 0)
             a.reset_temporary()  # FinishPrepareNodeAllocations
             size, align = layout(T.SCRATCH_BUFFER_REQUEST, abi)
             a.resize_head(size * (requests + T.MAX_SCRATCH_BUFFERS_PER_OP), align)
@@ -318,6 +360,9 @@ class _Replay:
         available = _down(a.tail, ARENA_ALIGNMENT) - _up(a.temp, ARENA_ALIGNMENT)
         if a.log is not None:
             a.log.append(f"T {available} {ARENA_ALIGNMENT}")
+        # The same check on the tail alone: a multiple of 16 at or below it leaves room.
+        need = _up(a.temp, ARENA_ALIGNMENT) + T.GREEDY_BYTES_PER_BUFFER * self.planned
+        a.trace.below_tail(_up(need, ARENA_ALIGNMENT))
         if available < 0 or available // T.GREEDY_BYTES_PER_BUFFER < self.planned:
             raise ArenaTooSmall("greedy planner working memory")
         a.reset_temporary()
@@ -420,9 +465,9 @@ def predict(
         unknown=kernels.unknown_ops(model, abi),
         kernels=[_kernel_bytes(sg, op, alloc) for sg, op, alloc in replay.ops],
     )
-    result.min_arena = _min_arena(replay, result.total)
-    result.min_arena_tail = result.min_arena - replay.run(result.min_arena).tail
-    try:
+    result.min_arena = _min_arena(a.trace, result.total)
+    result.min_arena_tail = result.min_arena - (a.trace.tail_left(result.min_arena) or 0)
+    try:  # the one failing run replayed in full, to say what runs out
         replay.run(result.min_arena - 1)
     except ArenaTooSmall as e:
         result.limited_by = str(e).split(":")[0]
@@ -442,18 +487,10 @@ def _kernel_bytes(sg: Subgraph, op: Operator, alloc: OpAllocations | None) -> di
     }
 
 
-def _works(replay: _Replay, size: int) -> bool:
-    try:
-        replay.run(size)
-    except ArenaTooSmall:
-        return False
-    return True
-
-
-def _min_arena(replay: _Replay, total: int) -> int:
+def _min_arena(trace: Trace, total: int) -> int:
     # The minimum is within a few bytes of head + tail when nothing is left unused between them:
-    # bisecting from there takes about 9 runs of the replay instead of 20.
-    return smallest_arena(lambda size: _works(replay, size), total + 4096, near=total)
+    # bisecting from there takes about 9 probes instead of 20.
+    return smallest_arena(lambda size: trace.tail_left(size) is not None, total + 4096, near=total)
 
 
 def smallest_arena(works: Callable[[int], bool], start: int = 1 << 12, near: int = 0) -> int:
