@@ -27,7 +27,7 @@ import random
 import sys
 import time
 from bisect import bisect_right
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Generator, Sequence
 from dataclasses import dataclass, field
 
 from .problem import Buffer, Overlap, align_up, overlap_rise, overlap_saving
@@ -47,6 +47,11 @@ def _luby(i: int) -> int:
         k = 1
         while (1 << k) - 1 < i:
             k += 1
+
+
+UNREACHABLE = 1 << 62  # above any capacity
+PAUSED = object()  # a search run paused at the end of its slice
+SLICE = 2000  # work units a portfolio run gets before the next one's turn
 
 
 class OutOfBudget(Exception):
@@ -85,10 +90,27 @@ class _Local:
 
 # Preorders tried in turn by the restarts (after MiniMalloc's heuristics): keys sorted descending.
 PREORDERS = ("WAT", "TAW", "TWA")
-# Preorders of the long runs at the lower bound (search_plan): MiniMalloc's own, by lifetime
-# length, re-ranked at each split by the bytes still to place (DYNAMIC).
-EXACT_PREORDERS = ("TLA+", "TAL+")
-EXACT_SHARE = 0.8  # of the work budget, for those runs
+# The quick portfolio of depth-first runs (Solver._interleave) every capacity gets first:
+# (preorder key, jitter seed, weight = slices per turn). The keys are MiniMalloc's (T: largest
+# section total, L: lifetime length, A: area, W: sections spanned), "+" = re-ranked at each split
+# by the bytes still to place (DYNAMIC). Which order solves a problem quickly varies wildly
+# (work units to a fit at the bound, "-" = none in 1,500,000): E needs TL+ (27k; TLA+ none),
+# H TWA (74k), C TAL+ (18k), and D fits 1048576 only with WAT (264k).
+PORTFOLIO = (("TLA+", 0, 1), ("TAL+", 0, 1), ("TWA", 0, 1), ("TL+", 0, 1), ("WAT", 0, 1))
+# Long single runs at the bound after that, with their shares of the budget: A needs TLA+
+# (532k), B TAL+ (1.17M); interleaved with the others, they would not fit the budget.
+LONG_RUNS = (("TLA+", 0.18), ("TAL+", 0.40))
+LONG_MIN = 500_000  # work units below which a long run is skipped: half its share goes to the
+# quick portfolio, half to the descent (at a 1 s budget, 300,000 units, both are skipped)
+# The descent's runs: each of these orders at each rung's capacity, goal x (1 + rung), and
+# halfway between the goal and the best plan, at once. Tried on D and J (the problems whose
+# optimum is above the bound), 10 s budget: rungs 0.055/0.065/0.075 gave D 1059840 and J
+# 1043456; 0.06/0.07 D 1054720 and J 1050624; 0.055-0.07 in 0.005 steps J 1112064; 0.03-0.1
+# with TWA too, J no fit at all (1298432). The result is erratic (see lower_partition).
+DESCENT_PORTFOLIO = (("TLA+", 0, 1), ("WAT", 0, 1))
+RUNGS = (0.055, 0.065, 0.075)
+QUICK_SHARE = 0.13  # of the budget, for the quick portfolio at the bound (H needs 370k of 3M)
+STEPS_SHARE = 0.05  # for capacities stepping down from the best plan, with restarts
 DYNAMIC = "+"  # a preorder key ending in it is re-ranked within each independent group
 
 
@@ -130,7 +152,8 @@ class Solver:
         # Work done, in units of about a microsecond of search on the reference machine: nodes,
         # candidates tried and inference steps, weighted by their measured costs.
         self.work = 0
-        self._clock_at = 0  # work count at which to look at the clock next
+        self._check_at = 0  # work count at which to look at the clock (and the pause) next
+        self._pause_at = 0  # work count at which the running search pauses
         self._local: dict[int, _Local] = {}
 
     # ---- static analysis -------------------------------------------------------------------
@@ -230,46 +253,146 @@ class Solver:
         capacity: int,
         budget: int,
         deadline: float,
-        preorders: Sequence[str] = (),
+        portfolio: Sequence[tuple[str, int, int]] = (),
     ) -> dict[int, int] | bool:
         """A placement of the partition below capacity; else False if the search space is
         exhausted (no canonical plan fits), True if the budget ran out first.
 
-        With `preorders`, one long run per preorder, each with an equal share of the budget:
-        a hard problem at its lower bound is often solved by one long run in the right order
-        while restarts never get deep enough.
+        With a `portfolio` of (preorder key, jitter seed, weight): one depth-first run each,
+        interleaved in turns of weight x SLICE work units, each resumed where it paused. A hard
+        problem is often solved by one long run in the right order, and which order is right
+        differs from problem to problem: the portfolio costs a few times the best run, and no
+        run repeats the work of an earlier one (as restarts would).
 
-        Restarts the search with node limits following the Luby sequence (a restart strategy
-        that is within a log factor of the best fixed limit), cycling through the preorders and
-        then through jittered versions of them: a deep search stuck under a bad early choice
-        wastes its budget, while a fresh order often fits at once.
+        Without one, restarts with node limits following the Luby sequence (a restart strategy
+        within a log factor of the best fixed limit), cycling through PREORDERS and then
+        jittered versions of them: cheap fits for the descent's easy capacities.
         """
+        limit = sys.getrecursionlimit()
+        sys.setrecursionlimit(max(limit, 8 * len(part.members) + 200))
+        try:
+            if portfolio:
+                return self._interleave(part, capacity, budget, deadline, portfolio)
+            return self._restarts(part, capacity, budget, deadline)
+        finally:
+            sys.setrecursionlimit(limit)
+
+    def _step(self, run: Generator[None, None, dict[int, int] | None], room: int) -> object:
+        """Resume a run for `room` work units: its result (a placement, or None once
+        exhausted), or PAUSED."""
+        self._pause_at = self.work + room
+        self._check_at = min(self._check_at, self._pause_at)
+        try:
+            next(run)
+        except StopIteration as stop:
+            return stop.value
+        return PAUSED
+
+    def _interleave(
+        self,
+        part: Partition,
+        capacity: int,
+        budget: int,
+        deadline: float,
+        portfolio: Sequence[tuple[str, int, int]],
+    ) -> dict[int, int] | bool:
+        end = self.work + budget
+        runs = [self._dfs_partition(part, capacity, k, seed, deadline) for k, seed, _ in portfolio]
+        turns = [SLICE * weight for _, _, weight in portfolio]
+        try:
+            while self.work < end:
+                for run, turn in zip(runs, turns, strict=True):
+                    room = min(turn, end - self.work)
+                    if room <= 0:
+                        break
+                    found = self._step(run, room)
+                    if found is None:
+                        return False  # one complete search suffices: nothing fits
+                    if found is not PAUSED:
+                        return found  # type: ignore[return-value]
+        except OutOfBudget:
+            pass
+        finally:
+            for run in runs:
+                run.close()
+        return True
+
+    def lower_partition(
+        self,
+        part: Partition,
+        goal: int,
+        budget: int,
+        deadline: float,
+        portfolio: Sequence[tuple[str, int, int]],
+    ) -> None:
+        """Lower part.best_height towards `goal` with the portfolio's runs at several
+        capacities at once (RUNGS above the goal, and halfway to the best plan), interleaved.
+        Which capacity a run fits at quickly is erratic (D fits 1060000 within 41k units of
+        WAT, 1100000 not within 300k), so several capacities are several chances. A fit drops
+        every run at or above its height; a complete search that fails drops every run at or
+        below its capacity."""
+        end = self.work + budget
+        halfway = (goal + (part.best_height or goal)) // 2
+        capacities = sorted({int(goal * (1 + r)) for r in RUNGS} | {halfway})
+        runs = [
+            (c, self._dfs_partition(part, c, key, seed, deadline), SLICE * weight)
+            for c in capacities
+            if max(goal, part.proven) <= c < (part.best_height or 0)
+            for key, seed, weight in portfolio
+        ]
+        try:
+            while runs and self.work < end:
+                for entry in list(runs):
+                    room = min(entry[2], end - self.work)
+                    if room <= 0:
+                        break
+                    if entry not in runs:
+                        continue
+                    found = self._step(entry[1], room)
+                    if found is PAUSED:
+                        continue
+                    if isinstance(found, dict):
+                        height = max(o + self.size[i] for i, o in found.items())
+                        if height < (part.best_height or height + 1):
+                            part.best, part.best_height = found, height
+                        dropped = [e for e in runs if e[0] >= height]
+                    else:
+                        part.proven = max(part.proven, entry[0] + 1)
+                        dropped = [e for e in runs if e[0] <= entry[0]]
+                    for e in dropped:
+                        e[1].close()
+                        runs.remove(e)
+        except OutOfBudget:
+            pass
+        finally:
+            for e in runs:
+                e[1].close()
+
+    def _restarts(
+        self, part: Partition, capacity: int, budget: int, deadline: float
+    ) -> dict[int, int] | bool:
         m = len(part.members)
         base = 4 * (8 * m + m * m // 8)  # a few dives' worth of work
         spent = 0
         restart = 0
         while spent < budget and time.monotonic() < deadline:
-            if preorders:
-                if restart == len(preorders):
-                    break
-                key, seed = preorders[restart], 0
-                room = min(budget // len(preorders), budget - spent)
-            else:
-                key = PREORDERS[restart % len(PREORDERS)]
-                seed = restart // len(PREORDERS)
-                room = min(base * _luby(restart + 1), budget - spent)
+            key = PREORDERS[restart % len(PREORDERS)]
+            seed = restart // len(PREORDERS)
+            room = min(base * _luby(restart + 1), budget - spent)
             restart += 1
             start = self.work
+            run = self._dfs_partition(part, capacity, key, seed, deadline)
             try:
-                found = self._dfs_partition(part, capacity, key, seed, self.work + room, deadline)
+                found = self._step(run, room)
             except OutOfBudget:
-                found = None
-            else:
-                if found is None:
-                    return False
+                return True
+            finally:
+                run.close()
+            if found is None:
+                return False
             spent += self.work - start
-            if found is not None:
-                return found
+            if found is not PAUSED:
+                return found  # type: ignore[return-value]
         return True
 
     def _prepare(self, part: Partition) -> _Local:
@@ -321,8 +444,11 @@ class Solver:
         return loc
 
     def _dfs_partition(
-        self, part: Partition, capacity: int, key: str, seed: int, work_cap: int, deadline: float
-    ) -> dict[int, int] | None:
+        self, part: Partition, capacity: int, key: str, seed: int, deadline: float
+    ) -> Generator[None, None, dict[int, int] | None]:
+        """One depth-first run in the order of preorder `key`: a generator that pauses (yields)
+        whenever the work count reaches self._pause_at, and returns the placement or None
+        once the search space is exhausted. Raises OutOfBudget at the deadline."""
         loc = self._prepare(part)
         members = part.members
         size, overlaps, secs_of, sections = loc.size, loc.overlaps, loc.secs_of, loc.sections
@@ -330,7 +456,8 @@ class Solver:
         dynamic = key.endswith(DYNAMIC)
         by_size = loc.by_size
         secs_per_buffer = loc.secs_per_buffer
-        min_off = list(loc.start_off)
+        min_off = list(loc.start_off)  # each unplaced buffer's floor; UNREACHABLE once placed
+        min_off_of = min_off.__getitem__
         if any(min_off[k] + size[k] > capacity for k in range(len(members))):
             return None
         nsec = len(sections)
@@ -383,10 +510,8 @@ class Solver:
                         checked.add(s)
                         if floor[s] > room or o > room:
                             return True
-                        for k in sections[s]:  # a plain loop: this is the hot spot
-                            if min_off[k] <= room and not placed[k]:
-                                break
-                        else:
+                        # Placed buffers have min_off UNREACHABLE: the lowest is an unplaced one.
+                        if min(map(min_off_of, sections[s])) > room:
                             return True  # every unplaced buffer there starts above the room
             for s in fixed_secs:
                 if not lo <= s < hi:
@@ -399,7 +524,9 @@ class Solver:
 
         no_rise: dict[int, int] = {}
 
-        def split(group: set[int], lo: int, hi: int, cuts: list[int]) -> bool:
+        def split(
+            group: set[int], lo: int, hi: int, cuts: list[int]
+        ) -> Generator[None, None, bool]:
             """Solve the group as independent subgroups, one per range of sections between the
             given cut points (no unplaced buffer spans one): all must fit, each on its own."""
             bounds = [lo, *sorted(cuts), hi]
@@ -411,7 +538,7 @@ class Solver:
                 if not sub:
                     continue
                 saved = rerank(sub) if dynamic else []
-                ok = dfs(sub, bounds[p], bounds[p + 1], 0, -1, no_rise)
+                ok = yield from dfs(sub, bounds[p], bounds[p + 1], 0, -1, no_rise)
                 for k, v in saved:
                     pre[k] = v
                 if not ok:
@@ -440,16 +567,16 @@ class Solver:
             last_off: int,
             last_pre: int,
             last_rise: dict[int, int],
-        ) -> bool:
+        ) -> Generator[None, None, bool]:
             """Place the group `unplaced` (its buffers live only in sections [lo, hi)) in
             canonical order after a buffer at last_off; restores all state before returning."""
             self.work += 1
-            if self.work >= work_cap:
-                raise OutOfBudget
-            if self.work >= self._clock_at:
-                self._clock_at = self.work + 256
+            if self.work >= self._check_at:
                 if time.monotonic() > deadline:
                     raise OutOfBudget
+                if self.work >= self._pause_at:
+                    yield  # this run's slice is spent: the scheduler resumes it later
+                self._check_at = min(self.work + 256, self._pause_at)
             if not unplaced:
                 return True
             min_height = min([min_off[k] + size[k] for k in unplaced])
@@ -481,6 +608,7 @@ class Solver:
                 unplaced.discard(i)
                 placed[i] = True
                 offset[i] = o
+                min_off[i] = UNREACHABLE
                 old_floors = [floor[s] for s in secs_i]
                 for s in secs_i:
                     floor[s] = h
@@ -506,9 +634,9 @@ class Solver:
                             cuts.append(s + 1)
                     try:
                         if cuts:
-                            found = split(unplaced, lo, hi, cuts)
+                            found = yield from split(unplaced, lo, hi, cuts)
                         else:
-                            found = dfs(unplaced, lo, hi, o, p, rises)
+                            found = yield from dfs(unplaced, lo, hi, o, p, rises)
                     finally:
                         for s in range(first, last):
                             cut[s] += 1
@@ -518,6 +646,7 @@ class Solver:
                 for j, m in off_changes:
                     min_off[j] = m
                 placed[i] = False
+                min_off[i] = o
                 unplaced.add(i)
                 if found:
                     return True
@@ -527,13 +656,8 @@ class Solver:
                     break
             return False
 
-        limit = sys.getrecursionlimit()
-        sys.setrecursionlimit(max(limit, 6 * len(members) + 200))
-        try:
-            if not dfs(set(range(len(members))), 0, nsec, 0, -1, no_rise):
-                return None
-        finally:
-            sys.setrecursionlimit(limit)
+        if not (yield from dfs(set(range(len(members))), 0, nsec, 0, -1, no_rise)):
+            return None
         return {g: offset[k] for k, g in enumerate(members)}
 
 
@@ -565,14 +689,10 @@ def search_plan(
         part.best = {i: upper_offsets[buffers[i].id] for i in part.members}
         part.best_height = max(o + solver.size[i] for i, o in part.best.items())
 
-    last_attempt_ran_out = False
-
     def attempt(
-        capacity: int, budget: int, preorders: Sequence[str] = (), until: float = deadline
+        capacity: int, budget: int, portfolio: Sequence[tuple[str, int, int]], until: float
     ) -> dict[int, int] | None:
-        """Every partition placed below capacity, or None."""
-        nonlocal last_attempt_ran_out
-        last_attempt_ran_out = False
+        """Every partition placed below capacity (each by the portfolio), or None."""
         per_part: dict[int, int] = {}
         for part in sorted(solver.partitions, key=lambda p: -p.lower):
             if part.lower > capacity or part.proven > capacity:
@@ -581,12 +701,10 @@ def search_plan(
                 per_part.update(part.best)
                 continue
             left = work_budget - solver.work
-            found = solver.solve_partition(part, capacity, min(budget, left), until, preorders)
+            found = solver.solve_partition(part, capacity, min(budget, left), until, portfolio)
             if not isinstance(found, dict):
                 if found is False:  # exhausted: no canonical plan of this partition fits
                     part.proven = max(part.proven, capacity + 1)
-                else:
-                    last_attempt_ran_out = True
                 return None
             part.best = found
             part.best_height = max(o + solver.size[i] for i, o in found.items())
@@ -607,48 +725,58 @@ def search_plan(
             return True
         return False
 
+    def descend(share: float) -> None:
+        """Lower each partition (those with the highest bounds first) towards its bound or
+        the height the ones before it reached, with a share of the budget."""
+        until = min(work_budget, solver.work + int(share * work_budget))
+        reached = 0
+        for part in sorted(solver.partitions, key=lambda p: -p.lower):
+            goal = max(part.lower, reached, lower)
+            if (part.best_height or 0) > goal and solver.work < until:
+                left = until - solver.work
+                solver.lower_partition(part, goal, left, deadline, DESCENT_PORTFOLIO)
+            reached = max(reached, part.best_height or 0)
+        per_part = {i: o for part in solver.partitions for i, o in part.best.items()}
+        adopt(per_part)
+
     n = max(1, len(buffers))
-    per_attempt = 4 * (8 * n + n * n // 8)
+    per_step = 4 * (8 * n + n * n // 8)  # a few dives' worth of work
     finest = max(1, lower // 1000, alignment)  # 0.1% of the bound, or one alignment unit
 
-    def descend(per_attempt: int, until: int) -> bool:
-        """Try capacities a little below the best plan. A success (cheap: the first restarts
-        usually fit) often lands well below the target; a failure costs the whole attempt
-        budget, so the step is halved. Returns whether any failure ran out of budget."""
-        cut_short = False
+    def step_down(share: float) -> None:
+        """Capacities a little below the best plan, with restarts: cheap fits, so a good plan
+        exists early (and on problems far above their bound, where the rungs fit nothing). A
+        failure costs its whole attempt, so the step is then halved."""
+        until = min(work_budget, solver.work + max(per_step, int(share * work_budget)))
         step = max(finest, lower // 50)
         while step >= finest and best_arena > lower and solver.work < until:
             if time.monotonic() >= deadline:
-                return True
-            found = attempt(max(lower, best_arena - step), min(per_attempt, until - solver.work))
-            if found is None:
-                cut_short = cut_short or last_attempt_ran_out
+                return
+            capacity = max(lower, best_arena - step)
+            found = attempt(capacity, min(per_step, until - solver.work), (), deadline)
+            if found is None or not adopt(found):
                 step //= 2
-            elif not adopt(found):
-                return False  # cannot happen while `lower` covers the fixed buffers
-        return cut_short
 
-    # 1. The bound, briefly (many problems fit at once), then a quick descent, so that a good
-    #    plan exists early even if a slow machine hits the clock cap.
-    found = attempt(lower, 4 * per_attempt)
-    if found is not None:
-        adopt(found)
-    descend(per_attempt, work_budget)
-    # 2. The bound again, most of the budget in a few long runs (one per exact preorder): some
-    #    problems reach it only after long searches. Elsewhere more budget gains little.
-    #    On a machine too slow for the budget the clock cap ends them at the same share of the
-    #    time left, so the descent still gets its turn.
-    if best_arena > lower:
-        share = EXACT_SHARE * max(0.0, deadline - time.monotonic())
-        found = attempt(
-            lower, int(EXACT_SHARE * work_budget), EXACT_PREORDERS, time.monotonic() + share
-        )
+    def at_bound(budget: int, portfolio: Sequence[tuple[str, int, int]], share: float) -> None:
+        until = time.monotonic() + share * max(0.0, deadline - time.monotonic())
+        found = attempt(lower, budget, portfolio, until)
         if found is not None:
             adopt(found)
-    # 3. Descend in rounds, doubling the budget per attempt.
-    while best_arena > lower and solver.work < work_budget and time.monotonic() < deadline:
-        before = best_arena
-        per_attempt *= 2
-        if not descend(per_attempt, work_budget) and best_arena == before:
-            break  # every failure was a complete search: more budget cannot help
+
+    long_runs = [(key, share) for key, share in LONG_RUNS if share * work_budget >= LONG_MIN]
+    quick = QUICK_SHARE + (sum(s for _, s in LONG_RUNS) - sum(s for _, s in long_runs)) / 2
+    # 1. The bound, with the quick portfolio: many problems fit there at once.
+    at_bound(int(quick * work_budget), PORTFOLIO, quick)
+    # 2. A good plan early, stepping down from the best.
+    if best_arena > lower:
+        step_down(STEPS_SHARE)
+    # 3. Long runs at the bound: some problems reach it only after one long run in one order.
+    #    On a machine too slow for the budget the clock cap ends each at the same share of the
+    #    time left, so the descent still gets its turn.
+    for key, share in long_runs:
+        if best_arena > lower:
+            at_bound(int(share * work_budget), ((key, 0, 1),), share)
+    # 4. The rest of the budget: the descent from the best plan towards the bound.
+    if best_arena > lower:
+        descend(1.0)
     return best
