@@ -41,6 +41,7 @@ FILE_MARKERS: dict[str, tuple[str, ...]] = {
     "planning/test_overlap_plan.py": ("slow",),
     "runtime/test_bands_qemu.py": ("qemu",),
     "runtime/test_fast_m3_qemu.py": ("pio", "qemu", "slow"),
+    "runtime/test_fast_m0_qemu.py": ("pio", "qemu", "slow"),
     "runtime/test_overlap_runtime.py": ("slow",),
     "runtime/test_runtime_fuzz.py": ("slow",),
     "runtime/test_runtime_mve_qemu.py": ("pio", "qemu", "slow"),

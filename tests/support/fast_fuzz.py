@@ -534,8 +534,13 @@ def qemu_campaign(
     return verdicts
 
 
-def qemu_image(board: str, runnable: list[tuple[Case, bytes, list[np.ndarray]]]) -> list[Verdict]:
-    """The cases in one image, or in two halves where they do not fit in one."""
+def qemu_image(
+    board: str,
+    runnable: list[tuple[Case, bytes, list[np.ndarray]]],
+    check_elf: Callable[[Path], None] | None = None,
+) -> list[Verdict]:
+    """The cases in one image, or in two halves where they do not fit in one; check_elf, if
+    given, sees each image before it runs."""
     from host.device.boards import BuildError, build_image
 
     with tempfile.TemporaryDirectory(prefix="fast_fuzz_qemu_") as tmp:
@@ -549,7 +554,11 @@ def qemu_image(board: str, runnable: list[tuple[Case, bytes, list[np.ndarray]]])
             if len(runnable) == 1:
                 return [Verdict(runnable[0][0], "refused", str(e)[-600:])]
             half = len(runnable) // 2
-            return qemu_image(board, runnable[:half]) + qemu_image(board, runnable[half:])
+            return qemu_image(board, runnable[:half], check_elf) + qemu_image(
+                board, runnable[half:], check_elf
+            )
+        if check_elf is not None:
+            check_elf(elf)
         return [
             _qemu_one(board, elf, f"f{i:03d}", c, want) for i, (c, _, want) in enumerate(runnable)
         ]

@@ -35,6 +35,76 @@
   "mla %[a2], %[u], %[t], %[a2]\n\t"
 #endif
 
+#if FAST_V6M
+/* dot4 on Armv6-M, whose LDRSB takes only a register offset and whose MULS and ADDS only the
+ * eight low registers: one index counting from -n up to 0 (its ADDS sets the loop's flag)
+ * over the ends of the input and of the four weight rows (r0-r5), the input plus the offset
+ * in r6 serving four MULS; the sums live in r8-r11 (ADD takes high registers), the offset in
+ * r12: four instructions per multiply-accumulate. n at least 1. Field order: the assembly's. */
+typedef struct {
+  const int8_t *x_end, *w_end; /* x + n; the first weight row + n */
+  int32_t ws, n, off;
+  int32_t acc[4];
+} dot4_job;
+
+_Static_assert(offsetof(dot4_job, acc) == 20, "dot4_v6m's offsets");
+#define DOT4_V6M_ROW(ROW, ACC) \
+  "ldrsb r7, [" ROW ", r0]\n\t" \
+  "muls r7, r6, r7\n\t" \
+  "add " ACC ", " ACC ", r7\n\t"
+__attribute__((naked, noinline)) static void dot4_v6m(dot4_job *j __attribute__((unused))) {
+  __asm__(
+      ".syntax unified\n\t" /* GCC marks Thumb-1 inline assembly divided */
+      "push {r4-r7, lr}\n\t"
+      "mov r4, r8\n\t"
+      "mov r5, r9\n\t"
+      "mov r6, r10\n\t"
+      "mov r7, r11\n\t"
+      "push {r0, r4-r7}\n\t"
+      "ldr r1, [r0, #0]\n\t"
+      "ldr r2, [r0, #4]\n\t"
+      "ldr r7, [r0, #8]\n\t"
+      "adds r3, r2, r7\n\t"
+      "adds r4, r3, r7\n\t"
+      "adds r5, r4, r7\n\t"
+      "ldr r6, [r0, #16]\n\t"
+      "mov r12, r6\n\t"
+      "ldr r6, [r0, #20]\n\t"
+      "mov r8, r6\n\t"
+      "ldr r6, [r0, #24]\n\t"
+      "mov r9, r6\n\t"
+      "ldr r6, [r0, #28]\n\t"
+      "mov r10, r6\n\t"
+      "ldr r6, [r0, #32]\n\t"
+      "mov r11, r6\n\t"
+      "ldr r6, [r0, #12]\n\t"
+      "rsbs r0, r6, #0\n\t"
+      "1:\n\t"
+      "ldrsb r6, [r1, r0]\n\t"
+      "add r6, r6, r12\n\t"
+      DOT4_V6M_ROW("r2", "r8") DOT4_V6M_ROW("r3", "r9") DOT4_V6M_ROW("r4", "r10")
+      DOT4_V6M_ROW("r5", "r11")
+      "adds r0, r0, #1\n\t"
+      "bne 1b\n\t"
+      "pop {r0}\n\t"
+      "mov r6, r8\n\t"
+      "str r6, [r0, #20]\n\t"
+      "mov r6, r9\n\t"
+      "str r6, [r0, #24]\n\t"
+      "mov r6, r10\n\t"
+      "str r6, [r0, #28]\n\t"
+      "mov r6, r11\n\t"
+      "str r6, [r0, #32]\n\t"
+      "pop {r4-r7}\n\t"
+      "mov r8, r4\n\t"
+      "mov r9, r5\n\t"
+      "mov r10, r6\n\t"
+      "mov r11, r7\n\t"
+      "pop {r4-r7, pc}");
+}
+#undef DOT4_V6M_ROW
+#endif
+
 /* acc[r] += sum_i w[r * ws + i] * (x[i] + off) for the four weight rows r. Not inlined on
  * DSP builds: its assembly loop needs 13 registers, more than a caller leaves free. */
 #if FAST_DSP || FAST_V7M
@@ -42,6 +112,13 @@ __attribute__((noinline))
 #endif
 static void dot4(const int8_t *x, const int8_t *w, size_t ws, int32_t n, int32_t off,
                         int32_t acc[4]) {
+#if FAST_V6M
+  if (n > 0) {
+    dot4_job j = {x + n, w + n, (int32_t)ws, n, off, {acc[0], acc[1], acc[2], acc[3]}};
+    dot4_v6m(&j);
+    memcpy(acc, j.acc, sizeof j.acc);
+  }
+#else
   const int8_t *w0 = w, *w1 = w + ws, *w2 = w1 + ws, *w3 = w2 + ws;
   int32_t a0 = acc[0], a1 = acc[1], a2 = acc[2], a3 = acc[3];
   int32_t i = 0;
@@ -121,16 +198,21 @@ static void dot4(const int8_t *x, const int8_t *w, size_t ws, int32_t n, int32_t
   acc[1] = a1;
   acc[2] = a2;
   acc[3] = a3;
+#endif
 }
 
 static inline int32_t dot1(const int8_t *x, const int8_t *w, int32_t n, int32_t off, int32_t a) {
   int32_t i = 0;
-  for (; i + 4 <= n; i += 4) a = quad_dot(a, quad_in(load4(x + i), off), load4(w + i));
+  for (; !FAST_V6M && i + 4 <= n; i += 4) /* Armv6-M: byte loads beat taking words apart */ a = quad_dot(a, quad_in(load4(x + i), off), load4(w + i));
   for (; i < n; ++i) a = wrap_mac(a, w[i], x[i] + off);
   return a;
 }
 
 /* ------------------------------------------------------------ 2 x 2 block */
+
+/* Whether pixel and batch pairs run (rows2): not on Armv6-M, whose eight low registers do
+ * not hold the 2 x 2 block's pointers, inputs and weights (dot4 takes every pixel there). */
+#define FAST_PAIRS (!FAST_V6M)
 
 /* The sums of two input rows (x0, x0 + xd) with two weight rows (w0, w0 + ws) over n values:
  * acc[0] += x0.w0, acc[1] += x1.w0, acc[2] += x0.w1, acc[3] += x1.w1. Each input word then
@@ -737,8 +819,24 @@ static rows_job group_job(const rows_job *j, int32_t gi) {
   return r;
 }
 
+enum { COL_MAX = 128 }; /* bytes of a window gathered into one run (two on the stack) */
+
 /* One output pixel, all channels, in order: four channels per pass over the window. */
 static void conv_pixel(const rows_job *j, const run *runs, int32_t nr, int8_t *o) {
+#if FAST_V6M
+  /* Armv6-M: a window of several runs is first copied into one, as gather does (the taps
+   * outside the input hold the zero point), so that each block of four channels costs one
+   * dot4 call (a grouped 3x3 layer of two channels per group took nine). */
+  int8_t col[COL_MAX];
+  run whole = {col, 0, (int32_t)j->fstride};
+  if (nr > 1 && j->fstride <= COL_MAX && j->off >= -127 && j->off <= 128) {
+    memset(col, -j->off, j->fstride);
+    for (int32_t i = 0; i < nr; ++i)
+      for (int32_t k = 0; k < runs[i].n; ++k) col[runs[i].f + k] = runs[i].in[k];
+    runs = &whole;
+    nr = 1;
+  }
+#endif
   chan_q c = chan_consts(j->mult[0], j->shift[0]);
   int32_t oc = 0;
   for (; oc + 4 <= j->cout; oc += 4) {
@@ -767,8 +865,6 @@ static bool same_taps(const mak_window *a, const mak_window *b) {
   return a->fy0 == b->fy0 && a->fy1 == b->fy1 && a->fx0 == b->fx0 && a->fx1 == b->fx1;
 }
 
-enum { COL_MAX = 128 }; /* bytes of a window gathered into one run (two on the stack) */
-
 /* The window's bytes in filter order, as one run: the taps outside the input hold the input
  * zero point, whose value plus the input offset is 0, so they add nothing (the reference
  * skips them). Windows of several short runs (first layers: one to three input channels)
@@ -795,7 +891,7 @@ static void conv_gathered(const rows_job *j, const int8_t *in, const mak_window_
     gather(in, g, &cur, cin, len, zero_point, col);
     next = cur;
     more = mak_window_next(g, &next);
-    if (more) {
+    if (FAST_PAIRS && more) {
       gather(in, g, &next, cin, len, zero_point, col + len);
       rows2(j, &rn, 1, len, out + cur.pixel * (size_t)j->cout, out + next.pixel * (size_t)j->cout);
       more = mak_window_next(g, &next);
@@ -811,7 +907,7 @@ static void conv_gathered(const rows_job *j, const int8_t *in, const mak_window_
 static void matrix_rows(const rows_job *j, const int8_t *in, int32_t len, size_t rows,
                         int8_t *out, bool pairs) {
   size_t r = 0;
-  for (; pairs && r + 2 <= rows; r += 2) {
+  for (; FAST_PAIRS && pairs && r + 2 <= rows; r += 2) {
     const run rn = {in + r * len, 0, len};
     rows2(j, &rn, 1, len, out + r * j->cout, out + (r + 1) * j->cout);
   }
@@ -859,7 +955,8 @@ bool mak_fast_conv_s8(const ma_node *node, const mak_conv_data *d, const mak_win
     conv_gathered(&j, in, g, cin, out);
     return true;
   }
-  const bool pairs = groups == 1 ? mak_window_pairs_fit(in_t, node->outputs[0], g, cin, cout)
+  const bool pairs = !FAST_PAIRS           ? false
+                     : groups == 1 ? mak_window_pairs_fit(in_t, node->outputs[0], g, cin, cout)
                                  : mak_disjoint(in_t, node->outputs[0]);
   run runs[MAX_RUNS];
   mak_window cur, next;

@@ -25,9 +25,17 @@
 #else
 #define FAST_V7M 0
 #endif
-/* Armv6-M (M0) keeps the reference loops. The host build runs the portable form, so that the
- * conformance suite checks these loops' logic there. */
-#if FAST_DSP || FAST_V7M || !defined(__arm__)
+/* Armv6-M (M0, M0+): eight low registers, MULS (the low word of a product) and LDRSB with a
+ * register offset only: the loops of fast_s8.c and fast_depthwise_s8.c take their own forms
+ * there (FAST_V6M), and requant_right/requant_left build the 64-bit product from 16-bit
+ * halves. The host build runs the portable form, so that the conformance suite checks these
+ * loops' logic there. */
+#if defined(__ARM_ARCH_6M__)
+#define FAST_V6M 1
+#else
+#define FAST_V6M 0
+#endif
+#if FAST_DSP || FAST_V7M || FAST_V6M || !defined(__arm__)
 #define FAST_ENABLED 1
 #else
 #define FAST_ENABLED 0
@@ -188,19 +196,58 @@ static inline out_range make_range(int32_t offset, int32_t act_min, int32_t act_
  * k = 2^(e-1) - (v < 0). v < 0 only if acc < 0 (mult >= 0), and where acc < 0 but v >= 0,
  * v is 0 and both k give 0, so k = half - (acc < 0) with half = 2^(e-1). The low word of the
  * added constant is 2^30 plus k's low bit at bit 31; the high word is k >> 1. */
+#if FAST_V6M || !defined(__arm__)
+/* a * b + (hi:lo) as 64 bits in two words, from the 16-bit halves of a and b (Armv6-M has no
+ * 32 x 32 -> 64 multiply; GCC's int64 form calls __aeabi_lmul). Exact: with al, bl the low
+ * halves (0 to 65535) and ah, bh the high ones (-32768 to 32767), a * b = ah bh 2^32 +
+ * (ah bl + al bh) 2^16 + al bl, where al bl fits uint32 and ah bl, al bh, ah bh fit int32;
+ * each middle product m adds (m >> 16) to the high word and its low half, shifted up 16,
+ * to the low word, with the carries of the low-word additions. The host build runs it too,
+ * so the conformance suite checks it against TFLM there. */
+typedef struct {
+  uint32_t lo, hi;
+} wide32;
+
+static inline wide32 mul_add_wide(int32_t a, int32_t b, uint32_t lo, uint32_t hi) {
+  const uint32_t al = (uint32_t)a & 0xFFFFu, bl = (uint32_t)b & 0xFFFFu;
+  const int32_t ah = a >> 16, bh = b >> 16;
+  const int32_t m1 = ah * (int32_t)bl, m2 = (int32_t)al * bh;
+  const uint32_t ll = al * bl;
+  uint32_t t = ll + lo;
+  hi += (uint32_t)(ah * bh) + (t < ll);
+  const uint32_t u = t + ((uint32_t)m1 << 16);
+  hi += (uint32_t)(m1 >> 16) + (u < t);
+  t = u + ((uint32_t)m2 << 16);
+  hi += (uint32_t)(m2 >> 16) + (t < u);
+  const wide32 r = {t, hi};
+  return r;
+}
+#endif
+
 static inline int32_t requant_right(int32_t acc, int32_t mult, int32_t e_minus_1,
                                     int32_t half) {
   const int32_t k = half + (acc >> 31);
+#if FAST_V6M || !defined(__arm__)
+  const wide32 sum =
+      mul_add_wide(acc, mult, (uint32_t)k << 31 | UINT32_C(1) << 30, (uint32_t)(k >> 1));
+  return (int32_t)sum.hi >> e_minus_1;
+#else
   const uint64_t c = (uint64_t)(uint32_t)(k >> 1) << 32 | ((uint32_t)k << 31 | UINT32_C(1) << 30);
   const int64_t sum = (int64_t)acc * mult + (int64_t)c;
   return (int32_t)(sum >> 32) >> e_minus_1;
+#endif
 }
 
 /* requant's result for a shift of 0 or more (a left shift, no rounding shift), before the
  * clamp. */
 static inline int32_t requant_left(int32_t acc, int32_t mult, int32_t left) {
   const int32_t x = (int32_t)((uint32_t)acc << left);
+#if FAST_V6M || !defined(__arm__)
+  const wide32 sum = mul_add_wide(x, mult, UINT32_C(1) << 30, 0);
+  return (int32_t)(sum.hi << 1 | sum.lo >> 31); /* bits 31..62: the shift by 31 */
+#else
   return (int32_t)(((int64_t)x * mult + (INT64_C(1) << 30)) >> 31);
+#endif
 }
 
 static inline int8_t clamp_out(int32_t y, const out_range *r) {
