@@ -55,8 +55,16 @@ ZOO_INT8 = [
 ]
 DEMO = "demo_int8"
 KERNELS = {"reference": "tflm_ref", "cmsis-nn": "tflm_cmsis_nn"}
-# `--boards all`: one board per core TFLM was measured on: M4F, M7, M33, M55 (Helium), M3.
-ALL_BOARDS = ["mps2-an386", "mps2-an500", "mps2-an505", "mps3-an547", "mps2-an385"]
+# `--boards all`: one board per core TFLM was measured on: M4F, M7, M33, M55 (Helium), M3, M0+
+# (ARMv6-M code on the AN385 machine).
+ALL_BOARDS = [
+    "mps2-an386",
+    "mps2-an500",
+    "mps2-an505",
+    "mps3-an547",
+    "mps2-an385",
+    "mps2-an385-m0plus",
+]
 
 
 def _data(path: Path) -> dict:
