@@ -90,13 +90,7 @@ _Static_assert(offsetof(bcast_job, acc) == 36, "dw_bcast_v6m's offsets");
   "adds " ACC ", " ACC ", r3\n\t"
 __attribute__((naked, noinline)) static void dw_bcast_v6m(bcast_job *j __attribute__((unused))) {
   __asm__(
-      ".syntax unified\n\t" /* GCC marks Thumb-1 inline assembly divided */
-      "push {r4-r7, lr}\n\t"
-      "mov r4, r8\n\t"
-      "mov r5, r9\n\t"
-      "mov r6, r10\n\t"
-      "mov r7, r11\n\t"
-      "push {r0, r4-r7}\n\t"
+      V6M_PROLOGUE
       "ldr r2, [r0, #32]\n\t"
       "mov r8, r2\n\t"
       "ldr r2, [r0, #8]\n\t"
@@ -137,12 +131,7 @@ __attribute__((naked, noinline)) static void dw_bcast_v6m(bcast_job *j __attribu
       "str r5, [r2, #40]\n\t"
       "str r6, [r2, #44]\n\t"
       "str r7, [r2, #48]\n\t"
-      "pop {r0, r4-r7}\n\t"
-      "mov r8, r4\n\t"
-      "mov r9, r5\n\t"
-      "mov r10, r6\n\t"
-      "mov r11, r7\n\t"
-      "pop {r4-r7, pc}");
+      V6M_EPILOGUE);
 }
 #undef BCAST_V6M_LANE
 #endif

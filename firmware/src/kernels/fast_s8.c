@@ -54,13 +54,7 @@ _Static_assert(offsetof(dot4_job, acc) == 20, "dot4_v6m's offsets");
   "add " ACC ", " ACC ", r7\n\t"
 __attribute__((naked, noinline)) static void dot4_v6m(dot4_job *j __attribute__((unused))) {
   __asm__(
-      ".syntax unified\n\t" /* GCC marks Thumb-1 inline assembly divided */
-      "push {r4-r7, lr}\n\t"
-      "mov r4, r8\n\t"
-      "mov r5, r9\n\t"
-      "mov r6, r10\n\t"
-      "mov r7, r11\n\t"
-      "push {r0, r4-r7}\n\t"
+      V6M_PROLOGUE
       "ldr r1, [r0, #0]\n\t"
       "ldr r2, [r0, #4]\n\t"
       "ldr r7, [r0, #8]\n\t"
@@ -86,7 +80,7 @@ __attribute__((naked, noinline)) static void dot4_v6m(dot4_job *j __attribute__(
       DOT4_V6M_ROW("r5", "r11")
       "adds r0, r0, #1\n\t"
       "bne 1b\n\t"
-      "pop {r0}\n\t"
+      "ldr r0, [sp]\n\t"
       "mov r6, r8\n\t"
       "str r6, [r0, #20]\n\t"
       "mov r6, r9\n\t"
@@ -95,12 +89,7 @@ __attribute__((naked, noinline)) static void dot4_v6m(dot4_job *j __attribute__(
       "str r6, [r0, #28]\n\t"
       "mov r6, r11\n\t"
       "str r6, [r0, #32]\n\t"
-      "pop {r4-r7}\n\t"
-      "mov r8, r4\n\t"
-      "mov r9, r5\n\t"
-      "mov r10, r6\n\t"
-      "mov r11, r7\n\t"
-      "pop {r4-r7, pc}");
+      V6M_EPILOGUE);
 }
 #undef DOT4_V6M_ROW
 #endif

@@ -35,6 +35,25 @@
 #else
 #define FAST_V6M 0
 #endif
+#if FAST_V6M
+/* The Armv6-M assembly loops' frame (naked functions): r4-r11 and lr saved, then the job
+ * pointer (r0) at [sp]. */
+#define V6M_PROLOGUE \
+  ".syntax unified\n\t" /* GCC marks Thumb-1 inline assembly divided */ \
+  "push {r4-r7, lr}\n\t" \
+  "mov r4, r8\n\t" \
+  "mov r5, r9\n\t" \
+  "mov r6, r10\n\t" \
+  "mov r7, r11\n\t" \
+  "push {r0, r4-r7}\n\t"
+#define V6M_EPILOGUE \
+  "pop {r0, r4-r7}\n\t" \
+  "mov r8, r4\n\t" \
+  "mov r9, r5\n\t" \
+  "mov r10, r6\n\t" \
+  "mov r11, r7\n\t" \
+  "pop {r4-r7, pc}"
+#endif
 #if FAST_DSP || FAST_V7M || FAST_V6M || !defined(__arm__)
 #define FAST_ENABLED 1
 #else
