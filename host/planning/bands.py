@@ -24,7 +24,7 @@ from host.planning.band_rows import Piece, row_pieces
 from host.planning.kernels.libraries import library
 from host.planning.kernels.library import KernelLibrary
 from host.planning.packing.problem import TFLM_ALIGNMENT, Buffer, collisions, lower_bound
-from host.planning.plan import Layout, PlanResult, plan_model, problem
+from host.planning.plan import CLOCK_SLACK, Layout, PlanResult, plan_model, problem
 from host.planning.tflm_targets import target_arena
 from host.rewrite import bands as rw
 from host.rewrite import graph_check
@@ -35,10 +35,6 @@ DEFAULT_COUNTS = (2, 3, 4, 6, 8, 10, 12, 16, 24)
 # Seconds of search per choice weighed; a band search of T seconds plans T / 0.3 of them (a
 # choice's search and its rewrite take about that on the reference machine).
 CHOICE_TIME_LIMIT = 0.3
-# Choices are compared by the heads their searches find, so a search must end on its work
-# budget, not on the clock: on a loaded machine a clock-bounded search chose another split.
-# The clock then only caps a machine far slower than the reference one.
-CLOCK_SLACK = 20.0
 
 
 @dataclass
