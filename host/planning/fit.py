@@ -161,9 +161,9 @@ def _fill(row: Row, model: Model, model_path: str, lim: Limits, plan: PlanMain) 
 
 
 def fit_rows(model_path: str, lim: Limits, time_limit: float | None, plan: PlanMain) -> list[Row]:
-    """Every option's row, in OPTIONS order. The bands rows run last: their search plans every
-    cut and band count (--time-limit bounds each plan, not the search), so once the bands
-    searches have taken BANDS_BUDGET seconds the rest are skipped, saying so."""
+    """Every option's row, in OPTIONS order. The bands rows run last: each takes up to its
+    --time-limit (6 s by default) in CPU, more in wall time on a busy machine, so once the
+    bands searches have taken BANDS_BUDGET seconds the rest are skipped, saying so."""
     model = Model.load(model_path)
     extra = (["--cpu", lim.cpu] if lim.cpu else []) + (
         ["--time-limit", str(time_limit)] if time_limit else []
