@@ -129,6 +129,46 @@ def _add_sub_multiplier(model: Model, sg: Subgraph, op: Operator) -> bool:
     return not ratio < 1.0
 
 
+def _sum_multiplier(model: Model, sg: Subgraph, op: Operator) -> bool:
+    """CUMSUM's and ADD_N's int8 rescaling: 2 x the input scale / (2^20 x the output scale)
+    below 1."""
+    x, y = _q(model, input_tensor(sg, op, 0))[0], _q(model, output_tensor(sg, op, 0))[0]
+    return not (y and 2.0 * x / ((1 << 20) * y) < 1.0)
+
+
+def _fc_bias(model: Model, sg: Subgraph, op: Operator) -> bool:
+    w, bias = input_tensor(sg, op, 1), input_tensor(sg, op, 2)
+    if w is None or bias is None or len(quantization(model, w)[0]) > 1:
+        return False
+    product = _q(model, input_tensor(sg, op, 0))[0] * _q(model, w)[0]
+    out = _q(model, output_tensor(sg, op, 0))[0]
+    return not (out and abs(product - _q(model, bias)[0]) / out <= 0.02)
+
+
+# Operator -> (BuiltinOptions type, slot of fused_activation_function).
+FUSED = {
+    "CONV_2D": (1, 3), "DEPTHWISE_CONV_2D": (2, 4), "AVERAGE_POOL_2D": (5, 5),
+    "MAX_POOL_2D": (5, 5), "FULLY_CONNECTED": (8, 0), "CONCATENATION": (10, 1),
+    "ADD": (11, 0), "MUL": (21, 0), "SUB": (28, 0),
+}  # fmt: skip
+RELU_N1_TO_1, RELU6 = 2, 3  # ActivationFunctionType
+ACTIVATION_CHECKED = ("CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "ADD", "MUL", "SUB")
+
+
+def _activation_overflows(model: Model, sg: Subgraph, op: Operator) -> bool:
+    """TFLM quantizes a fused RELU6's 6 (RELU_N1_TO_1's 1) by the output scale, rounding in
+    float, and refuses a result outside int32."""
+    kind, slot = FUSED[op.name]
+    act = _option(model, sg, op, kind, slot, "b")
+    bound = {RELU6: 6.0, RELU_N1_TO_1: 1.0}.get(act)
+    scale = np.float32(_q(model, output_tensor(sg, op, 0))[0])
+    if bound is None or scale == 0:
+        return False
+    with np.errstate(over="ignore"):
+        q = float(np.round(np.float32(bound) / scale))
+    return not -(2.0**31) <= q <= 2.0**31
+
+
 def _add_n(model: Model, sg: Subgraph, op: Operator) -> bool:
     first = _q(model, input_tensor(sg, op, 0))
     return any(_q(model, x) != first for x in _ins(sg, op))
@@ -291,6 +331,18 @@ CONDITIONS = [
               "the output quantized as the input (scale and zero point)",
               lambda m, sg, op: _q(m, input_tensor(sg, op, 0)) != _q(m, output_tensor(sg, op, 0)),
               at_invoke=True),
+    Condition("sum multiplier", ("CUMSUM", "ADD_N"), I8,
+              "output scale above 2 x the input scale / 2^20: an output multiplier of 1 or "
+              "more fails a check that stops the program", _sum_multiplier),
+    Condition("fully_connected bias", ("FULLY_CONNECTED",), Q,
+              "with a per-tensor filter and a bias: the bias scale within 2% of the output "
+              "scale of the input scale x the filter scale", _fc_bias),
+    # Pools print the same failed check but go on (TFLM loads them); the runtime refuses.
+    Condition("fused activation range", ACTIVATION_CHECKED, Q,
+              "a fused RELU6 or RELU_N1_TO_1 whose bound (6 or 1) divided by the output scale "
+              "fits int32", _activation_overflows),
+    Condition("concatenation activation", ("CONCATENATION",), (), "no fused activation",
+              lambda m, sg, op: _option(m, sg, op, *FUSED["CONCATENATION"], "b") != 0),
     Condition("svdf bias", ("SVDF",), I8,
               "a bias scale within 1e-5 of the state scale times the time weights' scale",
               _svdf_bias),

@@ -33,6 +33,7 @@ from support.tflm_oracle import MODELS, runnable_models
 from host.planning.cli import _microarena_refusal
 from host.planning.tflm_prepare import (
     CONDITIONS,
+    FUSED,
     Condition,
     broken_conditions,
     prepare_refusals,
@@ -166,6 +167,19 @@ def _variants(case: Case) -> Iterator[Case]:
             yield c
 
 
+def _tiny_relu6(case: Case) -> Iterator[Case]:
+    """The case with a fused RELU6 and every fed tensor's scale (and an int32 bias's) 1e-10
+    times as large: 6 / output scale leaves int32, the ratios between scales stay."""
+    if case.op not in FUSED or not case.options:
+        return
+    c = copy.deepcopy(case)
+    c.slots[FUSED[case.op][1]] = ("b", 3)
+    for t in [*c.inputs, *c.outputs]:
+        if t is not None and t.scale and (t.data is None or t.dtype == I32):
+            t.scale = [s * 1e-10 for s in t.scale]
+    yield c
+
+
 def _built(case: Case) -> tuple[bytes, Model] | None:
     try:
         data = single_op_model(case)
@@ -201,7 +215,7 @@ def _example(row: Condition, op: str, bases: list[Case]) -> tuple[str, bytes] | 
     for base in bases:
         if base.op != op or (row.types and _first_input_type(base) not in row.types):
             continue
-        for case in _variants(base):
+        for case in [*_variants(base), *_tiny_relu6(base)]:
             built = _built(case)
             if built and row in _breaks(built[1]):
                 return f"{base.name}, changed", built[0]

@@ -8,6 +8,7 @@
  * since they can round differently. 16x8 sums in int64 with an int64 bias and in int32 with
  * an int32 one (mak_requantize16).
  */
+#include <math.h>
 #include <string.h>
 
 #include "fast_s8.h"
@@ -84,6 +85,16 @@ static ma_status fc_prepare(struct ma_context *ctx, ma_node *node) {
   if (filter->quant.count != 1 && filter->quant.count != units)
     return ma_fail(ctx, MA_ERR_MODEL, "%s: %d filter scales for %d units", OP,
                    (int)filter->quant.count, (int)units);
+  /* TFLM's Prepare (per-tensor filters): the bias on about the input x filter scale, off by
+   * at most 2% of the output scale (the runtime adds the bias as if it were exactly on it). */
+  if (n_mult == 1 && bias != NULL) {
+    const double product = (double)in_scale * (double)mak_scale(filter, 0);
+    if (!(fabs(product - (double)mak_scale(bias, 0)) / (double)out_scale <= 0.02))
+      return ma_fail(ctx, MA_ERR_UNSUPPORTED,
+                     "%s: bias scale %g is not the input x filter scale %g (within 2%% of the "
+                     "output scale), which TFLM refuses",
+                     OP, (double)mak_scale(bias, 0), product);
+  }
   d->u.q.input_offset = -mak_zero_point(in, 0);
   /* int8 weights: -zero point fits 16 bits; per-channel weights have none (as TFLM) */
   d->u.q.filter_offset = (int16_t)(n_mult == 1 ? -mak_zero_point(filter, 0) : 0);

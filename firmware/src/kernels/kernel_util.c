@@ -317,6 +317,14 @@ ma_status mak_act_range_q(struct ma_context *ctx, const char *op, int32_t act,
   const int32_t zp = mak_zero_point(out, 0);
   if (act != MAK_ACT_NONE && !(scale > 0.0f))
     return ma_fail(ctx, MA_ERR_KERNEL, "%s: fused activation needs a positive output scale", op);
+  /* TFLM's Prepare refuses a bound whose f / scale, rounded in float, leaves int32. */
+  const float bound = act == MAK_ACT_RELU6 ? 6.0f : act == MAK_ACT_RELU_N1_TO_1 ? 1.0f : 0.0f;
+  const float q = roundf(bound / scale);
+  if (act != MAK_ACT_NONE && !(q >= -2147483648.0f && q <= 2147483648.0f))
+    return ma_fail(ctx, MA_ERR_UNSUPPORTED,
+                   "%s: output scale %g too small for its fused activation (%g / scale leaves "
+                   "int32; TFLM refuses it)",
+                   op, (double)scale, (double)bound);
   /* TFLite rounds f / scale in float, half away from zero, then clamps to the type. */
 #define MAK_Q(f) ((int32_t)mak_clamp64((int64_t)zp + round_sat((f) / scale), qmin, qmax))
   switch (act) {

@@ -65,6 +65,13 @@ static ma_status int8_params(struct ma_context *ctx, const char *op, const ma_te
   const double si = mak_scale(in, 0), so = mak_scale(out, 0);
   if (!(si > 0.0) || !(so > 0.0))
     return ma_fail(ctx, MA_ERR_MODEL, "%s: int8 tensors need quantization scales", op);
+  /* TFLM's Prepare stops (a failed check) on an output multiplier of 1 or more. */
+  const double ratio = 2.0 * si / ((double)(1 << LEFT_SHIFT) * so);
+  if (!(ratio < 1.0))
+    return ma_fail(ctx, MA_ERR_UNSUPPORTED,
+                   "%s: output scale %g too small for the input scale (multiplier %g, TFLM "
+                   "stops at 1 or more)",
+                   op, so, ratio);
   d->in_offset = -mak_zero_point(in, 0);
   d->out_offset = mak_zero_point(out, 0);
   int s;
