@@ -137,12 +137,10 @@ env.Replace(
 )
 
 # The same warning and optimisation flags (firmware/build.mk) for board, application, runtime.
-defines = [(k, v.replace('"', '\\"')) for k, v in board_defines(board_id, board_build)]
 env.Append(
     ASFLAGS=cpu_flags,
     CCFLAGS=cpu_flags + [f for f in runtime.warn if f != "-std=c11"] + runtime.arm_flags,
     CFLAGS=["-std=c11"],
-    CPPDEFINES=defines,
     CPPPATH=[common_dir, board_dir, os.path.join(firmware_dir, "include")],
     LINKFLAGS=cpu_flags
     + runtime.arm_link
@@ -153,10 +151,16 @@ env.Append(
     + memory_size_symbols(lambda key: board.get(key, 0)),
     LIBS=["c", "m", "gcc"],
 )
+# The board's facts as macros, in BOARD_MACROS: board support and the application read them,
+# the runtime none, so it builds without them (build_runtime) and its objects are the same for
+# boards of one core and flags (mps2-an386, nrf52840_dk) and come from the object cache.
+board_macros = [(k, v.replace('"', '\\"')) for k, v in board_defines(board_id, board_build)]
 if emulated:
-    env.Append(CPPDEFINES=["BOARD_EMULATED"])
+    board_macros.append("BOARD_EMULATED")
 if option("profile", "0") == "1":  # the model application times each operator
-    env.Append(CPPDEFINES=["MA_APP_PROFILE"])
+    board_macros.append("MA_APP_PROFILE")
+env.Replace(BOARD_MACROS=board_macros)
+env["_CPPDEFFLAGS"] += " ${_defines(CPPDEFPREFIX, BOARD_MACROS, CPPDEFSUFFIX, __env__)}"
 
 # Board support (host/device/firmware.py): start-up, printing, the UART, semihosting only
 # where an emulator runs; a user's project also gets newlib's system calls (printf on the UART).
@@ -187,8 +191,14 @@ def build_runtime(ops_header):
     env.Append(CPPPATH=[str(d) for d in runtime.include_dirs])
     sources = [str(p.relative_to(firmware_dir)) for p in runtime.sources]
     src_filter = ["-<*>"] + [f"+<{p}>" for p in sources if p != REGISTRY]
-    env.BuildSources(os.path.join("$BUILD_DIR", "runtime"), firmware_dir, src_filter)
-    registry_env = env.Clone()
+    variant = os.path.join("$BUILD_DIR", "runtime")
+    # Without the board's macros; whatever env gets later applies as to every object.
+    objects = [
+        env.Object(n, BOARD_MACROS=[])
+        for n in env.CollectBuildFiles(variant, firmware_dir, src_filter)
+    ]
+    env.Append(PIOBUILDFILES=objects)
+    registry_env = env.Clone(BOARD_MACROS=[])
     if ops_header:
         name = os.path.basename(ops_header)
         registry_env.Append(CPPDEFINES=[("MA_SELECTED_OPS_H", f'\\"{name}\\"')])
