@@ -169,6 +169,14 @@ def _activation_overflows(model: Model, sg: Subgraph, op: Operator) -> bool:
     return not -(2.0**31) <= q <= 2.0**31
 
 
+def _softmax_beta(model: Model, sg: Subgraph, op: Operator) -> bool:
+    """int8 SOFTMAX: beta x input scale x 2^26 (capped at 2^31 - 1) above 1."""
+    beta = builtin_options(model, sg.index, op.index, SOFTMAX_OPTIONS)
+    b = beta.scalar(0, "f", 0.0) if beta is not None else 0.0
+    real = min(float(b) * _q(model, input_tensor(sg, op, 0))[0] * 2**26, 2**31 - 1)
+    return not real > 1.0
+
+
 def _add_n(model: Model, sg: Subgraph, op: Operator) -> bool:
     first = _q(model, input_tensor(sg, op, 0))
     return any(_q(model, x) != first for x in _ins(sg, op))
@@ -188,7 +196,7 @@ def _types_differ(model: Model, sg: Subgraph, op: Operator) -> bool:
 
 
 # BuiltinOptions union types and the option slots read here.
-L2NORM_OPTIONS, RESIZE_BILINEAR_OPTIONS, GATHER_OPTIONS = 12, 15, 23
+L2NORM_OPTIONS, RESIZE_BILINEAR_OPTIONS, GATHER_OPTIONS, SOFTMAX_OPTIONS = 12, 15, 23, 9
 QUANT_DIMENSION = 6  # QuantizationParameters.quantized_dimension
 
 
@@ -316,6 +324,9 @@ CONDITIONS = [
               "output with zero point -32768 and scale 1/65536 (within 0.1%)",
               lambda m, sg, op: _when(_out_type(INT8), _output_is(-128, 1 / 256))(m, sg, op)
               or _when(_out_type(INT16), _output_is(-32768, 1 / 65536, 1e-3 / 65536))(m, sg, op)),
+    Condition("softmax beta", ("SOFTMAX",), I8,
+              "beta x input scale x 2^26 above 1: a failed check stops the program otherwise",
+              _softmax_beta),
     Condition("softmax int16", ("SOFTMAX",), I16,
               "zero point 0 on the input and the output, output scale 1/32768 (within 0.1%)",
               lambda m, sg, op: _zero_points("in0", "out")(m, sg, op)

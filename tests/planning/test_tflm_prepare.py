@@ -109,6 +109,9 @@ WRITTEN = {
                                    "CumsumOptions", {}),
     ("same shape", "LOG_SOFTMAX"): Case("LOG_SOFTMAX output transposed", "LOG_SOFTMAX",
                                         [f32((2, 3))], [f32((3, 2))]),
+    ("softmax beta", "SOFTMAX"): Case("SOFTMAX int8 beta 0", "SOFTMAX", [q8((2, 10), 0.1, 3)],
+                                      [q8((2, 10), 1 / 256, -128)], "SoftmaxOptions",
+                                      {0: ("f", 0.0)}),
 }  # fmt: skip
 
 

@@ -62,14 +62,21 @@ static ma_status softmax_prepare(struct ma_context *ctx, ma_node *node) {
   /* TFLM requires the fixed output quantization the integer method produces. */
   const int32_t want_zp = out->type == MA_INT8 ? INT8_MIN : INT16_MIN;
   const float want_scale = out->type == MA_INT8 ? 1.0f / 256 : 1.0f / 65536;
-  if (mak_zero_point(out, 0) != want_zp || 
-      fabsf(mak_scale(out, 0) - want_scale) > 0.001f * want_scale)
+  /* An int8 output's scale exactly (TFLM compares with ==), an int16 one's within 0.1%. */
+  const bool scale_off = out->type == MA_INT8
+                             ? mak_scale(out, 0) != want_scale
+                             : fabsf(mak_scale(out, 0) - want_scale) > 0.001f * want_scale;
+  if (mak_zero_point(out, 0) != want_zp || scale_off)
     return ma_fail(ctx, MA_ERR_UNSUPPORTED, "%s: output must have zero point %d and scale 1/%d",
                    OP, (int)want_zp, out->type == MA_INT8 ? 256 : 65536);
   /* PreprocessSoftmaxScaling: beta * scale in Q5.26, as a multiplier >= 1. */
   double real = (double)d->beta * (double)in_scale *
                 (double)(INT32_C(1) << (31 - SCALED_DIFF_INT_BITS));
   if (real > (double)INT32_MAX) real = (double)INT32_MAX;
+  /* TFLM stops on a failed check unless the multiplier is above 1 (beta 0 or negative too). */
+  if (!(real > 1.0))
+    return ma_fail(ctx, MA_ERR_UNSUPPORTED,
+                   "%s: beta * input scale * 2^26 is %g, TFLM wants it above 1", OP, real);
   int shift;
   mak_quantize_multiplier(real, &d->input_multiplier, &shift);
   if (shift < 0)
