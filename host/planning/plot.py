@@ -403,10 +403,10 @@ def _axes_text(
         "allocation scope: the operator that opens it (subgraph:operator in called subgraphs)"
     )
     ax.set_xticks(range(len(owners)), _scope_names(model, owners), fontsize=7)
-    fig.canvas.draw()
+    fig.draw_without_rendering()
     if overlapping_texts(ax.get_xticklabels(), renderer):
         ax.tick_params(axis="x", labelrotation=90, labelsize=6)
-        fig.canvas.draw()
+        fig.draw_without_rendering()
     ticks = max(t.get_window_extent(renderer).height for t in ax.get_xticklabels())
     box = ax.get_position()
     bottom = (ticks + 45) / fig.bbox.height  # tick labels, the axis label and a margin
@@ -421,7 +421,7 @@ def _axes_text(
         fontsize=10,
         pad=ax.get_window_extent(renderer).height * STRIP + 6,
     )
-    fig.canvas.draw()
+    fig.draw_without_rendering()
 
 
 def _legend_patches(

@@ -33,7 +33,7 @@ def _model(name: str) -> Model:
 def _draw(model: Model, **options) -> tuple[PlanResult, Figure]:
     r = plan_model(model, time_limit=0.1, **options)
     fig = draw_plan(r, model)
-    fig.canvas.draw()  # lay out the legend as saving would, so every extent is final
+    fig.draw_without_rendering()  # lay out the legend as saving would: every extent final
     return r, fig
 
 
@@ -188,7 +188,7 @@ def test_bands_are_shaded_and_named() -> None:
     assert bounds is not None
     banded, r = bands.plan_banded(original, cut, bounds, "tflm", False, 0.1)
     fig = draw_plan(r, banded)
-    fig.canvas.draw()
+    fig.draw_without_rendering()
     owners = lifetimes.walk(banded).owners
     runs = band_runs(banded, owners)
     assert sorted({b for b, _, _ in runs}) == [0, 1, 2]
