@@ -81,3 +81,7 @@ if option("tflm_api", "no") == "yes":  # an application written against TFLM's C
     env.Append(CPPPATH=[os.path.join(lib_dir, "firmware", "compat")])
 if arm:
     env.Append(CCFLAGS=["-ffunction-sections", "-fdata-sections"])
+# The runtime reads none of the board's macros (F_CPU, ...: BOARD_MACROS of microarena's own
+# platform, boards/platform/builder/main.py): without them its objects are the same for every
+# board of one core and flags, so the platform's object cache shares them between boards.
+env.Replace(BOARD_MACROS=[])
