@@ -13,6 +13,7 @@ sys.path for every test); test files mirror the packages: tflite/, planning/, ru
 from __future__ import annotations
 
 import functools
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -76,10 +77,35 @@ ORACLE_USES = (
 
 HERE = Path(__file__).resolve().parent
 
+# Under pytest-xdist (`-n auto`, the README's test command) each file runs whole on one worker,
+# so its module fixtures build once. The files with these markers build into the checkout's
+# shared folders (build/pio, build/arm, the PlatformIO core): they form one group, which one
+# worker runs in turn while the others take the rest.
+SHARED_BUILD_MARKERS = {"pio", "qemu"}
+SHARED_BUILD_GROUP = "boards"
+# `make -C firmware` targets that files on several workers use: built once by the controller
+# before the workers start, so no two workers compile into one folder at once.
+SHARED_MAKE_TARGETS = ("host", "asan", "kernels", "arm")
+
 
 def pytest_configure(config: pytest.Config) -> None:
     for name, text in MARKERS.items():
         config.addinivalue_line("markers", f"{name}: {text}")
+    if getattr(config.option, "numprocesses", None) and not hasattr(config, "workerinput"):
+        _build_shared_targets()
+
+
+@pytest.hookimpl(optionalhook=True)  # a pytest-xdist hook: absent without xdist
+def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object:
+    from xdist.scheduler import LoadGroupScheduling  # only under xdist
+
+    return LoadGroupScheduling(config, log)
+
+
+def _build_shared_targets() -> None:
+    # -k: a target whose compiler is missing fails here quietly; the tests that need it say why.
+    cmd = ["make", "-s", "-k", "-C", str(HERE.parent / "firmware"), *SHARED_MAKE_TARGETS]
+    subprocess.run(cmd, capture_output=True, check=False)
 
 
 @functools.cache
@@ -93,7 +119,11 @@ def _file_markers(path: Path) -> tuple[str, ...]:
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
-        for name in _file_markers(Path(str(item.fspath)).resolve()):
+        path = Path(str(item.fspath)).resolve()
+        marks = _file_markers(path)
+        for name in marks:
             item.add_marker(name)
+        shared = SHARED_BUILD_MARKERS.intersection(marks)
+        item.add_marker(pytest.mark.xdist_group(SHARED_BUILD_GROUP if shared else str(path)))
         if item.originalname in SLOW_TESTS:
             item.add_marker("slow")
