@@ -79,10 +79,12 @@ HERE = Path(__file__).resolve().parent
 
 # Under pytest-xdist (`-n auto`, the README's test command) each file runs whole on one worker,
 # so its module fixtures build once. The files with these markers build into the checkout's
-# shared folders (build/pio, build/arm, the PlatformIO core): they form one group, which one
-# worker runs in turn while the others take the rest.
+# shared folders (build/pio, build/arm, the PlatformIO core): they form one unit of work, which
+# one worker runs in turn while the others take the rest.
 SHARED_BUILD_MARKERS = {"pio", "qemu"}
-SHARED_BUILD_GROUP = "boards"
+SHARED_BUILD_FILES = {
+    f"tests/{f}" for f, m in FILE_MARKERS.items() if SHARED_BUILD_MARKERS & set(m)
+}
 # `make -C firmware` targets that files on several workers use: built once by the controller
 # before the workers start, so no two workers compile into one folder at once.
 SHARED_MAKE_TARGETS = ("host", "asan", "kernels", "arm")
@@ -92,20 +94,23 @@ def pytest_configure(config: pytest.Config) -> None:
     for name, text in MARKERS.items():
         config.addinivalue_line("markers", f"{name}: {text}")
     if getattr(config.option, "numprocesses", None) and not hasattr(config, "workerinput"):
-        _build_shared_targets()
+        # -k: a target whose compiler is missing fails here quietly; its tests say why.
+        cmd = ["make", "-s", "-k", "-C", str(HERE.parent / "firmware"), *SHARED_MAKE_TARGETS]
+        subprocess.run(cmd, capture_output=True, check=False)
 
 
 @pytest.hookimpl(optionalhook=True)  # a pytest-xdist hook: absent without xdist
-def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object:
-    from xdist.scheduler import LoadGroupScheduling  # only under xdist
+def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object | None:
+    if any(a.startswith("--dist") for a in config.invocation_params.args):
+        return None  # the mode asked for
+    from xdist.scheduler import LoadScopeScheduling  # only under xdist
 
-    return LoadGroupScheduling(config, log)
+    class ByFile(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            file = nodeid.split("::", 1)[0]
+            return "shared builds" if file in SHARED_BUILD_FILES else file
 
-
-def _build_shared_targets() -> None:
-    # -k: a target whose compiler is missing fails here quietly; the tests that need it say why.
-    cmd = ["make", "-s", "-k", "-C", str(HERE.parent / "firmware"), *SHARED_MAKE_TARGETS]
-    subprocess.run(cmd, capture_output=True, check=False)
+    return ByFile(config, log)
 
 
 @functools.cache
@@ -119,11 +124,7 @@ def _file_markers(path: Path) -> tuple[str, ...]:
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
-        path = Path(str(item.fspath)).resolve()
-        marks = _file_markers(path)
-        for name in marks:
+        for name in _file_markers(Path(str(item.fspath)).resolve()):
             item.add_marker(name)
-        shared = SHARED_BUILD_MARKERS.intersection(marks)
-        item.add_marker(pytest.mark.xdist_group(SHARED_BUILD_GROUP if shared else str(path)))
         if item.originalname in SLOW_TESTS:
             item.add_marker("slow")
