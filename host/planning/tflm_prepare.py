@@ -205,19 +205,28 @@ def _option(model: Model, sg: Subgraph, op: Operator, kind: int, slot: int, fmt:
     return opts.scalar(slot, fmt, 0) if opts is not None else 0
 
 
-def _hard_swish_multiplier(model: Model, sg: Subgraph, op: Operator) -> bool:
-    """TFLM forms (input scale / 128) / output scale in float, splits it as QuantizeMultiplier
-    does and wants an exponent <= 0 (a multiplier below 1 after rounding)."""
-    x, y = _q(model, input_tensor(sg, op, 0))[0], _q(model, output_tensor(sg, op, 0))[0]
-    if y == 0:
-        return True
-    ratio = float(np.float32(np.float32(1 / 128) * np.float32(x)) / np.float32(y))
-    if ratio == 0:
+def _at_least_one(multiplier: float) -> bool:
+    """Whether QuantizeMultiplier's split of a positive multiplier has an exponent above 0 (a
+    multiplier of 1 or more once its 31-bit mantissa is rounded): a check TFLM stops on."""
+    if multiplier == 0:
         return False
-    q, exponent = math.frexp(ratio)
+    q, exponent = math.frexp(multiplier)
     if math.floor(q * 2**31 + 0.5) == 2**31:
         exponent += 1
     return exponent > 0
+
+
+def _hard_swish_multiplier(model: Model, sg: Subgraph, op: Operator) -> bool:
+    """(input scale / 128) / output scale below 1 after rounding. TFLM's source divides in
+    float, but the pip TFLM computes as in double (its outputs; the runtime does the same)."""
+    x, y = _q(model, input_tensor(sg, op, 0))[0], _q(model, output_tensor(sg, op, 0))[0]
+    hires = float(np.float32(np.float32(1 / 128) * np.float32(x)))
+    return y == 0 or _at_least_one(hires / float(np.float32(y)))
+
+
+def _comparison_scales(model: Model, sg: Subgraph, op: Operator) -> bool:
+    """Each int8/uint8 input's scale is its own multiplier, which TFLM wants below 1."""
+    return any(_at_least_one(float(np.float32(_q(model, t)[0]))) for t in _ins(sg, op)[:2])
 
 
 def _same_shape(model: Model, sg: Subgraph, op: Operator) -> bool:
@@ -283,6 +292,7 @@ def _not_float_output(model: Model, sg: Subgraph, op: Operator) -> bool:
 
 I8, I16 = ("INT8",), ("INT16",)
 Q = ("INT8", "INT16")
+COMPARISON_OPS = ("EQUAL", "NOT_EQUAL", "GREATER", "GREATER_EQUAL", "LESS", "LESS_EQUAL")
 SAME_TYPE_OPS = (
     "CONV_2D", "FULLY_CONNECTED", "PAD", "PADV2", "RESHAPE", "CONCATENATION", "LOGISTIC",
     "TANH", "TRANSPOSE", "DEPTH_TO_SPACE", "SPACE_TO_DEPTH", "BATCH_TO_SPACE_ND",
@@ -360,6 +370,8 @@ CONDITIONS = [
     Condition("hard_swish multiplier", ("HARD_SWISH",), I8,
               "output scale above the input scale / 128 (a multiplier below 1)",
               _hard_swish_multiplier),
+    Condition("comparison scales", COMPARISON_OPS, ("INT8", "UINT8"),
+              "input scales below 1", _comparison_scales),
     Condition("l2norm", ("L2_NORMALIZATION",), (), "input rank at most 4, no fused activation",
               _l2norm),
     Condition("resize flags", ("RESIZE_BILINEAR",), (),

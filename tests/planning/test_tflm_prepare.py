@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from support.conformance import (
+    BOOL,
     F32,
     I8,
     I16,
@@ -32,6 +33,7 @@ from support.tflm_oracle import MODELS, runnable_models
 
 from host.planning.cli import _microarena_refusal
 from host.planning.tflm_prepare import (
+    COMPARISON_OPS,
     CONDITIONS,
     FUSED,
     Condition,
@@ -113,6 +115,17 @@ WRITTEN = {
                                       [q8((2, 10), 1 / 256, -128)], "SoftmaxOptions",
                                       {0: ("f", 0.0)}),
 }  # fmt: skip
+# A comparison whose first input has scale 1, its own multiplier: TFLM's check stops there.
+WRITTEN |= {
+    ("comparison scales", op): Case(
+        f"{op} int8 input scale 1",
+        op,
+        [q8((8,), 1.0, 0), q8((8,), 0.5, 0)],
+        [T((8,), BOOL)],
+        "".join(w.capitalize() for w in op.split("_")) + "Options",
+    )
+    for op in COMPARISON_OPS
+}
 
 
 # Bases for operators and types no conformance case has; TFLM and this runtime must open them.

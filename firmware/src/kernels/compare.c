@@ -57,11 +57,17 @@ static ma_status cmp_prepare(struct ma_context *ctx, ma_node *node) {
                    mak_type_name(a->type));
   d->in1_offset = -mak_zero_point(a, 0);
   d->in2_offset = -mak_zero_point(b, 0);
-  int s;
-  mak_quantize_multiplier((double)sa, &d->m1, &s);
-  d->s1 = (int8_t)s;
-  mak_quantize_multiplier((double)sb, &d->m2, &s);
-  d->s2 = (int8_t)s;
+  int s1, s2;
+  mak_quantize_multiplier((double)sa, &d->m1, &s1);
+  mak_quantize_multiplier((double)sb, &d->m2, &s2);
+  /* Each scale is its input's multiplier: TFLM's Prepare stops (a failed check, the process
+   * aborts) on one of 1 or more after rounding. */
+  if (s1 > 0 || s2 > 0)
+    return ma_fail(ctx, MA_ERR_UNSUPPORTED,
+                   "%s: input scale %g too large (TFLM stops at a multiplier of 1 or more)", op,
+                   (double)(s1 > 0 ? sa : sb));
+  d->s1 = (int8_t)s1;
+  d->s2 = (int8_t)s2;
   return MA_OK;
 }
 
