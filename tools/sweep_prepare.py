@@ -33,6 +33,7 @@ sys.path[:0] = [str(REPO), str(REPO / "tests"), str(REPO / "tools")]
 import gen_operators_doc  # noqa: E402
 from support.conformance import F32, I8, I16, I32, Case, T, single_op_model  # noqa: E402
 
+from host.fileio import write_atomic  # noqa: E402
 from host.runtime.binding import Interpreter, MicroarenaError  # noqa: E402
 
 RANGE = {I8: (-128, 127), I16: (-32768, 32767)}
@@ -182,7 +183,7 @@ def changed_models(kinds: list[str]) -> list[tuple[str, bytes]]:
 def tflm_verdicts(models: list[bytes]) -> list[str]:
     with tempfile.TemporaryDirectory() as tmp:
         for i, data in enumerate(models):
-            (Path(tmp) / f"{i}.tflite").write_bytes(data)
+            write_atomic(Path(tmp) / f"{i}.tflite", data)
         said: dict[int, str] = {}
         while len(said) < len(models):
             start = len(said)

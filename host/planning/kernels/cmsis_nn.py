@@ -47,6 +47,7 @@ NO_DSP, DSP, MVE = "no DSP", "DSP", "MVE"
 # The code path CMSIS-NN compiles for each CPU (ARM_MATH_DSP / ARM_MATH_MVEI).
 PATHS = {
     "cortex-m0": NO_DSP,
+    "cortex-m0plus": NO_DSP,
     "cortex-m3": NO_DSP,
     "cortex-m4": DSP,
     "cortex-m7": DSP,
