@@ -35,6 +35,7 @@ FILE_MARKERS: dict[str, tuple[str, ...]] = {
     "device/test_demo.py": ("pio", "qemu", "slow"),
     "device/test_emulate.py": ("pio", "qemu", "slow"),
     "device/test_library_cmake.py": ("qemu", "slow"),
+    "device/test_library_cmake_boards.py": ("slow",),
     "device/test_library_pio.py": ("pio", "qemu", "slow"),
     "device/test_library_tflm.py": ("pio", "qemu", "slow"),
     "device/test_record_board.py": ("qemu", "slow"),

@@ -94,19 +94,20 @@ def _run(cmd: list[str]) -> None:
     assert done.returncode == 0, " ".join(cmd) + "\n" + done.stdout + done.stderr
 
 
-def board_sdk(board: str, folder: Path) -> list[str]:
-    """Compiles the board support of an emulated board into folder/libboard.a; returns the
-    CMake options that build a C project for that board and link it (start-up, stdio on the
-    UART, semihosting exit, the board's link.ld)."""
+def board_sdk(board: str, folder: Path, emulated: bool = True) -> list[str]:
+    """Compiles a board's support into folder/libboard.a; returns the CMake options that build
+    a C project for that board and link it (start-up, stdio on the UART, the board's link.ld;
+    an emulated board exits through semihosting)."""
     spec = json.loads((BOARDS / board / "board.json").read_text())
     build = {k: v for k, v in spec["build"].items() if isinstance(v, str)}
     cpu = machine_flags(build)
     mk = read_build_mk()
-    defines = [f"-D{k}={v}" for k, v in board_defines(board, build)] + ["-DBOARD_EMULATED"]
+    defines = [f"-D{k}={v}" for k, v in board_defines(board, build)]
+    defines += ["-DBOARD_EMULATED"] if emulated else []
     includes = [f"-I{BOARDS / 'common'}", f"-I{BOARDS / board}"]
     folder.mkdir(parents=True, exist_ok=True)
     objects = []
-    for source in board_sources(board, build, emulated=True, hosted_c=True):
+    for source in board_sources(board, build, emulated=emulated, hosted_c=True):
         obj = folder / f"{source.parent.name}_{source.stem}.o"
         _run(["arm-none-eabi-gcc", *cpu, *mk["MA_WARN"], *mk["MA_ARM_FLAGS"], *defines]
              + [*includes, "-c", str(source), "-o", str(obj)])  # fmt: skip
