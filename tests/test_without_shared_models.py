@@ -29,9 +29,13 @@ SUBSET = [
 
 def test_subset_skips_with_reasons_without_shared_models(tmp_path: Path) -> None:
     absent = tmp_path / "no-such-folder" / "models"
-    env = dict(os.environ, MICROARENA_SHARED_MODELS=str(absent))
+    # Its own temporary folder: a --basetemp given to the outer run (PYTEST_ADDOPTS) would be
+    # emptied by the inner one, under the outer run's feet.
+    env = {k: v for k, v in os.environ.items() if k != "PYTEST_ADDOPTS"}
+    env["MICROARENA_SHARED_MODELS"] = str(absent)
+    inner = ["-q", "-rs", "-p", "no:cacheprovider", f"--basetemp={tmp_path / 'inner'}"]
     proc = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-rs", "-p", "no:cacheprovider", *SUBSET],
+        [sys.executable, "-m", "pytest", *inner, *SUBSET],
         cwd=REPO,
         env=env,
         capture_output=True,
