@@ -19,15 +19,15 @@ Everything comes from the code or from running it:
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import re
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(REPO), str(REPO / "tests")]
+
+from support.case_tables import SINGLE_OPS_FILE, conformance_cases, load_test_module  # noqa: E402
 
 from host.device.firmware import runtime_operators  # noqa: E402
 from host.fileio import write_text_atomic  # noqa: E402
@@ -132,20 +132,6 @@ def _type(model: Model, sg_index: int, op_index: int) -> str:
     return t_in if t_out in (t_in, "BOOL") else f"{t_in}->{t_out}"
 
 
-def _test_module(path: Path):  # noqa: ANN202 - a test module, loaded for its case tables
-    spec = importlib.util.spec_from_file_location(path.stem, path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-def _conformance_cases() -> list[tuple[str, Any]]:
-    """(test file name, case) for every conformance case."""
-    paths = sorted((REPO / "tests" / "runtime").glob("test_conformance_*.py"))
-    return [(path.name, c) for path in paths for c in _test_module(path).CASES]
-
-
 def _single_op_models() -> list[tuple[str, bytes]]:
     """The conformance cases, the kernel tests' single-operator cases and the demo model."""
     from support.conformance import single_op_model
@@ -153,8 +139,8 @@ def _single_op_models() -> list[tuple[str, bytes]]:
     from host.tflite.modelgen import build_demo_model
 
     out = [("demo model", build_demo_model())]
-    out += [(f"{name}: {c.name}", single_op_model(c)) for name, c in _conformance_cases()]
-    kernels = _test_module(REPO / "tests" / "runtime" / "test_kernels_single_ops.py")
+    out += [(f"{name}: {c.name}", single_op_model(c)) for name, c in conformance_cases()]
+    kernels = load_test_module(SINGLE_OPS_FILE)
     for name, case in kernels.SINGLE_OPS.items():
         out.append((f"test_kernels_single_ops.py: {name}", kernels.single_op_model(*case)))
     return out
@@ -192,7 +178,7 @@ def evidence() -> tuple[dict[str, set[str]], dict[str, dict[str, str]]]:
 def tflite_checked() -> dict[str, str]:
     """Operator -> its conformance test file, for the operators checked against TFLite's
     reference kernels (pip ai-edge-litert) because the pip TFLM does not register them."""
-    return {c.op: name for name, c in _conformance_cases() if c.oracle == "litert"}
+    return {c.op: name for name, c in conformance_cases() if c.oracle == "litert"}
 
 
 def _tflite_sentence(extra: list[str]) -> list[str]:

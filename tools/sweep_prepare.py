@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import copy
-import importlib.util
 import json
 import subprocess
 import sys
@@ -30,7 +29,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(REPO), str(REPO / "tests"), str(REPO / "tools")]
 
-import gen_operators_doc  # noqa: E402
+from support.case_tables import SINGLE_OPS_FILE, conformance_cases, load_test_module  # noqa: E402
 from support.conformance import F32, I8, I16, I32, Case, T, single_op_model  # noqa: E402
 
 from host.fileio import write_atomic  # noqa: E402
@@ -153,15 +152,11 @@ def cases() -> list[Case]:
     """The conformance cases TFLM runs, and the kernel tests' single operators."""
     out = [
         c
-        for _, c in gen_operators_doc._conformance_cases()
+        for _, c in conformance_cases()
         if c.refuse is None and c.oracle == "tflm" and c.custom_options is None and c.edit is None
     ]
-    path = REPO / "tests" / "runtime" / "test_kernels_single_ops.py"
-    spec = importlib.util.spec_from_file_location(path.stem, path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    for name, (op, ins, outs, opt, slots, *_) in module.SINGLE_OPS.items():
+    single_ops = load_test_module(SINGLE_OPS_FILE).SINGLE_OPS
+    for name, (op, ins, outs, opt, slots, *_) in single_ops.items():
         out.append(Case(name, op, list(ins), list(outs), opt, dict(slots)))
     return out
 

@@ -38,6 +38,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(REPO), str(REPO / "tests")]
 
 from support import conformance as C  # noqa: E402
+from support.case_tables import SINGLE_OPS_FILE, conformance_cases, load_test_module  # noqa: E402
 
 from host.fileio import write_text_atomic  # noqa: E402
 from host.tflite.schema import TYPE_NAMES  # noqa: E402
@@ -187,11 +188,8 @@ def variants(case: C.Case) -> Iterator[C.Case]:
 
 def templates() -> list[C.Case]:
     """The tests' one-operator cases TFLM's oracle checks (not TFLite's, not custom ones)."""
-    sys.path.insert(0, str(REPO / "tools"))
-    import gen_operators_doc as gen
-
-    cases = [c for _, c in gen._conformance_cases() if c.oracle == "tflm"]
-    kernels = gen._test_module(REPO / "tests" / "runtime" / "test_kernels_single_ops.py")
+    cases = [c for _, c in conformance_cases() if c.oracle == "tflm"]
+    kernels = load_test_module(SINGLE_OPS_FILE)
     for name, (op, ins, outs, opt, slots) in kernels.SINGLE_OPS.items():
         if any(t is not None and t.variable for t in ins):
             continue

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from support.case_tables import conformance_cases
 from support.conformance import (
     BOOL,
     F32,
@@ -45,9 +46,6 @@ from host.runtime.binding import Interpreter, MicroarenaError
 from host.tflite.model import Model
 
 REPO = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(REPO / "tools"))
-
-import gen_operators_doc  # noqa: E402
 
 TYPE_CODES = {"INT8": I8, "INT16": I16}
 RANGE = {I8: (-128, 127), I16: (-32768, 32767)}
@@ -213,7 +211,7 @@ def _bases() -> list[Case]:
     """The conformance cases TFLM runs as they are."""
     return EXTRA_BASES + [
         c
-        for _, c in gen_operators_doc._conformance_cases()
+        for _, c in conformance_cases()
         if c.refuse is None and c.oracle == "tflm" and c.custom_options is None and c.edit is None
     ]
 

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from support.case_tables import conformance_cases
 from support.tflm_oracle import (
     CONVERTER_MODELS,
     MODELS,
@@ -260,21 +261,7 @@ def _check_refusal(path: Path) -> None:
     assert bool(refused) == (not runs_in_arena(path.read_bytes(), BIG_ARENA)), refused
 
 
-def _conformance_cases() -> list:
-    """The runtime conformance suite's one-operator cases (tests/runtime/test_conformance_*)."""
-    import importlib.util
-
-    cases = []
-    for path in sorted((Path(__file__).parents[1] / "runtime").glob("test_conformance_*.py")):
-        spec = importlib.util.spec_from_file_location(f"_tail_{path.stem}", path)
-        assert spec is not None and spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-        cases += module.CASES
-    return cases
-
-
-CONFORMANCE = _conformance_cases()
+CONFORMANCE = [case for _, case in conformance_cases()]
 
 
 @pytest.mark.parametrize("case", CONFORMANCE, ids=str)
