@@ -18,10 +18,7 @@ from __future__ import annotations
 
 import argparse
 import copy
-import json
-import subprocess
 import sys
-import tempfile
 from collections import Counter
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -31,39 +28,13 @@ sys.path[:0] = [str(REPO), str(REPO / "tests"), str(REPO / "tools")]
 
 from support.case_tables import SINGLE_OPS_FILE, conformance_cases, load_test_module  # noqa: E402
 from support.conformance import F32, I8, I16, I32, Case, T, single_op_model  # noqa: E402
+from support.tflm_verdicts import HUNG, tflm_verdicts  # noqa: E402
 
-from host.fileio import write_atomic  # noqa: E402
 from host.runtime.binding import Interpreter, MicroarenaError  # noqa: E402
 
 RANGE = {I8: (-128, 127), I16: (-32768, 32767)}
 KINDS = ("quant", "type", "rank", "options")
 TIMEOUT = 120  # seconds for one child process; the model it was running then is "hung"
-HUNG = "no answer (TFLM ran the model past the time limit)"
-# Loads and invokes models start..count-1 of a folder, printing [index, what TFLM said].
-CHILD = """
-import json, sys
-from pathlib import Path
-sys.path[:0] = ["tests", "."]
-from support.tflm_oracle import capture_output, oracle
-runtime = oracle()
-folder, start, count = Path(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
-for i in range(start, count):
-    data = (folder / f"{i}.tflite").read_bytes()
-    said = []
-    def load():
-        try:
-            it = runtime.Interpreter.from_bytes(data, arena_size=1 << 20)
-        except Exception as e:
-            said.append(str(e))
-            return
-        try:
-            it.invoke()
-        except Exception as e:
-            said.append("invoke: " + str(e))
-    said.append(capture_output(load))
-    print(json.dumps([i, " ".join(said).strip()]), flush=True)
-"""
-
 Change = tuple[str, Callable[[Case], None]]
 
 
@@ -175,31 +146,6 @@ def changed_models(kinds: list[str]) -> list[tuple[str, bytes]]:
     return out
 
 
-def tflm_verdicts(models: list[bytes]) -> list[str]:
-    with tempfile.TemporaryDirectory() as tmp:
-        for i, data in enumerate(models):
-            write_atomic(Path(tmp) / f"{i}.tflite", data)
-        said: dict[int, str] = {}
-        while len(said) < len(models):
-            start = len(said)
-            try:
-                proc = subprocess.run(
-                    [sys.executable, "-c", CHILD, tmp, str(start), str(len(models))],
-                    capture_output=True, text=True, cwd=REPO, check=False, timeout=TIMEOUT,
-                )  # fmt: skip
-                out, ended = proc.stdout, proc.returncode != 0
-                why = "stopped (a failed check ended the process)"
-            except subprocess.TimeoutExpired as e:
-                out, ended = (e.stdout or b"").decode(), True
-                why = HUNG
-            for line in out.splitlines():
-                i, text = json.loads(line)
-                said[i] = text
-            if len(said) < len(models) and (len(said) == start or ended):
-                said[len(said)] = why
-    return [said[i] for i in range(len(models))]
-
-
 def runtime_opens(data: bytes) -> bool:
     try:
         Interpreter(data)
@@ -216,7 +162,7 @@ def main(argv: list[str] | None = None) -> int:
     if any(k not in CHANGES for k in kinds):
         ap.error(f"--kinds takes {', '.join(KINDS)}")
     models = changed_models(kinds)
-    verdicts = tflm_verdicts([d for _, d in models])
+    verdicts = tflm_verdicts([d for _, d in models], TIMEOUT)
     counts: Counter[str] = Counter()
     for (label, data), tflm in zip(models, verdicts, strict=True):
         opens = runtime_opens(data)

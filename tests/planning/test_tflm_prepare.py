@@ -7,9 +7,6 @@ shape is needed; the cases as they are break no row (no false refusal)."""
 from __future__ import annotations
 
 import copy
-import json
-import subprocess
-import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -31,6 +28,7 @@ from support.conformance import (
     single_op_model,
 )
 from support.tflm_oracle import MODELS, runnable_models
+from support.tflm_verdicts import STOPPED, tflm_verdicts
 
 from host.planning.cli import _microarena_refusal
 from host.planning.tflm_prepare import (
@@ -267,33 +265,6 @@ def test_unchanged_cases_break_no_row(bases: list[Case]) -> None:
         assert tflm_refusal(model) is None, case.name
 
 
-# Loads models start..count-1 of a folder on the pip TFLM and invokes each it loads, printing
-# [index, what it said].
-CHILD = """
-import json, sys
-from pathlib import Path
-sys.path[:0] = ["tests", "."]
-from support.tflm_oracle import capture_output, oracle
-runtime = oracle()
-folder, start, count = Path(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
-for i in range(start, count):
-    data = (folder / f"{i}.tflite").read_bytes()
-    said = []
-    def load():
-        try:
-            it = runtime.Interpreter.from_bytes(data, arena_size=1 << 20)
-        except Exception as e:
-            said.append(str(e))
-            return
-        try:
-            it.invoke()
-        except Exception as e:
-            said.append("invoke: " + str(e))
-    said.append(capture_output(load))
-    print(json.dumps([i, " ".join(said)]), flush=True)
-"""
-
-
 def test_real_models_tflm_runs_break_no_row() -> None:
     """No false refusal on real models: the shared ones the pip TFLM runs (TFLM_BASELINE.tsv)."""
     names = runnable_models()
@@ -304,31 +275,11 @@ def test_real_models_tflm_runs_break_no_row() -> None:
         assert prepare_refusals(model) == [], name
 
 
-def _tflm_verdicts(models: list[bytes], tmp: Path) -> list[str]:
-    """What the pip TFLM says loading each model, in child processes: a failed check stops
-    the process ("stopped"), and the next child goes on after it."""
-    for i, data in enumerate(models):
-        (tmp / f"{i}.tflite").write_bytes(data)
-    said: dict[int, str] = {}
-    while len(said) < len(models):
-        start = len(said)
-        proc = subprocess.run(
-            [sys.executable, "-c", CHILD, str(tmp), str(start), str(len(models))],
-            capture_output=True, text=True, timeout=300, cwd=REPO,
-        )  # fmt: skip
-        for line in proc.stdout.splitlines():
-            i, text = json.loads(line)
-            said[i] = text
-        if len(said) == start or (proc.returncode != 0 and len(said) < len(models)):
-            said[len(said)] = "stopped"
-    return [said[i] for i in range(len(models))]
-
-
 @pytest.mark.oracle
-def test_tflm_this_runtime_and_host_plan_refuse_each_row(examples, tmp_path: Path) -> None:
+def test_tflm_this_runtime_and_host_plan_refuse_each_row(examples) -> None:
     keys = sorted(examples)
     controls = [single_op_model(c) for c in EXTRA_BASES]
-    verdicts = _tflm_verdicts([examples[k][1] for k in keys] + controls, tmp_path)
+    verdicts = tflm_verdicts([examples[k][1] for k in keys] + controls)
     wrong = []
     for case, data, tflm in zip(EXTRA_BASES, controls, verdicts[len(keys) :], strict=True):
         if tflm.strip():
@@ -341,7 +292,7 @@ def test_tflm_this_runtime_and_host_plan_refuse_each_row(examples, tmp_path: Pat
     for key, tflm in zip(keys, verdicts, strict=True):
         name, data = examples[key]
         row = next(r for r in CONDITIONS if r.key == key[0])
-        refused = "failed to allocate" in tflm.lower() or tflm == "stopped"
+        refused = "failed to allocate" in tflm.lower() or tflm == STOPPED
         if row.at_invoke:
             refused = "invoke: " in tflm and "failed to allocate" not in tflm.lower()
         if not refused:
