@@ -17,6 +17,8 @@ from pathlib import Path
 import pytest
 from support.user_projects import (
     board_sdk,
+    cmake_build,
+    cmake_header,
     embedded_model,
     example_outputs,
     linked_operators,
@@ -30,19 +32,6 @@ from host.paths import REPO
 BOARDS = ["mps2-an386", "mps3-an547"]
 
 pytestmark = pytest.mark.skipif(shutil.which("cmake") is None, reason="needs cmake")
-
-
-def _build(project: Path, build: Path, *options: str) -> None:
-    cmd = ["cmake", "-S", str(project), "-B", str(build), f"-DMICROARENA_DIR={REPO}"]
-    cmd += [f"-DMICROARENA_PYTHON={sys.executable}", *options]
-    for step in (cmd, ["cmake", "--build", str(build), "-j2"]):
-        done = subprocess.run(step, capture_output=True, text=True, check=False)
-        assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
-        assert "warning" not in done.stdout + done.stderr
-
-
-def _header(build: Path) -> Path:
-    return build / "classify_microarena" / "microarena_model.h"
 
 
 def _check_run(text: str, header: Path, model: bytes, tflm_outputs: list[bytes]) -> int:
@@ -59,12 +48,12 @@ def _check_run(text: str, header: Path, model: bytes, tflm_outputs: list[bytes])
 def test_host_build_runs(user_examples, tflm_outputs):
     project = user_examples / "cmake"
     build = project / "build-host"
-    _build(project, build)
+    cmake_build(project, build)
     text = subprocess.run(
         [str(build / "classify")], capture_output=True, text=True, check=True, timeout=60
     ).stdout
     model = (project / "model.tflite").read_bytes()
-    _check_run(text, _header(build), model, tflm_outputs)
+    _check_run(text, cmake_header(build), model, tflm_outputs)
     assert "target=microarena-host" in text
 
 
@@ -72,7 +61,7 @@ def test_host_build_runs(user_examples, tflm_outputs):
 def test_board_build_runs_on_qemu(user_examples, tflm_outputs, board):
     project = user_examples / "cmake"
     build = project / f"build-{board}"
-    _build(project, build, *board_sdk(board, project / f"sdk-{board}"))
+    cmake_build(project, build, *board_sdk(board, project / f"sdk-{board}"))
     size = subprocess.run(
         ["arm-none-eabi-size", str(build / "classify")], capture_output=True, text=True, check=True
     ).stdout
@@ -82,7 +71,7 @@ def test_board_build_runs_on_qemu(user_examples, tflm_outputs, board):
     run = emulate.run(board, build / "classify", timeout=60)
     assert run.exit_code == 0 and run.fault is None, run.uart_text
     model = (project / "model.tflite").read_bytes()
-    arena = _check_run(run.uart_text, _header(build), model, tflm_outputs)
+    arena = _check_run(run.uart_text, cmake_header(build), model, tflm_outputs)
     assert "target=microarena-cortex-m" in run.uart_text
     assert arena == arena_size(model, "cortex-m")[0]
 

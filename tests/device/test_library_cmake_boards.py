@@ -11,8 +11,14 @@ import shutil
 import subprocess
 
 import pytest
-from support.user_projects import board_sdk, embedded_model, linked_operators, selected_operators
-from test_library_cmake import _build, _header
+from support.user_projects import (
+    board_sdk,
+    cmake_build,
+    cmake_header,
+    embedded_model,
+    linked_operators,
+    selected_operators,
+)
 
 from host.device.model_header import arena_size
 
@@ -28,7 +34,7 @@ pytestmark = pytest.mark.skipif(
 def test_example_builds_for_a_real_board(user_examples, board):
     project = user_examples / "cmake"
     build = project / f"build-{board}"
-    _build(project, build, *board_sdk(board, project / f"sdk-{board}", emulated=False))
+    cmake_build(project, build, *board_sdk(board, project / f"sdk-{board}", emulated=False))
     size = subprocess.run(
         ["arm-none-eabi-size", str(build / "classify")], capture_output=True, text=True, check=True
     ).stdout
@@ -38,6 +44,6 @@ def test_example_builds_for_a_real_board(user_examples, board):
     ops = build / "classify_microarena" / "microarena_model_ops.h"
     assert linked_operators(build / "classify") == selected_operators(ops)
     model = (project / "model.tflite").read_bytes()
-    embedded, arena, target = embedded_model(_header(build))
+    embedded, arena, target = embedded_model(cmake_header(build))
     assert embedded == model and target == "microarena-cortex-m"
     assert arena == arena_size(model, "cortex-m")[0]

@@ -129,3 +129,18 @@ def board_sdk(board: str, folder: Path, emulated: bool = True) -> list[str]:
         f"-DMICROARENA_CPU_FLAGS={' '.join(f for f in cpu if f != '-mthumb')}",
         f"-DCMAKE_C_STANDARD_LIBRARIES={' '.join(link)}",
     ]
+
+
+def cmake_build(project: Path, build: Path, *options: str) -> None:
+    """Configures and builds a user's CMake project against this checkout, warning-free."""
+    cmd = ["cmake", "-S", str(project), "-B", str(build), f"-DMICROARENA_DIR={REPO}"]
+    cmd += [f"-DMICROARENA_PYTHON={sys.executable}", *options]
+    for step in (cmd, ["cmake", "--build", str(build), "-j2"]):
+        done = subprocess.run(step, capture_output=True, text=True, check=False)
+        assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+        assert "warning" not in done.stdout + done.stderr
+
+
+def cmake_header(build: Path) -> Path:
+    """The model header examples/cmake's build generates."""
+    return build / "classify_microarena" / "microarena_model.h"
