@@ -114,6 +114,7 @@ def test_pair_constants_are_the_kernels() -> None:
         assert found and int(found.group(1)) == value, name
     mve = (kernels / "fast_mve_s8.c").read_text()
     assert re.search(rf"PIXELS = {microarena.MVE_ROWS}\b", mve)
+    assert re.search(rf"SHORT_ROW = {microarena.MVE_SHORT_ROW}\b", mve)
     fast = (kernels / "fast_s8.c").read_text()
     assert re.search(r"PAIRS = MAK_PAIR_CHUNK / 2\b", fast)
     for name, value in (("COL_MAX", microarena.COL_MAX), ("MAX_RUNS", microarena.MAX_RUNS)):

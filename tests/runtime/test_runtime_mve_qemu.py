@@ -89,6 +89,9 @@ MVE_CASES = [
          (1, 3, 3, 1), (1, 1), 258, (3, 3), per_channel=False, with_bias=False, zps=(7, -2)),
     fc("depth 16 units 1 batch 2", (2, 16), 1),
     fc("depth 47 units 6 per-channel negative", (1, 47), 6, per_channel=True, zps=(-128, 90)),
+    fc("depth 16 units 16 batch 9 (batches four at a time, weight sums once)", (9, 16), 16),
+    fc("depth 40 units 6 batch 5 per-channel (a last single batch)", (5, 40), 6,
+       per_channel=True),
 ]  # fmt: skip
 CASES = FAST_S8_CASES + MVE_CASES
 # The element-wise, pool, LOGISTIC/TANH and QUANTIZE cases (fast_mve_elementwise.c,

@@ -221,6 +221,59 @@ static inline __attribute__((always_inline)) void channel_dots(const int8_t *w,
   if (s) *s = sum;
 }
 
+/* `channels` consecutive weight rows (from w, `n` bytes each) against the four rows r[0..3]:
+ * the dot products into acc[pixel * 4 + channel] (acc as int32_t[4][4]). The field order is
+ * the register order the loads below fill. */
+typedef struct {
+  const int8_t *w;
+  const int8_t *r[4];
+  int32_t n;
+  int32_t w_skip; /* n minus the bytes a row's loop steps over (16 per vector, the last too) */
+  int32_t channels; /* 1 to 4 */
+  int32_t *acc;
+} channel_rows_job;
+
+/* channel_rows' loop: the rows' vectors under a tail-predicated loop (DLSTP/LETP: the last
+ * vector's lanes past the row are inactive, so they load nothing and add nothing); four
+ * accumulators in even registers (VMLADAVA), the four row pointers kept on the stack and
+ * reloaded by one LDM per channel. Whole in assembly: with its 13 registers GCC 12 spilled. */
+__attribute__((naked, noinline)) static void channel_rows(
+    __attribute__((unused)) const channel_rows_job *job) { /* r0: read by the assembly */
+  __asm__(
+      "push {r4-r11, lr}\n\t"
+      "ldm r0, {r1, r3, r5, r7, r9, r10, r11, r12}\n\t"
+      "ldr r0, [r0, #32]\n\t"
+      "push {r3, r5, r7, r9}\n"
+      "1:\n\t"
+      "movs r2, #0\n\t"
+      "movs r4, #0\n\t"
+      "movs r6, #0\n\t"
+      "mov r8, #0\n\t"
+      "dlstp.8 lr, r10\n"
+      "2:\n\t"
+      "vldrb.8 q0, [r1], #16\n\t"
+      "vldrb.8 q1, [r3], #16\n\t"
+      "vmladava.s8 r2, q0, q1\n\t"
+      "vldrb.8 q1, [r5], #16\n\t"
+      "vmladava.s8 r4, q0, q1\n\t"
+      "vldrb.8 q1, [r7], #16\n\t"
+      "vmladava.s8 r6, q0, q1\n\t"
+      "vldrb.8 q1, [r9], #16\n\t"
+      "vmladava.s8 r8, q0, q1\n\t"
+      "letp lr, 2b\n\t"
+      "str r2, [r0]\n\t"
+      "str r4, [r0, #16]\n\t"
+      "str r6, [r0, #32]\n\t"
+      "str r8, [r0, #48]\n\t"
+      "adds r0, #4\n\t"
+      "ldm sp, {r3, r5, r7, r9}\n\t"
+      "add r1, r11\n\t"
+      "subs r12, #1\n\t"
+      "bne 1b\n\t"
+      "add sp, #16\n\t"
+      "pop {r4-r11, pc}\n");
+}
+
 /* pixels_times_rows for fewer than four output channels: per channel its four pixels' sums as
  * one vector, requantized with the channel's constants and stored `out_step` apart. */
 __attribute__((noinline)) static void few_channels(const matrix *m, const int32_t *bases,
@@ -298,9 +351,11 @@ static void pixels_times_rows(const matrix *m, const int32_t *bases, const int8_
     few_channels(m, bases, r, n, o);
     return;
   }
-  const int32_t blocks = (int32_t)(m->row >> 4);
-  const uint32_t tail = vctp8q((uint32_t)(m->row & 15)); /* 0: no partial vector */
   const rq4 tensor_q = rq_make(vdupq_n_s32(m->mult[0]), vdupq_n_s32(m->shift[0]));
+  const out_range range = m->r; /* locals: the byte stores below may alias *m */
+  const int32_t out_step = m->out_step;
+  channel_rows_job job = {NULL, {r[0], r[1], r[2], r[3]}, (int32_t)m->row,
+                          (int32_t)m->row - (int32_t)((m->row + 15) & ~(size_t)15), 0, NULL};
   for (int32_t c = 0; c < m->rows; c += 4) {
     const int32_t lanes = m->rows - c < 4 ? m->rows - c : 4;
     int32_t acc[4][4], own[4]; /* acc[pixel][channel] */
@@ -321,14 +376,10 @@ static void pixels_times_rows(const matrix *m, const int32_t *bases, const int8_
     } else if (!bases) {
       dots_with_sums(m, c, lanes, r, acc, own);
     } else {
-      for (int32_t j = 0; j < lanes; ++j, w += m->row) {
-        int32_t a[4];
-        channel_dots(w, r, blocks, tail, a, NULL);
-        acc[0][j] = a[0];
-        acc[1][j] = a[1];
-        acc[2][j] = a[2];
-        acc[3][j] = a[3];
-      }
+      job.w = w;
+      job.channels = lanes;
+      job.acc = &acc[0][0];
+      channel_rows(&job);
     }
     const int32_t *b = bases ? bases + c : own;
     if (!bases && m->row <= 32) row_bases(m, c, lanes, own); /* longer: dots_with_sums */
@@ -336,15 +387,15 @@ static void pixels_times_rows(const matrix *m, const int32_t *bases, const int8_
     if (lanes == 4) {
       const rq4 q = m->per_channel ? rq_load(m->mult, m->shift, 1, c) : tensor_q;
       const int32x4_t base = vldrwq_s32(b);
-      for (int32_t p = 0; p < n; ++p, oc += m->out_step)
-        vstrbq_s32(oc, requant4(vaddq_s32(vldrwq_s32(acc[p]), base), q, &m->r));
+      for (int32_t p = 0; p < n; ++p, oc += out_step)
+        vstrbq_s32(oc, requant4(vaddq_s32(vldrwq_s32(acc[p]), base), q, &range));
       continue;
     }
     const mve_pred16_t pc = vctp32q((uint32_t)lanes); /* lanes past `lanes`: never stored */
     const rq4 q = rq_load_tail(m->mult, m->shift, m->per_channel, c, lanes);
     const int32x4_t base = vldrwq_z_s32(b, pc);
-    for (int32_t p = 0; p < n; ++p, oc += m->out_step)
-      vstrbq_p_s32(oc, requant4(vaddq_s32(vldrwq_z_s32(acc[p], pc), base), q, &m->r), pc);
+    for (int32_t p = 0; p < n; ++p, oc += out_step)
+      vstrbq_p_s32(oc, requant4(vaddq_s32(vldrwq_z_s32(acc[p], pc), base), q, &range), pc);
   }
 }
 
@@ -527,6 +578,16 @@ static void fc_short_rows(const mak_fc_s8_job *fc, const out_range *r, const int
   }
 }
 
+/* Whether the batches may go MAK_MVE_ROWS at a time (conv_1x1_in_place's order: overlap.h's
+ * MVE rows rule, from the data pointers, the node's descriptors holding nothing else). */
+static bool batch_rows_fit(const mak_fc_s8_job *fc) {
+  const intptr_t in = (intptr_t)fc->in, out = (intptr_t)fc->out;
+  const int64_t rows = fc->batches;
+  if (in + rows * fc->depth <= out || out + rows * fc->units <= in) return true;
+  const int64_t need = mak_mve_rows_need(rows, fc->depth, fc->units);
+  return need == MAK_ANY_OFFSET || in - out >= need;
+}
+
 bool mak_mve_fc_s8(const mak_fc_s8_job *fc) {
   if (!offsets_ok(fc->input_offset, fc->output_offset)) return false;
   if (fc->depth <= SHORT_ROW) {
@@ -545,6 +606,10 @@ bool mak_mve_fc_s8(const mak_fc_s8_job *fc) {
                     fc->input_offset,
                     make_range(fc->output_offset, fc->act_min, fc->act_max),
                     fc->units};
+  if (fc->batches > 1 && batch_rows_fit(fc)) { /* batches as a 1x1 convolution's pixels */
+    conv_1x1_in_place(&m, fc->in, (size_t)fc->batches, fc->out);
+    return true;
+  }
   for (int32_t b = 0; b < fc->batches; ++b) {
     const span sp = {fc->in + (size_t)b * fc->depth, 0, fc->depth};
     rows_times_input(&m, &sp, 1, fc->out + (size_t)b * fc->units);

@@ -26,6 +26,9 @@ MAX_RUNS = 32  # windows of more runs (rows, or taps when dilated) take the refe
 # Their Helium forms (fast_mve_s8.c, MAK_MVE_* in overlap.h): pixels of a 1x1 convolution read
 # in place at once, their output channels per step; depthwise pairs' channel lanes.
 MVE_ROWS, MVE_CHANNELS, MVE_DW_LANES = 4, 4, 8
+# FULLY_CONNECTED's batches go MVE_ROWS at a time too, but for rows of at most this many values
+# (fast_mve_s8.c SHORT_ROW: one batch after the other, in order).
+MVE_SHORT_ROW = 8
 
 
 def _detection_microarena(model: Model, sg: Subgraph, op: Operator) -> list[int]:
@@ -118,7 +121,10 @@ def with_helium_pairs(k: overlap.Kernel) -> overlap.Kernel:
     and mak_mve_dwconv_s8's choices): 1x1 rows read in place, depthwise pixel pairs."""
     if k.in_bytes != 1 or k.out_bytes != 1:
         return k
-    if k.loop == "conv" and _is_matrix(k):
+    batches, depth, _ = k.fc
+    if (k.loop == "conv" and _is_matrix(k)) or (
+        k.loop == "fully_connected" and batches > 1 and depth > MVE_SHORT_ROW
+    ):
         return replace(k, function=overlap.FAST_MVE_ROWS, chunk=MVE_CHANNELS, group=MVE_ROWS)
     mult = k.out_shape[3] // k.in_shapes[0][3] if k.loop == "depthwise" else 0
     if mult and k.out_shape[3] % MVE_DW_LANES == 0 and (8 % mult == 0 or mult % 8 == 0):
