@@ -27,16 +27,22 @@ enum {
   P_TANH_Q16, P_HSWISH_Q8, P_TABLE_Q8, P_RESCALE_Q16
 };
 
+/* Everything eval needs but the operands' data (eval_data_only), in the 44 bytes it took
+ * before the count came in (radius and alpha share a place: no path reads both). */
 typedef struct {
   int32_t input_zp, output_zp, act_min, act_max;
   int32_t mult, mult_alpha; /* identity and negative-side multipliers */
-  int32_t radius;           /* LOGISTIC/TANH int8: |input| beyond which the output saturates */
-  float alpha;
+  union {
+    int32_t radius; /* LOGISTIC/TANH int8: |input| beyond which the output saturates */
+    float alpha;    /* LEAKY_RELU float32 (and its int8 prepare) */
+  };
+  int32_t count; /* the input's (and output's) values */
   int16_t hs_out_mult, hs_relu_mult; /* HARD_SWISH int16 multipliers */
   int8_t shift, shift_alpha, hs_out_exp, hs_relu_exp;
   uint8_t alpha_negative; /* LEAKY_RELU: negate the negative side's product */
   uint8_t path;
 } act_data;
+_Static_assert(sizeof(act_data) == 44, "the activations' op data: 44 bytes, as planned");
 
 typedef struct {
   act_data d;
@@ -62,6 +68,8 @@ static ma_status act_begin(struct ma_context *ctx, ma_node *node, const char *op
   if (d == NULL) return MA_ERR_ARENA;
   memset(d, 0, size);
   node->user_data = d;
+  node->eval_data_only = 1;
+  d->count = ma_num_elements(in);
   d->input_zp = mak_zero_point(in, 0);
   d->output_zp = mak_zero_point(out, 0);
   *out_d = d;
@@ -399,11 +407,12 @@ static int8_t hard_swish_q8(const act_data *d, int8_t x) {
 
 #define MAP(TIN, TOUT, EXPR) MAK_MAP(TIN, TOUT, in, out, n, EXPR)
 
+/* Reads of the node: its operands' data only (eval_data_only). */
 static ma_status act_eval(struct ma_context *ctx, ma_node *node) {
   (void)ctx;
   const act_data *d = node->user_data;
   const ma_tensor *in = node->inputs[0], *out = node->outputs[0];
-  const int32_t n = ma_num_elements(in);
+  const int32_t n = d->count;
   switch (d->path) {
     case P_RELU_F: MAP(float, float, x[i] > 0.0f ? x[i] : 0.0f); break;
     case P_RELU_N1_TO_1_F: /* NaN passes, as TFLite's */

@@ -25,14 +25,26 @@
 #include "kernel_util.h"
 #include "kernels.h"
 
+/* Everything eval needs but the operands' data where the output's values follow the inputs'
+ * in order or in rows (eval_data_only: count, run_a, run_b), in the 48 bytes it took before
+ * they came in (the float range shares the integer paths' fields, which float never reads). */
 typedef struct {
-  int32_t in1_offset, in2_offset, out_offset;
-  int32_t m1, m2, mo;
-  int32_t act_min, act_max;
-  float f_min, f_max;
+  union {
+    struct {
+      int32_t in1_offset, in2_offset, out_offset;
+      int32_t m1, m2, mo;
+      int32_t act_min, act_max;
+    };
+    struct {
+      float f_min, f_max;
+    };
+  };
+  int32_t count;         /* the output's values */
+  uint16_t run_a, run_b; /* bcast_rows', or 0 (also a row longer than 65535 values) */
   int8_t s1, s2, so, left_shift;
   uint8_t path, same_shape;
 } arith_data;
+_Static_assert(sizeof(arith_data) == 48, "the binary operators' op data: 48 bytes, as planned");
 
 /* ADD, SUB, MUL and SQUARED_DIFFERENCE each have four paths in TYPED_PATH's order. */
 enum {
@@ -61,6 +73,34 @@ static bool same_shape(const ma_tensor *a, const ma_tensor *b) {
   for (int32_t i = 0; i < a->ndims; ++i)
     if (a->dims[i] != b->dims[i]) return false;
   return true;
+}
+
+/* A broadcast where one input has the output's shape and the other repeats along the leading
+ * axes (its shape, leading 1s aside, is the output's last axes: a per-channel scale, a
+ * scalar): the output then walks in rows of that input's size, without the general index
+ * walk. run_b (run_a) is that row length when b (a) repeats, else 0. */
+typedef struct {
+  int32_t run_a, run_b;
+} bcast_rows;
+
+static int32_t trailing_run(const ma_tensor *t, const ma_tensor *out) {
+  int32_t lead = 0;
+  while (lead < t->ndims && t->dims[lead] == 1) ++lead;
+  const int32_t k = t->ndims - lead; /* t's axes after its leading 1s */
+  if (k > out->ndims) return 0;
+  int32_t run = 1;
+  for (int32_t i = 0; i < k; ++i) {
+    if (t->dims[lead + i] != out->dims[out->ndims - k + i]) return 0;
+    run *= t->dims[lead + i];
+  }
+  return run;
+}
+
+static bcast_rows rows_of(const ma_tensor *a, const ma_tensor *b, const ma_tensor *out) {
+  bcast_rows r = {0, 0};
+  if (same_shape(a, out)) r.run_b = trailing_run(b, out);
+  else if (same_shape(b, out)) r.run_a = trailing_run(a, out);
+  return r;
 }
 
 /* "float32, int8, ..." for the message of an unsupported type. */
@@ -106,6 +146,12 @@ static ma_status binary_begin(struct ma_context *ctx, ma_node *node, const char 
   memset(d, 0, sizeof *d);
   node->user_data = d;
   d->same_shape = same_shape(a, out) && same_shape(b, out);
+  d->count = ma_num_elements(out);
+  const bcast_rows rows = rows_of(a, b, out);
+  d->run_a = (uint16_t)(rows.run_a <= UINT16_MAX ? rows.run_a : 0);
+  d->run_b = (uint16_t)(rows.run_b <= UINT16_MAX ? rows.run_b : 0);
+  /* The general broadcast walks the shapes; the other forms need only count and the runs. */
+  node->eval_data_only = d->same_shape || d->run_a > 0 || d->run_b > 0;
   d->in1_offset = -mak_zero_point(a, 0);
   d->in2_offset = -mak_zero_point(b, 0);
   d->out_offset = mak_zero_point(out, 0);
@@ -476,34 +522,6 @@ static inline int32_t mul_q8_fast(const fast_q8 *f, int32_t x, int32_t y) {
 #define MAX_OF(d, x, y) ((void)(d), (x) > (y) ? (x) : (y))
 #define MIN_OF(d, x, y) ((void)(d), (x) < (y) ? (x) : (y))
 
-/* A broadcast where one input has the output's shape and the other repeats along the leading
- * axes (its shape, leading 1s aside, is the output's last axes: a per-channel scale, a
- * scalar): the output then walks in rows of that input's size, without the general index
- * walk. run_b (run_a) is that row length when b (a) repeats, else 0. */
-typedef struct {
-  int32_t run_a, run_b;
-} bcast_rows;
-
-static int32_t trailing_run(const ma_tensor *t, const ma_tensor *out) {
-  int32_t lead = 0;
-  while (lead < t->ndims && t->dims[lead] == 1) ++lead;
-  const int32_t k = t->ndims - lead; /* t's axes after its leading 1s */
-  if (k > out->ndims) return 0;
-  int32_t run = 1;
-  for (int32_t i = 0; i < k; ++i) {
-    if (t->dims[lead + i] != out->dims[out->ndims - k + i]) return 0;
-    run *= t->dims[lead + i];
-  }
-  return run;
-}
-
-static bcast_rows rows_of(const ma_tensor *a, const ma_tensor *b, const ma_tensor *out) {
-  bcast_rows r = {0, 0};
-  if (same_shape(a, out)) r.run_b = trailing_run(b, out);
-  else if (same_shape(b, out)) r.run_a = trailing_run(a, out);
-  return r;
-}
-
 /* out[i] = F(P, a[.], b[.]) over the output, flat or broadcast (P: the element function's
  * parameters; BINARY: the operator's data). */
 #define BINARY_P(T, TOUT, F, P)                                                 \
@@ -557,17 +575,23 @@ static bool mve_q8(int op, const fast_q8 *f, const arith_data *d, const bcast_ro
       BINARY_P(int8_t, int8_t, FAST, &f);                                       \
   } while (0)
 
+/* The second input's values: from the op data where eval gets only the operands' data. */
+static int32_t divisor_count(const arith_data *d, const ma_tensor *b) {
+  if (d->same_shape || d->run_a > 0) return d->count; /* b has the output's shape */
+  return d->run_b > 0 ? d->run_b : ma_num_elements(b);
+}
+
+/* Reads of the node: its operands' data only (eval_data_only) but in the general broadcast. */
 static ma_status binary_eval(struct ma_context *ctx, ma_node *node) {
   const arith_data *d = node->user_data;
   const ma_tensor *a = node->inputs[0], *b = node->inputs[1], *out = node->outputs[0];
   mak_bcast bc;
-  bcast_rows rows = {0, 0};
-  if (!d->same_shape) {
+  const bcast_rows rows = {d->run_a, d->run_b};
+  if (!d->same_shape && rows.run_a == 0 && rows.run_b == 0) {
     ma_status st = mak_bcast_init(ctx, "binary operator", a, b, out, &bc);
     if (st != MA_OK) return st;
-    rows = rows_of(a, b, out);
   }
-  const int32_t n = ma_num_elements(out);
+  const int32_t n = d->count;
   switch (d->path) {
     case ADD_F: BINARY(float, float, add_f); break;
     case ADD_I32: BINARY(int32_t, int32_t, add_i32); break;
@@ -588,14 +612,14 @@ static ma_status binary_eval(struct ma_context *ctx, ma_node *node) {
     case DIV_F: BINARY(float, float, div_f); break;
     case DIV_I32: {
       const int32_t *y = b->data;
-      for (int32_t i = 0, nb = ma_num_elements(b); i < nb; ++i)
+      for (int32_t i = 0, nb = divisor_count(d, b); i < nb; ++i)
         if (y[i] == 0) return ma_fail(ctx, MA_ERR_KERNEL, "DIV: int32 division by zero");
       BINARY(int32_t, int32_t, div_i32);
       break;
     }
     case DIV_Q8: {
       const int8_t *y = b->data;
-      for (int32_t i = 0, nb = ma_num_elements(b); i < nb; ++i)
+      for (int32_t i = 0, nb = divisor_count(d, b); i < nb; ++i)
         if (y[i] + d->in2_offset == 0)
           return ma_fail(ctx, MA_ERR_KERNEL, "DIV: int8 divisor equals its zero point");
       BINARY(int8_t, int8_t, div_q);
