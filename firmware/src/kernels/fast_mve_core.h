@@ -100,6 +100,12 @@ static inline void dot1(const int8_t *x, const int8_t *w, int32_t n, int32_t *a,
   *s = sum;
 }
 
+/* The dot products of k <= MAK_ROW_CHUNK consecutive weight rows (from w, n values each) with
+ * x into dots[0..k), the rows' sums into dots[MAK_ROW_CHUNK..MAK_ROW_CHUNK + k) (fast_mve_s8.c:
+ * two rows per pass, each x vector loaded once for both). */
+enum { MAK_ROW_CHUNK = 16 };
+void mak_mve_row_dots(const int8_t *w, const int8_t *x, int32_t n, int32_t k, int32_t *dots);
+
 /* bias + acc + offset * sum, wrapping as the reference's int32 sum does. */
 static inline int32_t with_offset(int32_t bias, int32_t acc, int32_t sum, int32_t off) {
   return (int32_t)((uint32_t)bias + (uint32_t)acc + (uint32_t)off * (uint32_t)sum);

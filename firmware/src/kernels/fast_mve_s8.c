@@ -44,8 +44,95 @@ typedef struct {
   int32_t out_step; /* output elements from one pixel to the next (pixels_times_rows) */
 } matrix;
 
+/* Pairs of consecutive weight rows (from w, `row` bytes apart) against one input row x of n
+ * values: for pair k, the dot products into dots[2k], dots[2k + 1] and the rows' sums into
+ * dots[ROW_CHUNK + 2k], [ROW_CHUNK + 2k + 1]. The field order is the register order below. */
+enum { ROW_CHUNK = MAK_ROW_CHUNK };
+
+typedef struct {
+  const int8_t *x, *w;
+  int32_t n, row, pairs;
+  int32_t *dots;
+} unit_pairs_job;
+
+/* unit_pairs' loop: tail-predicated (DLSTP/LETP: the lanes past the row load and add nothing),
+ * the products (VMLADAVA) and sums (VADDVA) of two rows in even registers, each input vector
+ * loaded once for both. In assembly: GCC 12 spilled the pointers. */
+__attribute__((naked, noinline)) static void unit_pairs(
+    __attribute__((unused)) const unit_pairs_job *job) { /* r0: read by the assembly */
+  __asm__(
+      "push {r4-r11, lr}\n\t"
+      "ldm r0, {r1, r3, r7, r8, r9, r10}\n"
+      "1:\n\t"
+      "mov r11, r1\n\t"
+      "adds r5, r3, r8\n\t"
+      "add r12, r5, r8\n\t"
+      "movs r0, #0\n\t"
+      "movs r2, #0\n\t"
+      "movs r4, #0\n\t"
+      "movs r6, #0\n\t"
+      "dlstp.8 lr, r7\n"
+      "2:\n\t"
+      "vldrb.8 q0, [r11], #16\n\t"
+      "vldrb.8 q1, [r3], #16\n\t"
+      "vmladava.s8 r0, q0, q1\n\t"
+      "vaddva.s8 r4, q1\n\t"
+      "vldrb.8 q1, [r5], #16\n\t"
+      "vmladava.s8 r2, q0, q1\n\t"
+      "vaddva.s8 r6, q1\n\t"
+      "letp lr, 2b\n\t"
+      "strd r0, r2, [r10]\n\t"
+      "strd r4, r6, [r10, #64]\n\t"
+      "adds r10, #8\n\t"
+      "mov r3, r12\n\t"
+      "subs r9, #1\n\t"
+      "bne 1b\n\t"
+      "pop {r4-r11, pc}\n");
+}
+
+/* out[0..rows) = requantized (bias + rows . x) for one input row x of m->row values: the rows'
+ * dot products and sums ROW_CHUNK units at a time (mak_mve_row_dots), then
+ * bias + dot + offset x sum and the requantization four units a vector. Every write of a chunk
+ * follows all its reads. */
+void mak_mve_row_dots(const int8_t *w, const int8_t *x, int32_t n, int32_t k, int32_t *dots) {
+  if (k >= 2) {
+    const unit_pairs_job job = {x, w, n, n, k / 2, dots};
+    unit_pairs(&job);
+  }
+  if (k % 2) {
+    dots[k - 1] = dots[ROW_CHUNK + k - 1] = 0;
+    dot1(x, w + (size_t)(k - 1) * n, n, &dots[k - 1], &dots[ROW_CHUNK + k - 1]);
+  }
+}
+
+static void row_times_units(const matrix *m, const int8_t *x, int8_t *out) {
+  int32_t dots[2 * ROW_CHUNK];
+  const out_range range = m->r; /* locals: the byte stores below may alias *m */
+  const int32_t off = m->off;
+  const rq4 tensor_q = rq_make(vdupq_n_s32(m->mult[0]), vdupq_n_s32(m->shift[0]));
+  for (int32_t c0 = 0; c0 < m->rows; c0 += ROW_CHUNK) {
+    const int32_t k = m->rows - c0 < ROW_CHUNK ? m->rows - c0 : ROW_CHUNK;
+    mak_mve_row_dots(m->w + (size_t)c0 * m->row, x, (int32_t)m->row, k, dots);
+    for (int32_t j = 0; j < k; j += 4) {
+      const int32_t c = c0 + j, lanes = k - j < 4 ? k - j : 4;
+      const mve_pred16_t p = vctp32q((uint32_t)lanes);
+      const int32x4_t bias = m->bias ? vldrwq_z_s32(m->bias + c, p) : vdupq_n_s32(0);
+      const int32x4_t acc = vmlaq_n_s32(vaddq_s32(bias, vldrwq_s32(dots + j)),
+                                        vldrwq_s32(dots + ROW_CHUNK + j), off);
+      const rq4 q = !m->per_channel ? tensor_q
+                    : lanes == 4    ? rq_load(m->mult, m->shift, 1, c)
+                                    : rq_load_tail(m->mult, m->shift, 1, c, lanes);
+      vstrbq_p_s32(out + c, requant4(acc, q, &range), p);
+    }
+  }
+}
+
 /* out[0..rows) = requantized (bias + rows . input) for the input given by the spans. */
 static void rows_times_input(const matrix *m, const span *sp, int32_t nr, int8_t *out) {
+  if (nr == 1 && sp[0].f == 0 && sp[0].n == (int32_t)m->row) { /* one whole row */
+    row_times_units(m, sp[0].in, out);
+    return;
+  }
   int32_t c = 0;
   for (; c < m->rows; c += 4) {
     const int32_t lanes = m->rows - c < 4 ? m->rows - c : 4;

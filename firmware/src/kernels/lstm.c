@@ -422,33 +422,33 @@ static inline int32x4_t tanh4(int32x4_t v) {
   return low16(vshrq_n_s32(r, 8));
 }
 
-/* Units j..j+n-1 (n from 1 to 4) of one step: the gate sums unit by unit (Helium dot products),
- * then unit_q's element-wise steps on the four lanes; the cell state and the output written
- * for the n units only. */
-static void units_q4(const lstm_data *d, const gate_rows *gr, const int8_t *x, const int8_t *h,
-                     int16_t *c, int32_t j, int32_t n, int8_t *out) {
-  int32_t acc[4][4], racc[4][4]; /* [gate][unit]; lanes past n zeroed (an initializer would
-                                   * be a memset per block) */
-  for (int32_t k = n; k < 4; ++k)
-    for (int32_t g = 0; g < 4; ++g) acc[g][k] = racc[g][k] = 0;
-  for (int32_t k = 0; k < n; ++k) {
-    const int8_t *w[4], *r[4];
-    int32_t a[4], ra[4];
-    for (int32_t g = 0; g < 4; ++g) {
-      w[g] = gr->w[g] + (size_t)(j + k) * gr->n_in;
-      r[g] = gr->r[g] + (size_t)(j + k) * gr->n_cell;
-    }
-    mak_dot4_s8(w, x, gr->n_in, d->x_off, a);
-    mak_dot4_s8(r, h, gr->n_cell, d->h_off, ra);
-    for (int32_t g = 0; g < 4; ++g) {
-      acc[g][k] = (int32_t)((uint32_t)gr->bias[g][j + k] + (uint32_t)a[g]);
-      racc[g][k] = ra[g];
-    }
+/* One gate's sums for units j..j+k-1 (k <= MAK_ROW_CHUNK) from rows of n values against v:
+ * (bias +) dot + off x sum of each row, wrapping as the scalar sums (mak_mve_row_dots: two rows
+ * per pass, each v vector loaded once for both). */
+static void gate_sums(const int8_t *rows, const int8_t *v, int32_t n, int32_t off,
+                      const int32_t *bias, int32_t k, int32_t *out) {
+  int32_t dots[2 * MAK_ROW_CHUNK];
+  mak_mve_row_dots(rows, v, n, k, dots);
+  for (int32_t i = 0; i < k; i += 4) {
+    const mve_pred16_t p = vctp32q((uint32_t)(k - i));
+    const int32x4_t b = bias ? vldrwq_z_s32(bias + i, p) : vdupq_n_s32(0);
+    vstrwq_s32(out + i, vmlaq_n_s32(vaddq_s32(b, vldrwq_s32(dots + i)),
+                                    vldrwq_s32(dots + MAK_ROW_CHUNK + i), off));
   }
+}
+
+/* Units j..j+n-1 (n from 1 to 4) of one step from their gate sums (acc[g * MAK_ROW_CHUNK],
+ * racc likewise: input and recurrent sums of gate g, four lanes; lanes past n unused): unit_q's
+ * element-wise steps on the four lanes; the cell state and the output written for the n units
+ * only. */
+static void units_q4(const lstm_data *d, const gate_rows *gr, const int32_t *acc,
+                     const int32_t *racc, int16_t *c, int32_t j, int32_t n, int8_t *out) {
   int32x4_t pre[4];
   for (int32_t g = 0; g < 4; ++g) {
-    const int32x4_t in_part = sat16_4(mbqm4(vldrwq_s32(acc[g]), gr->in_v[g]));
-    const int32x4_t rec_part = sat16_4(mbqm4(vldrwq_s32(racc[g]), gr->rec_v[g]));
+    const int32x4_t a = vldrwq_s32(acc + g * MAK_ROW_CHUNK);
+    const int32x4_t ra = vldrwq_s32(racc + g * MAK_ROW_CHUNK);
+    const int32x4_t in_part = sat16_4(mbqm4(a, gr->in_v[g]));
+    const int32x4_t rec_part = sat16_4(mbqm4(ra, gr->rec_v[g]));
     pre[g] = vmulq_n_s32(sat16_4(vaddq_s32(in_part, rec_part)), 3);
   }
   const int32x4_t ig = sigmoid4(pre[GATE_I]), fg = sigmoid4(pre[GATE_F]);
@@ -477,9 +477,19 @@ static void step_q(const lstm_data *d, const gate_rows *gr, const int8_t *x, con
                    int16_t *c, int8_t *out) {
   int32_t j = 0;
 #if MA_FAST_MVE
-  if (gr->symmetric) {
-    for (; j < gr->n_cell; j += 4)
-      units_q4(d, gr, x, h, c, j, gr->n_cell - j < 4 ? gr->n_cell - j : 4, out);
+  if (gr->symmetric) { /* MAK_ROW_CHUNK units at a time: every gate's sums, then the cells */
+    for (int32_t j0 = 0; j0 < gr->n_cell; j0 += MAK_ROW_CHUNK) {
+      const int32_t k = gr->n_cell - j0 < MAK_ROW_CHUNK ? gr->n_cell - j0 : MAK_ROW_CHUNK;
+      int32_t acc[4 * MAK_ROW_CHUNK], racc[4 * MAK_ROW_CHUNK]; /* [gate][unit] */
+      for (int32_t g = 0; g < 4; ++g) {
+        gate_sums(gr->w[g] + (size_t)j0 * gr->n_in, x, gr->n_in, d->x_off, gr->bias[g] + j0, k,
+                  acc + g * MAK_ROW_CHUNK);
+        gate_sums(gr->r[g] + (size_t)j0 * gr->n_cell, h, gr->n_cell, d->h_off, NULL, k,
+                  racc + g * MAK_ROW_CHUNK);
+      }
+      for (int32_t i = 0; i < k; i += 4)
+        units_q4(d, gr, acc + i, racc + i, c, j0 + i, k - i < 4 ? k - i : 4, out);
+    }
     return;
   }
 #endif
