@@ -1,7 +1,7 @@
 """Per model and board: flash and RAM of the firmware image, the arena the runtime used, and
 instructions per inference on QEMU (-icount shift=0: 1 instruction = 1 ns of guest time, so
 instructions = SysTick ticks * 1e9 / tick_hz, to within one tick), next to TFLM's arena for the
-same model with the same plan on Cortex-M (head + tail as host.planning.tflm_targets predicts
+same model with the same plan on Cortex-M (head + tail as host.planning.targets.target predicts
 for TFLM's reference kernels, exact; 4-byte pointers like the board's). (QEMU's lm3s6965evb
 SysTick ticks every 80 ns of guest time, not the datasheet's 83.3: board.json's qemu_tick_ns
 says so.)
@@ -32,7 +32,7 @@ from host.device.wire import WireReport, decode_stream  # noqa: E402
 from host.paths import SHARED_MODELS, require_models  # noqa: E402
 from host.planning import offline_plan  # noqa: E402
 from host.planning.plan import plan_model  # noqa: E402
-from host.planning.tflm_targets import target_arena  # noqa: E402
+from host.planning.targets.target import target_arena  # noqa: E402
 from host.tflite.model import Model  # noqa: E402
 
 MODELS_DIR = SHARED_MODELS

@@ -22,7 +22,7 @@ from host.paths import DSA_PROBLEMS, REPO, SHARED_MODELS, SHARED_ZOO
 from host.planning import offline_plan
 from host.planning.packing import arena_size, lower_bound, plan, read_csv
 from host.planning.plan import plan_model
-from host.planning.tflm_targets import target_arena
+from host.planning.targets.target import target_arena
 from host.tflite.model import Model
 from host.tflite.modelgen import build_demo_model
 
@@ -326,7 +326,7 @@ def test_bands_figures() -> None:
     real TFLM reports for the rewritten, planned model."""
     from support.tflm_oracle import run_tflm
 
-    from host.planning import bands
+    from host.planning import band_choice as bands
 
     original = _shared("tflm_person_detect_int8")
     banding = bands.apply(original, 0.1, "tflm", True)
@@ -360,7 +360,7 @@ def test_bands_mobilenet_v2_figures() -> None:
     real TFLM reports for the rewritten, planned model, the unbanded heads and the MACs added."""
     from support.tflm_oracle import MOBILENET_V2, run_tflm
 
-    from host.planning import bands
+    from host.planning import band_choice as bands
     from host.rewrite import bands as rw
 
     said = _numbers(
@@ -427,9 +427,9 @@ def test_min_arena_tail_example() -> None:
 def test_tail_by_arena_end_is_the_prediction() -> None:
     """docs/tflm_arena.md's tails measured by hand in arenas ending at several r mod 16: the
     replay of TFLM + CMSIS-NN gives each."""
-    from host.planning.kernels.libraries import library
-    from host.planning.tflm_structs import CORTEX_M
-    from host.planning.tflm_tail import predict
+    from host.planning.libraries.registry import library
+    from host.planning.targets.tflm import predict
+    from host.planning.tflm.structs import CORTEX_M
 
     said = _numbers(
         r"TFLM printed tails of (\d+) B in an arena of (\d+) B \(r = (\d+)\), (\d+) B in (\d+) B "

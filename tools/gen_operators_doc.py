@@ -31,8 +31,8 @@ from support.case_tables import SINGLE_OPS_FILE, conformance_cases, load_test_mo
 
 from host.device.firmware import runtime_operators  # noqa: E402
 from host.fileio import write_text_atomic  # noqa: E402
-from host.planning.tflm_prepare import CONDITIONS  # noqa: E402
-from host.planning.tflm_refusal import refused_ops  # noqa: E402
+from host.planning.tflm.prepare import CONDITIONS  # noqa: E402
+from host.planning.tflm.refusal import refused_ops  # noqa: E402
 from host.runtime.binding import Interpreter, MicroarenaError  # noqa: E402
 from host.tflite import schema as S  # noqa: E402
 from host.tflite.flatbuf import set_child  # noqa: E402
@@ -245,7 +245,7 @@ def render(version: str, tflm: list[str]) -> str:
 
 
 def _prepare_section() -> list[str]:
-    """The table of TFLM's Prepare conditions (host.planning.tflm_prepare.CONDITIONS)."""
+    """The table of TFLM's Prepare conditions (host.planning.tflm.prepare.CONDITIONS)."""
     lines = [
         "",
         "## Conditions TFLM's Prepare checks",
@@ -254,7 +254,7 @@ def _prepare_section() -> list[str]:
         "conditions (or stop on a failed check; a row checked when invoked fails every "
         "invoke instead), where a runtime that went on would compute "
         "something else. This runtime refuses the same models at open, and host.plan says "
-        "neither runs them. The rows are `host/planning/tflm_prepare.py`'s table, which "
+        "neither runs them. The rows are `host/planning/tflm/prepare.py`'s table, which "
         "host.plan reads; `tests/planning/test_tflm_prepare.py` builds a model breaking each "
         "row for each operator and checks that the pip TFLM, this runtime and host.plan all "
         "refuse it.",

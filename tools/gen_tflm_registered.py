@@ -1,4 +1,4 @@
-"""Generate host/planning/tflm_registered.py: the operators the pip TFLM registers.
+"""Generate host/planning/tflm/registered.py: the operators the pip TFLM registers.
 
 The list is what the installed pip tflite-micro interpreter finds a kernel for, probed one
 operator at a time by tools/gen_operators_doc.py (builtin codes and the custom operator names it
@@ -20,7 +20,7 @@ sys.path[:0] = [str(REPO), str(REPO / "tools")]
 
 from host.fileio import write_text_atomic  # noqa: E402
 
-MODULE = REPO / "host" / "planning" / "tflm_registered.py"
+MODULE = REPO / "host" / "planning" / "tflm" / "registered.py"
 
 
 def render(version: str, names: list[str]) -> str:

@@ -5,7 +5,7 @@ operators) is changed one way at a time: a tensor's zero point or scale moved, a
 re-typed, every fed tensor one rank up or down, an option set to another value. Each changed
 model is loaded and invoked on the pip TFLM (in child processes, restarted after a failed check
 stops one) and opened on this runtime (host build). The changes TFLM refuses and the runtime
-opens are printed: each is a condition missing from host/planning/tflm_prepare.py and a kernel
+opens are printed: each is a condition missing from host/planning/tflm/prepare.py and a kernel
 to fix. A refusal that depends on the data (RSQRT of the zero input fed here, an index out of
 bounds) is TFLM's Eval refusing values, not a condition: read the messages. Run by hand
 (minutes); docs/runtime.md records the counts of the last run.

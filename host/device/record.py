@@ -273,7 +273,7 @@ def load_prediction(model: str, target: str = "microarena") -> dict:
 
 def _runtime_plan_words(model: str) -> str:
     """Which figures the microarena prediction is: this runtime's, with the model's plan."""
-    from host.planning.plan_origin import origin
+    from host.planning.origin import origin
     from host.tflite.model import Model
 
     o = origin(Model.load(model))
@@ -285,7 +285,7 @@ def _runtime_plan_words(model: str) -> str:
 def _refuse_other_kernels_overlap(model: str) -> None:
     """An --overlap plan proven for other kernels than this runtime's: refused, saying how to
     re-plan (its overlaps may corrupt outputs here; the board's runtime refuses it too)."""
-    from host.planning.plan_origin import origin, replan_hint
+    from host.planning.origin import origin, replan_hint
     from host.tflite.model import Model
 
     m = Model.load(model)

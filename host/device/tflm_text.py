@@ -124,8 +124,8 @@ def tflm_prediction(model_path: str, target: str) -> dict:
     the model as it is (embedded plan included), for an arena whose end is 16-byte aligned. On
     a board: with the kernels host.plan recorded planning it for, else the target's default
     (CMSIS-NN on a Cortex-M4)."""
-    from host.planning.plan_origin import origin
-    from host.planning.tflm_targets import target_arena
+    from host.planning.origin import origin
+    from host.planning.targets.target import target_arena
     from host.tflite.model import Model
 
     model = Model.load(model_path)

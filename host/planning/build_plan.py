@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from host.planning.plan_origin import origin
+from host.planning.origin import origin
 from host.tflite.model import Model
 
 # custom_plan values: none (build the model as it is), best/greedy (plan a model that carries

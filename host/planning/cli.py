@@ -17,11 +17,13 @@ from collections.abc import Callable
 from host import entry
 from host.argtypes import FRACTION, SECONDS, file_path
 from host.fileio import Output, is_stdout, write_outputs
-from host.planning import bands, c_header, fast_paths, fit, offline_plan, plan_origin
+from host.planning import band_choice as bands
+from host.planning import c_header, fast_paths, fit, offline_plan
+from host.planning import origin as plan_origin
 from host.planning.c_header import c_name
-from host.planning.kernels.libraries import CPUS, DEFAULT_CPU, KERNELS, RUNTIMES
-from host.planning.kernels.library import KernelLibrary, KernelsError
-from host.planning.kernels.microarena import fastest_library
+from host.planning.libraries.base import KernelLibrary, KernelsError
+from host.planning.libraries.microarena import fastest_library
+from host.planning.libraries.registry import CPUS, DEFAULT_CPU, KERNELS, RUNTIMES
 from host.planning.packing import (
     PLANNERS,
     PlanError,
@@ -34,9 +36,7 @@ from host.planning.packing import (
 from host.planning.plan import PlanResult, plan_model
 from host.planning.report import plan_json, plan_text
 from host.planning.scratch import predict_tflm_head
-from host.planning.tflm_prepare import prepare_refusals
-from host.planning.tflm_refusal import tflm_refusal
-from host.planning.tflm_targets import (
+from host.planning.targets.target import (
     DEFAULT_KERNELS,
     DEFAULT_TARGET,
     TARGETS,
@@ -44,6 +44,8 @@ from host.planning.tflm_targets import (
     target_arena,
     target_kernels,
 )
+from host.planning.tflm.prepare import prepare_refusals
+from host.planning.tflm.refusal import tflm_refusal
 from host.progress import say
 from host.runtime import arena as arena_layout
 from host.terminal import printable
@@ -383,7 +385,7 @@ def _action(existing: plan_origin.PlanOrigin, args: argparse.Namespace) -> str:
 def _microarena_refusal(model: Model) -> str | None:
     """Why this project's runtime cannot open the model (every unsupported operator), if so;
     escaped for a terminal, since it quotes the model's names. A model that breaks a Prepare
-    condition of TFLM's (host.planning.tflm_prepare) is never said to run: the runtime
+    condition of TFLM's (host.planning.tflm.prepare) is never said to run: the runtime
     refuses what TFLM refuses rather than compute something else."""
     from host.runtime.support import refusal
 

@@ -3,7 +3,7 @@
 The microarena runtime's int8 CONV_2D and FULLY_CONNECTED fast paths (fast_s8.c) compute two
 output pixels (rows) at once, out of the order the minimal overlap rules assume; they run only
 where the input sits far enough above the output (overlap.c's pair rules, mirrored by
-host.planning.overlap.pairs_need), and elsewhere take the in-order loops: same results, more
+host.planning.libraries.loops.pairs_need), and elsewhere take the in-order loops: same results, more
 instructions. `--overlap --kernels microarena` plans both ways and reports both heads; with
 `--fastest` (or when it costs no byte) the plan keeps every fast path.
 """
@@ -14,9 +14,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from host.planning import overlap
-from host.planning.kernels.library import KernelLibrary
-from host.planning.kernels.microarena import MICROARENA, fastest_library
+from host.planning.libraries import loops as overlap
+from host.planning.libraries.base import KernelLibrary
+from host.planning.libraries.microarena import MICROARENA, fastest_library
 from host.planning.plan import PlanResult
 from host.tflite.model import Model
 

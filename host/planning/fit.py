@@ -18,8 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from host.paths import BOARDS
-from host.planning import bands
-from host.planning.lifetimes import walk
+from host.planning import band_choice as bands
+from host.planning.model.lifetimes import walk
 from host.tflite.model import Model
 
 # host.plan's main, which cli.py passes in: its arguments -> its exit status.

@@ -15,11 +15,11 @@ import struct
 import zlib
 from dataclasses import dataclass
 
-from host.planning.band_rows import concat_destinations, dead_under, row_pieces
-from host.planning.kernels.libraries import library
-from host.planning.kernels.library import KernelLibrary
-from host.planning.lifetimes import Walk, span_text, walk
-from host.planning.overlap import overlap_pairs
+from host.planning.libraries.base import KernelLibrary
+from host.planning.libraries.loops import overlap_pairs
+from host.planning.libraries.registry import library
+from host.planning.model.lifetimes import Walk, span_text, walk
+from host.planning.model.rows import concat_destinations, dead_under, row_pieces
 from host.planning.packing.problem import TFLM_ALIGNMENT as ALIGNMENT
 from host.planning.packing.problem import Buffer, PlanError, align_up, collisions
 from host.tflite.model import CUSTOM, OFFLINE_PLAN_NAME, Model, ModelError
@@ -233,7 +233,7 @@ def _unjudged_owner(model: Model, w: Walk, a: Buffer, b: Buffer) -> str | None:
     """The operator that alone uses two sharing tensors while both are live, if no kernel set
     here knows it (its description), else None. A tensor nothing writes (an operator's own
     scratch, such as Vela's) holds nothing between the operators that use it."""
-    from host.planning.tflm_registered import OPERATORS
+    from host.planning.tflm.registered import OPERATORS
 
     if model.tensors[a.id].is_variable or model.tensors[b.id].is_variable:
         return None  # a variable's state outlives every operator: judged as such

@@ -12,16 +12,16 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from host.planning import lifetimes
-from host.planning import overlap as overlap_rules
 from host.planning import scratch as scratch_model
-from host.planning.kernels.libraries import library
-from host.planning.kernels.library import KernelLibrary
+from host.planning.libraries import loops as overlap_rules
+from host.planning.libraries.base import KernelLibrary
+from host.planning.libraries.registry import library
+from host.planning.model import lifetimes
 from host.planning.offline_plan import tensor_buffers
 from host.planning.packing import Buffer, Overlap, arena_size, lower_bound, plan
 from host.planning.packing.greedy import plan_greedy
-from host.planning.tflm_refusal import TflmRefusal, registrations, tflm_refusal
-from host.planning.tflm_targets import TargetArena
+from host.planning.targets.target import TargetArena
+from host.planning.tflm.refusal import TflmRefusal, registrations, tflm_refusal
 from host.tflite.model import Model
 
 Progress = Callable[[str], None]
@@ -137,7 +137,7 @@ def _tflm_place(
 ) -> dict[int, int]:
     """Where TFLM's greedy puts everything given offline offsets for some tensors. checked:
     refuse fixed tensors that share bytes where no overlap allows it; a banded model's plan
-    shares bytes by rules of its own (host.planning.bands), which TFLM does not check."""
+    shares bytes by rules of its own (host.planning.band_choice), which TFLM does not check."""
     bufs = [Buffer(b.id, b.start, b.end, b.size, fixed.get(b.id)) for b in tensors] + scratch
     if not checked:
         return plan_greedy(bufs)
@@ -175,7 +175,7 @@ def problem(
 @dataclass
 class Layout:
     """A planning problem standing for the model's tensors, some of them replaced by buffers
-    fixed relative to one another (host.planning.bands), and where each replaced tensor's
+    fixed relative to one another (host.planning.band_choice), and where each replaced tensor's
     offset is read back from: tensor -> (buffer id, bytes to add)."""
 
     buffers: list[Buffer]
@@ -197,9 +197,9 @@ def plan_model(
 ) -> PlanResult:
     """Plan the model around the scratch of `kernels` (a library or its name); with
     overlap=True an operator's input may share bytes with its output where that library's
-    loops (host.planning.overlap) prove it safe.
+    loops (host.planning.libraries.loops) prove it safe.
 
-    layouts: other planning problems to try (a banded model's, host.planning.bands); their
+    layouts: other planning problems to try (a banded model's, host.planning.band_choice); their
     plans are judged as TFLM will lay them out, which checks nothing (--check does).
     clock_slack: the wall-clock cap of each search, as a multiple of its time budget."""
     t0 = time.monotonic()

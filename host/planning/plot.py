@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from host.planning import lifetimes
+from host.planning.model import lifetimes
 from host.planning.plan import PlanResult
 from host.tflite.model import Model, ModelError
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from host.planning.lifetimes import SPAN_LEGEND, span_text
+from host.planning.model.lifetimes import SPAN_LEGEND, span_text
 from host.planning.plan import PlanResult
-from host.planning.tflm_targets import TargetArena
+from host.planning.targets.target import TargetArena
 from host.terminal import printable
 
 

@@ -5,7 +5,7 @@ buffers online (greedy first-fit, never from the offline plan) after all tensors
 order, each live for its operator's allocation scopes. To predict TFLM's head, or to leave
 room for the scratch in an offline plan, the planner needs the same list of requests.
 
-Each kernel library (host/planning/kernels/) states its operators' requests; this module lists
+Each kernel library (host/planning/libraries/) states its operators' requests; this module lists
 them for a whole model, in TFLM's request order, and turns them into planning buffers.
 
 Operators whose scratch behaviour is not modelled are named by `unknown_scratch_ops`, so a
@@ -20,9 +20,9 @@ from dataclasses import dataclass, replace
 
 from host import entry
 from host.planning import offline_plan
-from host.planning.kernels.libraries import RUNTIMES, library
-from host.planning.kernels.library import KernelLibrary, KernelsError
-from host.planning.lifetimes import TFLM, Walk, align_up, mark, walk
+from host.planning.libraries.base import KernelLibrary, KernelsError
+from host.planning.libraries.registry import RUNTIMES, library
+from host.planning.model.lifetimes import TFLM, Walk, align_up, mark, walk
 from host.planning.packing.greedy import plan_greedy
 from host.planning.packing.problem import Buffer, arena_size
 from host.tflite.model import Model, ModelError

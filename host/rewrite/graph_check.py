@@ -12,7 +12,7 @@ this runtime.
 
 from __future__ import annotations
 
-from host.planning.kernels.operands import quantization
+from host.planning.model.operands import quantization
 from host.rewrite import operators as ops
 from host.tflite.model import Model, Operator, Subgraph, Tensor
 

@@ -20,7 +20,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from host.planning import lifetimes, offline_plan
+from host.planning import offline_plan
+from host.planning.model import lifetimes
 from host.planning.packing import Buffer, plan_greedy
 from host.planning.packing.problem import align_up
 from host.runtime.binding import REC_COUNT, categories

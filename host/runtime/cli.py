@@ -159,7 +159,7 @@ def run(args: argparse.Namespace) -> dict:
 
 def _plan_hint(path: str) -> str | None:
     """Why the model's offline plan may not suit this runtime, and how to re-plan it."""
-    from host.planning.plan_origin import replan_hint
+    from host.planning.origin import replan_hint
 
     try:
         return replan_hint(Model(read_model(path), path), path)

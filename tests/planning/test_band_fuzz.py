@@ -13,7 +13,8 @@ import pytest
 from support import band_fuzz as bf
 
 from host.paths import REPO
-from host.planning import bands, offline_plan
+from host.planning import band_choice as bands
+from host.planning import offline_plan
 from host.planning.cli import main as plan_main
 from host.planning.plan import plan_model
 from host.rewrite import bands as rw
@@ -118,7 +119,7 @@ def test_graph_check_catches_a_quantization_change() -> None:
     data = _stage(bf.INT8, (1, 8, 4, 2), _max_pool_same)
     banded, _ = rw.rewrite(Model(data), 0, [0, 4, 8])
     assert graph_check.problems(banded) == []
-    from host.planning.kernels.operands import quantization_table
+    from host.planning.model.operands import quantization_table
 
     part = next(op for op in banded.subgraphs[0].operators if op.name == "CONCATENATION")
     t = banded.subgraphs[0].tensors[part.inputs[0]]

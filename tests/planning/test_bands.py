@@ -1,4 +1,4 @@
-"""Band rewrite (host.rewrite.bands) and its plan (host.planning.bands) on the real TFLM.
+"""Band rewrite (host.rewrite.bands) and its plan (host.planning.band_choice) on the real TFLM.
 
 The rewritten model must give the original's outputs bit for bit, and its cut tensor T (joined
 from the bands by a CONCATENATION whose inputs already sit at their destinations) must equal
@@ -17,7 +17,8 @@ import pytest
 from support.tflm_oracle import CONVERTER_MODELS, run_tflm, shared_model
 
 from host.paths import SHARED_ZOO
-from host.planning import bands, offline_plan
+from host.planning import band_choice as bands
+from host.planning import offline_plan
 from host.planning.cli import main as plan_main
 from host.rewrite import bands as rw
 from host.tflite import schema as S

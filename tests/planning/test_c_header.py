@@ -18,7 +18,7 @@ from support.tflm_oracle import runs_in_arena, shared_model
 from support.vela_models import vela_like
 
 from host.planning.cli import main
-from host.planning.tflm_targets import target_arena
+from host.planning.targets.target import target_arena
 from host.tflite.model import Model
 from host.tflite.modelgen import build_demo_model
 
@@ -193,7 +193,7 @@ def test_model_text_in_the_comment_cannot_end_it(tmp_path: Path) -> None:
     if not shutil.which("gcc"):
         pytest.skip("gcc is not installed")
     from host.planning import c_header
-    from host.planning.tflm_targets import TargetArena
+    from host.planning.targets.target import TargetArena
 
     arena = TargetArena("tflm-cortex-m", head=16, tail=16, min_arena=32)
     hostile = "custom operator '*/ int injected(void) { return 1; } /*'"

@@ -18,9 +18,9 @@ from support import tflm_cmsis_nn as tc
 
 from host.paths import REPO, SHARED_MODELS
 from host.planning import offline_plan
-from host.planning.kernels.libraries import library
-from host.planning.tflm_structs import CORTEX_M
-from host.planning.tflm_tail import predict
+from host.planning.libraries.registry import library
+from host.planning.targets.tflm import predict
+from host.planning.tflm.structs import CORTEX_M
 from host.rewrite.bands import find_stage, rewrite
 from host.tflite.model import Model
 

@@ -12,9 +12,9 @@ import pytest
 from support import tflm_cmsis_nn as tc
 
 from host.planning import offline_plan
-from host.planning.kernels.libraries import library
-from host.planning.tflm_structs import CORTEX_M
-from host.planning.tflm_tail import predict
+from host.planning.libraries.registry import library
+from host.planning.targets.tflm import predict
+from host.planning.tflm.structs import CORTEX_M
 from host.tflite.model import Model
 
 OVERLAP = tc.load(tc.OVERLAP_DATA)

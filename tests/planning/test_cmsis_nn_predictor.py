@@ -14,10 +14,10 @@ from __future__ import annotations
 import pytest
 from support.tflm_cmsis_nn import UNSEEN_DATA, Run, load, model_bytes, planned_model_bytes
 
-from host.planning.kernels.libraries import library
+from host.planning.libraries.registry import library
 from host.planning.plan import plan_model
-from host.planning.tflm_structs import CORTEX_M
-from host.planning.tflm_tail import predict
+from host.planning.targets.tflm import predict
+from host.planning.tflm.structs import CORTEX_M
 from host.tflite.model import Model
 
 # The measured models, and those the predictor was not written against (../shared/zoo).

@@ -12,7 +12,8 @@ import pytest
 from support.vela_models import vela_like
 
 from host.paths import SHARED_ZOO
-from host.planning import offline_plan, plan_origin
+from host.planning import offline_plan
+from host.planning import origin as plan_origin
 from host.planning.cli import main
 from host.tflite.model import OFFLINE_PLAN_NAME, Model
 from host.tflite.modelgen import Graph, assemble, scalar_options

@@ -21,9 +21,9 @@ from support.tflm_oracle import shared_model
 from test_overlap_rules import _window_case
 
 from host.paths import FIRMWARE
-from host.planning import overlap
 from host.planning.cli import main
-from host.planning.kernels import microarena
+from host.planning.libraries import loops as overlap
+from host.planning.libraries import microarena
 
 CHUNK = microarena.PAIR_CHUNK
 

@@ -18,7 +18,7 @@ import pytest
 from support.tflm_oracle import run_tflm, runnable_models, shared_model
 
 from host.planning import offline_plan
-from host.planning.lifetimes import walk
+from host.planning.model.lifetimes import walk
 from host.planning.plan import PlanResult, plan_model
 from host.tflite import schema as S
 from host.tflite.flatbuf import set_child

@@ -13,9 +13,9 @@ import pytest
 from support import overlap_sim
 
 from host.paths import FIRMWARE, SHARED_MODELS
-from host.planning import overlap
-from host.planning.kernels import cmsis_nn, microarena
-from host.planning.kernels.libraries import library
+from host.planning.libraries import cmsis_nn, microarena
+from host.planning.libraries import loops as overlap
+from host.planning.libraries.registry import library
 from host.tflite.model import Model
 
 SIZES = [(1, 1), (1, 4), (4, 1), (4, 4), (1, 2), (2, 1)]  # (input bytes, output bytes)

@@ -18,9 +18,9 @@ from support import overlap_sim
 from support.overlap_models import CASES, act, overlap_layout, with_plan
 from support.tflm_oracle import run_tflm
 
-from host.planning.kernels.reference import REFERENCE
-from host.planning.lifetimes import align_up
-from host.planning.overlap import op_rules
+from host.planning.libraries.loops import op_rules
+from host.planning.libraries.reference import REFERENCE
+from host.planning.model.lifetimes import align_up
 from host.tflite.flatbuf import new_table, set_child
 from host.tflite.model import Model
 from host.tflite.modelgen import Graph, assemble

@@ -12,7 +12,7 @@ from support.tflm_oracle import shared_model
 
 from host.planning import offline_plan
 from host.planning.cli import main
-from host.planning.lifetimes import walk
+from host.planning.model.lifetimes import walk
 from host.tflite.model import OFFLINE_PLAN_NAME, Model, ModelError
 
 REPO = Path(__file__).resolve().parents[2]

@@ -10,7 +10,7 @@ import pytest
 
 from host.planning import offline_plan
 from host.planning.cli import main
-from host.planning.lifetimes import SPAN_LEGEND, span_text, walk
+from host.planning.model.lifetimes import SPAN_LEGEND, span_text, walk
 from host.runtime.binding import MA_ERR_PLAN, Interpreter, MicroarenaError
 from host.tflite.model import OFFLINE_PLAN_NAME, Model
 

@@ -9,7 +9,7 @@ import pytest
 from support.subgraph_models import twice_called_subgraph_model
 
 from host.paths import REPO, SHARED_MODELS
-from host.planning import lifetimes
+from host.planning.model import lifetimes
 from host.planning.plan import PlanResult, plan_model
 from host.tflite.model import Model
 
@@ -175,7 +175,7 @@ def test_every_shared_model_plots(tmp_path: Path) -> None:
 def test_bands_are_shaded_and_named() -> None:
     """A model host.plan --bands rewrote: each band's scopes shaded (behind the boxes) and
     named, every band operator inside its band's shade, in the legend, no text overlapping."""
-    from host.planning import bands
+    from host.planning import band_choice as bands
     from host.planning.plot import band_runs
     from host.rewrite.bands import find_stage
     from host.rewrite.operators import band_of

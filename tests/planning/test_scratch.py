@@ -17,9 +17,9 @@ from support.subgraph_models import twice_called_subgraph_model
 from support.tflm_oracle import run_tflm, runnable_models, shared_model
 
 from host.planning import offline_plan
-from host.planning.kernels.library import KernelsError
-from host.planning.kernels.operands import custom_options, flexbuffer_map
-from host.planning.lifetimes import walk
+from host.planning.libraries.base import KernelsError
+from host.planning.model.lifetimes import walk
+from host.planning.model.operands import custom_options, flexbuffer_map
 from host.planning.packing.greedy import plan_greedy
 from host.planning.packing.problem import arena_size
 from host.planning.scratch import (
@@ -508,7 +508,7 @@ def test_scratch_of_a_subgraph_called_twice() -> None:
 def test_unmodelled_scratch_is_never_called_exact() -> None:
     """CMSIS-NN's int4 kernels' scratch is not modelled: the target's figures say so, where
     the reference kernels' (modelled) stay exact."""
-    from host.planning.tflm_targets import target_arena
+    from host.planning.targets.target import target_arena
 
     model = Model(_single_op_model(*SINGLE_OPS["CONV_2D int4 filter"]))
     cmsis = target_arena(model, "tflm-cortex-m", "cmsis-nn", "cortex-m4")

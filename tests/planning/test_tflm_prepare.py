@@ -1,4 +1,4 @@
-"""Every row of host.planning.tflm_prepare's table of TFLM's Prepare conditions, broken by a
+"""Every row of host.planning.tflm.prepare's table of TFLM's Prepare conditions, broken by a
 model built here: the pip TFLM refuses it (or stops), this runtime (host build) refuses it, and
 host.plan says neither runs it. The models are the conformance cases, changed until they break
 the row (a zero point or scale moved, the output re-typed), or written out where a change of
@@ -31,7 +31,7 @@ from support.tflm_oracle import MODELS, runnable_models
 from support.tflm_verdicts import STOPPED, tflm_verdicts
 
 from host.planning.cli import _microarena_refusal
-from host.planning.tflm_prepare import (
+from host.planning.tflm.prepare import (
     COMPARISON_OPS,
     CONDITIONS,
     FUSED,
@@ -39,7 +39,7 @@ from host.planning.tflm_prepare import (
     broken_conditions,
     prepare_refusals,
 )
-from host.planning.tflm_refusal import tflm_refusal
+from host.planning.tflm.refusal import tflm_refusal
 from host.runtime.binding import Interpreter, MicroarenaError
 from host.tflite.model import Model
 

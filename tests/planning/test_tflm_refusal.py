@@ -13,9 +13,9 @@ import pytest
 from support.conformance import I8, I16, Case, T, single_op_model
 from support.tflm_oracle import capture_output, oracle
 
-from host.planning import tflm_registered
 from host.planning.cli import main
-from host.planning.tflm_refusal import tflm_refusal
+from host.planning.tflm import registered as tflm_registered
+from host.planning.tflm.refusal import tflm_refusal
 from host.runtime.binding import Interpreter, MicroarenaError
 from host.tflite.model import Model
 from host.tflite.ops import BUILTIN_CODES

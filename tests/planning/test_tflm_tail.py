@@ -1,4 +1,4 @@
-"""The TFLM arena model (host/planning/tflm_tail.py) against the real TFLM (pip tflite-micro).
+"""The TFLM arena model (host/planning/targets/tflm.py) against the real TFLM (pip tflite-micro).
 
 For every shared model TFLM runs, the predicted RecordingMicroAllocator report (total, head,
 tail and every category line) equals the real interpreter's, line for line, and the predicted
@@ -30,11 +30,11 @@ from support.tflm_oracle import (
     shared_model,
 )
 
-from host.planning.kernels.reference import known_structs
-from host.planning.tflm_refusal import refused_ops
-from host.planning.tflm_structs import CORTEX_M, X86_64_PIP, c_declaration, layout
-from host.planning.tflm_tail import PREPARE, predict, smallest_arena
-from host.planning.tflm_targets import TARGETS, target_arena
+from host.planning.libraries.reference import known_structs
+from host.planning.targets.target import TARGETS, target_arena
+from host.planning.targets.tflm import PREPARE, predict, smallest_arena
+from host.planning.tflm.refusal import refused_ops
+from host.planning.tflm.structs import CORTEX_M, X86_64_PIP, c_declaration, layout
 from host.tflite.model import Model
 
 RUNNABLE = runnable_models()

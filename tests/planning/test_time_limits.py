@@ -17,11 +17,11 @@ import numpy as np
 import pytest
 from support.tflm_oracle import shared_model
 
-from host.planning import tflm_structs
 from host.planning.cli import main as plan_main
-from host.planning.kernels.libraries import library
+from host.planning.libraries.registry import library
 from host.planning.scratch import predict_tflm_head
-from host.planning.tflm_tail import ArenaTooSmall, _Replay, predict
+from host.planning.targets.tflm import ArenaTooSmall, _Replay, predict
+from host.planning.tflm import structs as tflm_structs
 from host.tflite import modelgen as mg
 from host.tflite.model import Model
 

@@ -17,8 +17,8 @@ from host.paths import SHARED_ZOO
 from host.planning import offline_plan
 from host.planning.cli import main
 from host.planning.plan import plan_model
-from host.planning.tflm_refusal import tflm_refusal
-from host.planning.tflm_targets import target_arena
+from host.planning.targets.target import target_arena
+from host.planning.tflm.refusal import tflm_refusal
 from host.tflite.model import Model
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import ctypes
 
-from host.planning.tflm_tail import CATEGORIES
+from host.planning.targets.tflm import CATEGORIES
 from host.runtime.binding import REC_COUNT, categories, load_library
 
 

@@ -18,9 +18,9 @@ from support.conformance import I8, Case, T, q8, single_op_model
 from support.fast_fuzz import OVERLAP_OPS, PLANS, chain_of, compare, planned, random_case
 from support.overlap_models import with_plan
 
-from host.planning import overlap
-from host.planning.kernels.microarena import MICROARENA
-from host.planning.lifetimes import align_up, walk
+from host.planning.libraries import loops as overlap
+from host.planning.libraries.microarena import MICROARENA
+from host.planning.model.lifetimes import align_up, walk
 from host.runtime.binding import STATUS_NAMES, Interpreter, MicroarenaError
 from host.tflite.model import Model
 

@@ -19,7 +19,8 @@ from support.subgraph_models import (
 )
 from support.tflm_oracle import oracle, run_tflm
 
-from host.planning import lifetimes, offline_plan
+from host.planning import offline_plan
+from host.planning.model import lifetimes
 from host.planning.packing.problem import align_up
 from host.planning.scratch import predict_tflm_head
 from host.runtime import arena as arena_layout
@@ -233,7 +234,7 @@ def test_an_intermediate_tensor_holding_data_is_refused_as_tflm_refuses_it() -> 
     """Found by the mutation fuzzer: an LSTM's intermediate tensor given a shape. TFLM
     refuses the model ('Does not support intermediate tensor with non-zero size'); the runtime
     ran it, and host.plan did not say TFLM refuses it."""
-    from host.planning.tflm_refusal import refused_ops
+    from host.planning.tflm.refusal import refused_ops
 
     data = (REPO / "tests/data/fuzz/lstm_intermediate_with_data.tflite").read_bytes()
     with pytest.raises(RuntimeError):

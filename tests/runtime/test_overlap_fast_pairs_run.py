@@ -1,7 +1,8 @@
-"""The fast int8 paths' pair rules in C (overlap.c) equal the planner's (host.planning.overlap),
-and the runtime keeps to them: with the input over the output where the in-order rule allows
-it but the pairs' rule does not, the output is TFLM's (pairs there would read overwritten
-bytes: the simulator finds the read, so a run-time check letting them run fails this test);
+"""The fast int8 paths' pair rules in C (overlap.c) equal the planner's
+(host.planning.libraries.loops), and the runtime keeps to them: with the input over the output
+where the in-order rule allows it but the pairs' rule does not, the output is TFLM's (pairs
+there would read overwritten bytes: the simulator finds the read, so a run-time check letting
+them run fails this test);
 at the pairs' rule too. TFLM (pip tflite-micro) runs the same models without a plan.
 """
 
@@ -16,8 +17,8 @@ from support import overlap_sim
 from support.overlap_models import PAIR_CASES, overlap_layout, with_plan
 from support.tflm_oracle import random_inputs, run_tflm
 
-from host.planning import overlap
-from host.planning.kernels.microarena import (
+from host.planning.libraries import loops as overlap
+from host.planning.libraries.microarena import (
     MICROARENA,
     MICROARENA_FASTEST,
     MVE_CHANNELS,
@@ -25,7 +26,7 @@ from host.planning.kernels.microarena import (
     MVE_ROWS,
     PAIR_CHUNK,
 )
-from host.planning.lifetimes import align_up
+from host.planning.model.lifetimes import align_up
 from host.runtime.binding import Interpreter
 from host.tflite.model import Model
 

@@ -24,9 +24,9 @@ from support import overlap_sim  # noqa: E402
 from support.overlap_models import CASES, overlap_layout, with_plan  # noqa: E402
 
 from host.planning import offline_plan  # noqa: E402
-from host.planning.kernels.microarena import MICROARENA  # noqa: E402
-from host.planning.lifetimes import align_up  # noqa: E402
-from host.planning.overlap import rule  # noqa: E402
+from host.planning.libraries.loops import rule  # noqa: E402
+from host.planning.libraries.microarena import MICROARENA  # noqa: E402
+from host.planning.model.lifetimes import align_up  # noqa: E402
 from host.planning.plan import plan_model  # noqa: E402
 from host.runtime.binding import (  # noqa: E402
     MA_ERR_PLAN,

@@ -39,9 +39,10 @@ from test_conformance_fast_unary import CASES as UNARY_CASES
 from host.device import emulate
 from host.device.boards import BuildError, build_image
 from host.paths import SHARED_MODELS
-from host.planning import offline_plan, overlap
-from host.planning.kernels import microarena as ma
-from host.planning.lifetimes import align_up
+from host.planning import offline_plan
+from host.planning.libraries import loops as overlap
+from host.planning.libraries import microarena as ma
+from host.planning.model.lifetimes import align_up
 from host.planning.plan import plan_model
 from host.tflite.model import Model
 from host.tflite.modelgen import build_demo_model

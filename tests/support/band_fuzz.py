@@ -21,7 +21,7 @@ import numpy as np
 from support.kernel_harness import OP_CODES, OPT_TYPES
 from support.tflm_oracle import oracle
 
-from host.planning import bands
+from host.planning import band_choice as bands
 from host.rewrite import bands as rw
 from host.rewrite import graph_check
 from host.tflite import schema as S

@@ -456,7 +456,7 @@ def planned(case: Case, which: str, time_limit: float = 0.5) -> Case | None:
     PLANS), or None where the plan overlaps no input with the output; `compare` checks it
     against TFLM's output of the case without the plan."""
     from host.planning import offline_plan
-    from host.planning.kernels.microarena import MICROARENA, fastest_library
+    from host.planning.libraries.microarena import MICROARENA, fastest_library
     from host.planning.plan import plan_model
     from host.tflite.model import Model
 

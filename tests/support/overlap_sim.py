@@ -1,5 +1,5 @@
 """Byte-level simulation of a kernel's memory accesses, the test oracle of the overlap rules
-(host.planning.overlap).
+(host.planning.libraries.loops).
 
 Each `*_trace` function replays the loop nest of one of TFLM's reference kernels and yields its
 accesses to the arena in program order: ("r", input slot, element index) for a read of an
@@ -18,7 +18,13 @@ from collections.abc import Iterable, Iterator, Sequence
 
 import numpy as np
 
-from host.planning.overlap import FAST_MVE_DEPTHWISE, FAST_MVE_ROWS, FAST_ROWS, FAST_WINDOWS, Kernel
+from host.planning.libraries.loops import (
+    FAST_MVE_DEPTHWISE,
+    FAST_MVE_ROWS,
+    FAST_ROWS,
+    FAST_WINDOWS,
+    Kernel,
+)
 
 Access = tuple[str, int, int]  # ("r" | "w", input slot, element index)
 
@@ -434,7 +440,7 @@ def corrupted_read(
 
 
 def trace(k: Kernel) -> Iterator[Access]:
-    """The access sequence of an operator's kernel as described by host.planning.overlap."""
+    """The access sequence of an operator's kernel as described by host.planning.libraries.loops."""
     if k.function in (FAST_ROWS, FAST_WINDOWS):
         return fast_s8_trace(k)
     if k.function in (FAST_MVE_ROWS, FAST_MVE_DEPTHWISE):

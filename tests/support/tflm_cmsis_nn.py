@@ -27,7 +27,7 @@ from support.tflm_oracle import deterministic_inputs, oracle, random_inputs
 
 from host.paths import REPO, SHARED_MODELS, SHARED_ZOO
 from host.planning import offline_plan
-from host.planning.kernels.libraries import library
+from host.planning.libraries.registry import library
 from host.rewrite.bands import rewrite
 from host.tflite.model import Model
 from host.tflite.modelgen import build_demo_model

@@ -34,7 +34,7 @@ class Buffer:
 class Overlap:
     """Buffers `input` and `output` (ids) may share bytes when
     offset(input) - offset(output) >= min_delta: a kernel's proven overlap rule
-    (host.planning.overlap). They are live together at one operator only."""
+    (host.planning.libraries.loops). They are live together at one operator only."""
 
     input: int
     output: int

@@ -7,14 +7,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from host.planning import tflm_registered
-from host.planning.kernels.operands import (
+from host.planning.model.operands import (
     FLOAT32,
     INT4,
     INT8,
     input_tensor,
 )
-from host.planning.tflm_prepare import prepare_refusals
+from host.planning.tflm import registered as tflm_registered
+from host.planning.tflm.prepare import prepare_refusals
 from host.terminal import printable
 from host.tflite.model import CUSTOM, Model, ModelError
 
@@ -120,7 +120,7 @@ def refused_ops(model: Model) -> list[str]:
     <= 0 ("Dynamic tensors are not supported"; shape [0], its legacy scalar, passes), any
     with an intermediate tensor that holds data (refused before Prepare, "Does not support
     intermediate tensor with non-zero size"; the runtime refuses it too), and any that breaks
-    a condition of host.planning.tflm_prepare's table."""
+    a condition of host.planning.tflm.prepare's table."""
     out = []
     for sg in model.subgraphs:
         for op in sg.operators:

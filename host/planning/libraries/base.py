@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from host.planning import overlap
-from host.planning.tflm_structs import Abi
+from host.planning.libraries import loops as overlap
+from host.planning.tflm.structs import Abi
 from host.tflite.model import Model, Operator, Subgraph
 
 

@@ -19,13 +19,14 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from host.planning import lifetimes, offline_plan
-from host.planning.band_rows import Piece, row_pieces
-from host.planning.kernels.libraries import library
-from host.planning.kernels.library import KernelLibrary
+from host.planning import offline_plan
+from host.planning.libraries.base import KernelLibrary
+from host.planning.libraries.registry import library
+from host.planning.model import lifetimes
+from host.planning.model.rows import Piece, row_pieces
 from host.planning.packing.problem import TFLM_ALIGNMENT, Buffer, collisions, lower_bound
 from host.planning.plan import CLOCK_SLACK, Layout, PlanResult, plan_model, problem
-from host.planning.tflm_targets import target_arena
+from host.planning.targets.target import target_arena
 from host.rewrite import bands as rw
 from host.rewrite import graph_check
 from host.tflite.model import Model

@@ -17,12 +17,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from host.device.wire import Category
-from host.planning import tflm_structs
-from host.planning.kernels.libraries import library
-from host.planning.kernels.library import KernelLibrary, KernelsError
+from host.planning.libraries.base import KernelLibrary, KernelsError
+from host.planning.libraries.registry import library
 from host.planning.scratch import unknown_scratch_ops
-from host.planning.tflm_refusal import tflm_refusal
-from host.planning.tflm_tail import CATEGORIES, UNCATEGORIZED, predict
+from host.planning.targets.tflm import CATEGORIES, UNCATEGORIZED, predict
+from host.planning.tflm import structs as tflm_structs
+from host.planning.tflm.refusal import tflm_refusal
 from host.runtime import arena
 from host.tflite.model import Model
 

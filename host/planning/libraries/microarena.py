@@ -12,10 +12,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import replace
 
-from host.planning import overlap
-from host.planning.kernels.library import KernelLibrary
-from host.planning.kernels.operands import DETECTION, detection_sizes
-from host.planning.lifetimes import align_up
+from host.planning.libraries import loops as overlap
+from host.planning.libraries.base import KernelLibrary
+from host.planning.model.lifetimes import align_up
+from host.planning.model.operands import DETECTION, detection_sizes
 from host.tflite.model import Model, Operator, Subgraph
 
 DW_BLOCK = 32  # output channels per block of the depthwise kernel (MAK_DW_BLOCK, kernel_util.h)

@@ -5,8 +5,8 @@ SingleArenaBufferAllocator: persistent objects grow down from the arena's end (t
 aligned *down* to its alignment; the head grows up from the start; kernels borrow temporary
 memory above the head while they prepare. This module replays every allocation
 `MicroInterpreter::AllocateTensors()` makes, in TFLM's order, with each object's size for the
-chosen ABI (host/planning/tflm_structs.py) and each kernel's requests (the kernel library's,
-host/planning/kernels/), and so predicts:
+chosen ABI (host/planning/tflm/structs.py) and each kernel's requests (the kernel library's,
+host/planning/libraries/), and so predicts:
 - the tail and each category line of the report, to the byte (alignment padding depends on
   where the arena ends, so the replay works on real offsets);
 - the smallest arena that succeeds: the set-up also needs room for the scratch-request list,
@@ -25,12 +25,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from host.planning import tflm_structs as T
-from host.planning.kernels.library import KernelLibrary, OpAllocations
-from host.planning.kernels.operands import operator_table
-from host.planning.kernels.reference import REFERENCE, scale_count
+from host.planning.libraries.base import KernelLibrary, OpAllocations
+from host.planning.libraries.reference import REFERENCE, scale_count
+from host.planning.model.operands import operator_table
 from host.planning.scratch import predict_tflm_head, scratch_requests
-from host.planning.tflm_structs import ARENA_ALIGNMENT, Abi, layout, sizeof
+from host.planning.tflm import structs as T
+from host.planning.tflm.structs import ARENA_ALIGNMENT, Abi, layout, sizeof
 from host.tflite import schema as S
 from host.tflite.model import Model, ModelError, Operator, Subgraph, Tensor
 

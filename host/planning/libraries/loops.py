@@ -27,8 +27,8 @@ from typing import Protocol
 
 import numpy as np
 
-from host.planning.kernels.operands import builtin_options
-from host.planning.lifetimes import Walk
+from host.planning.model.lifetimes import Walk
+from host.planning.model.operands import builtin_options
 from host.tflite.model import Model, Operator, Subgraph, Tensor
 from host.tflite.schema import TYPE_SIZES
 
@@ -368,7 +368,7 @@ def rule(k: Kernel, slot: int) -> int | None:
 
 class Loops(Protocol):
     """What the rules ask of a kernel library: an operator's loops. KernelLibrary
-    (host.planning.kernels.library), which builds on this module, is one."""
+    (host.planning.libraries.base), which builds on this module, is one."""
 
     def overlap_kernel(self, model: Model, sg: Subgraph, op: Operator) -> Kernel | None: ...
 

@@ -10,9 +10,9 @@ import zlib
 from dataclasses import dataclass
 from typing import Any
 
-from host.planning.kernels.libraries import library
-from host.planning.kernels.library import KernelsError
-from host.planning.lifetimes import needs_allocating
+from host.planning.libraries.base import KernelsError
+from host.planning.libraries.registry import library
+from host.planning.model.lifetimes import needs_allocating
 from host.planning.offline_plan import MARKER, decode
 from host.tflite.model import CUSTOM, OFFLINE_PLAN_NAME, Model, ModelError
 

@@ -13,7 +13,7 @@ and other optimised kernels allocate differently). Operators not listed here are
 
 Then, while it runs: the scratch buffers its Prepare requests (sizes read from TFLM's kernel
 sources, checked against the real interpreter by tests/planning/test_scratch.py), and its loop
-orders, from which host/planning/overlap.py derives where its output may overlap an input.
+orders, from which host/planning/libraries/loops.py derives where its output may overlap an input.
 """
 
 from __future__ import annotations
@@ -21,9 +21,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from functools import cache
 
-from host.planning import tflm_structs as T
-from host.planning.kernels.library import KernelLibrary, OpAllocations
-from host.planning.kernels.operands import (
+from host.planning.libraries.base import KernelLibrary, OpAllocations
+from host.planning.model.operands import (
     DETECTION,
     FLOAT32,
     INT4,
@@ -44,7 +43,8 @@ from host.planning.kernels.operands import (
     quantization_table,
     type_size,
 )
-from host.planning.tflm_structs import (
+from host.planning.tflm import structs as T
+from host.planning.tflm.structs import (
     BUILTIN_PARAMS,
     EVAL_TENSOR,
     PADDING_VALUES,

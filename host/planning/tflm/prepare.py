@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from host.planning.kernels.operands import (
+from host.planning.model.operands import (
     FLOAT32,
     INT8,
     INT16,

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from host.planning.kernels.cmsis_nn import PATHS, CmsisNN
-from host.planning.kernels.library import KernelLibrary, KernelsError
-from host.planning.kernels.microarena import MICROARENA
-from host.planning.kernels.reference import REFERENCE
+from host.planning.libraries.base import KernelLibrary, KernelsError
+from host.planning.libraries.cmsis_nn import PATHS, CmsisNN
+from host.planning.libraries.microarena import MICROARENA
+from host.planning.libraries.reference import REFERENCE
 
 KERNELS = ("reference", "cmsis-nn", "microarena")  # --kernels
 CPUS = tuple(PATHS)  # --cpu

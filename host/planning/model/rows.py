@@ -1,11 +1,11 @@
 """Where a banded model's rows live (host.rewrite.bands writes the model): which CONCATENATION
 inputs sit exactly at their destination, and which bytes of a banded stage's input no later band
-reads. The planner (host.planning.bands) places tensors by these facts and the checker
+reads. The planner (host.planning.band_choice) places tensors by these facts and the checker
 (host.planning.offline_plan) accepts the overlaps they allow, so they sit below both."""
 
 from __future__ import annotations
 
-from host.planning import lifetimes
+from host.planning.model import lifetimes
 from host.planning.packing.problem import TFLM_ALIGNMENT
 from host.rewrite.operators import _consts_i32, _options, concat_axis
 from host.tflite.model import Model

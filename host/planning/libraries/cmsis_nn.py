@@ -27,10 +27,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
-from host.planning import overlap
-from host.planning.kernels import reference
-from host.planning.kernels.library import KernelsError, OpAllocations
-from host.planning.kernels.operands import (
+from host.planning.libraries import loops as overlap
+from host.planning.libraries import reference
+from host.planning.libraries.base import KernelsError, OpAllocations
+from host.planning.model.operands import (
     FLOAT32,
     INT4,
     INT8,
@@ -40,7 +40,7 @@ from host.planning.kernels.operands import (
     input_tensor,
     output_tensor,
 )
-from host.planning.tflm_structs import Abi, sizeof
+from host.planning.tflm.structs import Abi, sizeof
 from host.tflite.model import Model, Operator, Subgraph
 
 NO_DSP, DSP, MVE = "no DSP", "DSP", "MVE"
