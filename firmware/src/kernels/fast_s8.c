@@ -338,6 +338,9 @@ typedef struct {
   bool per_channel;
   int32_t cout, off;
   out_range r;
+  /* Per-channel, every shift below 0, a bias, the activation range all of int8: rows2_wide
+   * requantizes in its assembly loop (set by the convolution; zero elsewhere). */
+  bool fused_q;
 } rows_job;
 
 typedef struct {
@@ -573,6 +576,320 @@ static void runs_sums(const rows_job *j, const run *runs, int32_t nr, ptrdiff_t 
   }
 }
 
+/* ----------------------------------------------- pairs over widened input rows */
+
+/* With the DSP, rows2 first widens both input rows (their window, run after run, in filter
+ * order) once into int16 pairs on the stack, as quad_in does, interleaved four values at a
+ * time: x0's bytes 0 and 2 plus the offset, x0's 1 and 3, then x1's the same (four words per
+ * four values). Every channel pair then loads the four words with one LDM instead of two
+ * loads and four SXTAB16s: 15 instructions per 16 multiply-accumulates against 21. The host
+ * build runs the same layout in C, so the conformance suite checks it. Windows of at most
+ * WIDE_MAX values (resnet8's 3x3x64; 2,304 bytes of stack, as the Helium window copies). */
+#if FAST_DSP || !defined(__arm__)
+#define FAST_WIDE 1
+#else
+#define FAST_WIDE 0
+#endif
+enum { WIDE_MAX = 576 };
+
+#if FAST_WIDE
+/* The two int16 lanes of a word: even (bytes 0 and 2) or odd (1 and 3) bytes plus the offset. */
+#if FAST_DSP
+static inline uint32_t widen_even(uint32_t v, uint32_t off2) {
+  return (uint32_t)__sxtab16((int16x2_t)off2, (int8x4_t)v);
+}
+static inline uint32_t widen_odd(uint32_t v, uint32_t off2) {
+  return (uint32_t)sxtab16_ror8((int16x2_t)off2, v);
+}
+#else
+static inline uint32_t widen_lanes(uint32_t v, int k, uint32_t off2) {
+  const int32_t off = (int16_t)(off2 & 0xFFFFu);
+  return ((uint32_t)(lane(v, k) + off) & 0xFFFFu) | (uint32_t)(lane(v, k + 2) + off) << 16;
+}
+static inline uint32_t widen_even(uint32_t v, uint32_t off2) { return widen_lanes(v, 0, off2); }
+static inline uint32_t widen_odd(uint32_t v, uint32_t off2) { return widen_lanes(v, 1, off2); }
+#endif
+
+/* n values (a multiple of 4) of x0 and of x0 + xd into wb, widened and interleaved; returns
+ * the end of what it wrote. */
+static uint32_t *widen_rows(const int8_t *x0, ptrdiff_t xd, int32_t n, uint32_t off2,
+                            uint32_t *wb) {
+  for (int32_t i = 0; i < n; i += 4, wb += 4) {
+    const uint32_t a = load4(x0 + i), b = load4(x0 + xd + i);
+    wb[0] = widen_even(a, off2);
+    wb[1] = widen_odd(a, off2);
+    wb[2] = widen_even(b, off2);
+    wb[3] = widen_odd(b, off2);
+  }
+  return wb;
+}
+
+/* The sums of the widened rows (wb to wb_end) with `pairs` channel pairs' weight rows (w0 and
+ * w0 + ws, the next pair 2 ws further), written to out as pairs_sums does. Field order: the
+ * assembly's. */
+typedef struct {
+  const uint32_t *wb, *wb_end;
+  const int8_t *w0;
+  int32_t ws;
+  int32_t *out;
+  int32_t pairs;
+  int32_t wstep; /* 2 ws - n: from the end of a pair's first weight row to the next pair's */
+} wide_job;
+
+#if FAST_DSP
+/* Four values: one LDM of the widened words (r8-r11), each weight word widened once and
+ * serving both rows; sums r4-r7 as pairs_sums'. */
+#define WIDE_HALF \
+  "ldm r0!, {r8-r11}\n\t" \
+  "ldr r12, [r2], #4\n\t" \
+  "sxtb16 lr, r12\n\t" \
+  "smlad r4, lr, r8, r4\n\t" \
+  "smlad r5, lr, r10, r5\n\t" \
+  "sxtb16 r12, r12, ror #8\n\t" \
+  "smlad r4, r12, r9, r4\n\t" \
+  "smlad r5, r12, r11, r5\n\t" \
+  "ldr r12, [r3], #4\n\t" \
+  "sxtb16 lr, r12\n\t" \
+  "smlad r6, lr, r8, r6\n\t" \
+  "smlad r7, lr, r10, r7\n\t" \
+  "sxtb16 r12, r12, ror #8\n\t" \
+  "smlad r6, r12, r9, r6\n\t" \
+  "smlad r7, r12, r11, r7\n\t"
+
+_Static_assert(offsetof(wide_job, wstep) == 24, "wide_sums_dsp's offsets");
+/* Eight values per pass, entered at its second half when n is 4 more than a multiple of 8;
+ * the frame [sp] holds wb, out, pairs left, wstep; wb's end in r1. */
+__attribute__((naked, noinline)) static void wide_sums_dsp(const wide_job *p
+                                                           __attribute__((unused))) {
+  __asm__(
+      "push {r4-r11, lr}\n\t"
+      "ldm r0, {r4-r10}\n\t"
+      "sub sp, sp, #16\n\t"
+      "str r4, [sp]\n\t"
+      "str r8, [sp, #4]\n\t"
+      "str r9, [sp, #8]\n\t"
+      "str r10, [sp, #12]\n\t"
+      "mov r1, r5\n\t"
+      "mov r2, r6\n\t"
+      "add r3, r6, r7\n\t"
+      "2:\n\t"
+      "ldr r0, [sp]\n\t"
+      "movs r4, #0\n\t"
+      "movs r5, #0\n\t"
+      "movs r6, #0\n\t"
+      "movs r7, #0\n\t"
+      "sub r12, r1, r0\n\t"
+      "tst r12, #16\n\t"
+      "bne 4f\n\t"
+      "1:\n\t"
+      WIDE_HALF
+      "4:\n\t"
+      WIDE_HALF
+      "cmp r0, r1\n\t"
+      "bne 1b\n\t"
+      "ldr r12, [sp, #4]\n\t"
+      "stmia r12!, {r4-r7}\n\t"
+      "str r12, [sp, #4]\n\t"
+      "ldr r12, [sp, #12]\n\t"
+      "add r2, r2, r12\n\t"
+      "add r3, r3, r12\n\t"
+      "ldr r12, [sp, #8]\n\t"
+      "subs r12, r12, #1\n\t"
+      "str r12, [sp, #8]\n\t"
+      "bne 2b\n\t"
+      "add sp, sp, #16\n\t"
+      "pop {r4-r11, pc}");
+}
+
+/* wide_sums with the requantization in the same loop, for rows_job.fused_q: each pair's sums
+ * start from its channels' biases and are requantized as requant_right_dsp and requant_cf's
+ * full clamp, then stored (channel c of the first row at o0 + c, of the second at o0 + od + c).
+ * Field order: the assembly's (the job is copied to the frame whole). */
+typedef struct {
+  const uint32_t *wb, *wb_end;
+  const int8_t *w0;
+  int32_t ws;
+  int8_t *o0;
+  int32_t pairs;
+  int32_t wstep;
+  const int32_t *bias, *mult;
+  const int8_t *shift;
+  int32_t od, offset;
+} wideq_job;
+
+/* One sum A requantized with multiplier M and amount E (e - 1), half 2^E in r0. */
+#define WIDE_RQ(A, M, E) \
+  "add r12, r0, " A ", asr #31\n\t" \
+  "lsl lr, r12, #31\n\t" \
+  "orr lr, lr, #0x40000000\n\t" \
+  "asr r12, r12, #1\n\t" \
+  "smlal lr, r12, " A ", " M "\n\t" \
+  "asr " A ", r12, " E "\n\t"
+#define WIDE_OUT(A) \
+  "qadd " A ", " A ", r8\n\t" \
+  "ssat " A ", #8, " A "\n\t"
+
+_Static_assert(sizeof(wideq_job) == 48 && offsetof(wideq_job, offset) == 44,
+               "wide_q_dsp's frame");
+__attribute__((naked, noinline)) static void wide_q_dsp(const wideq_job *p
+                                                        __attribute__((unused))) {
+  __asm__(
+      "push {r4-r11, lr}\n\t"
+      "sub sp, sp, #48\n\t"
+      "ldm r0, {r1-r12}\n\t"
+      "stm sp, {r1-r12}\n\t"
+      "ldr r1, [sp, #4]\n\t"
+      "ldr r2, [sp, #8]\n\t"
+      "ldr r3, [sp, #12]\n\t"
+      "add r3, r2, r3\n\t"
+      "2:\n\t"
+      "ldr r0, [sp, #28]\n\t"
+      "ldr r4, [r0], #4\n\t"
+      "ldr r6, [r0], #4\n\t"
+      "str r0, [sp, #28]\n\t"
+      "mov r5, r4\n\t"
+      "mov r7, r6\n\t"
+      "ldr r0, [sp]\n\t"
+      "sub r12, r1, r0\n\t"
+      "tst r12, #16\n\t"
+      "bne 4f\n\t"
+      "1:\n\t"
+      WIDE_HALF
+      "4:\n\t"
+      WIDE_HALF
+      "cmp r0, r1\n\t"
+      "bne 1b\n\t"
+      "ldr r0, [sp, #32]\n\t"
+      "ldr r8, [r0], #4\n\t"
+      "ldr r9, [r0], #4\n\t"
+      "str r0, [sp, #32]\n\t"
+      "ldr r0, [sp, #36]\n\t"
+      "ldrsb r10, [r0], #1\n\t"
+      "ldrsb r11, [r0], #1\n\t"
+      "str r0, [sp, #36]\n\t"
+      "mvn r10, r10\n\t"
+      "mvn r11, r11\n\t"
+      "mov r0, #1\n\t"
+      "lsl r0, r0, r10\n\t"
+      WIDE_RQ("r4", "r8", "r10")
+      WIDE_RQ("r5", "r8", "r10")
+      "mov r0, #1\n\t"
+      "lsl r0, r0, r11\n\t"
+      WIDE_RQ("r6", "r9", "r11")
+      WIDE_RQ("r7", "r9", "r11")
+      "ldr r8, [sp, #44]\n\t"
+      WIDE_OUT("r4") WIDE_OUT("r5") WIDE_OUT("r6") WIDE_OUT("r7")
+      "ldr r0, [sp, #16]\n\t"
+      "ldr r9, [sp, #40]\n\t"
+      "strb r4, [r0]\n\t"
+      "strb r5, [r0, r9]\n\t"
+      "add r0, r0, #1\n\t"
+      "strb r6, [r0]\n\t"
+      "strb r7, [r0, r9]\n\t"
+      "add r0, r0, #1\n\t"
+      "str r0, [sp, #16]\n\t"
+      "ldr r12, [sp, #24]\n\t"
+      "add r2, r2, r12\n\t"
+      "add r3, r3, r12\n\t"
+      "ldr r12, [sp, #20]\n\t"
+      "subs r12, r12, #1\n\t"
+      "str r12, [sp, #20]\n\t"
+      "bne 2b\n\t"
+      "add sp, sp, #48\n\t"
+      "pop {r4-r11, pc}");
+}
+#undef WIDE_RQ
+#undef WIDE_OUT
+#undef WIDE_HALF
+#endif
+
+static void wide_sums(const wide_job *p) {
+#if FAST_DSP
+  wide_sums_dsp(p);
+#else
+  const int32_t n = (int32_t)(p->wb_end - p->wb); /* values: four words per four */
+  const int8_t *w0 = p->w0;
+  for (int32_t q = 0; q < p->pairs; ++q, w0 += 2 * p->ws) {
+    int32_t a[4] = {0, 0, 0, 0};
+    for (int32_t i = 0; i < n; i += 4) {
+      const uint32_t *x = p->wb + i;
+      for (int32_t r = 0; r < 2; ++r) {
+        const uint32_t w = load4(w0 + r * p->ws + i);
+        const uint32_t we = widen_even(w, 0), wo = widen_odd(w, 0);
+        for (int32_t k = 0; k < 2; ++k) {
+          const uint32_t xe = x[2 * k], xo = x[2 * k + 1];
+          int32_t acc = a[2 * r + k];
+          acc = wrap_mac(acc, (int16_t)(we & 0xFFFFu), (int16_t)(xe & 0xFFFFu));
+          acc = wrap_mac(acc, (int16_t)(we >> 16), (int16_t)(xe >> 16));
+          acc = wrap_mac(acc, (int16_t)(wo & 0xFFFFu), (int16_t)(xo & 0xFFFFu));
+          acc = wrap_mac(acc, (int16_t)(wo >> 16), (int16_t)(xo >> 16));
+          a[2 * r + k] = acc;
+        }
+      }
+    }
+    memcpy(p->out + 4 * q, a, sizeof a);
+  }
+#endif
+}
+#endif
+
+/* rows2's last channel of an odd count, from the input rows. */
+static void rows2_odd(const rows_job *j, const run *runs, int32_t nr, ptrdiff_t xd, int8_t *o0,
+                      int8_t *o1) {
+  const int32_t even = j->cout & ~1;
+  const int8_t *fo = j->f + even * j->fstride;
+  int32_t a0 = j->bias ? j->bias[even] : 0, a1 = a0;
+  for (int32_t i = 0; i < nr; ++i) {
+    a0 = dot1(runs[i].in, fo + runs[i].f, runs[i].n, j->off, a0);
+    a1 = dot1(runs[i].in + xd, fo + runs[i].f, runs[i].n, j->off, a1);
+  }
+  const chan_q c =
+      chan_consts(j->mult[j->per_channel ? even : 0], j->shift[j->per_channel ? even : 0]);
+  o0[even] = requant_c(a0, &c, &j->r);
+  o1[even] = requant_c(a1, &c, &j->r);
+}
+
+#if FAST_WIDE
+/* rows2 for windows of one run, or of nr uniform runs `row` bytes apart, of at most WIDE_MAX
+ * values in all: both rows widened once, then wide_sums per chunk of channel pairs. Not
+ * inlined: the buffer stays off the other paths' stack. */
+__attribute__((noinline)) static void rows2_wide(const rows_job *j, const run *runs, int32_t nr,
+                                                 ptrdiff_t row, ptrdiff_t xd, int8_t *o0,
+                                                 int8_t *o1) {
+  uint32_t wb[WIDE_MAX];
+  int32_t s[4 * PAIRS];
+  const uint32_t off2 = ((uint32_t)j->off & 0xFFFFu) * 0x10001u;
+  const int32_t n = runs->n;
+  uint32_t *end = wb;
+  for (int32_t i = 0; i < nr; ++i) end = widen_rows(runs->in + i * row, xd, n, off2, end);
+  const int32_t even = j->cout & ~1;
+#if FAST_DSP
+  if (j->fused_q && even > 0) {
+    const wideq_job q = {wb,     end,    j->f + runs->f, (int32_t)j->fstride,
+                         o0,     even / 2, (int32_t)(2 * j->fstride) - nr * n,
+                         j->bias, j->mult, j->shift,       (int32_t)(o1 - o0),
+                         j->r.offset};
+    wide_q_dsp(&q);
+    if (even < j->cout) rows2_odd(j, runs, nr, xd, o0, o1);
+    return;
+  }
+#endif
+  for (int32_t oc = 0; oc < even; oc += 2 * PAIRS) {
+    const int32_t np = (even - oc) / 2 < PAIRS ? (even - oc) / 2 : PAIRS;
+    const wide_job p = {wb,
+                        end,
+                        j->f + oc * j->fstride + runs->f,
+                        (int32_t)j->fstride,
+                        s,
+                        np,
+                        (int32_t)(2 * j->fstride) - nr * n};
+    wide_sums(&p);
+    requant_rows(j, oc, 2 * np, s, 2, o0, o1);
+  }
+  if (even < j->cout) rows2_odd(j, runs, nr, xd, o0, o1);
+}
+#endif
+
 /* Two rows of outputs (o0, o1), channels [0, cout), from input rows whose runs are `runs`
  * (first row) and the same runs xd bytes further (second row): the sums of a chunk of channel
  * pairs (in assembly for the whole chunk where the window is one run of 4k bytes: 1x1
@@ -584,6 +901,12 @@ static void rows2(const rows_job *j, const run *runs, int32_t nr, ptrdiff_t xd, 
   ptrdiff_t row = 0;
   const bool asm_form = (nr == 1 && (runs[0].n & 3) == 0) || uniform_runs(runs, nr, &row);
   const int32_t even = j->cout & ~1;
+#if FAST_WIDE
+  if (asm_form && nr * runs->n <= WIDE_MAX) {
+    rows2_wide(j, runs, nr, row, xd, o0, o1);
+    return;
+  }
+#endif
   for (int32_t oc = 0; oc < even; oc += 2 * PAIRS) {
     const int32_t np = (even - oc) / 2 < PAIRS ? (even - oc) / 2 : PAIRS;
     if (asm_form) {
@@ -609,18 +932,7 @@ static void rows2(const rows_job *j, const run *runs, int32_t nr, ptrdiff_t xd, 
     }
     requant_rows(j, oc, 2 * np, s, 2, o0, o1);
   }
-  if (even < j->cout) {
-    const int8_t *fo = j->f + even * j->fstride;
-    int32_t a0 = j->bias ? j->bias[even] : 0, a1 = a0;
-    for (int32_t i = 0; i < nr; ++i) {
-      a0 = dot1(runs[i].in, fo + runs[i].f, runs[i].n, j->off, a0);
-      a1 = dot1(runs[i].in + xd, fo + runs[i].f, runs[i].n, j->off, a1);
-    }
-    const chan_q c = chan_consts(j->mult[j->per_channel ? even : 0],
-                                 j->shift[j->per_channel ? even : 0]);
-    o0[even] = requant_c(a0, &c, &j->r);
-    o1[even] = requant_c(a1, &c, &j->r);
-  }
+  if (even < j->cout) rows2_odd(j, runs, nr, xd, o0, o1);
 }
 
 /* ------------------------------------------------------------- one input row */
@@ -909,6 +1221,17 @@ static bool is_matrix(const mak_window_geom *g) {
          g->pad_w == 0 && g->in_h == g->out_h && g->in_w == g->out_w;
 }
 
+/* rows_job.fused_q for a convolution: per-channel multipliers whose shifts are all below 0 (a
+ * rounding right shift: requant_right's form alone), a bias, and the full int8 range. */
+static bool fused_q_fits(const rows_job *j, const mak_conv_data *d) {
+  if (!FAST_DSP || !j->per_channel || j->bias == NULL || j->r.lo + j->r.offset != INT8_MIN ||
+      j->r.hi + j->r.offset != INT8_MAX)
+    return false;
+  for (int32_t c = 0; c < d->n_mult; ++c)
+    if (j->shift[c] >= 0) return false;
+  return true;
+}
+
 bool mak_fast_conv_s8(const ma_node *node, const mak_conv_data *d, const mak_window_geom *g) {
   if (mak_mve_conv_s8(node, d, g)) return true;
   const ma_tensor *in_t = node->inputs[0], *f_t = node->inputs[1], *bias_t = mak_input(node, 2);
@@ -917,7 +1240,7 @@ bool mak_fast_conv_s8(const ma_node *node, const mak_conv_data *d, const mak_win
       max_runs(g, fin != cin) > MAX_RUNS || !offsets_ok(d->input_offset, d->output_offset))
     return false;
   const int32_t groups = cin / fin; /* each with cout / groups output channels */
-  const rows_job j = {f_t->data,
+  rows_job j = {f_t->data,
                       (size_t)g->kh * g->kw * fin,
                       bias_t ? bias_t->data : NULL,
                       d->mult,
@@ -925,7 +1248,9 @@ bool mak_fast_conv_s8(const ma_node *node, const mak_conv_data *d, const mak_win
                       d->n_mult > 1,
                       cout / groups,
                       d->input_offset,
-                      make_range(d->output_offset, d->act_min, d->act_max)};
+                      make_range(d->output_offset, d->act_min, d->act_max),
+                      false};
+  j.fused_q = fused_q_fits(&j, d);
   const int8_t *in = in_t->data;
   int8_t *out = node->outputs[0]->data;
   /* Pixel (row) pairs write the second pixel's first channels before the first pixel's window
@@ -986,7 +1311,8 @@ bool mak_fast_fc_s8(const mak_fc_s8_job *fc) {
                       fc->n_mult > 1,
                       fc->units,
                       fc->input_offset,
-                      make_range(fc->output_offset, fc->act_min, fc->act_max)};
+                      make_range(fc->output_offset, fc->act_min, fc->act_max),
+                      false};
   /* Batch pairs, as pixel pairs, where overlap.h's rule allows the offsets (mak_rows_pairs_fit
    * from the data pointers: the node's descriptors hold nothing else). */
   const intptr_t in = (intptr_t)fc->in, out = (intptr_t)fc->out;
