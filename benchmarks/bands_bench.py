@@ -20,7 +20,7 @@ sys.path.insert(0, str(ROOT))
 from benchmarks.overlap_bench import RUNS, on_tflm  # noqa: E402
 from host.paths import SHARED_MODELS, SHARED_ZOO, require_models  # noqa: E402
 from host.planning import band_choice as bands  # noqa: E402
-from host.planning import offline_plan  # noqa: E402
+from host.planning import checker as offline_plan  # noqa: E402
 from host.planning.plan import plan_model  # noqa: E402
 from host.planning.targets.target import target_arena  # noqa: E402
 from host.rewrite.bands import BandError  # noqa: E402

@@ -30,7 +30,7 @@ from host.device import emulate  # noqa: E402
 from host.device.boards import BuildError, build_image, get_board  # noqa: E402
 from host.device.wire import WireReport, decode_stream  # noqa: E402
 from host.paths import SHARED_MODELS, require_models  # noqa: E402
-from host.planning import offline_plan  # noqa: E402
+from host.planning import checker as offline_plan  # noqa: E402
 from host.planning.plan import plan_model  # noqa: E402
 from host.planning.targets.target import target_arena  # noqa: E402
 from host.tflite.model import Model  # noqa: E402

@@ -15,7 +15,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from host.paths import SHARED_MODELS, require_models  # noqa: E402
-from host.planning import offline_plan  # noqa: E402
+from host.planning import checker as offline_plan  # noqa: E402
 from host.planning.plan import plan_model  # noqa: E402
 from host.tflite.model import Model, ModelError  # noqa: E402
 

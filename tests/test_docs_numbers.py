@@ -19,7 +19,7 @@ import pytest
 from support import tflm_cmsis_nn
 
 from host.paths import DSA_PROBLEMS, REPO, SHARED_MODELS, SHARED_ZOO
-from host.planning import offline_plan
+from host.planning import checker as offline_plan
 from host.planning.packing import arena_size, lower_bound, plan, read_csv
 from host.planning.plan import plan_model
 from host.planning.targets.target import target_arena

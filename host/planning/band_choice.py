@@ -19,7 +19,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from host.planning import offline_plan
+from host.planning import checker as offline_plan
 from host.planning.libraries.base import KernelLibrary
 from host.planning.libraries.registry import library
 from host.planning.model import lifetimes

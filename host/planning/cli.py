@@ -18,7 +18,8 @@ from host import entry
 from host.argtypes import FRACTION, SECONDS, file_path
 from host.fileio import Output, is_stdout, write_outputs
 from host.planning import band_choice as bands
-from host.planning import c_header, fast_paths, fit, offline_plan
+from host.planning import c_header, fast_paths, fit
+from host.planning import checker as offline_plan
 from host.planning import origin as plan_origin
 from host.planning.c_header import c_name
 from host.planning.libraries.base import KernelLibrary, KernelsError

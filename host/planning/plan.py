@@ -13,11 +13,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from host.planning import scratch as scratch_model
+from host.planning.checker import tensor_buffers
 from host.planning.libraries import loops as overlap_rules
 from host.planning.libraries.base import KernelLibrary
 from host.planning.libraries.registry import library
 from host.planning.model import lifetimes
-from host.planning.offline_plan import tensor_buffers
 from host.planning.packing import Buffer, Overlap, arena_size, lower_bound, plan
 from host.planning.packing.greedy import plan_greedy
 from host.planning.targets.target import TargetArena

@@ -19,7 +19,7 @@ import sys
 from dataclasses import dataclass, replace
 
 from host import entry
-from host.planning import offline_plan
+from host.planning import checker as offline_plan
 from host.planning.libraries.base import KernelLibrary, KernelsError
 from host.planning.libraries.registry import RUNTIMES, library
 from host.planning.model.lifetimes import TFLM, Walk, align_up, mark, walk
@@ -79,7 +79,7 @@ def unknown_scratch_ops(model: Model, kernels: KernelLibrary | str = "tflm") -> 
 def scratch_buffers(model: Model, w: Walk, requests: list[ScratchRequest]) -> list[Buffer]:
     """One Buffer per request, live for its operator's scopes, as TFLM hands them to its planner.
 
-    Lifetimes use the same one-step shift as `host.planning.offline_plan.tensor_buffers`; sizes are
+    Lifetimes use the same one-step shift as `host.planning.checker.tensor_buffers`; sizes are
     rounded up to 16 as TFLM does before planning. Ids follow the tensors' global indices (the
     first scratch buffer gets id = number of tensors), in request order. An operator the walk
     visits more than once spans from its first visit to its last (TFLM's UpdateFirstCreated /

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from host.planning import offline_plan
+from host.planning import checker as offline_plan
 from host.planning.model import lifetimes
 from host.planning.packing import Buffer, plan_greedy
 from host.planning.packing.problem import align_up

@@ -14,7 +14,7 @@ from support import band_fuzz as bf
 
 from host.paths import REPO
 from host.planning import band_choice as bands
-from host.planning import offline_plan
+from host.planning import checker as offline_plan
 from host.planning.cli import main as plan_main
 from host.planning.plan import plan_model
 from host.rewrite import bands as rw

@@ -18,7 +18,7 @@ from support.tflm_oracle import CONVERTER_MODELS, run_tflm, shared_model
 
 from host.paths import SHARED_ZOO
 from host.planning import band_choice as bands
-from host.planning import offline_plan
+from host.planning import checker as offline_plan
 from host.planning.cli import main as plan_main
 from host.rewrite import bands as rw
 from host.tflite import schema as S

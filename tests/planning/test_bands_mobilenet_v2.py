@@ -15,7 +15,7 @@ from support.tflm_oracle import MOBILENET_V2, MOBILENET_V2_BANDS, random_inputs,
 from test_bands import _concat_op, _same_outputs, _truncated
 
 from host.planning import band_choice as bands
-from host.planning import offline_plan
+from host.planning import checker as offline_plan
 from host.planning.plan import PlanResult, plan_model
 from host.rewrite import bands as rw
 from host.runtime.binding import Interpreter

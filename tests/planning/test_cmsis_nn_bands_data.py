@@ -17,7 +17,7 @@ import pytest
 from support import tflm_cmsis_nn as tc
 
 from host.paths import REPO, SHARED_MODELS
-from host.planning import offline_plan
+from host.planning import checker as offline_plan
 from host.planning.libraries.registry import library
 from host.planning.targets.tflm import predict
 from host.planning.tflm.structs import CORTEX_M

@@ -12,7 +12,7 @@ import pytest
 from support.vela_models import vela_like
 
 from host.paths import SHARED_ZOO
-from host.planning import offline_plan
+from host.planning import checker as offline_plan
 from host.planning import origin as plan_origin
 from host.planning.cli import main
 from host.tflite.model import OFFLINE_PLAN_NAME, Model

@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 from support.tflm_oracle import run_tflm, runnable_models, shared_model
 
-from host.planning import offline_plan
+from host.planning import checker as offline_plan
 from host.planning.model.lifetimes import walk
 from host.planning.plan import PlanResult, plan_model
 from host.tflite import schema as S

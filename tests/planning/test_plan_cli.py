@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from support.tflm_oracle import shared_model
 
-from host.planning import offline_plan
+from host.planning import checker as offline_plan
 from host.planning.cli import main
 from host.planning.model.lifetimes import walk
 from host.tflite.model import OFFLINE_PLAN_NAME, Model, ModelError

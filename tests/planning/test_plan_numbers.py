@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from host.planning import offline_plan
+from host.planning import checker as offline_plan
 from host.planning.cli import main
 from host.planning.model.lifetimes import SPAN_LEGEND, span_text, walk
 from host.runtime.binding import MA_ERR_PLAN, Interpreter, MicroarenaError

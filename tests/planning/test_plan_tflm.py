@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from support.tflm_oracle import run_tflm, runnable_models, shared_model
 
-from host.planning import offline_plan
+from host.planning import checker as offline_plan
 from host.planning.plan import plan_model
 from host.tflite.model import Model
 

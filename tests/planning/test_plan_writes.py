@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from host.planning import checker as offline_plan
 from host.planning import cli as plan_cli
-from host.planning import offline_plan
 from host.tflite import modelgen
 from host.tflite.model import Model
 

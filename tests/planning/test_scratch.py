@@ -16,7 +16,7 @@ import pytest
 from support.subgraph_models import twice_called_subgraph_model
 from support.tflm_oracle import run_tflm, runnable_models, shared_model
 
-from host.planning import offline_plan
+from host.planning import checker as offline_plan
 from host.planning.libraries.base import KernelsError
 from host.planning.model.lifetimes import walk
 from host.planning.model.operands import custom_options, flexbuffer_map

@@ -12,7 +12,7 @@ import pytest
 from support import tflm_cmsis_nn as tc
 from support.tflm_oracle import deterministic_inputs, oracle
 
-from host.planning import offline_plan
+from host.planning import checker as offline_plan
 from host.tflite.model import Model
 
 DATA = tc.load()

@@ -14,7 +14,7 @@ import pytest
 from support.tflm_oracle import BIG_ARENA, capture_output, oracle, run_tflm, runs_in_arena
 
 from host.paths import SHARED_ZOO
-from host.planning import offline_plan
+from host.planning import checker as offline_plan
 from host.planning.cli import main
 from host.planning.plan import plan_model
 from host.planning.targets.target import target_arena

@@ -14,7 +14,7 @@ from support.tflm_oracle import MOBILENET_V2, MOBILENET_V2_BANDS, shared_model
 from test_runtime_qemu import _check_on_qemu, _pattern, arm_library  # noqa: F401 (fixture)
 
 from host.planning import band_choice as bands
-from host.planning import offline_plan
+from host.planning import checker as offline_plan
 from host.planning.plan import PlanResult, plan_model
 from host.rewrite import bands as rw
 from host.runtime.binding import Interpreter

@@ -19,7 +19,7 @@ from support.subgraph_models import (
 )
 from support.tflm_oracle import oracle, run_tflm
 
-from host.planning import offline_plan
+from host.planning import checker as offline_plan
 from host.planning.model import lifetimes
 from host.planning.packing.problem import align_up
 from host.planning.scratch import predict_tflm_head

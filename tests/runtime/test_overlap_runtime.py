@@ -23,7 +23,7 @@ sys.path.insert(0, str(REPO))
 from support import overlap_sim  # noqa: E402
 from support.overlap_models import CASES, overlap_layout, with_plan  # noqa: E402
 
-from host.planning import offline_plan  # noqa: E402
+from host.planning import checker as offline_plan  # noqa: E402
 from host.planning.libraries.loops import rule  # noqa: E402
 from host.planning.libraries.microarena import MICROARENA  # noqa: E402
 from host.planning.model.lifetimes import align_up  # noqa: E402

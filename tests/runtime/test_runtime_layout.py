@@ -17,7 +17,7 @@ import pytest
 
 from host.device.firmware import runtime_build
 from host.paths import SHARED_MODELS
-from host.planning import offline_plan
+from host.planning import checker as offline_plan
 from host.runtime import arena as arena_layout
 from host.runtime.binding import MA_ERR_UNSUPPORTED, Interpreter, MicroarenaError
 from host.tflite.model import Model

@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 from support.tflm_oracle import MODELS, oracle, random_inputs, run_tflm, shared_model
 
-from host.planning import offline_plan
+from host.planning import checker as offline_plan
 from host.planning.scratch import scratch_requests, unknown_scratch_ops
 from host.runtime import arena as arena_layout
 from host.runtime.binding import (

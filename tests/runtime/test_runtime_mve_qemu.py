@@ -39,7 +39,7 @@ from test_conformance_fast_unary import CASES as UNARY_CASES
 from host.device import emulate
 from host.device.boards import BuildError, build_image
 from host.paths import SHARED_MODELS
-from host.planning import offline_plan
+from host.planning import checker as offline_plan
 from host.planning.libraries import loops as overlap
 from host.planning.libraries import microarena as ma
 from host.planning.model.lifetimes import align_up

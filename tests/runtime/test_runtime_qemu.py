@@ -28,7 +28,7 @@ from test_conformance_shape import CASES as SHAPE_CASES
 
 from host.device.firmware import read_build_mk
 from host.paths import SHARED_MODELS
-from host.planning import offline_plan
+from host.planning import checker as offline_plan
 from host.planning.plan import plan_model
 from host.runtime import arena as arena_layout
 from host.runtime.binding import Interpreter, MicroarenaError

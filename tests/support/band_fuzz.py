@@ -368,7 +368,7 @@ def check_planned(data: bytes, seed: int, st: Stats) -> list[str]:
     """host.plan --bands's own path: its choices within a random budget, the best one planned
     (whether or not it beats the unbanded head), embedded, checked (plan and graph), run on
     TFLM with the plan: outputs as the original's."""
-    from host.planning import offline_plan
+    from host.planning import checker as offline_plan
 
     rng = np.random.default_rng(seed)
     budget = BUDGETS[int(rng.integers(0, len(BUDGETS)))]

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from support.hostile import run_bounded
 
-from host.planning import offline_plan
+from host.planning import checker as offline_plan
 from host.tflite import schema as S
 from host.tflite.flatbuf import set_child
 from host.tflite.model import Model, ModelError

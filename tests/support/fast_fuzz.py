@@ -455,7 +455,7 @@ def planned(case: Case, which: str, time_limit: float = 0.5) -> Case | None:
     """The case with host.plan --overlap --kernels microarena's plan embedded (`which` of
     PLANS), or None where the plan overlaps no input with the output; `compare` checks it
     against TFLM's output of the case without the plan."""
-    from host.planning import offline_plan
+    from host.planning import checker as offline_plan
     from host.planning.libraries.microarena import MICROARENA, fastest_library
     from host.planning.plan import plan_model
     from host.tflite.model import Model

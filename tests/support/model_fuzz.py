@@ -31,7 +31,7 @@ import numpy as np
 from support.callgraph_models import random_call_graph
 from support.tflm_oracle import oracle, run_tflm
 
-from host.planning import offline_plan
+from host.planning import checker as offline_plan
 from host.planning.model.lifetimes import walk
 from host.planning.scratch import predict_tflm_head
 from host.runtime import arena as arena_layout

@@ -26,7 +26,7 @@ import pytest
 from support.tflm_oracle import deterministic_inputs, oracle, random_inputs
 
 from host.paths import REPO, SHARED_MODELS, SHARED_ZOO
-from host.planning import offline_plan
+from host.planning import checker as offline_plan
 from host.planning.libraries.registry import library
 from host.rewrite.bands import rewrite
 from host.tflite.model import Model

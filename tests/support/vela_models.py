@@ -3,7 +3,7 @@ tflm_person_detect_vela, is in ../shared/zoo)."""
 
 from __future__ import annotations
 
-from host.planning import offline_plan
+from host.planning import checker as offline_plan
 from host.tflite.model import OFFLINE_PLAN_NAME, Model
 from host.tflite.modelgen import Graph, assemble, scalar_options
 from host.tflite.ops import BUILTIN_CODES

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from support.tflm_oracle import run_tflm, shared_model, shared_model_names
 
-from host.planning import offline_plan
+from host.planning import checker as offline_plan
 from host.planning.cli import main as plan_main
 from host.planning.packing import PlanError
 from host.planning.plan import plan_model

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 from support.tflm_oracle import run_tflm
 
-from host.planning import offline_plan
+from host.planning import checker as offline_plan
 from host.planning.plan import plan_model
 from host.tflite.model import Model
 from host.tflite.modelgen import build_demo_model

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from support.subgraph_models import shared_tables_model, variable_state_model
 
-from host.planning import offline_plan
+from host.planning import checker as offline_plan
 from host.planning import origin as plan_origin
 from host.planning.cli import main
 from host.tflite import schema as S

@@ -1,7 +1,7 @@
 """Where a banded model's rows live (host.rewrite.bands writes the model): which CONCATENATION
 inputs sit exactly at their destination, and which bytes of a banded stage's input no later band
 reads. The planner (host.planning.band_choice) places tensors by these facts and the checker
-(host.planning.offline_plan) accepts the overlaps they allow, so they sit below both."""
+(host.planning.checker) accepts the overlaps they allow, so they sit below both."""
 
 from __future__ import annotations
 
