@@ -20,7 +20,7 @@ sys.path.insert(0, str(ROOT))
 from benchmarks.overlap_bench import RUNS, on_tflm  # noqa: E402
 from host.paths import SHARED_MODELS, SHARED_ZOO, require_models  # noqa: E402
 from host.planning import band_choice as bands  # noqa: E402
-from host.planning import checker as offline_plan  # noqa: E402
+from host.planning.model import metadata  # noqa: E402
 from host.planning.plan import plan_model  # noqa: E402
 from host.planning.targets.target import target_arena  # noqa: E402
 from host.rewrite.bands import BandError  # noqa: E402
@@ -48,8 +48,8 @@ def row(path: Path, budget: float, time_limit: float, tflm: bool) -> str:
     c = b.chosen
     if c is None:
         return f"{start} {plain_b.head} | {r.head} | 1.00x | no gain |"
-    offline_plan.embed(b.model, r.tensor_offsets())
-    offline_plan.embed(model, over.tensor_offsets())
+    metadata.embed(b.model, r.tensor_offsets())
+    metadata.embed(model, over.tensor_offsets())
     text = (
         f"{start} {plain_b.head} | {r.head} | {r.head / over.head:.2f}x | {c.cut}, {c.bands} "
         f"| {100 * c.added_fraction:.1f}% | {_arena(model)} | {_arena(b.model)} |"

@@ -30,7 +30,7 @@ from host.device import emulate  # noqa: E402
 from host.device.boards import BuildError, build_image, get_board  # noqa: E402
 from host.device.wire import WireReport, decode_stream  # noqa: E402
 from host.paths import SHARED_MODELS, require_models  # noqa: E402
-from host.planning import checker as offline_plan  # noqa: E402
+from host.planning.model import metadata  # noqa: E402
 from host.planning.plan import plan_model  # noqa: E402
 from host.planning.targets.target import target_arena  # noqa: E402
 from host.tflite.model import Model  # noqa: E402
@@ -67,7 +67,7 @@ def tflm_cortex_m_total(path: Path, plan: str) -> int | None:
     refuses the model)."""
     model = Model.load(path)
     if plan != "none":
-        offline_plan.embed(model, plan_model(model, planner=plan).tensor_offsets())
+        metadata.embed(model, plan_model(model, planner=plan).tensor_offsets())
         model = Model(model.to_bytes())
     t = target_arena(model, "tflm-cortex-m", "reference")
     return t.head + t.tail if t.exact.get("head") and t.exact.get("tail") else None

@@ -15,7 +15,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from host.paths import SHARED_MODELS, require_models  # noqa: E402
-from host.planning import checker as offline_plan  # noqa: E402
+from host.planning.model import metadata  # noqa: E402
 from host.planning.plan import plan_model  # noqa: E402
 from host.tflite.model import Model, ModelError  # noqa: E402
 
@@ -61,7 +61,7 @@ def main() -> int:
             f"| {ratio:.3f} | {pct:.1f}% | {secs:.2f} |"
         )
         if args.tflm:
-            offline_plan.embed(model, r.tensor_offsets())
+            metadata.embed(model, r.tensor_offsets())
             row += f" {tflm_head(model.to_bytes())} |"
         print(row, flush=True)
     print(f"\nslowest planning: {slowest[1]} {slowest[0]:.2f} s")

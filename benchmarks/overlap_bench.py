@@ -17,7 +17,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from host.paths import SHARED_MODELS, require_models  # noqa: E402
-from host.planning import checker as offline_plan  # noqa: E402
+from host.planning.model import metadata  # noqa: E402
 from host.planning.plan import plan_model  # noqa: E402
 from host.tflite.model import Model, ModelError  # noqa: E402
 
@@ -70,7 +70,7 @@ def main() -> int:
             f"| {r.head} | {vs_tflm:+.1f}% | {vs_bound:+.1f}% | {len(r.shared)} |"
         )
         if args.tflm:
-            offline_plan.embed(model, r.tensor_offsets())
+            metadata.embed(model, r.tensor_offsets())
             row += f" {on_tflm(path.read_bytes(), model.to_bytes())} |"
         print(row, flush=True)
     return 0

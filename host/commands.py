@@ -15,7 +15,7 @@ COMMANDS = {
     "record": ("host.device.record", "build for a board, run it and record its arena report"),
     "emulate": ("host.device.emulate", "run a firmware image on an emulated board (QEMU)"),
     "demo": ("host.device.demo", "the main job end to end on the demo model, on QEMU"),
-    "scratch": ("host.planning.scratch", "list the scratch buffers a model's kernels request"),
+    "scratch": ("host.planning.scratch_cli", "list the scratch buffers a model's kernels request"),
     "modelgen": ("host.tflite.modelgen", "write microarena's own int8 demo model"),
 }
 

@@ -1,7 +1,7 @@
-"""`python -m host.scratch`: see host/planning/scratch.py."""
+"""`python -m host.scratch`: see host/planning/scratch_cli.py."""
 
 from host.entry import run
-from host.planning.scratch import main
+from host.planning.scratch_cli import main
 
 if __name__ == "__main__":
     raise SystemExit(run(main))

@@ -30,7 +30,7 @@ from host import commands
 from host.device import demo, emulate, record, wire
 from host.entry import version
 from host.planning import cli as plan_cli
-from host.planning import scratch
+from host.planning import scratch_cli
 from host.runtime import cli as run_cli
 from host.runtime.binding import Interpreter
 from host.tflite import modelgen
@@ -44,7 +44,7 @@ COMMANDS: dict[str, Callable[[list[str] | None], int]] = {
     "host.record": record.main,
     "host.emulate": emulate.main,
     "host.demo": demo.main,
-    "host.scratch": scratch.main,
+    "host.scratch": scratch_cli.main,
     "host.modelgen": modelgen.main,
 }
 

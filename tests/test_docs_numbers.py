@@ -19,7 +19,7 @@ import pytest
 from support import tflm_cmsis_nn
 
 from host.paths import DSA_PROBLEMS, REPO, SHARED_MODELS, SHARED_ZOO
-from host.planning import checker as offline_plan
+from host.planning.model import metadata
 from host.planning.packing import arena_size, lower_bound, plan, read_csv
 from host.planning.plan import plan_model
 from host.planning.targets.target import target_arena
@@ -51,7 +51,7 @@ def _shared(name: str) -> Model:
 def test_readme_demo_figures() -> None:
     model = Model(build_demo_model(), "demo")  # the bytes .ci/setup writes to build/
     r = plan_model(model)
-    offline_plan.embed(model, r.tensor_offsets())
+    metadata.embed(model, r.tensor_offsets())
     t = target_arena(Model(model.to_bytes()), "microarena-cortex-m")
     said = _numbers(
         r"plan needs a (\d+)-byte head where TFLM's own greedy placement needs (\d+), and the "
@@ -69,7 +69,7 @@ def test_readme_header_figure_is_the_prediction() -> None:
     stated = []
     for kernels in ("reference", "cmsis-nn"):
         model = Model(build_demo_model(), "demo")
-        offline_plan.embed(model, plan_model(model, kernels=kernels).tensor_offsets())
+        metadata.embed(model, plan_model(model, kernels=kernels).tensor_offsets())
         stated.append(target_arena(Model(model.to_bytes()), "tflm-cortex-m", kernels).min_arena)
     said = _numbers(
         r"kernels: (\d+) B exact for the recording one as stated, \d+ B for the plain one; "
@@ -332,7 +332,7 @@ def test_bands_figures() -> None:
     banding = bands.apply(original, 0.1, "tflm", True)
     assert banding.chosen is not None
     r = plan_model(banding.model, time_limit=1.5, overlap=True, **banding.placement)
-    offline_plan.embed(banding.model, r.tensor_offsets())
+    metadata.embed(banding.model, r.tensor_offsets())
     tflm_head = run_tflm(banding.model.to_bytes()).head
     over = plan_model(_shared("tflm_person_detect_int8"), overlap=True)
     said = _numbers(
@@ -361,6 +361,7 @@ def test_bands_mobilenet_v2_figures() -> None:
     from support.tflm_oracle import MOBILENET_V2, run_tflm
 
     from host.planning import band_choice as bands
+    from host.planning.model.macs import model_macs
     from host.rewrite import bands as rw
 
     said = _numbers(
@@ -376,10 +377,10 @@ def test_bands_mobilenet_v2_figures() -> None:
     bounds = bands.aligned_bounds(t.shape[1], t.nbytes() // t.shape[1], count)
     assert bounds is not None
     banded, r = bands.plan_banded(original, cut, bounds, "tflm", True, 1.5)
-    offline_plan.embed(banded, r.tensor_offsets())
+    metadata.embed(banded, r.tensor_offsets())
     over = plan_model(original, overlap=True)
     added = rw.band_macs(stage, bounds) - rw.stage_macs(stage)
-    percent = f"{100 * added / bands.model_macs(original):.1f}".split(".")
+    percent = f"{100 * added / model_macs(original):.1f}".split(".")
     ratio = f"{r.head / over.head:.2f}".split(".")[1]
     assert said[2:] == [
         run_tflm(banded.to_bytes()).head,

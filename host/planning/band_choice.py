@@ -19,10 +19,10 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from host.planning import checker as offline_plan
 from host.planning.libraries.base import KernelLibrary
 from host.planning.libraries.registry import library
-from host.planning.model import lifetimes
+from host.planning.model import lifetimes, metadata
+from host.planning.model.macs import model_macs
 from host.planning.model.rows import Piece, row_pieces
 from host.planning.packing.problem import TFLM_ALIGNMENT, Buffer, collisions, lower_bound
 from host.planning.plan import CLOCK_SLACK, Layout, PlanResult, plan_model, problem
@@ -85,23 +85,6 @@ def aligned_bounds(height: int, row_bytes: int, count: int) -> list[int] | None:
         return None
     bounds = [round(i * units / count) * step for i in range(count)] + [height]
     return bounds if all(a < b for a, b in zip(bounds, bounds[1:], strict=False)) else None
-
-
-def model_macs(model: Model) -> int:
-    """Multiply-accumulates of the model's convolutions (the denominator of the budget)."""
-    sub = model.subgraphs[0]
-    total = 0
-    for op in sub.operators:
-        if op.name in ("CONV_2D", "DEPTHWISE_CONV_2D"):
-            s = rw.describe_op(model, sub, op)
-            total += s.macs * sub.tensors[op.outputs[0]].shape[1]
-        elif op.name == "FULLY_CONNECTED":
-            w = sub.tensors[op.inputs[1]]
-            out = sub.tensors[op.outputs[0]]
-            total += (
-                out.nbytes() // max(1, out.shape[-1]) * w.shape[0] * w.shape[1] if out.shape else 0
-            )
-    return total
 
 
 def aliases(model: Model, bp: rw.BandPlan) -> dict[int, tuple[int, int]]:
@@ -588,7 +571,7 @@ def _arena(
     """The arena to set on the target, run with the kernels (a library or a --runtime name),
     for the model planned with these offsets."""
     planned = Model(model.to_bytes(), model.source)
-    offline_plan.embed(planned, offsets)
+    metadata.embed(planned, offsets)
     try:
         lib = library(kernels)
         return target_arena(planned, target, lib if lib.runtime in target else None).min_arena

@@ -12,7 +12,7 @@ import argparse
 import re
 from pathlib import Path
 
-from host.planning.targets.target import TargetArena
+from host.planning.targets.result import TargetArena
 
 IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 BYTES_PER_LINE = 12

@@ -1,125 +1,21 @@
-"""TFLM's OfflineMemoryAllocation metadata: encode, decode, embed and check, and the marker
-host.plan writes beside it.
-
-The metadata buffer holds int32 values [version, num_subgraphs, n, offset_0 .. offset_{n-1}],
-n being the tensor count of all subgraphs together (subgraph 0's tensors first). -1 means
-"plan at run time"; TFLM ignores the entries of constant tensors. Of several entries of that
-name the last counts, and each must hold one offset per tensor (TFLM's rule, followed by the
-runtime, `--check` and `--embed`, which leaves one entry).
+"""Check the offline plan a model carries: every planned tensor aligned, within what the
+runtime addresses, and sharing bytes with another live tensor only where the kernel library's
+overlap rules allow it (or where a banded model's CONCATENATION copies bytes onto themselves,
+or rows no later band reads); what it cannot judge, and header fields readers may expect.
 """
 
 from __future__ import annotations
 
-import json
-import struct
-import zlib
-from dataclasses import dataclass
-
+from host.planning.aliasing import overlap_pairs
 from host.planning.libraries.base import KernelLibrary
-from host.planning.libraries.loops import overlap_pairs
 from host.planning.libraries.registry import library
-from host.planning.model.lifetimes import Walk, span_text, walk
+from host.planning.model.lifetimes import Walk, span_text, tensor_buffers, variable_buffers, walk
+from host.planning.model.metadata import MAX_END, ONLINE, RUNTIME_ALIGN, VERSION, decode, read
 from host.planning.model.rows import concat_destinations, dead_under, row_pieces
 from host.planning.packing.problem import TFLM_ALIGNMENT as ALIGNMENT
-from host.planning.packing.problem import Buffer, PlanError, align_up, collisions
+from host.planning.packing.problem import Buffer, collisions
+from host.planning.tflm.registered import OPERATORS
 from host.tflite.model import CUSTOM, OFFLINE_PLAN_NAME, Model, ModelError
-
-ONLINE = -1
-VERSION = 0  # TFLM's documented format version; TFLM and this runtime ignore the field
-# The runtime refuses a planned tensor that ends beyond this (offsets are int32 and the head
-# must stay addressable: planner.c, "offset %d is beyond 2 GiB"); sizes count in 16-byte units.
-RUNTIME_ALIGN = 16
-MAX_END = 2**31 - 1 - RUNTIME_ALIGN
-MARKER = b"microarena_plan"  # metadata entry beside the plan: what host.plan planned for (JSON)
-
-
-@dataclass
-class OfflinePlan:
-    version: int
-    num_subgraphs: int
-    offsets: list[int]  # one per tensor of all subgraphs
-
-
-def encode(offsets: list[int], num_subgraphs: int) -> bytes:
-    return struct.pack(f"<3i{len(offsets)}i", VERSION, num_subgraphs, len(offsets), *offsets)
-
-
-def decode(data: bytes) -> OfflinePlan:
-    """Parse a metadata buffer; ModelError if it is not a well-formed offset table."""
-    if len(data) < 12 or len(data) % 4:
-        raise ModelError(
-            f"OfflineMemoryAllocation buffer is {len(data)} bytes: expected 12 + 4 per tensor"
-        )
-    version, nsub, n = struct.unpack_from("<3i", data)
-    if n < 0 or len(data) != 12 + 4 * n:
-        raise ModelError(
-            f"OfflineMemoryAllocation declares {n} offsets but holds {(len(data) - 12) // 4}"
-        )
-    return OfflinePlan(version, nsub, list(struct.unpack_from(f"<{n}i", data, 12)))
-
-
-def read(model: Model) -> OfflinePlan | None:
-    data = model.metadata(OFFLINE_PLAN_NAME)
-    return None if data is None else decode(data)
-
-
-def marker(
-    plan: bytes, runtime: str, overlap: bool, kernels: str = "", cpu: str | None = None
-) -> bytes:
-    """The metadata host.plan --embed writes beside its plan: what it planned for (the
-    runtime, and the kernel library and CPU whose scratch and overlap rules it holds to), and
-    the plan's CRC, so that a plan another tool writes over it later is not taken for ours."""
-    info = {"by": "host.plan", "runtime": runtime, "overlap": overlap, "crc32": zlib.crc32(plan)}
-    if kernels:
-        info |= {"kernels": kernels, "cpu": cpu}
-    return json.dumps(info).encode()
-
-
-def embed(
-    model: Model,
-    tensor_offsets: dict[int, int],
-    planned_for: str | None = None,
-    kernels: KernelLibrary | None = None,
-) -> None:
-    """Write offsets (by global tensor index) into the model; other tensors get -1. With
-    planned_for (a runtime, "+overlap" for an overlapping plan) a marker records beside the
-    plan that host.plan wrote it, and for what (plan_origin): also the kernel library and CPU,
-    whose overlap rules an overlapping plan holds to."""
-    offsets = [ONLINE] * len(model.tensors)
-    for gi, off in tensor_offsets.items():
-        end = off + model.tensors[gi].nbytes()
-        if end > MAX_END:  # offsets are int32: no plan can place it, no runtime could run it
-            raise PlanError(
-                f"{model.tensors[gi].name} would end at byte {end} of the arena, beyond the "
-                f"{MAX_END} (2 GiB) an offline plan can address"
-            )
-        offsets[gi] = off
-    data = encode(offsets, len(model.subgraphs))
-    model.set_metadata(OFFLINE_PLAN_NAME, data)
-    if planned_for is not None:
-        runtime, _, overlap = planned_for.partition("+")
-        name, cpu = (kernels.name, kernels.cpu) if kernels else ("", None)
-        model.set_metadata(MARKER, marker(data, runtime, bool(overlap), name, cpu))
-
-
-def tensor_buffers(w: Walk) -> list[Buffer]:
-    """The planning problem TFLM's lifetimes define: one buffer per planned tensor.
-
-    Times are shifted by one so TFLM's "never used" scope -1 stays non-negative.
-    """
-    return [
-        Buffer(lt.tensor.global_index, lt.first + 1, lt.last + 2, lt.size) for lt in w.lifetimes
-    ]
-
-
-def variable_buffers(model: Model, w: Walk, offsets: list[int]) -> list[Buffer]:
-    """Variable tensors the plan places: TFLM and the runtime plan them where it gives an
-    offset. Their state outlives every invocation, so they live for the whole walk."""
-    return [
-        Buffer(t.global_index, 0, w.scopes + 1, align_up(t.nbytes()))
-        for t in model.tensors
-        if t.is_variable and offsets[t.global_index] >= 0 and t.nbytes() > 0
-    ]
 
 
 def check(model: Model, kernels: KernelLibrary | str = "tflm") -> list[str]:
@@ -233,8 +129,6 @@ def _unjudged_owner(model: Model, w: Walk, a: Buffer, b: Buffer) -> str | None:
     """The operator that alone uses two sharing tensors while both are live, if no kernel set
     here knows it (its description), else None. A tensor nothing writes (an operator's own
     scratch, such as Vela's) holds nothing between the operators that use it."""
-    from host.planning.tflm.registered import OPERATORS
-
     if model.tensors[a.id].is_variable or model.tensors[b.id].is_variable:
         return None  # a variable's state outlives every operator: judged as such
     unwritten = _unwritten(model)

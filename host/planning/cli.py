@@ -18,13 +18,13 @@ from host import entry
 from host.argtypes import FRACTION, SECONDS, file_path
 from host.fileio import Output, is_stdout, write_outputs
 from host.planning import band_choice as bands
-from host.planning import c_header, fast_paths, fit
-from host.planning import checker as offline_plan
+from host.planning import c_header, checker, fast_paths, fit
 from host.planning import origin as plan_origin
 from host.planning.c_header import c_name
 from host.planning.libraries.base import KernelLibrary, KernelsError
 from host.planning.libraries.microarena import fastest_library
 from host.planning.libraries.registry import CPUS, DEFAULT_CPU, KERNELS, RUNTIMES
+from host.planning.model import metadata
 from host.planning.packing import (
     PLANNERS,
     PlanError,
@@ -37,11 +37,11 @@ from host.planning.packing import (
 from host.planning.plan import PlanResult, plan_model
 from host.planning.report import plan_json, plan_text
 from host.planning.scratch import predict_tflm_head
+from host.planning.targets.result import TargetArena
 from host.planning.targets.target import (
     DEFAULT_KERNELS,
     DEFAULT_TARGET,
     TARGETS,
-    TargetArena,
     target_arena,
     target_kernels,
 )
@@ -270,7 +270,8 @@ def cmd_plan(args: argparse.Namespace) -> int:
 
         result, fast = fast_paths.choose(model, result, plan_with, args.fastest, args.cpu)
     planned_for = runtime + ("+overlap" if args.overlap else "")
-    offline_plan.embed(model, result.tensor_offsets(), planned_for, kernels)  # saved by --embed
+    offsets = result.tensor_offsets()
+    metadata.embed(model, offsets, planned_for, kernels.name, kernels.cpu)  # saved by --embed
     _add_target(result, model, args.target, kernels)
     _write_outputs(args, result, model, kernels)
     refused = result.microarena_refusal = _microarena_refusal(model)
@@ -360,7 +361,7 @@ def _written_model_check(kernels: KernelLibrary) -> Callable[[bytes], None]:
     read-back must equal them.)"""
 
     def check(data: bytes) -> None:
-        problems = offline_plan.check(Model(data, "the planned model"), kernels)
+        problems = checker.check(Model(data, "the planned model"), kernels)
         if problems:  # a bug of ours: say so rather than leave a bad model unnoticed
             raise PlanError(f"planned model failed its own check, nothing written: {problems[0]}")
 
@@ -423,12 +424,12 @@ def cmd_check(args: argparse.Namespace) -> int:
     model = Model.load(args.check)
     origin = plan_origin.origin(model)
     kernels = _kernel_library(args, origin)
-    problems = offline_plan.check(model, kernels) + bands.graph_problems(model)
+    problems = checker.check(model, kernels) + bands.graph_problems(model)
     mismatch = _planned_for_other_kernels(origin, kernels, args.check)
     if mismatch:
         problems.insert(0, mismatch)
-    unjudged = offline_plan.not_judged(model, kernels)
-    notes = offline_plan.notes(model)
+    unjudged = checker.not_judged(model, kernels)
+    notes = checker.notes(model)
     refusal = tflm_refusal(model)
     if refusal:
         notes.append(f"TFLM refuses this model: {refusal.text()}")
@@ -452,8 +453,8 @@ def cmd_check(args: argparse.Namespace) -> int:
         for msg in problems:
             print(f"  - {msg}")
     else:
-        n = len(offline_plan.read(model).offsets)  # type: ignore[union-attr]
-        shared = offline_plan.allowed_overlaps(model, kernels)
+        n = len(metadata.read(model).offsets)  # type: ignore[union-attr]
+        shared = checker.allowed_overlaps(model, kernels)
         extra = f"; {len(shared)} operators write over their input, as the {kernels.label} allow"
         extra = extra if shared else ""
         if unjudged:

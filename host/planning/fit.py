@@ -18,8 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from host.paths import BOARDS
-from host.planning import band_choice as bands
 from host.planning.model.lifetimes import walk
+from host.planning.model.macs import model_macs
 from host.tflite.model import Model
 
 # host.plan's main, which cli.py passes in: its arguments -> its exit status.
@@ -122,7 +122,7 @@ def peak_operator(model: Model, doc: dict[str, Any]) -> str | None:
 
 def _macs(model: Model, doc: dict[str, Any]) -> int:
     chosen = (doc.get("bands") or {}).get("chosen")
-    return bands.model_macs(model) + (chosen["added_macs"] if chosen else 0)
+    return model_macs(model) + (chosen["added_macs"] if chosen else 0)
 
 
 def _verdict(row: Row, lim: Limits, model_bytes: int, refusal: str | None) -> str:

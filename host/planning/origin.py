@@ -10,10 +10,10 @@ import zlib
 from dataclasses import dataclass
 from typing import Any
 
-from host.planning.checker import MARKER, decode
 from host.planning.libraries.base import KernelsError
 from host.planning.libraries.registry import library
 from host.planning.model.lifetimes import needs_allocating
+from host.planning.model.metadata import MARKER, decode
 from host.tflite.model import CUSTOM, OFFLINE_PLAN_NAME, Model, ModelError
 
 VELA_OPERATOR = "ethos-u"

@@ -12,15 +12,15 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from host.planning import aliasing
 from host.planning import scratch as scratch_model
-from host.planning.checker import tensor_buffers
-from host.planning.libraries import loops as overlap_rules
 from host.planning.libraries.base import KernelLibrary
 from host.planning.libraries.registry import library
 from host.planning.model import lifetimes
+from host.planning.model.lifetimes import tensor_buffers
 from host.planning.packing import Buffer, Overlap, arena_size, lower_bound, plan
 from host.planning.packing.greedy import plan_greedy
-from host.planning.targets.target import TargetArena
+from host.planning.targets.result import TargetArena
 from host.planning.tflm.refusal import TflmRefusal, registrations, tflm_refusal
 from host.tflite.model import Model
 
@@ -144,7 +144,7 @@ def _tflm_place(
     return plan(bufs, planner="greedy", overlaps=overlaps or ())
 
 
-def _shared(pairs: list[overlap_rules.Pair], offsets: dict[int, int], sizes: dict[int, int]):
+def _shared(pairs: list[aliasing.Pair], offsets: dict[int, int], sizes: dict[int, int]):
     out = []
     for p in pairs:
         lo = max(offsets[p.input], offsets[p.output])
@@ -166,7 +166,7 @@ def problem(
     the overlaps the kernels allow (with overlap=True)."""
     lib = library(kernels)
     w = lifetimes.walk(model)
-    pairs = overlap_rules.overlap_pairs(model, w, lib) if overlap else []
+    pairs = aliasing.overlap_pairs(model, w, lib) if overlap else []
     scratch, _ = _scratch(model, w, lib)
     buffers = tensor_buffers(w) + _scratch_buffers(scratch, len(model.tensors))
     return buffers, [Overlap(p.input, p.output, p.min_delta) for p in pairs]
@@ -205,7 +205,7 @@ def plan_model(
     t0 = time.monotonic()
     lib = library(kernels)
     w = lifetimes.walk(model)
-    pairs = overlap_rules.overlap_pairs(model, w, lib) if overlap else []
+    pairs = aliasing.overlap_pairs(model, w, lib) if overlap else []
     overlaps = [Overlap(p.input, p.output, p.min_delta) for p in pairs]
     scratch, warnings = _scratch(model, w, lib)
     tbufs = tensor_buffers(w)

@@ -6,7 +6,7 @@ from typing import Any
 
 from host.planning.model.lifetimes import SPAN_LEGEND, span_text
 from host.planning.plan import PlanResult
-from host.planning.targets.target import TargetArena
+from host.planning.targets.result import TargetArena
 from host.terminal import printable
 
 

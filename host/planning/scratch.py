@@ -14,14 +14,11 @@ caller can warn that a prediction may be short.
 
 from __future__ import annotations
 
-import json
-import sys
 from dataclasses import dataclass, replace
 
-from host import entry
-from host.planning import checker as offline_plan
-from host.planning.libraries.base import KernelLibrary, KernelsError
-from host.planning.libraries.registry import RUNTIMES, library
+from host.planning.libraries.base import KernelLibrary
+from host.planning.libraries.registry import library
+from host.planning.model import lifetimes, metadata
 from host.planning.model.lifetimes import TFLM, Walk, align_up, mark, walk
 from host.planning.packing.greedy import plan_greedy
 from host.planning.packing.problem import Buffer, arena_size
@@ -104,8 +101,8 @@ def tflm_buffers(model: Model, kernels: KernelLibrary | str = "tflm") -> list[Bu
     order, always planned online.
     """
     w = walk(model)
-    plan = offline_plan.read(model)
-    tensors = offline_plan.tensor_buffers(w)
+    plan = metadata.read(model)
+    tensors = lifetimes.tensor_buffers(w)
     if plan is not None:
         if len(plan.offsets) != len(model.tensors):
             raise ModelError(
@@ -141,61 +138,3 @@ def predict_tflm_head(model: Model, kernels: KernelLibrary | str = "tflm") -> in
     """Bytes of arena head TFLM's GreedyMemoryPlanner will use for this model."""
     buffers = tflm_buffers(model, kernels)
     return arena_size(buffers, plan_greedy(buffers))
-
-
-# --------------------------------------------------------------------------- command line
-
-
-def main(argv: list[str] | None = None) -> int:
-    ap = entry.parser(
-        "scratch",
-        description="List the scratch buffers a model's kernels request at set-up, in request "
-        "order, and (for TFLM) the arena head TFLM's planner will use with them.",
-    )
-    ap.add_argument("model", help="the .tflite model")
-    ap.add_argument("--runtime", choices=list(RUNTIMES), default="tflm",
-                    help="whose kernels: the pip tflite-micro reference kernels (default) or "
-                    "this project's kernels")  # fmt: skip
-    ap.add_argument("--json", action="store_true", help="machine-readable output")
-    args = ap.parse_args(argv)
-    try:
-        model = Model.load(args.model)
-        requests = scratch_requests(model, args.runtime)
-        unknown = unknown_scratch_ops(model, args.runtime)
-        head = predict_tflm_head(model) if args.runtime == "tflm" else None
-    except (ModelError, KernelsError) as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
-    names = {(sg.index, op.index): op.name for sg in model.subgraphs for op in sg.operators}
-    if args.json:
-        doc = {
-            "model": args.model,
-            "runtime": args.runtime,
-            "requests": [
-                {
-                    "subgraph": r.subgraph,
-                    "op": r.op,
-                    "op_name": names[(r.subgraph, r.op)],
-                    "bytes": r.bytes,
-                    "planned_bytes": align_up(r.bytes),
-                }
-                for r in requests
-            ],  # fmt: skip
-            "unknown_ops": unknown,
-            "predicted_tflm_head": head,
-        }
-        print(json.dumps(doc, indent=2))
-        return 0
-    print(f"{len(requests)} scratch request(s) by {args.runtime} kernels in {args.model}")
-    for i, r in enumerate(requests):
-        name = names[(r.subgraph, r.op)]
-        print(f"  #{i:<3} subgraph {r.subgraph} op {r.op:<4} {name:<32} {r.bytes:>9} B"
-              f" (planned {align_up(r.bytes)} B)")  # fmt: skip
-    total = sum(align_up(r.bytes) for r in requests)
-    print(f"  total {total} B if all were live at once")
-    if head is not None:
-        print(f"predicted TFLM arena head: {head} B")
-    for u in unknown:
-        print(f"warning: scratch of {u} is not modelled; the prediction may be short",
-              file=sys.stderr)  # fmt: skip
-    return 0

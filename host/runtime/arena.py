@@ -20,8 +20,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from host.planning import checker as offline_plan
-from host.planning.model import lifetimes
+from host.planning.model import lifetimes, metadata
 from host.planning.packing import Buffer, plan_greedy
 from host.planning.packing.problem import align_up
 from host.runtime.binding import REC_COUNT, categories
@@ -110,7 +109,7 @@ def predict(
         from host.runtime.binding import kernel_requests
 
         requests = kernel_requests(model_bytes)
-    plan = offline_plan.read(model)
+    plan = metadata.read(model)
     offline = plan.offsets if plan is not None else None
     subgraphs = model.subgraphs
     ar = _Arena()

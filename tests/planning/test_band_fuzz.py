@@ -14,8 +14,9 @@ from support import band_fuzz as bf
 
 from host.paths import REPO
 from host.planning import band_choice as bands
-from host.planning import checker as offline_plan
+from host.planning import checker
 from host.planning.cli import main as plan_main
+from host.planning.model import metadata
 from host.planning.plan import plan_model
 from host.rewrite import bands as rw
 from host.rewrite import graph_check
@@ -105,8 +106,8 @@ def test_check_refuses_a_banded_model_that_cannot_run(
     problems = graph_check.problems(banded)
     assert problems and "has shape [1, 0, 4, 2]" in problems[0], problems
     result = plan_model(banded, "best", 0.2, "tflm", None)
-    offline_plan.embed(banded, result.tensor_offsets())
-    assert offline_plan.check(banded, "tflm") == []  # the plan alone is fine
+    metadata.embed(banded, result.tensor_offsets())
+    assert checker.check(banded, "tflm") == []  # the plan alone is fine
     path = tmp_path / "banded.tflite"
     banded.save(path)
     assert plan_main(["--check", str(path)]) == 1

@@ -18,8 +18,9 @@ from support.tflm_oracle import CONVERTER_MODELS, run_tflm, shared_model
 
 from host.paths import SHARED_ZOO
 from host.planning import band_choice as bands
-from host.planning import checker as offline_plan
+from host.planning import checker
 from host.planning.cli import main as plan_main
+from host.planning.model import metadata
 from host.rewrite import bands as rw
 from host.tflite import schema as S
 from host.tflite.flatbuf import set_child
@@ -69,8 +70,8 @@ def _planned(model: Model, budget: float, overlap: bool) -> tuple[bands.Banding,
         banding.model, "best", 1.5, "tflm", None, overlap=overlap, **banding.placement
     )
     assert result.offline, "the bands' plan should beat TFLM's own placement"
-    offline_plan.embed(banding.model, result.tensor_offsets())
-    assert offline_plan.check(banding.model, "tflm") == []
+    metadata.embed(banding.model, result.tensor_offsets())
+    assert checker.check(banding.model, "tflm") == []
     return banding, banding.model, result.head
 
 
@@ -111,8 +112,8 @@ def test_demo_model_every_cut(overlap: bool) -> None:
             if bounds is None:
                 continue
             banded, result = bands.plan_banded(original, cut, bounds, "tflm", overlap, 0.3)
-            offline_plan.embed(banded, result.tensor_offsets())
-            assert offline_plan.check(banded, "tflm") == []
+            metadata.embed(banded, result.tensor_offsets())
+            assert checker.check(banded, "tflm") == []
             data = banded.to_bytes()
             assert run_tflm(data).head == result.head
             _same_outputs(original.to_bytes(), data, 3)
@@ -200,12 +201,12 @@ def test_checker_refuses_a_band_off_its_destination() -> None:
     bounds = bands.aligned_bounds(t.shape[1], t.nbytes() // t.shape[1], 2)
     banded, result = bands.plan_banded(original, 2, bounds, "tflm", False, 0.3)
     offsets = {t.global_index: t.offset for t in result.tensors}  # with the bands in T
-    offline_plan.embed(banded, offsets)
-    assert offline_plan.check(banded, "tflm") == []
+    metadata.embed(banded, offsets)
+    assert checker.check(banded, "tflm") == []
     part = banded.subgraphs[0].operators[_concat_op(banded)].inputs[1]
     offsets[part] += 16  # still inside T, but not where the concatenation copies it
-    offline_plan.embed(banded, offsets)
-    problems = offline_plan.check(banded, "tflm")
+    metadata.embed(banded, offsets)
+    problems = checker.check(banded, "tflm")
     assert any("no kernel rule allows" in p for p in problems), problems
 
 
@@ -278,8 +279,8 @@ def test_more_bands_than_one_concatenation_joins() -> None:
     banded, result = bands.plan_banded(original, cut, bounds, "tflm", True, 1.5)
     joins = [op for op in banded.subgraphs[0].operators if op.name == "CONCATENATION"]
     assert len(joins) == 3 and all(len(op.inputs) <= rw.MAX_BANDS for op in joins)
-    offline_plan.embed(banded, result.tensor_offsets())
-    assert offline_plan.check(banded, "tflm") == []
+    metadata.embed(banded, result.tensor_offsets())
+    assert checker.check(banded, "tflm") == []
     assert run_tflm(banded.to_bytes()).head == result.head
     _same_outputs(original.to_bytes(), banded.to_bytes(), 5)
     stage = rw.find_stage(original, cut)
@@ -314,8 +315,8 @@ def test_rows_reused_only_for_tflm() -> None:
     banding, planned, _ = _planned(original, 0.1, overlap=False)
     x = planned.subgraphs[0].inputs[0]
     assert x in bands.row_pieces(planned, bands.lifetimes.walk(planned))
-    assert offline_plan.check(planned, "tflm") == []
-    problems = offline_plan.check(planned, "microarena")
+    assert checker.check(planned, "tflm") == []
+    problems = checker.check(planned, "microarena")
     assert problems and any("'input'" in p for p in problems), problems
     with pytest.raises(MicroarenaError, match="overlap while both are live"):
         Interpreter(planned.to_bytes())

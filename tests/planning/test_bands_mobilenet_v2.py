@@ -15,7 +15,8 @@ from support.tflm_oracle import MOBILENET_V2, MOBILENET_V2_BANDS, random_inputs,
 from test_bands import _concat_op, _same_outputs, _truncated
 
 from host.planning import band_choice as bands
-from host.planning import checker as offline_plan
+from host.planning import checker
+from host.planning.model import metadata
 from host.planning.plan import PlanResult, plan_model
 from host.rewrite import bands as rw
 from host.runtime.binding import Interpreter
@@ -41,8 +42,8 @@ def _planned(original: Model, cut: int, count: int, kernels: str) -> tuple[Model
     banded, result = bands.plan_banded(
         original, cut, _bounds(original, cut, count), kernels, True, 1.5
     )
-    offline_plan.embed(banded, result.tensor_offsets())
-    assert offline_plan.check(banded, kernels) == []
+    metadata.embed(banded, result.tensor_offsets())
+    assert checker.check(banded, kernels) == []
     return banded, result
 
 
@@ -127,7 +128,7 @@ def test_choice_and_20_inputs(original: Model) -> None:
     c = banding.chosen
     assert c is not None and 0 < c.added_fraction <= 0.1
     result = plan_model(banding.model, "best", 1.5, "tflm", None, overlap=True, **banding.placement)
-    offline_plan.embed(banding.model, result.tensor_offsets())
+    metadata.embed(banding.model, result.tensor_offsets())
     data = banding.model.to_bytes()
     assert run_tflm(data).head == result.head <= TARGET * banding.unbanded_head
     _same_outputs(original.to_bytes(), data, 20)

@@ -193,7 +193,7 @@ def test_model_text_in_the_comment_cannot_end_it(tmp_path: Path) -> None:
     if not shutil.which("gcc"):
         pytest.skip("gcc is not installed")
     from host.planning import c_header
-    from host.planning.targets.target import TargetArena
+    from host.planning.targets.result import TargetArena
 
     arena = TargetArena("tflm-cortex-m", head=16, tail=16, min_arena=32)
     hostile = "custom operator '*/ int injected(void) { return 1; } /*'"

@@ -17,7 +17,7 @@ import pytest
 from support import tflm_cmsis_nn as tc
 
 from host.paths import REPO, SHARED_MODELS
-from host.planning import checker as offline_plan
+from host.planning import checker
 from host.planning.libraries.registry import library
 from host.planning.targets.tflm import predict
 from host.planning.tflm.structs import CORTEX_M
@@ -82,7 +82,7 @@ def test_banded_head_is_below_the_unbanded_one_measured(name: str) -> None:
 def test_measured_banded_plan_is_accepted_and_predicted(name: str) -> None:
     model = _banded(name)
     cmsis_m4 = library("cmsis-nn", "cortex-m4")
-    assert offline_plan.check(model, cmsis_m4) == []
+    assert checker.check(model, cmsis_m4) == []
     run = _run(name, "bands-overlap")
     p = predict(model, CORTEX_M, kernels=cmsis_m4)
     assert (p.head, p.min_arena_tail, p.min_arena) == (run.head, run.tail, run.min_arena)

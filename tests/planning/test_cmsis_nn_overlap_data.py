@@ -11,7 +11,7 @@ from __future__ import annotations
 import pytest
 from support import tflm_cmsis_nn as tc
 
-from host.planning import checker as offline_plan
+from host.planning import checker
 from host.planning.libraries.registry import library
 from host.planning.targets.tflm import predict
 from host.planning.tflm.structs import CORTEX_M
@@ -88,7 +88,7 @@ def test_measured_overlap_plan_is_accepted_and_predicted(name: str) -> None:
     """The rules accept the measured plan, and the predictor gives what TFLM reported."""
     model = _planned(name)
     cmsis_m4 = library("cmsis-nn", "cortex-m4")
-    assert offline_plan.check(model, cmsis_m4) == []
+    assert checker.check(model, cmsis_m4) == []
     run = OVERLAP.run(name, "mps2-an386", "cmsis-nn", "overlap")
     assert run is not None
     p = predict(model, CORTEX_M, run.min_arena, cmsis_m4)
@@ -101,7 +101,7 @@ def test_measured_plans_use_dsp_only_overlaps() -> None:
     refused = []
     for name in NAMES:
         model = _planned(name)
-        if offline_plan.check(model, library("cmsis-nn", "cortex-m3")):
+        if checker.check(model, library("cmsis-nn", "cortex-m3")):
             refused.append(name)
     assert len(refused) >= 2, refused
 

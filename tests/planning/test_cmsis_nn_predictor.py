@@ -93,7 +93,7 @@ def test_plan_for_cmsis_nn_gives_the_predicted_head(name: str) -> None:
     kernels = library("cmsis-nn", run.cpu)
     result = plan_model(model, time_limit=0.5, kernels=kernels)
     assert result.tflm_head == run.head  # TFLM's own online plan, as measured
-    from host.planning import checker as offline_plan
+    from host.planning.model import metadata
 
-    offline_plan.embed(model, result.tensor_offsets())
+    metadata.embed(model, result.tensor_offsets())
     assert predict(model, CORTEX_M, kernels=kernels).head == result.head <= run.head

@@ -12,9 +12,10 @@ import pytest
 from support.vela_models import vela_like
 
 from host.paths import SHARED_ZOO
-from host.planning import checker as offline_plan
+from host.planning import checker
 from host.planning import origin as plan_origin
 from host.planning.cli import main
+from host.planning.model import metadata
 from host.tflite.model import OFFLINE_PLAN_NAME, Model
 from host.tflite.modelgen import Graph, assemble, scalar_options
 from host.tflite.ops import BUILTIN_CODES
@@ -57,7 +58,7 @@ def test_embed_refuses_to_replace_vela_plan_unless_told(tmp_path: Path, capsys) 
     replaced = Model.load(p)
     origin = plan_origin.origin(replaced)
     assert origin is not None and origin.owner == "host.plan"
-    assert offline_plan.read(replaced) != offline_plan.read(Model(data))
+    assert metadata.read(replaced) != metadata.read(Model(data))
     # Its own plan it replaces unasked.
     assert main([str(p), "--embed", "-q"]) == 0
 
@@ -72,13 +73,13 @@ def test_plan_of_unknown_origin_is_kept_and_own_plan_recognised_by_its_crc(tmp_p
     ours = Model.load(p)
     assert plan_origin.origin(ours).owner == "host.plan"  # type: ignore[union-attr]
     # Another tool rewrites the offsets and leaves the marker: no longer ours.
-    ours.set_metadata(OFFLINE_PLAN_NAME, offline_plan.encode([32, 0], 1))
+    ours.set_metadata(OFFLINE_PLAN_NAME, metadata.encode([32, 0], 1))
     ours.save(p)
     origin = plan_origin.origin(Model.load(p))
     assert origin is not None and origin.owner == "unknown" and "another tool" in origin.text
     assert main([str(p), "--embed", "-q"]) == 2
     # A plan that places nothing is no one's work to keep.
-    ours.set_metadata(OFFLINE_PLAN_NAME, offline_plan.encode([-1, -1], 1))
+    ours.set_metadata(OFFLINE_PLAN_NAME, metadata.encode([-1, -1], 1))
     ours.save(p)
     assert plan_origin.origin(Model.load(p)).owner == "empty"  # type: ignore[union-attr]
     assert main([str(p), "--embed", "-q"]) == 0
@@ -109,9 +110,9 @@ def test_check_still_judges_known_kernels_in_a_vela_model(tmp_path: Path, capsys
     out = capsys.readouterr().out
     assert "INVALID offline plan" in out
     assert "tensor 0 'out'" in out and "'softmax'" in out and "operator 1 SOFTMAX" in out
-    problems = offline_plan.check(Model.load(p))
+    problems = checker.check(Model.load(p))
     assert len(problems) == 1  # only the SOFTMAX pair; the Ethos-U ones stay not judged
-    assert len(offline_plan.not_judged(Model.load(p))) == 6
+    assert len(checker.not_judged(Model.load(p))) == 6
 
 
 @pytest.mark.parametrize("name", ["tflm_person_detect_vela"])
@@ -170,7 +171,7 @@ def test_overlap_plan_records_its_kernels_and_is_refused_for_others(tmp_path: Pa
     with pytest.raises(UsageError, match="for the TFLM reference kernels, whose loops differ"):
         load_prediction(str(p))
     m = Model.load(p)  # the same marker beside another plan: not this plan's
-    offline_plan.embed(m, {t.global_index: -1 for t in m.tensors})
+    metadata.embed(m, {t.global_index: -1 for t in m.tensors})
     m.set_metadata(plan_origin.MARKER, Model.load(p).metadata(plan_origin.MARKER))
     assert plan_origin.origin(m).owner != "host.plan"  # type: ignore[union-attr]
     from host.runtime.binding import Interpreter

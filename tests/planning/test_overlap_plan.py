@@ -17,7 +17,8 @@ import numpy as np
 import pytest
 from support.tflm_oracle import run_tflm, runnable_models, shared_model
 
-from host.planning import checker as offline_plan
+from host.planning import checker
+from host.planning.model import metadata
 from host.planning.model.lifetimes import walk
 from host.planning.plan import PlanResult, plan_model
 from host.tflite import schema as S
@@ -33,7 +34,7 @@ def _plan(name: str, overlap: bool) -> tuple[bytes, bytes, PlanResult]:
     original = shared_model(name).read_bytes()
     model = Model(original, name)
     result = plan_model(model, time_limit=1.5, overlap=overlap)
-    offline_plan.embed(model, result.tensor_offsets())
+    metadata.embed(model, result.tensor_offsets())
     return original, model.to_bytes(), result
 
 
@@ -51,7 +52,7 @@ def _cut_after(model: bytes, op: int, offsets: dict[int, int]) -> bytes:
     set_child(sg, S.SUBGRAPH_OUTPUTS, struct.pack("<i", out))
     cut = Model(m.to_bytes())
     used = {lt.tensor.global_index for lt in walk(cut).lifetimes}
-    offline_plan.embed(cut, {t: o for t, o in offsets.items() if t in used})
+    metadata.embed(cut, {t: o for t, o in offsets.items() if t in used})
     return cut.to_bytes()
 
 
@@ -60,7 +61,7 @@ def _check(name: str, runs: int) -> PlanResult:
     _, _, plain = _plan(name, overlap=False)
     assert result.head <= plain.head
     assert result.overlap_bound is not None and result.overlap_bound <= result.head
-    assert offline_plan.check(Model(planned)) == []
+    assert checker.check(Model(planned)) == []
     for seed in range(runs):
         before, after = run_tflm(original, seed), run_tflm(planned, seed)
         assert _same(before.outputs, after.outputs), f"{name}: outputs differ (seed {seed})"
@@ -94,10 +95,10 @@ def test_check_names_an_overlap_no_rule_allows() -> None:
     _, planned, result = _plan(PERSON, overlap=True)
     s = next(x for x in result.shared if x.op_name == "CONV_2D" and x.delta == 18448)
     m = Model(planned)
-    offsets = offline_plan.read(m).offsets  # type: ignore[union-attr]
+    offsets = metadata.read(m).offsets  # type: ignore[union-attr]
     offsets[s.input] -= 16
-    m.set_metadata(OFFLINE_PLAN_NAME, offline_plan.encode(offsets, 1))
-    problems = offline_plan.check(m)
+    m.set_metadata(OFFLINE_PLAN_NAME, metadata.encode(offsets, 1))
+    problems = checker.check(m)
     assert any(
         f"tensor {s.input} " in p
         and f"tensor {s.output} " in p

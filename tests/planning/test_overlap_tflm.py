@@ -18,7 +18,7 @@ from support import overlap_sim
 from support.overlap_models import CASES, act, overlap_layout, with_plan
 from support.tflm_oracle import run_tflm
 
-from host.planning.libraries.loops import op_rules
+from host.planning.aliasing import op_rules
 from host.planning.libraries.reference import REFERENCE
 from host.planning.model.lifetimes import align_up
 from host.tflite.flatbuf import new_table, set_child

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from support.tflm_oracle import shared_model
 
-from host.planning import checker as offline_plan
 from host.planning.cli import main
+from host.planning.model import metadata
 from host.planning.model.lifetimes import walk
 from host.tflite.model import OFFLINE_PLAN_NAME, Model, ModelError
 
@@ -56,7 +56,7 @@ def _with_plan(tmp_path: Path, name: str, edit) -> Path:
     m = Model.load(p)
     offsets = [-1] * len(m.tensors)
     edit(m, offsets)
-    m.set_metadata(OFFLINE_PLAN_NAME, offline_plan.encode(offsets, len(m.subgraphs)))
+    m.set_metadata(OFFLINE_PLAN_NAME, metadata.encode(offsets, len(m.subgraphs)))
     m.save(p)
     return p
 

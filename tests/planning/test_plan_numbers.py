@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from host.planning import checker as offline_plan
+from host.planning import checker
 from host.planning.cli import main
+from host.planning.model import metadata
 from host.planning.model.lifetimes import SPAN_LEGEND, span_text, walk
 from host.runtime.binding import MA_ERR_PLAN, Interpreter, MicroarenaError
 from host.tflite.model import OFFLINE_PLAN_NAME, Model
@@ -42,11 +43,11 @@ def test_one_lifetime_notation_in_table_and_check(tmp_path: Path, capsys) -> Non
     row = next(r for r in table.splitlines() if r.split()[:1] == [str(a)])
     assert span_text(lt[a].first, lt[a].last) in row
     # Put two tensors live together at one offset: --check names their lives the same way.
-    offsets = offline_plan.read(m).offsets  # type: ignore[union-attr]
+    offsets = metadata.read(m).offsets  # type: ignore[union-attr]
     first_two = [g for g in sorted(lt, key=lambda g: lt[g].first)][:2]
     a, b = first_two
     offsets[b] = offsets[a]
-    m.set_metadata(OFFLINE_PLAN_NAME, offline_plan.encode(offsets, 1))
+    m.set_metadata(OFFLINE_PLAN_NAME, metadata.encode(offsets, 1))
     m.save(out)
     assert main(["--check", str(out)]) == 1
     text = capsys.readouterr().out
@@ -57,7 +58,7 @@ def test_one_lifetime_notation_in_table_and_check(tmp_path: Path, capsys) -> Non
 def _variant(src: Path, dst: Path, change) -> Path:
     """The model with its plan header/offsets changed by `change(version, nsub, offsets)`."""
     m = Model.load(src)
-    p = offline_plan.read(m)
+    p = metadata.read(m)
     assert p is not None
     version, nsub, offsets = change(p.version, p.num_subgraphs, list(p.offsets))
     data = struct.pack(f"<3i{len(offsets)}i", version, nsub, len(offsets), *offsets)
@@ -82,7 +83,7 @@ def test_check_and_runtime_agree_on_valid_plans(tmp_path: Path, capsys) -> None:
     src = _planned(tmp_path, "mlp_int8")
     g = _first_planned(Model.load(src))
     size = next(x.size for x in walk(Model.load(src)).lifetimes if x.tensor.global_index == g)
-    last_ok = (offline_plan.MAX_END - size) // 16 * 16
+    last_ok = (metadata.MAX_END - size) // 16 * 16
     cases = {
         "as planned": lambda v, n, o: (v, n, o),
         "version 7": lambda v, n, o: (7, n, o),
@@ -96,7 +97,7 @@ def test_check_and_runtime_agree_on_valid_plans(tmp_path: Path, capsys) -> None:
     verdicts = {}
     for i, (what, change) in enumerate(cases.items()):
         path = _variant(src, tmp_path / f"v{i}.tflite", change)
-        check_ok = not offline_plan.check(Model.load(path), "microarena")
+        check_ok = not checker.check(Model.load(path), "microarena")
         try:
             Interpreter(path.read_bytes(), 1 << 16)
             runtime_ok = True
@@ -144,7 +145,7 @@ def test_runtime_says_which_count_is_wrong(tmp_path: Path) -> None:
     assert e.value.message == (
         f"OfflineMemoryAllocation declares {n} offsets but its buffer holds {n - 1}"
     )
-    m.set_metadata(OFFLINE_PLAN_NAME, offline_plan.encode([-1] * (n + 1), 1))
+    m.set_metadata(OFFLINE_PLAN_NAME, metadata.encode([-1] * (n + 1), 1))
     m.save(tmp_path / "long.tflite")
     with pytest.raises(MicroarenaError) as e:
         Interpreter((tmp_path / "long.tflite").read_bytes(), 1 << 16)

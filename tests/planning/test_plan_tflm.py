@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 from support.tflm_oracle import run_tflm, runnable_models, shared_model
 
-from host.planning import checker as offline_plan
+from host.planning import checker
+from host.planning.model import metadata
 from host.planning.plan import plan_model
 from host.tflite.model import Model
 
@@ -19,7 +20,7 @@ def _plan_and_embed(name: str) -> tuple[bytes, bytes, object]:
     original = shared_model(name).read_bytes()
     model = Model(original, name)
     result = plan_model(model, time_limit=5)
-    offline_plan.embed(model, result.tensor_offsets())
+    metadata.embed(model, result.tensor_offsets())
     return original, model.to_bytes(), result
 
 
@@ -35,7 +36,7 @@ def test_embedded_plan_matches_tflm(name: str) -> None:
     assert result.tflm_head == before.head, "simulated TFLM greedy head differs from TFLM's"
     assert after.head == result.head, "TFLM's head with the plan differs from the prediction"
     assert after.head <= before.head
-    assert offline_plan.check(Model(planned)) == []
+    assert checker.check(Model(planned)) == []
 
 
 def test_vww_reaches_lower_bound_in_tflm() -> None:

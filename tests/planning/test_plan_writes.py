@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from host.planning import checker as offline_plan
+from host.planning import checker
 from host.planning import cli as plan_cli
 from host.tflite import modelgen
 from host.tflite.model import Model
@@ -43,7 +43,7 @@ def _no_temporaries(folder: Path) -> None:
 def test_failed_self_check_leaves_the_model_as_it_was(model: Path, monkeypatch, capsys) -> None:
     """Finding 5: 'written plan failed its own check' came after the model was replaced."""
     before = model.read_bytes()
-    monkeypatch.setattr(offline_plan, "check", lambda *_: ["injected fault"])
+    monkeypatch.setattr(checker, "check", lambda *_: ["injected fault"])
     assert plan_cli.main([str(model), "--embed", "-q"]) == 2
     assert "injected fault" in capsys.readouterr().err
     assert model.read_bytes() == before
@@ -66,7 +66,7 @@ def test_outputs_land_together(model: Path) -> None:
     pytest.importorskip("matplotlib")
     out, plot = model.parent / "out.tflite", model.parent / "p.svg"
     assert plan_cli.main([str(model), "-o", str(out), "--plot", str(plot), "-q"]) == 0
-    assert not offline_plan.check(Model.load(out)) and plot.read_bytes().startswith(b"<?xml")
+    assert not checker.check(Model.load(out)) and plot.read_bytes().startswith(b"<?xml")
     _no_temporaries(model.parent)
 
 
@@ -77,7 +77,7 @@ def test_output_to_a_pipe_is_checked_from_the_bytes_written(model: Path) -> None
     """
     r = _plan(str(model), "-o", "/dev/stdout")
     assert r.returncode == 0, r.stderr
-    assert not offline_plan.check(Model(r.stdout)), "stdout holds exactly the planned model"
+    assert not checker.check(Model(r.stdout)), "stdout holds exactly the planned model"
     assert b"plan embedded in /dev/stdout" in r.stderr
 
 

@@ -392,8 +392,8 @@ def test_vww_model_problem_reaches_the_bound_fast() -> None:
     model_path = MODELS / "tiny_vww_mobilenet_int8.tflite"
     if not model_path.exists():
         pytest.skip(f"model not found: {model_path}")
-    from host.planning.checker import tensor_buffers
     from host.planning.model import lifetimes
+    from host.planning.model.lifetimes import tensor_buffers
     from host.tflite.model import Model
 
     bufs = tensor_buffers(lifetimes.walk(Model.load(str(model_path))))

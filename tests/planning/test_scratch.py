@@ -16,8 +16,8 @@ import pytest
 from support.subgraph_models import twice_called_subgraph_model
 from support.tflm_oracle import run_tflm, runnable_models, shared_model
 
-from host.planning import checker as offline_plan
 from host.planning.libraries.base import KernelsError
+from host.planning.model import metadata
 from host.planning.model.lifetimes import walk
 from host.planning.model.operands import custom_options, flexbuffer_map
 from host.planning.packing.greedy import plan_greedy
@@ -44,7 +44,7 @@ def _stacked(model: Model, base: int, reverse: bool = False) -> bytes:
         offsets[lt.tensor.global_index] = at
         at += lt.size
     copy = Model(model.to_bytes(), model.source)
-    offline_plan.embed(copy, offsets)
+    metadata.embed(copy, offsets)
     return copy.to_bytes()
 
 
@@ -447,7 +447,7 @@ def test_svdf_scratch_in_tflm(dtype: int) -> None:
 
 @needs_models
 def test_cli_json_matches_api(capsys: pytest.CaptureFixture[str]) -> None:
-    from host.planning.scratch import main
+    from host.planning.scratch_cli import main
 
     path = shared_model("tflm_dtln_noise_suppression")
     assert main([str(path), "--json"]) == 0
@@ -462,7 +462,7 @@ def test_cli_json_matches_api(capsys: pytest.CaptureFixture[str]) -> None:
 
 @needs_models
 def test_cli_text(capsys: pytest.CaptureFixture[str]) -> None:
-    from host.planning.scratch import main
+    from host.planning.scratch_cli import main
 
     assert main([str(shared_model("tflm_audio_preprocessor_int8"))]) == 0
     out = capsys.readouterr().out
@@ -470,7 +470,7 @@ def test_cli_text(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_cli_bad_input_is_a_clear_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from host.planning.scratch import main
+    from host.planning.scratch_cli import main
     from host.tflite.modelgen import build_demo_model
 
     cut = tmp_path / "cut.tflite"
@@ -497,7 +497,7 @@ def test_scratch_of_a_subgraph_called_twice() -> None:
         offsets[t[name]] = at
         at += lts[t[name]].size
     planned = Model(data)
-    offline_plan.embed(planned, offsets)
+    metadata.embed(planned, offsets)
     real = run_tflm(planned.to_bytes()).head
     scratch = sum(b.size for b in scratch_buffers(model, walk(model), scratch_requests(model)))
     assert real == at + scratch, "the scratch overlaps y: it lives from the first call on"

@@ -12,7 +12,7 @@ import pytest
 from support import tflm_cmsis_nn as tc
 from support.tflm_oracle import deterministic_inputs, oracle
 
-from host.planning import checker as offline_plan
+from host.planning.model import metadata
 from host.tflite.model import Model
 
 DATA = tc.load()
@@ -42,7 +42,7 @@ def test_model_and_plan_are_the_measured_bytes(name: str) -> None:
         "(docs/tflm_cmsis_nn.md) or restore it"
     )
     planned = tc.planned_model_bytes(entry, data)
-    plan = offline_plan.read(Model(planned))
+    plan = metadata.read(Model(planned))
     assert plan is not None and tuple(plan.offsets) == entry.plan_offsets
     assert tc.sha256(planned) == entry.planned_sha256
 

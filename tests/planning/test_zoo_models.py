@@ -14,8 +14,8 @@ import pytest
 from support.tflm_oracle import BIG_ARENA, capture_output, oracle, run_tflm, runs_in_arena
 
 from host.paths import SHARED_ZOO
-from host.planning import checker as offline_plan
 from host.planning.cli import main
+from host.planning.model import metadata
 from host.planning.plan import plan_model
 from host.planning.targets.target import target_arena
 from host.planning.tflm.refusal import tflm_refusal
@@ -44,7 +44,7 @@ def _planned(name: str, overlap: bool = False) -> tuple[bytes, bytes, object]:
     original = (SHARED_ZOO / f"{name}.tflite").read_bytes()
     model = Model(original, name)
     result = plan_model(model, overlap=overlap)
-    offline_plan.embed(model, result.tensor_offsets())
+    metadata.embed(model, result.tensor_offsets())
     return original, model.to_bytes(), result
 
 

@@ -14,7 +14,7 @@ from support.tflm_oracle import MOBILENET_V2, MOBILENET_V2_BANDS, shared_model
 from test_runtime_qemu import _check_on_qemu, _pattern, arm_library  # noqa: F401 (fixture)
 
 from host.planning import band_choice as bands
-from host.planning import checker as offline_plan
+from host.planning.model import metadata
 from host.planning.plan import PlanResult, plan_model
 from host.rewrite import bands as rw
 from host.runtime.binding import Interpreter
@@ -69,7 +69,7 @@ def _as_original_on_qemu(
 ) -> None:
     """The banded model, with its plan embedded, on QEMU: the board's outputs equal the host
     build's (_check_on_qemu) and the original model's."""
-    offline_plan.embed(banded, result.tensor_offsets())
+    metadata.embed(banded, result.tensor_offsets())
     path = tmp_path / "banded.tflite"
     path.write_bytes(banded.to_bytes())
     board_host = _check_on_qemu(path, library, tmp_path)

@@ -18,6 +18,7 @@ from support.conformance import I8, Case, T, q8, single_op_model
 from support.fast_fuzz import OVERLAP_OPS, PLANS, chain_of, compare, planned, random_case
 from support.overlap_models import with_plan
 
+from host.planning import aliasing
 from host.planning.libraries import loops as overlap
 from host.planning.libraries.microarena import MICROARENA
 from host.planning.model.lifetimes import align_up, walk
@@ -61,7 +62,7 @@ def _two_convs() -> Case:
 
 def test_planner_keeps_a_graph_output_read_by_the_last_operator() -> None:
     model = Model(single_op_model(_two_convs()))
-    pairs = overlap.overlap_pairs(model, walk(model), MICROARENA)
+    pairs = aliasing.overlap_pairs(model, walk(model), MICROARENA)
     a = model.subgraphs[0].outputs[0]
     assert [p.input for p in pairs] == [0]  # x under a; never a under b
     assert a not in [p.input for p in pairs]

@@ -19,8 +19,8 @@ from support.subgraph_models import (
 )
 from support.tflm_oracle import oracle, run_tflm
 
-from host.planning import checker as offline_plan
-from host.planning.model import lifetimes
+from host.planning import checker
+from host.planning.model import lifetimes, metadata
 from host.planning.packing.problem import align_up
 from host.planning.scratch import predict_tflm_head
 from host.runtime import arena as arena_layout
@@ -58,7 +58,7 @@ def _with_plans(data: bytes, plans: list[list[int]]) -> bytes:
     buffers, entries = list(model.buffers), list(model.root.get(S.MODEL_METADATA, []))
     for offsets in plans:
         buf = new_table("Buffer", {}, 1)
-        set_child(buf, S.BUFFER_DATA, offline_plan.encode(offsets, len(model.subgraphs)))
+        set_child(buf, S.BUFFER_DATA, metadata.encode(offsets, len(model.subgraphs)))
         meta = new_table("Metadata", {S.METADATA_BUFFER: ("I", len(buffers))}, 2)
         set_child(meta, S.METADATA_NAME, OFFLINE_PLAN_NAME)
         buffers.append(buf)
@@ -78,7 +78,7 @@ def test_of_two_offline_plans_the_last_counts_everywhere() -> None:
     planned = _with_plans(data, [online, stacked])
     got = {t.subgraph * 6 + t.index: t.offset for t in Interpreter(planned).tensors()}
     assert [got[g] for g in range(len(sizes))] == stacked
-    assert offline_plan.check(Model(planned)) == []
+    assert checker.check(Model(planned)) == []
     inputs = [np.array([True]), np.arange(8, dtype=np.float32).reshape(1, 8) - 4]
     want = tflm_outputs(planned, inputs)
     np.testing.assert_array_equal(our_outputs(planned, inputs)[0][0], want[0])
@@ -86,7 +86,7 @@ def test_of_two_offline_plans_the_last_counts_everywhere() -> None:
     assert heads[0] < heads[1] == run_tflm(planned).head  # TFLM too follows the last
     # An entry with the wrong count is refused by TFLM wherever it stands; so by both here.
     short = _with_plans(data, [online[:-1], stacked])
-    assert any("entry 1 of 2" in p for p in offline_plan.check(Model(short)))
+    assert any("entry 1 of 2" in p for p in checker.check(Model(short)))
     with pytest.raises(MicroarenaError, match="OfflineMemoryAllocation has 7 offsets"):
         Interpreter(short)
 
@@ -120,7 +120,7 @@ def test_variable_tensors_never_share_bytes() -> None:
     for ours in (data, _with_plans(data, [[0, 16, 32, -1]]), _with_plans(data, [[-1, 0, -1, -1]])):
         np.testing.assert_array_equal(np.array(_invocations(ours, 3, tflm=False)), want)
     over_v = _with_plans(data, [[0, 16, 32, 16]])  # z at v's bytes
-    problems = offline_plan.check(Model(over_v))
+    problems = checker.check(Model(over_v))
     assert len(problems) == 1 and "variable tensor" in problems[0], problems
     with pytest.raises(MicroarenaError, match="one is a variable tensor"):
         Interpreter(over_v)
@@ -180,7 +180,7 @@ def test_limits_agree() -> None:
 
 def test_plan_and_scratch_refuse_a_fanned_out_model(tmp_path: Path, capsys) -> None:
     from host.planning.cli import main as plan_main
-    from host.planning.scratch import main as scratch_main
+    from host.planning.scratch_cli import main as scratch_main
 
     p = tmp_path / "fan.tflite"
     p.write_bytes(fanout_model([12] * 7))

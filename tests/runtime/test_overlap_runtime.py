@@ -23,9 +23,9 @@ sys.path.insert(0, str(REPO))
 from support import overlap_sim  # noqa: E402
 from support.overlap_models import CASES, overlap_layout, with_plan  # noqa: E402
 
-from host.planning import checker as offline_plan  # noqa: E402
 from host.planning.libraries.loops import rule  # noqa: E402
 from host.planning.libraries.microarena import MICROARENA  # noqa: E402
+from host.planning.model import metadata  # noqa: E402
 from host.planning.model.lifetimes import align_up  # noqa: E402
 from host.planning.plan import plan_model  # noqa: E402
 from host.runtime.binding import (  # noqa: E402
@@ -87,7 +87,7 @@ def test_overlap_plans_run_identically_under_sanitizers(tmp_path: Path) -> None:
             continue
         model = Model(original, path.stem)
         result = plan_model(model, time_limit=1.5, kernels="microarena", overlap=True)
-        offline_plan.embed(model, result.tensor_offsets())
+        metadata.embed(model, result.tensor_offsets())
         (tmp_path / f"{path.stem}.plain.tflite").write_bytes(original)
         (tmp_path / f"{path.stem}.overlap.tflite").write_bytes(model.to_bytes())
         if result.shared:
@@ -166,7 +166,7 @@ def test_runtime_refuses_an_overlap_below_its_rule() -> None:
     s = next(x for x in result.shared if x.op_name == "CONV_2D" and x.min_delta > 16)
     offsets = result.tensor_offsets()
     offsets[s.input] = offsets[s.output] + (s.min_delta + 15) // 16 * 16 - 16
-    offline_plan.embed(model, offsets)
+    metadata.embed(model, offsets)
     with pytest.raises(MicroarenaError) as err:
         Interpreter(model.to_bytes())
     assert err.value.status == MA_ERR_PLAN

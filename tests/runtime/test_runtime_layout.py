@@ -17,7 +17,7 @@ import pytest
 
 from host.device.firmware import runtime_build
 from host.paths import SHARED_MODELS
-from host.planning import checker as offline_plan
+from host.planning.model import metadata
 from host.runtime import arena as arena_layout
 from host.runtime.binding import MA_ERR_UNSUPPORTED, Interpreter, MicroarenaError
 from host.tflite.model import Model
@@ -115,5 +115,5 @@ def test_prediction_equals_runtime(name: str) -> None:
     }
     if planned:
         model = Model(path.read_bytes())
-        offline_plan.embed(model, {g: off + 32 for g, off in planned.items()})
+        metadata.embed(model, {g: off + 32 for g, off in planned.items()})
         _check(model.to_bytes())

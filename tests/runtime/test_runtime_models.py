@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 from support.tflm_oracle import MODELS, oracle, random_inputs, run_tflm, shared_model
 
-from host.planning import checker as offline_plan
+from host.planning.model import metadata
 from host.planning.scratch import scratch_requests, unknown_scratch_ops
 from host.runtime import arena as arena_layout
 from host.runtime.binding import (
@@ -153,7 +153,7 @@ def test_offline_plan_gives_tflm_head_and_outputs(name: str) -> None:
         pytest.skip("no tensor is planned in the head")
     model = Model(shared_model(name).read_bytes())
     # Our own online plan shifted up by 16 bytes: a valid plan different from TFLM's.
-    offline_plan.embed(model, {g: off + 16 for g, (off, _) in placed.items()})
+    metadata.embed(model, {g: off + 16 for g, (off, _) in placed.items()})
     data = model.to_bytes()
     ours = Interpreter(data)
     ref = run_tflm(data, seed=2)
@@ -175,7 +175,7 @@ def test_offline_plan_is_validated() -> None:
 
     def with_plan(offsets: dict[int, int]) -> bytes:
         model = Model(base)
-        offline_plan.embed(model, offsets)
+        metadata.embed(model, offsets)
         return model.to_bytes()
 
     with pytest.raises(MicroarenaError) as e:
@@ -213,7 +213,7 @@ def test_offline_planned_variables_go_to_the_head() -> None:
         offsets[g] = end
         end += -(-tensors[g].nbytes // 16) * 16
     model = Model(shared_model(name).read_bytes())
-    offline_plan.embed(model, offsets)
+    metadata.embed(model, offsets)
     data = model.to_bytes()
     ours = Interpreter(data)
     assert ours.stats().head == end

@@ -39,9 +39,9 @@ from test_conformance_fast_unary import CASES as UNARY_CASES
 from host.device import emulate
 from host.device.boards import BuildError, build_image
 from host.paths import SHARED_MODELS
-from host.planning import checker as offline_plan
 from host.planning.libraries import loops as overlap
 from host.planning.libraries import microarena as ma
+from host.planning.model import metadata
 from host.planning.model.lifetimes import align_up
 from host.planning.plan import plan_model
 from host.tflite.model import Model
@@ -195,7 +195,7 @@ def overlap_plan(data: bytes) -> bytes:
     model = Model(data)
     result = plan_model(model, time_limit=1.5, kernels="microarena", overlap=True)
     assert result.shared, "the plan overlaps no operator's input and output"
-    offline_plan.embed(model, result.tensor_offsets())
+    metadata.embed(model, result.tensor_offsets())
     return model.to_bytes()
 
 

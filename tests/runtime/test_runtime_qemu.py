@@ -28,7 +28,7 @@ from test_conformance_shape import CASES as SHAPE_CASES
 
 from host.device.firmware import read_build_mk
 from host.paths import SHARED_MODELS
-from host.planning import checker as offline_plan
+from host.planning.model import metadata
 from host.planning.plan import plan_model
 from host.runtime import arena as arena_layout
 from host.runtime.binding import Interpreter, MicroarenaError
@@ -116,7 +116,7 @@ def test_overlap_plan_on_qemu_cortex_m4(name: str, arm_library: Path, tmp_path: 
     model = Model(path.read_bytes(), name)
     result = plan_model(model, time_limit=1.5, kernels="microarena", overlap=True)
     assert result.shared and result.head < result.lower_bound
-    offline_plan.embed(model, result.tensor_offsets())
+    metadata.embed(model, result.tensor_offsets())
     planned = tmp_path / "planned.tflite"
     planned.write_bytes(model.to_bytes())
     host = _check_on_qemu(planned, arm_library, tmp_path)

@@ -368,7 +368,8 @@ def check_planned(data: bytes, seed: int, st: Stats) -> list[str]:
     """host.plan --bands's own path: its choices within a random budget, the best one planned
     (whether or not it beats the unbanded head), embedded, checked (plan and graph), run on
     TFLM with the plan: outputs as the original's."""
-    from host.planning import checker as offline_plan
+    from host.planning import checker
+    from host.planning.model import metadata
 
     rng = np.random.default_rng(seed)
     budget = BUDGETS[int(rng.integers(0, len(BUDGETS)))]
@@ -385,8 +386,8 @@ def check_planned(data: bytes, seed: int, st: Stats) -> list[str]:
     if chosen is None:
         return []
     banded, r = bands.plan_banded(model, chosen.cut, chosen.bounds, "tflm", overlap, 0.1)
-    offline_plan.embed(banded, r.tensor_offsets())
-    problems = offline_plan.check(banded, "tflm") + bands.graph_problems(banded)
+    metadata.embed(banded, r.tensor_offsets())
+    problems = checker.check(banded, "tflm") + bands.graph_problems(banded)
     if problems:
         return [f"budget {budget}: the planned rewrite fails --check: {problems[0]}"]
     x = _random_values(rng, model.subgraphs[0].tensors[model.subgraphs[0].inputs[0]].type,

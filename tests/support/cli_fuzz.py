@@ -20,7 +20,7 @@ from pathlib import Path
 
 from support.hostile import run_bounded
 
-from host.planning import checker as offline_plan
+from host.planning import checker
 from host.tflite import schema as S
 from host.tflite.flatbuf import set_child
 from host.tflite.model import Model, ModelError
@@ -112,7 +112,7 @@ def check_case(case: Case, folder: Path) -> str | None:
 
 def _planned_model_problem(data: bytes) -> str | None:
     try:
-        problems = offline_plan.check(Model(data))
+        problems = checker.check(Model(data))
     except ModelError as e:
         return f"wrote a model that does not read back: {e}"
     return f"wrote a plan --check refuses: {problems[0]}" if problems else None

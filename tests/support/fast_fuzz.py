@@ -455,8 +455,8 @@ def planned(case: Case, which: str, time_limit: float = 0.5) -> Case | None:
     """The case with host.plan --overlap --kernels microarena's plan embedded (`which` of
     PLANS), or None where the plan overlaps no input with the output; `compare` checks it
     against TFLM's output of the case without the plan."""
-    from host.planning import checker as offline_plan
     from host.planning.libraries.microarena import MICROARENA, fastest_library
+    from host.planning.model import metadata
     from host.planning.plan import plan_model
     from host.tflite.model import Model
 
@@ -467,7 +467,7 @@ def planned(case: Case, which: str, time_limit: float = 0.5) -> Case | None:
     result = plan_model(model, "best", time_limit, lib, overlap=True)
     if not result.shared:
         return None
-    offline_plan.embed(model, result.tensor_offsets(), "microarena+overlap", lib)
+    metadata.embed(model, result.tensor_offsets(), "microarena+overlap", lib.name, lib.cpu)
     plan = model.to_bytes()
     out = Case(f"{case.name} [{which}]", case.op, case.inputs, case.outputs, case.options,
                case.slots, case.nslots, case.vectors, seed=case.seed, invokes=case.invokes,

@@ -31,7 +31,8 @@ import numpy as np
 from support.callgraph_models import random_call_graph
 from support.tflm_oracle import oracle, run_tflm
 
-from host.planning import checker as offline_plan
+from host.planning import checker
+from host.planning.model import metadata
 from host.planning.model.lifetimes import walk
 from host.planning.scratch import predict_tflm_head
 from host.runtime import arena as arena_layout
@@ -128,7 +129,7 @@ def random_plan(rng: random.Random, model: Model) -> list[int]:
 
 def with_plan(data: bytes, offsets: list[int]) -> bytes:
     model = Model(data)
-    model.set_metadata(OFFLINE_PLAN_NAME, offline_plan.encode(offsets, len(model.subgraphs)))
+    model.set_metadata(OFFLINE_PLAN_NAME, metadata.encode(offsets, len(model.subgraphs)))
     return model.to_bytes()
 
 
@@ -136,7 +137,7 @@ def check_plan(data: bytes, offsets: list[int]) -> str | None:
     """An offline plan `--check` accepts runs to the same outputs; one it refuses for the
     runtime's kernels the runtime refuses too."""
     planned = with_plan(data, offsets)
-    problems = offline_plan.check(Model(planned), "microarena")
+    problems = checker.check(Model(planned), "microarena")
     try:
         Interpreter(planned)
     except MicroarenaError as e:
@@ -149,7 +150,7 @@ def check_plan(data: bytes, offsets: list[int]) -> str | None:
         got = our_outputs(planned, inputs)[0]
         if not np.array_equal(got[0], want[0]):
             return f"condition {c}: planned outputs {got[0].ravel()}, unplanned {want[0].ravel()}"
-    if not offline_plan.check(Model(planned), "tflm"):
+    if not checker.check(Model(planned), "tflm"):
         for c in (True, False):
             inputs = inputs_for(data, c)
             if not np.array_equal(tflm_outputs(planned, inputs)[0], tflm_outputs(data, inputs)[0]):

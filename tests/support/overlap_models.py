@@ -10,7 +10,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from host.planning import checker as offline_plan
+from host.planning.model import metadata
 from host.planning.model.lifetimes import align_up
 from host.tflite.model import Model
 from host.tflite.modelgen import Graph, _bias, _quantize_weights, assemble, scalar_options
@@ -180,7 +180,7 @@ CASES: dict[str, Builder] = {
 
 def with_plan(model: bytes, offsets: dict[int, int]) -> bytes:
     m = Model(model)
-    offline_plan.embed(m, offsets)
+    metadata.embed(m, offsets)
     return m.to_bytes()
 
 

@@ -26,8 +26,8 @@ import pytest
 from support.tflm_oracle import deterministic_inputs, oracle, random_inputs
 
 from host.paths import REPO, SHARED_MODELS, SHARED_ZOO
-from host.planning import checker as offline_plan
 from host.planning.libraries.registry import library
+from host.planning.model import metadata
 from host.rewrite.bands import rewrite
 from host.tflite.model import Model
 from host.tflite.modelgen import build_demo_model
@@ -105,7 +105,7 @@ class ModelEntry:
     plan_offsets: tuple[int, ...]  # OfflineMemoryAllocation offsets, one per tensor (-1: online)
     planned_sha256: str
     bands: tuple[int, tuple[int, ...]] | None = None  # (cut operator, band bounds) of a rewrite
-    # What host.plan --embed recorded beside the plan (offline_plan.marker): (runtime, overlap,
+    # What host.plan --embed recorded beside the plan (metadata.marker): (runtime, overlap,
     # kernel library, CPU); None where the offsets were re-embedded alone.
     marker: tuple[str, bool, str, str] | None = None
 
@@ -227,11 +227,12 @@ def planned_model_bytes(entry: ModelEntry, original: bytes) -> bytes:
         model, _ = rewrite(model, cut, list(bounds))
     offsets = {i: o for i, o in enumerate(entry.plan_offsets) if o != -1}
     if entry.marker is None:
-        offline_plan.embed(model, offsets)
+        metadata.embed(model, offsets)
     else:
         runtime, overlap, kernels, cpu = entry.marker
         planned_for = runtime + ("+overlap" if overlap else "")
-        offline_plan.embed(model, offsets, planned_for, library(kernels, cpu))
+        lib = library(kernels, cpu)
+        metadata.embed(model, offsets, planned_for, lib.name, lib.cpu)
     return model.to_bytes()
 
 

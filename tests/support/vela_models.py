@@ -3,7 +3,7 @@ tflm_person_detect_vela, is in ../shared/zoo)."""
 
 from __future__ import annotations
 
-from host.planning import checker as offline_plan
+from host.planning.model import metadata
 from host.tflite.model import OFFLINE_PLAN_NAME, Model
 from host.tflite.modelgen import Graph, assemble, scalar_options
 from host.tflite.ops import BUILTIN_CODES
@@ -32,5 +32,5 @@ def vela_like(then_softmax: bool = False) -> bytes:
     m = Model(assemble(g, [x], outputs))
     m.set_metadata(b"vela_version", b"3.11.0")
     offsets = [0 if not t.is_const else -1 for t in m.tensors]
-    m.set_metadata(OFFLINE_PLAN_NAME, offline_plan.encode(offsets, 1))
+    m.set_metadata(OFFLINE_PLAN_NAME, metadata.encode(offsets, 1))
     return m.to_bytes()

@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 from support.tflm_oracle import run_tflm, shared_model, shared_model_names
 
-from host.planning import checker as offline_plan
 from host.planning.cli import main as plan_main
+from host.planning.model import metadata
 from host.planning.packing import PlanError
 from host.planning.plan import plan_model
 from host.tflite.model import OFFLINE_PLAN_NAME, Model, ModelError
@@ -73,12 +73,12 @@ def test_embed_twice_is_byte_identical(tmp_path: Path) -> None:
 def test_existing_plans_are_replaced_not_added() -> None:
     m = Model(shared_model("tflm_hello_world_int8").read_bytes())
     n = len(m.tensors)
-    m.set_metadata(OFFLINE_PLAN_NAME, offline_plan.encode([-1] * n, 1))
-    m.set_metadata(OFFLINE_PLAN_NAME, offline_plan.encode([0] * n, 1))
+    m.set_metadata(OFFLINE_PLAN_NAME, metadata.encode([-1] * n, 1))
+    m.set_metadata(OFFLINE_PLAN_NAME, metadata.encode([0] * n, 1))
     again = Model(m.to_bytes())
     names = [md.get(0) for md in again.root.get(6, [])]
     assert names.count(OFFLINE_PLAN_NAME) == 1
-    assert offline_plan.read(again).offsets == [0] * n  # type: ignore[union-attr]
+    assert metadata.read(again).offsets == [0] * n  # type: ignore[union-attr]
 
 
 def test_output_elsewhere_leaves_input_untouched(tmp_path: Path) -> None:
@@ -88,7 +88,7 @@ def test_output_elsewhere_leaves_input_untouched(tmp_path: Path) -> None:
     out = tmp_path / "out.tflite"
     assert plan_main([str(src), "--embed", "-o", str(out), "-q"]) == 0
     assert src.read_bytes() == before
-    assert offline_plan.read(Model.load(out)) is not None
+    assert metadata.read(Model.load(out)) is not None
 
 
 def _corruptions(data: bytes) -> list[tuple[str, bytes]]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 from support.tflm_oracle import run_tflm
 
-from host.planning import checker as offline_plan
+from host.planning.model import metadata
 from host.planning.plan import plan_model
 from host.tflite.model import Model
 from host.tflite.modelgen import build_demo_model
@@ -29,7 +29,7 @@ def test_tflm_runs_demo_model_and_output_depends_on_input() -> None:
 def test_demo_model_plan_in_tflm() -> None:
     model = Model(build_demo_model())
     result = plan_model(model)
-    offline_plan.embed(model, result.tensor_offsets())
+    metadata.embed(model, result.tensor_offsets())
     before, after = run_tflm(build_demo_model()), run_tflm(model.to_bytes())
     assert np.array_equal(before.outputs[0], after.outputs[0])
     assert after.head == result.head <= before.head

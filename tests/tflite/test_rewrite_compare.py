@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 from support.subgraph_models import shared_tables_model, variable_state_model
 
-from host.planning import checker as offline_plan
 from host.planning import origin as plan_origin
 from host.planning.cli import main
+from host.planning.model import metadata
 from host.tflite import schema as S
 from host.tflite.compare import check_rewrite, rewrite_differences
 from host.tflite.flatbuf import EXPANSION, set_child
@@ -50,7 +50,7 @@ def test_a_field_sharing_another_fields_bytes_keeps_its_value() -> None:
     before = [(t.name, t.buffer) for t in Model(data).tensors]
     assert before[0] == ("", 0)
     model = Model(data)
-    offline_plan.embed(model, {0: 0})
+    metadata.embed(model, {0: 0})
     written = model.to_bytes()  # the name's new offset once landed in the buffer index (28)
     assert [(t.name, t.buffer) for t in Model(written).tensors] == before
     assert rewrite_differences(data, written) == []
@@ -84,13 +84,13 @@ def test_a_rewrite_that_changes_a_field_is_refused_before_writing() -> None:
     }
     for where, edit in edits.items():
         model = Model(data)
-        offline_plan.embed(model, {})
+        metadata.embed(model, {})
         edit(model.root)
         with pytest.raises(ModelError, match="nothing written") as e:
             check_rewrite(model)
         assert where + ":" in str(e.value)
     model = Model(data)
-    offline_plan.embed(model, {0: 0})
+    metadata.embed(model, {0: 0})
     assert check_rewrite(model) == model.to_bytes()
 
 

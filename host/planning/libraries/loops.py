@@ -23,11 +23,9 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import Protocol
 
 import numpy as np
 
-from host.planning.model.lifetimes import Walk
 from host.planning.model.operands import builtin_options
 from host.tflite.model import Model, Operator, Subgraph, Tensor
 from host.tflite.schema import TYPE_SIZES
@@ -366,21 +364,6 @@ def rule(k: Kernel, slot: int) -> int | None:
     return elementwise_rule(k.out_shape, k.in_shapes[slot], *args)
 
 
-class Loops(Protocol):
-    """What the rules ask of a kernel library: an operator's loops. KernelLibrary
-    (host.planning.libraries.base), which builds on this module, is one."""
-
-    def overlap_kernel(self, model: Model, sg: Subgraph, op: Operator) -> Kernel | None: ...
-
-
-def op_rules(model: Model, sg: Subgraph, op: Operator, kernels: Loops) -> list[Rule] | None:
-    """The overlap rules of an operator's activation inputs; None if it has no proven rule."""
-    k = kernels.overlap_kernel(model, sg, op)
-    if k is None or not 0 < indices(k) <= MAX_RULE_INDICES:
-        return None  # no proven rule; or empty or huge shapes (a damaged model): no overlap
-    return [Rule(s, rule(k, s)) for s in k.slots]
-
-
 def indices(k: Kernel) -> int:
     """How many indices the rule of `k` builds (0 if a dimension, kernel size, stride or
     dilation is not positive: no rule stands for such shapes)."""
@@ -504,60 +487,3 @@ def _broadcasts(shape: Sequence[int], out_shape: Sequence[int]) -> bool:
         return False
     tail = out_shape[len(out_shape) - len(shape) :]
     return all(a == b or a == 1 for a, b in zip(shape, tail, strict=True))
-
-
-@dataclass(frozen=True)
-class Pair:
-    """Tensor `input` (global index) may share bytes with `output` at offsets with
-    input - output >= min_delta: both are used only together, by operator `op`."""
-
-    input: int
-    output: int
-    min_delta: int
-    subgraph: int
-    op: int
-    op_name: str
-
-
-def overlap_pairs(model: Model, w: Walk, kernels: Loops) -> list[Pair]:
-    """Every (input, output) pair the rules allow to overlap in this model.
-
-    An input qualifies only if this operator is its last use and the output is created by it,
-    so no other operator ever sees the overwritten bytes, and if it is no output of its
-    subgraph (a graph output read by the last operator ends there too, but the caller reads
-    it after the invocation); neither may be an input or output of a called subgraph.
-    min_delta is never below -(input size): beyond that the two do not overlap at all.
-    """
-    life = {lt.tensor.global_index: lt for lt in w.lifetimes}
-    scope = {(s.subgraph, s.op): s for s in w.op_scopes}
-    pairs = []
-    for sg in model.subgraphs:
-        for op in sg.operators:
-            span = scope.get((sg.index, op.index))
-            if span is None or span.first != span.last:
-                continue  # not walked, or calls subgraphs
-            rules = op_rules(model, sg, op, kernels)
-            # Control-flow operators copy a called subgraph's inputs and outputs (possibly one
-            # onto the other): those tensors never overlap.
-            boundary = set(sg.inputs + sg.outputs) if sg.index else set()
-            kept = boundary | set(sg.outputs)  # inputs read after this operator's writes
-            if not rules:
-                continue
-            out = life.get(sg.tensors[op.outputs[0]].global_index)
-            if out is None or out.first != span.first or op.outputs[0] in boundary:
-                continue
-            by_tensor: dict[int, int] = {}
-            for r in rules:
-                t = life.get(sg.tensors[op.inputs[r.slot]].global_index)
-                if t is None or t.last != span.first or t is out or op.inputs[r.slot] in kept:
-                    continue
-                d = -t.size if r.min_delta is None else max(r.min_delta, -t.size)
-                gi = t.tensor.global_index
-                by_tensor[gi] = max(by_tensor.get(gi, d), d)
-            ruled = {r.slot for r in rules}
-            for slot, ti in enumerate(op.inputs):  # also read where no rule covers it
-                if ti >= 0 and slot not in ruled:
-                    by_tensor.pop(sg.tensors[ti].global_index, None)
-            for gi, d in by_tensor.items():
-                pairs.append(Pair(gi, out.tensor.global_index, d, sg.index, op.index, op.name))
-    return pairs

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from host.planning.packing.problem import align_up
+from host.planning.packing.problem import Buffer, align_up
 from host.tflite.model import Model, ModelError, Tensor
 
 RESOURCE = 13
@@ -228,3 +228,23 @@ def walk(model: Model) -> Walk:
         last = w.last.get(t.global_index, -1)
         out.append(Lifetime(t, first, last, align_up(t.nbytes())))
     return Walk(out, list(w.spans.values()), w.scope + 1, w.owners)
+
+
+def tensor_buffers(w: Walk) -> list[Buffer]:
+    """The planning problem TFLM's lifetimes define: one buffer per planned tensor.
+
+    Times are shifted by one so TFLM's "never used" scope -1 stays non-negative.
+    """
+    return [
+        Buffer(lt.tensor.global_index, lt.first + 1, lt.last + 2, lt.size) for lt in w.lifetimes
+    ]
+
+
+def variable_buffers(model: Model, w: Walk, offsets: list[int]) -> list[Buffer]:
+    """Variable tensors the plan places: TFLM and the runtime plan them where it gives an
+    offset. Their state outlives every invocation, so they live for the whole walk."""
+    return [
+        Buffer(t.global_index, 0, w.scopes + 1, align_up(t.nbytes()))
+        for t in model.tensors
+        if t.is_variable and offsets[t.global_index] >= 0 and t.nbytes() > 0
+    ]

@@ -13,13 +13,11 @@ Targets:
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any
-
 from host.device.wire import Category
 from host.planning.libraries.base import KernelLibrary, KernelsError
 from host.planning.libraries.registry import library
 from host.planning.scratch import unknown_scratch_ops
+from host.planning.targets.result import TargetArena
 from host.planning.targets.tflm import CATEGORIES, UNCATEGORIZED, predict
 from host.planning.tflm import structs as tflm_structs
 from host.planning.tflm.refusal import tflm_refusal
@@ -41,40 +39,6 @@ DEFAULT_KERNELS = {
     "microarena-cortex-m": "microarena",
     "microarena-host": "microarena",
 }
-
-
-@dataclass
-class TargetArena:
-    target: str
-    head: int
-    tail: int
-    min_arena: int  # the arena size to configure
-    # TFLM targets: the tail reported in an arena of exactly min_arena bytes, where `tail` is
-    # for an arena whose size is a multiple of 16 (alignment padding at the arena's end)
-    min_arena_tail: int | None = None
-    categories: list[Category] = field(default_factory=list)
-    other: dict[str, int] = field(default_factory=dict)  # the rest of the tail, bytes by kind
-    kernels: list[dict] = field(default_factory=list)  # per operator: options, Init, Prepare
-    library: str = ""  # the kernel library assumed (--kernels)
-    cpu: str | None = None  # the CPU it was assumed for, where that matters (CMSIS-NN)
-    exact: dict[str, bool] = field(default_factory=dict)  # per figure: head, tail, min_arena
-    notes: list[str] = field(default_factory=list)
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "target": self.target,
-            "head": self.head,
-            "tail": self.tail,
-            "min_arena": self.min_arena,
-            "min_arena_tail": self.min_arena_tail,
-            "categories": [vars(c) for c in self.categories],
-            "other": self.other,
-            "kernels": self.kernels,
-            "kernel_library": self.library,
-            "cpu": self.cpu,
-            "exact": self.exact,
-            "notes": self.notes,
-        }
 
 
 def target_kernels(
