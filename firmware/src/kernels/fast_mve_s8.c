@@ -25,6 +25,23 @@
 #include "fast_mve_core.h"
 #include "overlap.h"
 
+/* mak_window_next, with the next pixel of the same output row taken inline: its column's taps
+ * all inside the input (most columns) without mak_tap_range's divisions. */
+static inline bool next_window(const mak_window_geom *g, mak_window *w) {
+  if (w->ox < 0 || w->ox + 1 >= g->out_w || w->b >= g->batches) /* first, new row, or done */
+    return mak_window_next(g, w);
+  ++w->ox;
+  ++w->pixel;
+  w->ix0 += g->stride_w;
+  if (w->ix0 >= 0 && w->ix0 + (g->kw - 1) * g->dil_w < g->in_w) {
+    w->fx0 = 0;
+    w->fx1 = g->kw;
+  } else {
+    mak_tap_range(w->ix0, g->dil_w, g->kw, g->in_w, &w->fx0, &w->fx1);
+  }
+  return true;
+}
+
 /* ---------------------------------------------------------- weight matrices */
 
 /* The rows of a weight matrix against the input of one output pixel (or batch): the input is
@@ -541,8 +558,9 @@ static void window_row_groups(const int8_t *in, const mak_window_geom *g, const 
  * other for grouped convolutions (filters of fin < cin channels), then each group's output
  * channels against its rows. Every window is read before any of the four pixels is written. */
 __attribute__((noinline)) static void conv_by_pixels(const matrix *m, const int8_t *in,
-                                                     const mak_window_geom *g, int32_t cin,
+                                                     const mak_window_geom *geom, int32_t cin,
                                                      int32_t fin, int8_t *out) {
+  const mak_window_geom local = *geom, *g = &local; /* not reloaded after each byte store */
   int8_t col[COLUMN_BYTES];
   int32_t base[COPY_BASE_CHANNELS];
   const size_t pixels = (size_t)g->batches * g->out_h * g->out_w;
@@ -550,11 +568,11 @@ __attribute__((noinline)) static void conv_by_pixels(const matrix *m, const int8
   const int32_t k = g->kh * g->kw * cin, groups = cin / fin, per_group = m->rows / groups;
   mak_window w;
   mak_window_start(g, &w);
-  bool more = mak_window_next(g, &w);
+  bool more = next_window(g, &w);
   while (more) {
     const size_t first = w.pixel;
     int32_t n = 0;
-    for (; n < PIXELS && more; ++n, more = mak_window_next(g, &w)) {
+    for (; n < PIXELS && more; ++n, more = next_window(g, &w)) {
       if (groups == 1)
         window_row(in, g, &w, cin, (int8_t)-m->off, col + n * k);
       else
@@ -590,7 +608,7 @@ __attribute__((noinline)) static void conv_by_spans(const matrix *m, const int8_
   span sp[MAX_SPANS];
   mak_window w;
   mak_window_start(g, &w);
-  while (mak_window_next(g, &w))
+  while (next_window(g, &w))
     rows_times_input(m, sp, window_spans(in, g, &w, cin, sp), out + w.pixel * (size_t)m->rows);
 }
 
@@ -1068,19 +1086,19 @@ bool mak_mve_dwconv_s8(const ma_node *node, const mak_conv_data *d, const mak_wi
   const bool pairs = can_pair && mak_mve_dw_pairs_fit(in_t, node->outputs[0], g, cin, cout, false);
   mak_window w, next;
   mak_window_start(g, &w);
-  bool more = mak_window_next(g, &w);
+  bool more = next_window(g, &w);
   while (more) {
     const taps t = window_taps(in, f, g, &w, cin, cout);
     int8_t *o = out + w.pixel * (size_t)cout;
     next = w;
-    const bool second = mak_window_next(g, &next);
+    const bool second = next_window(g, &next);
     if (pairs && second && same_taps(&w, &next) && w.iy0 == next.iy0) {
       const int8_t *in1 = window_taps(in, f, g, &next, cin, cout).in;
       if (dmult == 1) /* two copies of the loop, one load form each */
         dw_pair(&t, in1, &n, false, o, o + cout);
       else
         dw_pair(&t, in1, &n, true, o, o + cout);
-      more = mak_window_next(g, &next);
+      more = next_window(g, &next);
     } else {
       for (int32_t c0 = 0; c0 < cout; c0 += MAK_DW_BLOCK)
         dw_block(&t, &n, c0, cout - c0 < MAK_DW_BLOCK ? cout - c0 : MAK_DW_BLOCK, o);
