@@ -2,6 +2,7 @@
  * are bit-exact: fast_s8_core.h, fast_s8.c). */
 #include "fast_s8_core.h"
 #include "fast_mve_s8.h"
+#include "overlap.h"
 
 /* The taps of one output pixel: `rows` x `cols` taps from input `in` (channel 0) and filter
  * `f`, input steps between rows and columns in bytes. */
@@ -542,6 +543,106 @@ __attribute__((naked, noinline)) static void requant_run2_dsp(const rq_job *j
 #undef RQ_RUN
 #endif
 
+#if FAST_DSP
+/* A whole output pixel of a 3 x 3 window inside the input, multiplier 1, no dilation, in one
+ * assembly call: per four channels the biases, the nine taps (DW_TAP's ten instructions each),
+ * then requant_run_dsp's steps and the four bytes stored (about 43 instructions per output,
+ * against 48-70 through block_sums and requant_block: their calls and the sums' round trip
+ * through the stack cost most on layers of few channels). Field order: the assembly's (the job
+ * is copied to the frame whole). */
+typedef struct {
+  const int8_t *in, *f; /* the window's first tap, channel 0 */
+  int32_t col;          /* the channels: a tap's step in input and filter */
+  int32_t in_row, f_row;
+  const int32_t *bias, *mult;
+  const int8_t *shift;
+  int8_t *o, *o_end; /* the pixel's outputs, o_end = o + channels (a multiple of 4) */
+  uint32_t off2;     /* the input offset in both int16 lanes */
+  int32_t offset;    /* the output offset */
+} dwp_job;
+
+/* One tap of four channels: input r8 (then odd lanes), weights r9, even lanes r10/r11. */
+#define DWP_TAP(IN, F) \
+  "ldr r8, " IN "\n\t" \
+  "ldr r9, " F "\n\t" \
+  "sxtab16 r10, r3, r8\n\t" \
+  "sxtab16 r8, r3, r8, ror #8\n\t" \
+  "sxtb16 r11, r9\n\t" \
+  "sxtb16 r9, r9, ror #8\n\t" \
+  "smlabb r4, r10, r11, r4\n\t" \
+  "smlatt r6, r10, r11, r6\n\t" \
+  "smlabb r5, r8, r9, r5\n\t" \
+  "smlatt r7, r8, r9, r7\n\t"
+#define DWP_ROW DWP_TAP("[r0]", "[r1]") DWP_TAP("[r0, r2]", "[r1, r2]") \
+  DWP_TAP("[r0, r2, lsl #1]", "[r1, r2, lsl #1]")
+/* Sum A of the channel whose multiplier is M and shift byte K of r9: requant_right_dsp. */
+#define DWP_RQ(A, M, K) \
+  "sbfx r10, r9, #" K ", #8\n\t" \
+  "mov r11, #0x80000000\n\t" \
+  "ror r11, r11, r10\n\t" \
+  "mvn r10, r10\n\t" \
+  "add r11, r11, " A ", asr #31\n\t" \
+  "lsl r12, r11, #31\n\t" \
+  "orr r12, r12, #0x40000000\n\t" \
+  "asr lr, r11, #1\n\t" \
+  "smlal r12, lr, " A ", " M "\n\t" \
+  "asr " A ", lr, r10\n\t" \
+  "qadd " A ", " A ", r8\n\t" \
+  "ssat " A ", #8, " A "\n\t"
+
+_Static_assert(sizeof(dwp_job) == 48 && offsetof(dwp_job, offset) == 44, "dw3x3_pixel_dsp's frame");
+__attribute__((naked, noinline)) static void dw3x3_pixel_dsp(const dwp_job *j
+                                                             __attribute__((unused))) {
+  __asm__(
+      "push {r4-r11, lr}\n\t"
+      "sub sp, sp, #48\n\t"
+      "ldm r0, {r1-r12}\n\t"
+      "stm sp, {r1-r12}\n\t"
+      "1:\n\t"
+      "ldr r8, [sp, #20]\n\t"
+      "ldm r8!, {r4-r7}\n\t"
+      "str r8, [sp, #20]\n\t"
+      "ldrd r0, r1, [sp]\n\t"
+      "add r8, r0, #4\n\t"
+      "add r9, r1, #4\n\t"
+      "strd r8, r9, [sp]\n\t"
+      "ldrd r2, r12, [sp, #8]\n\t"
+      "ldr lr, [sp, #16]\n\t"
+      "ldr r3, [sp, #40]\n\t"
+      DWP_ROW
+      "add r0, r0, r12\n\t"
+      "add r1, r1, lr\n\t"
+      DWP_ROW
+      "add r0, r0, r12\n\t"
+      "add r1, r1, lr\n\t"
+      DWP_ROW
+      "ldr r8, [sp, #24]\n\t"
+      "ldm r8!, {r0-r3}\n\t"
+      "str r8, [sp, #24]\n\t"
+      "ldr r8, [sp, #28]\n\t"
+      "ldr r9, [r8], #4\n\t"
+      "str r8, [sp, #28]\n\t"
+      "ldr r8, [sp, #44]\n\t"
+      DWP_RQ("r4", "r0", "0") DWP_RQ("r5", "r1", "8") DWP_RQ("r6", "r2", "16")
+      DWP_RQ("r7", "r3", "24")
+      "ldr r0, [sp, #32]\n\t"
+      "strb r4, [r0]\n\t"
+      "strb r5, [r0, #1]\n\t"
+      "strb r6, [r0, #2]\n\t"
+      "strb r7, [r0, #3]\n\t"
+      "add r0, r0, #4\n\t"
+      "str r0, [sp, #32]\n\t"
+      "ldr r1, [sp, #36]\n\t"
+      "cmp r0, r1\n\t"
+      "bne 1b\n\t"
+      "add sp, sp, #48\n\t"
+      "pop {r4-r11, pc}");
+}
+#undef DWP_TAP
+#undef DWP_ROW
+#undef DWP_RQ
+#endif
+
 /* Which of requant_run_dsp (1) and requant_run2_dsp (2) serves the node, or neither (0):
  * per-channel, every shift a right shift (from -31), the full int8 range. */
 static int requant_run_fits(const mak_conv_data *d, const out_range *r) {
@@ -586,6 +687,13 @@ bool mak_fast_dwconv_s8(const ma_node *node, const mak_conv_data *d, const mak_w
   int8_t *out = node->outputs[0]->data;
   const out_range r = make_range(d->output_offset, d->act_min, d->act_max);
   const int run = requant_run_fits(d, &r);
+#if FAST_DSP
+  /* dw3x3_pixel_dsp: whole pixels (all channels written after each four are read), so only
+   * where input and output share no byte. */
+  const bool whole = run && bias && mult == 1 && cout % 4 == 0 && g->kh == 3 && g->kw == 3 &&
+                     g->dil_w == 1 && mak_disjoint(in_t, node->outputs[0]);
+  const uint32_t off2 = ((uint32_t)d->input_offset & 0xFFFFu) * 0x10001u;
+#endif
   int32_t acc[MAK_DW_BLOCK];
   int8_t *o = out;
   /* Output pixels in order; a block's channels are all read before any is written (overlap.c's
@@ -595,6 +703,14 @@ bool mak_fast_dwconv_s8(const ma_node *node, const mak_conv_data *d, const mak_w
       const taps row = row_taps(in, f, g, b, oy, cin, cout);
       for (int32_t ox = 0; ox < g->out_w; ++ox, o += cout) {
         const taps t = pixel_taps(&row, g, ox, cin, cout);
+#if FAST_DSP
+        if (whole && t.rows == 3 && t.cols == 3) {
+          const dwp_job j = {t.in, t.f, cout, (int32_t)t.in_row, (int32_t)t.f_row, bias, d->mult,
+                             mak_conv_shifts(d), o, o + cout, off2, r.offset};
+          dw3x3_pixel_dsp(&j);
+          continue;
+        }
+#endif
         for (int32_t c0 = 0; c0 < cout; c0 += MAK_DW_BLOCK) {
           const int32_t n = cout - c0 < MAK_DW_BLOCK ? cout - c0 : MAK_DW_BLOCK;
           block_sums(&t, bias, c0, n, mult, cout, d->input_offset, acc);
