@@ -23,6 +23,7 @@ from support.overlap_models import PAIR_CASES
 from test_conformance_fast_elementwise import CASES as FAST_ELEMENTWISE_CASES
 from test_conformance_fast_pool import CASES as FAST_POOL_CASES
 from test_conformance_fast_s8 import CASES as FAST_S8_CASES
+from test_conformance_fast_unary import CASES as FAST_UNARY_CASES
 from test_conformance_recurrent import CASES as RECURRENT_CASES
 from test_conformance_shape import CASES as SHAPE_CASES
 
@@ -151,14 +152,19 @@ def test_pair_rule_on_qemu_cortex_m4(case: str, arm_library: Path, tmp_path: Pat
 
 
 TCONV_S8_CASES = [c for c in SHAPE_CASES if c.name.startswith("TRANSPOSE_CONV int8")]
+# LOGISTIC and TANH int8: kernel_util.h's fixed point with SMMULR; one fine and one coarse
+# input scale each (every int8 value, both saturation radii).
+SIGMOID_CASES = [c for c in FAST_UNARY_CASES if c.op in ("LOGISTIC", "TANH") and
+                 ("fine" in c.name or "coarse" in c.name)]  # fmt: skip
 FAST_CASES = [*FAST_S8_CASES, *FAST_ELEMENTWISE_CASES, *FAST_POOL_CASES, *RECURRENT_CASES,
-              *TCONV_S8_CASES]  # fmt: skip
+              *TCONV_S8_CASES, *SIGMOID_CASES]  # fmt: skip
 
 
 @pytest.mark.parametrize("case", FAST_CASES, ids=str)
 def test_fast_case_on_qemu_cortex_m4(case, arm_library: Path, tmp_path: Path) -> None:
     """The DSP instructions of the fast int8 paths (fast_s8.c, fast_depthwise_s8.c,
-    elementwise.c's ADD/SUB/MUL with SMMULR, the int8 pools' SXTAB16 and SSUB8/SEL, the dot
+    elementwise.c's ADD/SUB/MUL with SMMULR, the int8 pools' SXTAB16 and SSUB8/SEL, LOGISTIC and
+    TANH's fixed point with SMMULR (kernel_util.h), the dot
     products of SVDF, the LSTM and TRANSPOSE_CONV); the host build runs their
     portable form, checked against TFLM by the conformance modules these cases come from:
     outputs equal the host build's (one invocation)."""

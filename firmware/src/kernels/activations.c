@@ -315,16 +315,16 @@ static int8_t logistic_q8(const act_data *d, int32_t x) {
   const int32_t v = x - d->input_zp;
   if (v <= -d->radius) return INT8_MIN;
   if (v >= d->radius) return INT8_MAX;
-  const int32_t q0 = mak_logistic_fp(mak_mbqm(v, d->mult, d->shift), 4);
-  return (int8_t)mak_clamp(mak_rdbpot(q0, 23) - 128, INT8_MIN, INT8_MAX);
+  const int32_t q0 = mak_logistic_fp_i(mak_mbqm_i(v, d->mult, d->shift), 4);
+  return (int8_t)mak_clamp(mak_rdbpot_i(q0, 23) - 128, INT8_MIN, INT8_MAX);
 }
 
 static int8_t tanh_q8(const act_data *d, int32_t x) {
   const int32_t v = x - d->input_zp;
   if (v <= -d->radius) return INT8_MIN;
   if (v >= d->radius) return INT8_MAX;
-  const int32_t q0 = mak_tanh_fp(mak_mbqm(v, d->mult, d->shift), 4);
-  return (int8_t)mak_clamp(mak_rdbpot(q0, 24), INT8_MIN, INT8_MAX);
+  const int32_t q0 = mak_tanh_fp_i(mak_mbqm_i(v, d->mult, d->shift), 4);
+  return (int8_t)mak_clamp(mak_rdbpot_i(q0, 24), INT8_MIN, INT8_MAX);
 }
 
 /* int16 sigmoid(x) or tanh(x): linear interpolation in the table of sigmoid(i/24). */

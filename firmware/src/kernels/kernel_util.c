@@ -86,55 +86,10 @@ int32_t mak_input_radius(int integer_bits, int left_shift) {
 /* ---------------------------------------------------------------- gemmlowp fixed point */
 
 /* SaturatingRoundingMultiplyByPOT with a positive exponent: a saturating left shift. */
-int32_t mak_sat_shl(int32_t x, int e) {
-  const int32_t threshold = (int32_t)((INT64_C(1) << (31 - e)) - 1);
-  if (x > threshold) return INT32_MAX;
-  if (x < -threshold) return INT32_MIN;
-  return (int32_t)((int64_t)x * (INT64_C(1) << e));
-}
+int32_t mak_sat_shl(int32_t x, int e) { return mak_sat_shl_i(x, e); }
 
 static int32_t add_wrap(int32_t a, int32_t b) { return (int32_t)((uint32_t)a + (uint32_t)b); }
 static int32_t sub_wrap(int32_t a, int32_t b) { return (int32_t)((uint32_t)a - (uint32_t)b); }
-
-/* exp(a) for a in [-1/4, 0), a and result with 0 integer bits: Taylor series around -1/8. */
-static int32_t exp_quarter_interval(int32_t a) {
-  const int32_t exp_minus_one_eighth = 1895147668; /* exp(-1/8) */
-  const int32_t one_third = 715827883;
-  const int32_t x = add_wrap(a, INT32_C(1) << 28); /* a + 1/8 */
-  const int32_t x2 = mak_srdhm(x, x);
-  const int32_t x3 = mak_srdhm(x2, x);
-  const int32_t x4 = mak_srdhm(x2, x2);
-  const int32_t x4_over_4 = mak_rdbpot(x4, 2);
-  const int32_t poly =
-      mak_rdbpot(add_wrap(mak_srdhm(add_wrap(x4_over_4, x3), one_third), x2), 1);
-  return add_wrap(exp_minus_one_eighth, mak_srdhm(exp_minus_one_eighth, add_wrap(x, poly)));
-}
-
-int32_t mak_exp_on_negative_values(int32_t a, int integer_bits) {
-  const int frac_bits = 31 - integer_bits;
-  const int32_t one_quarter = INT32_C(1) << (frac_bits - 2);
-  const int32_t mask = one_quarter - 1;
-  const int32_t a_mod_quarter_minus_quarter = sub_wrap(a & mask, one_quarter);
-  const int32_t rescaled = integer_bits > 0 ? mak_sat_shl(a_mod_quarter_minus_quarter, integer_bits)
-                                            : a_mod_quarter_minus_quarter;
-  int32_t result = exp_quarter_interval(rescaled);
-  const int32_t remainder = sub_wrap(a_mod_quarter_minus_quarter, a);
-  /* exp(-2^k) for k = -2..4, with 0 integer bits. */
-  static const int32_t multipliers[7] = {1672461947, 1302514674, 790015084, 290630308,
-                                         39332535,   720401,     242};
-  for (int k = -2; k <= 4; ++k) {
-    if (integer_bits > k) {
-      const int shift = frac_bits + k;
-      if (remainder & (INT32_C(1) << shift)) result = mak_srdhm(result, multipliers[k + 2]);
-    }
-  }
-  if (integer_bits > 5) {
-    const int32_t clamp = -(INT32_C(1) << (36 - integer_bits)); /* -32 */
-    if (a < clamp) result = 0;
-  }
-  if (a == 0) result = INT32_MAX;
-  return result;
-}
 
 /* gemmlowp's RoundingHalfSum: (a + b) / 2, rounded half away from zero. */
 static int32_t rounding_half_sum(int32_t a, int32_t b) {
@@ -142,39 +97,17 @@ static int32_t rounding_half_sum(int32_t a, int32_t b) {
   return (int32_t)((sum + (sum >= 0 ? 1 : -1)) / 2);
 }
 
-/* Newton-Raphson for 1 / (1 + a) on half the denominator; the result x is in Q2.29. */
-static int32_t reciprocal_one_plus_x_q2(int32_t a) {
-  const int32_t half_den = rounding_half_sum(a, INT32_MAX);
-  const int32_t c48_over_17 = 1515870810;
-  const int32_t cneg32_over_17 = -1010580540;
-  const int32_t one_q2 = INT32_C(1) << 29;
-  int32_t x = add_wrap(c48_over_17, mak_srdhm(half_den, cneg32_over_17));
-  for (int i = 0; i < 3; ++i) {
-    const int32_t hdx = mak_srdhm(half_den, x);
-    const int32_t one_minus = sub_wrap(one_q2, hdx);
-    x = add_wrap(x, mak_sat_shl(mak_srdhm(x, one_minus), 2));
-  }
-  return x;
+int32_t mak_exp_on_negative_values(int32_t a, int integer_bits) {
+  return mak_exp_on_negative_values_i(a, integer_bits);
 }
 
-int32_t mak_one_over_one_plus_x(int32_t a) {
-  return mak_sat_shl(reciprocal_one_plus_x_q2(a), 1);
-}
+int32_t mak_one_over_one_plus_x(int32_t a) { return mak_one_over_one_plus_x_i(a); }
 
 int32_t mak_one_minus_x_over_one_plus_x(int32_t a) {
-  /* (1 - a) / (1 + a) = 2 / (1 + a) - 1, from Q2.29 back to Q0.31. */
-  return mak_sat_shl(sub_wrap(reciprocal_one_plus_x_q2(a), INT32_C(1) << 29), 2);
+  return mak_one_minus_x_over_one_plus_x_i(a);
 }
 
-int32_t mak_tanh_fp(int32_t a, int integer_bits) {
-  if (a == 0) return 0;
-  /* tanh(|a|) = (1 - exp(-2|a|)) / (1 + exp(-2|a|)); -2|a| is the same raw value read with
-   * one more integer bit (gemmlowp's ExactMulByPot<1>). */
-  const int32_t neg_abs = a < 0 ? a : sub_wrap(0, a);
-  const int32_t t = mak_one_minus_x_over_one_plus_x(
-      mak_exp_on_negative_values(neg_abs, integer_bits + 1));
-  return a < 0 ? sub_wrap(0, t) : t;
-}
+int32_t mak_tanh_fp(int32_t a, int integer_bits) { return mak_tanh_fp_i(a, integer_bits); }
 
 /* GetInvSqrtQuantizedMultiplierExp (reverse shift -1): Newton-Raphson in Q3.28 after
  * normalising x by powers of 4. */
@@ -213,15 +146,7 @@ void mak_inv_sqrt(int32_t x, int32_t *mult, int *shift) {
   *shift = -s;
 }
 
-static int32_t logistic_positive(int32_t a, int integer_bits) {
-  return mak_one_over_one_plus_x(mak_exp_on_negative_values(sub_wrap(0, a), integer_bits));
-}
-
-int32_t mak_logistic_fp(int32_t a, int integer_bits) {
-  if (a == 0) return INT32_C(1) << 30;
-  if (a > 0) return logistic_positive(a, integer_bits);
-  return sub_wrap(INT32_MAX, logistic_positive(sub_wrap(0, a), integer_bits));
-}
+int32_t mak_logistic_fp(int32_t a, int integer_bits) { return mak_logistic_fp_i(a, integer_bits); }
 
 /* Leading zero bits of x as uint32 (32 for 0), minus one: the shift that brings a positive x
  * to [2^30, 2^31). A negative x (only from a wrapped sum) gets 0, where TFLite's shift by -1

@@ -67,6 +67,103 @@ int32_t mak_logistic_fp(int32_t a, int integer_bits);            /* result: 0 in
 int32_t mak_tanh_fp(int32_t a, int integer_bits);                /* result: 0 integer bits */
 int32_t mak_one_minus_x_over_one_plus_x(int32_t a);              /* a, result: 0 integer bits */
 int32_t mak_sat_shl(int32_t x, int e); /* SaturatingRoundingMultiplyByPOT, e > 0 */
+
+/* The same inlined (kernel_util.c's functions call them), for the loops that evaluate them per
+ * value with integer_bits a constant. Every step is gemmlowp's value; where an operand's range
+ * is known (below) it takes a shorter exact form:
+ * - SaturatingRoundingDoublingHighMul(a, b) = floor((ab + 2^30) / 2^31), which for a2 = 2a
+ *   (no overflow) is floor((a2 b + 2^31) / 2^32): one SMMULR on the DSP (mak_dhm_2a). Its one
+ *   saturating case, INT32_MIN^2, needs both operands INT32_MIN: never where one operand is a
+ *   positive constant or a doubled value (mak_dhm);
+ * - exp_on_negative_values' interval argument x = (a mod 1/4 - 1/4) 2^integer_bits + 1/8 lies
+ *   in [-2^28, 2^28) for every integer_bits (the shift cannot saturate), so x^2 <= 2^25,
+ *   |x^3| <= 2^22, x^4 <= 2^19: each product there has an operand that doubles in int32, and
+ *   x^4 >= 0 and RoundingDivideByPOT of |y| < 2^30 is (y + 2^(e-1) - (y < 0)) >> e;
+ * - the barrel shifter's multipliers exp(-2^k) for k >= 0 are below 2^30 (double them);
+ * - RoundingHalfSum(e, INT32_MAX) is (e + 2^31) / 2 as uint32 for every e but INT32_MIN (-1). */
+static inline int32_t mak_dhm(int32_t a, int32_t b) { /* a or b != INT32_MIN */
+  return (int32_t)(((int64_t)a * (int64_t)b + (INT64_C(1) << 30)) >> 31);
+}
+static inline int32_t mak_dhm_2a(int32_t a2, int32_t b) { /* srdhm(a2 / 2, b), a2 even */
+#if defined(__ARM_FEATURE_DSP) && __ARM_FEATURE_DSP && defined(__GNUC__)
+  int32_t r;
+  __asm__("smmulr %0, %1, %2" : "=r"(r) : "r"(a2), "r"(b));
+  return r;
+#else
+  return (int32_t)(((int64_t)a2 * (int64_t)b + (INT64_C(1) << 31)) >> 32);
+#endif
+}
+static inline int32_t mak_wrap_add_i(int32_t a, int32_t b) {
+  return (int32_t)((uint32_t)a + (uint32_t)b);
+}
+static inline int32_t mak_sat_shl_i(int32_t x, int e) { /* mak_sat_shl */
+  const int32_t threshold = (int32_t)((INT64_C(1) << (31 - e)) - 1);
+  if (x > threshold) return INT32_MAX;
+  if (x < -threshold) return INT32_MIN;
+  return (int32_t)((uint32_t)x << e);
+}
+static inline int32_t mak_exp_on_negative_values_i(int32_t a, int integer_bits) {
+  const int frac_bits = 31 - integer_bits;
+  const int32_t quarter = INT32_C(1) << (frac_bits - 2);
+  const int32_t mod_minus_quarter = (a & (quarter - 1)) - quarter; /* [-quarter, 0) */
+  /* exp(x - 1/8) for x in [-1/8, 1/8): Taylor series around -1/8 */
+  const int32_t exp_minus_one_eighth = 1895147668, one_third = 715827883;
+  const int32_t x = mod_minus_quarter * (INT32_C(1) << integer_bits) + (INT32_C(1) << 28);
+  const int32_t x2 = mak_dhm_2a(2 * x, x);
+  const int32_t x3 = mak_dhm_2a(2 * x2, x);
+  const int32_t x4 = mak_dhm_2a(2 * x2, x2);
+  const int32_t t = mak_dhm_2a(2 * (((x4 + 2) >> 2) + x3), one_third);
+  const int32_t y = t + x2;
+  const int32_t poly = (y + 1 + (y >> 31)) >> 1;
+  int32_t result = mak_wrap_add_i(exp_minus_one_eighth,
+                                  mak_dhm_2a(2 * (x + poly), exp_minus_one_eighth));
+  /* times exp(-2^k) for each bit k of the remainder (k = -2..4, below integer_bits) */
+  const uint32_t remainder = (uint32_t)mod_minus_quarter - (uint32_t)a;
+  if (remainder & (UINT32_C(1) << (frac_bits - 2))) result = mak_dhm(result, 1672461947);
+  if (integer_bits > -1 && (remainder & (UINT32_C(1) << (frac_bits - 1))))
+    result = mak_dhm(result, 1302514674);
+  static const int32_t twice[5] = {2 * 790015084, 2 * 290630308, 2 * 39332535, 2 * 720401,
+                                   2 * 242};
+  for (int k = 0; k <= 4 && k < integer_bits; ++k)
+    if (remainder & (UINT32_C(1) << (frac_bits + k))) result = mak_dhm_2a(twice[k], result);
+  if (integer_bits > 5 && a < -(INT32_C(1) << (36 - integer_bits))) result = 0;
+  return a == 0 ? INT32_MAX : result;
+}
+/* Newton-Raphson for 1 / (1 + a) on half the denominator, in Q2.29. */
+static inline int32_t mak_reciprocal_q2_i(int32_t a) {
+  const int32_t half_den =
+      a == INT32_MIN ? -1 : (int32_t)(((uint32_t)a ^ UINT32_C(0x80000000)) >> 1);
+  int32_t x = mak_wrap_add_i(1515870810, mak_dhm_2a(2 * -1010580540, half_den)); /* 48/17, -32/17 */
+  for (int i = 0; i < 3; ++i) {
+    const int32_t one_minus =
+        (int32_t)((UINT32_C(1) << 29) - (uint32_t)mak_dhm(half_den, x)); /* half_den >= -1 */
+    x = mak_wrap_add_i(x, mak_sat_shl_i(mak_srdhm_i(x, one_minus), 2));
+  }
+  return x;
+}
+static inline int32_t mak_one_over_one_plus_x_i(int32_t a) {
+  return mak_sat_shl_i(mak_reciprocal_q2_i(a), 1);
+}
+static inline int32_t mak_one_minus_x_over_one_plus_x_i(int32_t a) {
+  /* (1 - a) / (1 + a) = 2 / (1 + a) - 1, from Q2.29 back to Q0.31. */
+  return mak_sat_shl_i((int32_t)((uint32_t)mak_reciprocal_q2_i(a) - (UINT32_C(1) << 29)), 2);
+}
+static inline int32_t mak_logistic_fp_i(int32_t a, int integer_bits) {
+  if (a == 0) return INT32_C(1) << 30;
+  const int32_t neg_abs = a > 0 ? (int32_t)(0u - (uint32_t)a) : a;
+  const int32_t r = mak_one_over_one_plus_x_i(mak_exp_on_negative_values_i(neg_abs, integer_bits));
+  return a > 0 ? r : (int32_t)((uint32_t)INT32_MAX - (uint32_t)r);
+}
+static inline int32_t mak_tanh_fp_i(int32_t a, int integer_bits) {
+  if (a == 0) return 0;
+  /* tanh(|a|) = (1 - exp(-2|a|)) / (1 + exp(-2|a|)); -2|a| is the same raw value read with
+   * one more integer bit (gemmlowp's ExactMulByPot<1>). */
+  const int32_t neg_abs = a < 0 ? a : (int32_t)(0u - (uint32_t)a);
+  const int32_t t =
+      mak_one_minus_x_over_one_plus_x_i(mak_exp_on_negative_values_i(neg_abs, integer_bits + 1));
+  return a < 0 ? (int32_t)(0u - (uint32_t)t) : t;
+}
+
 /* log(a) for a >= 1 with in_bits integer bits; result with out_bits (log_x_for_x_greater_than_or_equal_to_1). */
 int32_t mak_log_x_ge_1(int32_t a, int in_bits, int out_bits);
 /* 1 / sqrt(x) for x >= 0 as a Q0.31 multiplier and a left shift (x <= 1 gives INT32_MAX, 0). */
