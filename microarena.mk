@@ -16,7 +16,7 @@ MICROARENA_TARGET ?= microarena-cortex-m
 MICROARENA_PLAN ?= best
 MICROARENA_PYTHON ?= python3
 MICROARENA_SRC := $(addprefix $(MICROARENA_DIR)/firmware/,$(MA_CORE_SRC)) \
-                  $(sort $(wildcard $(MICROARENA_DIR)/firmware/$(MA_KERNEL_DIR)/*.c))
+                  $(sort $(foreach d,$(MA_KERNEL_DIRS),$(wildcard $(MICROARENA_DIR)/firmware/$(d)/*.c)))
 MICROARENA_CFLAGS := $(MA_WARN) $(addprefix -I$(MICROARENA_DIR)/firmware/,$(MA_INCLUDE_DIRS)) \
                      -I$(MICROARENA_GEN) -DMA_SELECTED_OPS_H='"microarena_model_ops.h"'
 MICROARENA_HEADERS := $(MICROARENA_GEN)/microarena_model.h $(MICROARENA_GEN)/microarena_model_ops.h

@@ -29,7 +29,7 @@ KERNELS = FIRMWARE / "src" / "kernels"
 def operators_by_file() -> dict[str, list[str]]:
     """Kernel source file -> the operators (builtin or custom) whose kernel it defines."""
     home = {}
-    for src in KERNELS.glob("*.c"):
+    for src in KERNELS.rglob("*.c"):
         for name in re.findall(r"^const ma_kernel (mak_\w+)\s*=", src.read_text(), re.M):
             home[name] = src.name
     out: dict[str, list[str]] = {}
@@ -40,7 +40,7 @@ def operators_by_file() -> dict[str, list[str]]:
 
 def object_sizes() -> dict[str, int]:
     subprocess.run(["make", "-s", "-C", str(FIRMWARE), "arm"], check=True)
-    objs = sorted((BUILD / "arm" / "obj" / "src" / "kernels").glob("*.o"))
+    objs = sorted((BUILD / "arm" / "obj" / "src" / "kernels").rglob("*.o"))
     out = subprocess.run(["arm-none-eabi-size", *map(str, objs)], capture_output=True,
                          text=True, check=True).stdout.splitlines()[1:]  # fmt: skip
     sizes = {}

@@ -74,7 +74,7 @@ def code_size() -> dict[str, int] | None:
         size["data"] += data
         size["bss"] += bss
         member = line.split()[5]  # "conv.o (ex ...)": archive members have no folder
-        is_kernel = (REPO / "firmware" / "src" / "kernels" / member).with_suffix(".c").exists()
+        is_kernel = any((REPO / "firmware" / "src" / "kernels").rglob(f"{Path(member).stem}.c"))
         size["kernels_text" if is_kernel else "core_text"] += text
     return size
 

@@ -40,8 +40,7 @@ class RuntimeBuild:
 
 def runtime_build(firmware: Path = FIRMWARE) -> RuntimeBuild:
     mk = read_build_mk(firmware / "build.mk")
-    (kernel_dir,) = mk["MA_KERNEL_DIR"]
-    kernels = sorted((firmware / kernel_dir).glob("*.c"))
+    kernels = sorted(src for d in mk["MA_KERNEL_DIRS"] for src in (firmware / d).glob("*.c"))
     return RuntimeBuild(
         sources=[firmware / s for s in mk["MA_CORE_SRC"]] + kernels,
         include_dirs=[firmware / d for d in mk["MA_INCLUDE_DIRS"]],

@@ -112,10 +112,10 @@ def test_pair_constants_are_the_kernels() -> None:
                         ("DW_LANES", microarena.MVE_DW_LANES)):  # fmt: skip
         found = re.search(rf"MAK_MVE_{name} = (\d+)", header)
         assert found and int(found.group(1)) == value, name
-    mve = (kernels / "fast_mve_s8.c").read_text()
+    mve = (kernels / "fast/mve/fast_mve_s8.c").read_text()
     assert re.search(rf"PIXELS = {microarena.MVE_ROWS}\b", mve)
     assert re.search(rf"SHORT_ROW = {microarena.MVE_SHORT_ROW}\b", mve)
-    fast = (kernels / "fast_s8.c").read_text()
+    fast = (kernels / "fast/fast_s8.c").read_text()
     assert re.search(r"PAIRS = MAK_PAIR_CHUNK / 2\b", fast)
     for name, value in (("COL_MAX", microarena.COL_MAX), ("MAX_RUNS", microarena.MAX_RUNS)):
         found = re.search(rf"\b{name} = (\d+)", fast)

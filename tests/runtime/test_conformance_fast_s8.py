@@ -1,4 +1,4 @@
-"""Conformance of the fast int8 paths (firmware/src/kernels/fast_s8.c) with the real TFLM:
+"""Conformance of the fast int8 paths (firmware/src/kernels/fast/fast_s8.c) with the real TFLM:
 CONV_2D, DEPTHWISE_CONV_2D and FULLY_CONNECTED one-operator models run on the runtime's
 ASan+UBSan build and on TFLM with the same inputs (integer inputs span int8, ends included),
 outputs compared bit for bit. The cases hit each loop's edges: channel and depth counts that

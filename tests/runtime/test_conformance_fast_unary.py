@@ -1,5 +1,5 @@
 """Conformance of int8 LOGISTIC and TANH and of QUANTIZE int8/uint8/int16 -> int8 with the
-real TFLM, for their Helium loops (firmware/src/kernels/fast_mve_activations.c, which evaluates
+real TFLM, for their Helium loops (kernels/fast/mve/fast_mve_activations.c, which evaluates
 activations.c's fixed-point steps four lanes at a time, and fast_mve_quantize.c): one-operator
 models on the runtime's ASan+UBSan build (the portable loops) and on TFLM with the same inputs,
 outputs bit for bit. 255 values (a 3-value tail of the four lanes); LOGISTIC and TANH with input

@@ -123,7 +123,7 @@ def test_kernels_compile_warning_free_without_mutable_globals(
 
     # One compiler per core: the files are independent.
     with ThreadPoolExecutor(os.cpu_count()) as pool:
-        list(pool.map(compile_and_check, sorted(KERNELS.glob("*.c"))))
+        list(pool.map(compile_and_check, sorted(KERNELS.rglob("*.c"))))
 
 
 HOSTILE_NODES: dict[str, tuple[str, list, list, dict]] = {

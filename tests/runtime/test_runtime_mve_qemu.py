@@ -1,4 +1,4 @@
-"""The Helium (MVE) int8 paths (firmware/src/kernels/fast_mve_*.c) on QEMU's Cortex-M55
+"""The Helium (MVE) int8 paths (firmware/src/kernels/fast/mve/fast_mve_*.c) on QEMU's Cortex-M55
 (mps3-an547) against the real TFLM: every intermediate tensor bit for bit.
 
 One image (PlatformIO, built once) holds copies of shared int8 models and of the fast-path

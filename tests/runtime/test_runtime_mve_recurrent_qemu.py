@@ -1,4 +1,4 @@
-"""SVDF's and UNIDIRECTIONAL_SEQUENCE_LSTM's Helium paths (firmware/src/kernels/fast_dot_s8.h's
+"""SVDF's and UNIDIRECTIONAL_SEQUENCE_LSTM's Helium paths (firmware/src/kernels/fast/fast_dot_s8.h's
 dot products, lstm.c's four units at a time) on QEMU's Cortex-M55 (mps3-an547) against the
 real TFLM: every intermediate tensor bit for bit.
 

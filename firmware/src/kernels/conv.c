@@ -10,7 +10,7 @@
  */
 #include <string.h>
 
-#include "fast_s8.h"
+#include "fast/fast_s8.h"
 #include "kernel_util.h"
 #include "kernels.h"
 

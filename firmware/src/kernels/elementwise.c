@@ -21,7 +21,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "fast_elementwise.h"
+#include "fast/mve/fast_elementwise.h"
 #include "kernel_util.h"
 #include "kernels.h"
 

@@ -11,7 +11,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "fast_s8.h"
+#include "fast/fast_s8.h"
 #include "kernel_util.h"
 #include "kernels.h"
 

@@ -20,7 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fast_dot_s8.h"
+#include "fast/fast_dot_s8.h"
 #include "kernel_util.h"
 #include "kernels.h"
 

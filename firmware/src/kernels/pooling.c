@@ -9,8 +9,8 @@
 #include <math.h>
 #include <string.h>
 
-#include "fast_pool.h"
-#include "fast_s8_core.h"
+#include "fast/mve/fast_pool.h"
+#include "fast/fast_s8_core.h"
 #include "kernel_util.h"
 #include "kernels.h"
 

@@ -9,7 +9,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "fast_quantize.h"
+#include "fast/mve/fast_quantize.h"
 #include "kernel_util.h"
 #include "kernels.h"
 

@@ -4,7 +4,7 @@
  */
 #include <string.h>
 
-#include "fast_mve_s8.h"
+#include "fast/mve/fast_mve_s8.h"
 #include "kernel_util.h"
 #include "kernels.h"
 #include "overlap.h"

@@ -17,7 +17,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "fast_dot_s8.h"
+#include "fast/fast_dot_s8.h"
 #include "kernel_util.h"
 #include "kernels.h"
 

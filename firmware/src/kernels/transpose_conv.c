@@ -13,7 +13,7 @@
  * fast_mve_core.h's dot4 and requant4 on Helium) into a block of int32 sums on the stack; each
  * output pixel is written after all its reads, as before.
  */
-#include "fast_dot_s8.h"
+#include "fast/fast_dot_s8.h"
 #include "kernel_util.h"
 #include "kernels.h"
 

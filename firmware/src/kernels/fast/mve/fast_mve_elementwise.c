@@ -14,7 +14,7 @@
  * (|v| <= 383: v 2^21 < 2^30). The output shift may be 0: a loop without it, and one with.
  * ADD's larger-scale input is always the 1/2 one: ADD takes it first (the sum of the two int32
  * values is the same either way) as the one shift, saving four instructions per four lanes. */
-#include "fast_elementwise.h"
+#include "fast/mve/fast_elementwise.h"
 
 #if MA_FAST_MVE
 #include <arm_mve.h>

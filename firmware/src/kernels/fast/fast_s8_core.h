@@ -7,7 +7,7 @@
 #ifndef MA_FAST_S8_CORE_H
 #define MA_FAST_S8_CORE_H
 
-#include "fast_s8.h"
+#include "fast/fast_s8.h"
 
 
 #include <string.h>

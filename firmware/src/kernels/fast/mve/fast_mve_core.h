@@ -5,12 +5,12 @@
 #ifndef MA_FAST_MVE_CORE_H
 #define MA_FAST_MVE_CORE_H
 
-#include "fast_mve_s8.h"
+#include "fast/mve/fast_mve_s8.h"
 
 #if MA_FAST_MVE
 #include <arm_mve.h>
 
-#include "fast_s8_core.h"
+#include "fast/fast_s8_core.h"
 
 /* ------------------------------------------------------------ requantization */
 

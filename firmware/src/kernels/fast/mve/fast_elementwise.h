@@ -13,7 +13,7 @@ typedef struct {
 
 enum { MAK_Q8_ADD, MAK_Q8_SUB, MAK_Q8_MUL };
 
-#include "fast_mve_s8.h"
+#include "fast/mve/fast_mve_s8.h"
 
 #if MA_FAST_MVE
 /* z[i] = x[i] op y[i] for i < n, four values at a time, each group's loads before its store

@@ -1,7 +1,7 @@
 /* The fast int8 path of DEPTHWISE_CONV_2D (see fast_s8.h; the shared primitives and why they
  * are bit-exact: fast_s8_core.h, fast_s8.c). */
-#include "fast_s8_core.h"
-#include "fast_mve_s8.h"
+#include "fast/fast_s8_core.h"
+#include "fast/mve/fast_mve_s8.h"
 #include "overlap.h"
 
 /* The taps of one output pixel: `rows` x `cols` taps from input `in` (channel 0) and filter

@@ -16,8 +16,8 @@
  * (conv_pixel: one input load serves four weight rows). FULLY_CONNECTED runs the same code, a
  * batch being a pixel of one run. Windows of one run of 4k bytes (1x1 convolutions,
  * FULLY_CONNECTED) keep the channel loop in assembly too and requantize afterwards. */
-#include "fast_s8_core.h"
-#include "fast_mve_s8.h"
+#include "fast/fast_s8_core.h"
+#include "fast/mve/fast_mve_s8.h"
 #include "overlap.h"
 
 #if FAST_V7M

@@ -13,7 +13,7 @@ typedef struct {
   size_t col_step, row_step; /* bytes between neighbouring cells */
 } mak_pool_cells;
 
-#include "fast_mve_s8.h"
+#include "fast/mve/fast_mve_s8.h"
 
 #if MA_FAST_MVE
 /* An int8 AVERAGE_POOL_2D (!is_max) or MAX_POOL_2D over the geometry g (no dilation): every

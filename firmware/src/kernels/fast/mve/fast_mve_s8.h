@@ -11,7 +11,7 @@
 
 #include <stdbool.h>
 
-#include "fast_s8.h"
+#include "fast/fast_s8.h"
 #include "kernel_util.h"
 
 #if defined(__ARM_FEATURE_MVE) && (__ARM_FEATURE_MVE & 1)

@@ -7,8 +7,8 @@
 #ifndef MA_FAST_DOT_S8_H
 #define MA_FAST_DOT_S8_H
 
-#include "fast_mve_core.h"
-#include "fast_s8_core.h"
+#include "fast/mve/fast_mve_core.h"
+#include "fast/fast_s8_core.h"
 
 #if MA_FAST_MVE
 /* sum_k w[k] * (x[k] + x_off), wrapping as TFLM's int32 sums. */

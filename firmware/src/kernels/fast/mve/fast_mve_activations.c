@@ -9,12 +9,12 @@
  *   - RoundingHalfSum(a, INT32_MAX) is VRHADD, floor((a + b + 1) / 2), for a >= 0 (the
  *     reciprocals only see exponentials, which are >= 0): gemmlowp's (sum + 1) / 2 there;
  *   - gemmlowp's conditional multiplications by exp(-2^k) select lane by lane (VPSEL). */
-#include "fast_activations.h"
+#include "fast/mve/fast_activations.h"
 
 #if MA_FAST_MVE
 #include <arm_mve.h>
 
-#include "fast_mve_core.h"
+#include "fast/mve/fast_mve_core.h"
 
 #define INLINE static inline __attribute__((always_inline))
 

@@ -5,7 +5,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "fast_mve_s8.h"
+#include "fast/mve/fast_mve_s8.h"
 
 /* activations.c's logistic_q8 / tanh_q8 (input zero point, saturation radius, Q4.27 input
  * multiplier and shift) over n values, four at a time, each group read before it is written

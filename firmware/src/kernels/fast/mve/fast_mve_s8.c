@@ -19,10 +19,10 @@
  *     v < 0 and e > 0). For v = INT32_MIN VQADD saturates, r = 0 there, and VRSHL rounds
  *     INT32_MIN to q as TFLite does;
  *   - clamp to the activation range minus the offset, add the offset, store the low bytes. */
-#include "fast_mve_s8.h"
+#include "fast/mve/fast_mve_s8.h"
 
 #if MA_FAST_MVE /* elsewhere fast_mve_s8.h turns the entry points into `false` */
-#include "fast_mve_core.h"
+#include "fast/mve/fast_mve_core.h"
 #include "overlap.h"
 
 /* mak_window_next, with the next pixel of the same output row taken inline: its column's taps

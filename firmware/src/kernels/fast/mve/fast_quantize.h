@@ -5,7 +5,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "fast_mve_s8.h"
+#include "fast/mve/fast_mve_s8.h"
 
 enum { MAK_RQ_S8, MAK_RQ_U8, MAK_RQ_S16 }; /* the input type of mak_mve_requant_to_s8 */
 
