@@ -1013,11 +1013,18 @@ __attribute__((noinline)) static void dw_columns(const int8_t *in, const int8_t 
                                                  const dw_node *n, int8_t *out) {
   for (int32_t b = 0; b < g->batches; ++b) {
     for (int32_t oy = 0; oy < g->out_h; oy += 2) {
+      const bool two = oy + 1 < g->out_h;
+      mak_window w = window_at(g, b, oy, 0), w1 = two ? window_at(g, b, oy + 1, 0) : w;
       for (int32_t ox = 0; ox < g->out_w; ++ox) {
-        const mak_window w = window_at(g, b, oy, ox);
+        if (ox > 0) { /* along the rows: next_window's inline step */
+          next_window(g, &w);
+          if (two)
+            next_window(g, &w1);
+          else
+            w1 = w;
+        }
         const taps t = window_taps(in, f, g, &w, cin, n->cout);
         int8_t *o = out + w.pixel * (size_t)n->cout;
-        const mak_window w1 = oy + 1 < g->out_h ? window_at(g, b, oy + 1, ox) : w;
         const taps t1 = window_taps(in, f, g, &w1, cin, n->cout);
         int8_t *o1 = out + w1.pixel * (size_t)n->cout;
         if (w1.pixel == w.pixel) {
