@@ -179,12 +179,15 @@ def print_side_by_side(
     published: dict[str, tuple[int, float]],
     time_limit: float,
 ) -> None:
-    """Per problem and allocator: arena, ratio, seconds; then per allocator the mean ratio and
-    on how many problems ours is smaller or equal."""
+    """Per problem and allocator: arena, ratio, wall and CPU seconds; then per allocator the
+    mean ratio and on how many problems ours is smaller or equal, and strictly smaller."""
     columns: list[tuple[str, dict[str, dict[str, Any]]]] = [
         (
             f"microarena best ({time_limit:g} s)",
-            {r["problem"]: {"arena": r["best"], "seconds": r["seconds"]} for r in results},
+            {
+                r["problem"]: {k: r[k] for k in ("seconds", "cpu_seconds")} | {"arena": r["best"]}
+                for r in results
+            },
         )
     ]
     if published:
@@ -202,11 +205,15 @@ def print_side_by_side(
     columns += list(peer_results.items())
     bounds = {r["problem"]: r["lower_bound"] for r in results}
     ours = {r["problem"]: r["best"] for r in results}
-    print("\narena / ratio to the lower bound / wall seconds, per problem\n")
-    print("| allocator | " + " | ".join(p[0] for p in bounds) + " | mean ratio | ours <= it |")
-    print("|---|" + "---:|" * (len(bounds) + 2))
+    print("\narena / ratio to the lower bound / wall seconds / CPU seconds, per problem\n")
+    print(
+        "| allocator | "
+        + " | ".join(p[0] for p in bounds)
+        + " | mean ratio | ours <= it | ours < it |"
+    )
+    print("|---|" + "---:|" * (len(bounds) + 3))
     for label, by_problem in columns:
-        cells, ratios, beaten = [], [], 0
+        cells, ratios, beaten, smaller = [], [], 0, 0
         for p, lb in bounds.items():
             r = by_problem.get(p)
             if r is None or "error" in r:
@@ -214,9 +221,16 @@ def print_side_by_side(
                 continue
             ratios.append(r["arena"] / lb)
             beaten += ours[p] <= r["arena"]
-            cells.append(f"{r['arena']} / {r['arena'] / lb:.3f} / {r['seconds']:.2f}")
+            smaller += ours[p] < r["arena"]
+            cpu = f"{r['cpu_seconds']:.2f}" if "cpu_seconds" in r else "-"
+            cells.append(f"{r['arena']} / {r['arena'] / lb:.3f} / {r['seconds']:.2f} / {cpu}")
         mean = f"{sum(ratios) / len(ratios):.3f}" if len(ratios) == len(bounds) else "-"
-        print(f"| {label} | " + " | ".join(cells) + f" | {mean} | {beaten} of {len(ratios)} |")
+        n = len(ratios)
+        print(
+            f"| {label} | "
+            + " | ".join(cells)
+            + f" | {mean} | {beaten} of {n} | {smaller} of {n} |"
+        )
     errors = {
         label: r["error"]
         for label, by_problem in peer_results.items()
@@ -269,6 +283,7 @@ def main(argv: list[str] | None = None) -> int:
             json.dumps(
                 {
                     "time_limit": args.time_limit,
+                    "search_core": planners.SEARCH_CORE,
                     "results": results,
                     "mean_greedy_ratio": mean_g,
                     "mean_best_ratio": mean_b,
@@ -281,7 +296,10 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     budget = planners.WORK_PER_SECOND * args.time_limit
     cap = "no wall-clock cap" if args.no_clock_cap else f"wall-clock cap {args.time_limit:g} s"
-    print(f"work budget {budget:.0f} units ({cap}) per problem; ratio = arena / lower bound\n")
+    print(
+        f"work budget {budget:.0f} units ({cap}) per problem, search core "
+        f"{planners.SEARCH_CORE}; ratio = arena / lower bound\n"
+    )
     print("| problem | buffers | lower bound | greedy | ratio | best | ratio | wall s | cpu s |")
     print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
     for r in results:

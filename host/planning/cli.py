@@ -27,6 +27,7 @@ from host.planning.libraries.registry import CPUS, DEFAULT_CPU, KERNELS, RUNTIME
 from host.planning.model import metadata
 from host.planning.packing import (
     PLANNERS,
+    SEARCH_CORE,
     PlanError,
     arena_size,
     lower_bound,
@@ -280,6 +281,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
     if args.json:
         doc = plan_json(result, args.output or args.model if args.embed else None)
         doc["microarena_runtime"] = {"runs": refused is None, "message": refused}
+        doc["search_core"] = SEARCH_CORE  # "c" (compiled) or "python": same plans, not speed
         if fast:
             doc["fast_paths"] = fast.to_json()
         if banding:
@@ -502,7 +504,8 @@ def cmd_buffers(args: argparse.Namespace) -> int:
     if args.out_csv:
         write_csv(args.out_csv, buffers, offsets)
     if args.json:
-        print(json.dumps({"arena": size, "lower_bound": bound, "offsets": offsets}))
+        doc = {"arena": size, "lower_bound": bound, "offsets": offsets}
+        print(json.dumps({**doc, "search_core": SEARCH_CORE}))
     else:
         ratio = size / bound if bound else 1.0
         print(f"{len(buffers)} buffers: arena {size} bytes, lower bound {bound} ({ratio:.3f}x)")

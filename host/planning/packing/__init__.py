@@ -22,6 +22,7 @@ from .problem import (
     lower_bound,
     validate,
 )
+from .search import CORE as SEARCH_CORE
 from .search import search_plan
 
 __all__ = [
@@ -29,6 +30,7 @@ __all__ = [
     "Buffer",
     "Overlap",
     "PlanError",
+    "SEARCH_CORE",
     "arena_size",
     "lower_bound",
     "plan",
@@ -37,12 +39,14 @@ __all__ = [
     "write_csv",
 ]
 
-# Search work units (about a microsecond each on the reference machine) per second of
-# `time_limit`. This budget, not the clock, bounds the search, so a plan is the same on every
-# machine; it takes 30-60% of time_limit in CPU time on the (2-core, shared) reference machine,
-# leaving room for a loaded or slower one. Doubling it gained under 0.3% on the DSA problems.
-# Only if the clock cap hits first can the result depend on the machine.
-WORK_PER_SECOND = 300_000
+# Search work units (about 0.05-0.08 microseconds each in the compiled core, 2-3 in the Python
+# fallback, on the reference machine) per second of `time_limit`. This budget, not the clock,
+# bounds the search, so a plan is the same on every machine and with either core; the compiled
+# core spends 5-40% of time_limit in CPU time on it (2-core shared reference machine), leaving
+# room for a loaded or slower one. The Python fallback (no C compiler at install) needs some
+# twenty times time_limit for it, so there the clock cap ends the search, earlier and
+# machine-dependent. Only if the clock cap hits first can the result depend on the machine.
+WORK_PER_SECOND = 6_000_000
 
 Progress = Callable[[str], None]
 

@@ -32,6 +32,11 @@ from dataclasses import dataclass, field
 
 from .problem import Buffer, Overlap, align_up, overlap_rise, overlap_saving
 
+try:  # the optional compiled core (setup.py builds it where a C compiler is found)
+    from . import _search_core as _core
+except ImportError:  # pragma: no cover - depends on the installation
+    _core = None  # type: ignore[assignment]
+
 JITTER = 0.5  # relative noise on the main preorder key in restarts
 
 
@@ -50,8 +55,19 @@ def _luby(i: int) -> int:
 
 
 UNREACHABLE = 1 << 62  # above any capacity
+CORE_LIMIT = 1 << 60  # sizes, offsets and capacities the compiled core takes (int64 sums)
+CLOCK_UNITS = 50_000  # work units between the compiled core's looks at the clock
+CORE = "c" if _core is not None else "python"  # which search core runs (reported by callers)
 PAUSED = object()  # a search run paused at the end of its slice
 SLICE = 2000  # work units a portfolio run gets before the next one's turn
+
+
+def _csr(rows: list[list[int]]) -> tuple[list[int], list[int]]:
+    """Rows of ints as (row offsets, their items in one list), for the compiled core."""
+    offsets = [0]
+    for row in rows:
+        offsets.append(offsets[-1] + len(row))
+    return offsets, [x for row in rows for x in row]
 
 
 class OutOfBudget(Exception):
@@ -86,6 +102,8 @@ class _Local:
     rise: list[dict[int, int]]  # rise[k][j]: j may start this far above k's offset (overlap)
     slack: list[int]  # per section: the bytes its overlaps can save
     cuts: list[int]  # cuts[s]: members live in both section s and section s + 1
+    tables: object = None  # the compiled core's copy of these tables (None: not built)
+    fits_int64: bool = False  # every sum the search forms fits the compiled core's int64
 
 
 # Preorders tried in turn by the restarts (after MiniMalloc's heuristics): keys sorted descending.
@@ -101,13 +119,15 @@ PORTFOLIO = (("TLA+", 0, 1), ("TAL+", 0, 1), ("TWA", 0, 1), ("TL+", 0, 1), ("WAT
 # (532k), B TAL+ (1.17M); interleaved with the others, they would not fit the budget.
 LONG_RUNS = (("TLA+", 0.18), ("TAL+", 0.40))
 LONG_MIN = 500_000  # work units below which a long run is skipped: half its share goes to the
-# quick portfolio, half to the descent (at a 1 s budget, 300,000 units, both are skipped)
+# quick portfolio, half to the descent (below a time_limit of about 0.5 s both are skipped)
 # The descent's runs: each of these orders at each rung's capacity, goal x (1 + rung), and
-# halfway between the goal and the best plan, at once. Tried on D and J (the problems whose
-# optimum is above the bound), 10 s budget: rungs 0.055/0.065/0.075 gave D 1059840 and J
-# 1043456; 0.06/0.07 D 1054720 and J 1050624; 0.055-0.07 in 0.005 steps J 1112064; 0.03-0.1
-# with TWA too, J no fit at all (1298432). The result is erratic (see lower_partition).
-DESCENT_PORTFOLIO = (("TLA+", 0, 1), ("WAT", 0, 1))
+# halfway between the goal and the best plan, at once. On D and J (the problems whose optimum is
+# above the bound) the orders that fit a capacity quickly change from capacity to capacity
+# (D, work units to a fit: LAT+ 92k at 1040000, TLA+ 131k at 1044000, WAT 264k at 1048576,
+# none of the three within 2M at the other two), so three orders at three rungs are nine
+# chances. Without LAT+, D ended at 1059840; more rungs (0.05-0.075 in 0.005 steps) gave J
+# 1090560 instead of 1039360: the result is erratic (see lower_partition).
+DESCENT_PORTFOLIO = (("TLA+", 0, 1), ("WAT", 0, 1), ("LAT+", 0, 1))
 RUNGS = (0.055, 0.065, 0.075)
 QUICK_SHARE = 0.13  # of the budget, for the quick portfolio at the bound (H needs 370k of 3M)
 STEPS_SHARE = 0.05  # for capacities stepping down from the best plan, with restarts
@@ -440,8 +460,39 @@ class Solver:
             slack=[self._slack(sec) for sec in part.sections],
             cuts=cuts,
         )
+        biggest = max(
+            [sum(loc.size), *(fe for r in self.fixed_of.values() for _, fe in r)], default=0
+        )
+        loc.fits_int64 = 4 * biggest < CORE_LIMIT and all(
+            v < CORE_LIMIT for vals in loc.values.values() for v in vals
+        )
         self._local[id(part)] = loc
         return loc
+
+    def _tables(self, part: Partition, loc: _Local) -> object:
+        """The compiled core's tables of a partition (search._Local flattened), built once."""
+        if loc.tables is None:
+            fixed = [self.fixed_of.get(g, []) for g in part.members]
+            rises = [sorted(r.items()) for r in loc.rise]
+            arrays = [  # in the order of the core's T_* columns
+                loc.size,
+                *_csr(loc.secs_of),
+                *_csr(loc.overlaps),
+                _csr(loc.by_size)[1],
+                *_csr(loc.sections),
+                loc.start_off,
+                *_csr([[j for j, _ in r] for r in rises]),
+                [x for r in rises for _, x in r],
+                *_csr([[fo for fo, _ in r] for r in fixed]),
+                [fe for r in fixed for _, fe in r],
+                *_csr([[fo for fo, _ in r] for r in part.section_fixed]),
+                [fe for r in part.section_fixed for _, fe in r],
+                loc.cuts,
+            ]
+            loc.tables = _core.Tables(
+                len(part.members), len(loc.sections), self.alignment, loc.secs_per_buffer, arrays
+            )
+        return loc.tables
 
     def _dfs_partition(
         self, part: Partition, capacity: int, key: str, seed: int, deadline: float
@@ -450,19 +501,62 @@ class Solver:
         whenever the work count reaches self._pause_at, and returns the placement or None
         once the search space is exhausted. Raises OutOfBudget at the deadline."""
         loc = self._prepare(part)
+        size, sections = loc.size, loc.sections
+        pre = self._preorder(loc.values, key, seed)
+        if any(loc.start_off[k] + size[k] > capacity for k in range(len(size))):
+            return None
+        rem = [sum(size[k] for k in sec) - loc.slack[s] for s, sec in enumerate(sections)]
+        if _core is not None and loc.fits_int64 and capacity < CORE_LIMIT:
+            return (yield from self._dfs_compiled(part, loc, capacity, key, pre, rem, deadline))
+        return (yield from self._dfs_python(part, loc, capacity, key, pre, rem, deadline))
+
+    def _dfs_compiled(
+        self,
+        part: Partition,
+        loc: _Local,
+        capacity: int,
+        key: str,
+        pre: list[int],
+        rem: list[int],
+        deadline: float,
+    ) -> Generator[None, None, dict[int, int] | None]:
+        """_dfs_python's run in the compiled core: the same nodes, work and result. It stops
+        every CLOCK_UNITS of work for a look at the clock, which changes nothing."""
+        cols = [None if c == "T" else loc.values[c] for c in key.rstrip(DYNAMIC)]
+        run = _core.Run(
+            self._tables(part, loc), capacity, pre, rem, int(key.endswith(DYNAMIC)), cols
+        )
+        while True:
+            status, self.work = run.step(self.work, min(self._pause_at, self.work + CLOCK_UNITS))
+            if status == 1:
+                return dict(zip(part.members, run.offsets(), strict=True))
+            if status == 2:
+                return None
+            if time.monotonic() > deadline:
+                raise OutOfBudget
+            if self.work >= self._pause_at:
+                yield  # this run's slice is spent: the scheduler resumes it later
+
+    def _dfs_python(
+        self,
+        part: Partition,
+        loc: _Local,
+        capacity: int,
+        key: str,
+        pre: list[int],
+        rem: list[int],
+        deadline: float,
+    ) -> Generator[None, None, dict[int, int] | None]:
+        """The depth-first run in Python (the fallback without the compiled core)."""
         members = part.members
         size, overlaps, secs_of, sections = loc.size, loc.overlaps, loc.secs_of, loc.sections
-        pre = self._preorder(loc.values, key, seed)
         dynamic = key.endswith(DYNAMIC)
         by_size = loc.by_size
         secs_per_buffer = loc.secs_per_buffer
         min_off = list(loc.start_off)  # each unplaced buffer's floor; UNREACHABLE once placed
         min_off_of = min_off.__getitem__
-        if any(min_off[k] + size[k] > capacity for k in range(len(members))):
-            return None
         nsec = len(sections)
         floor = [0] * nsec
-        rem = [sum(size[k] for k in sec) - loc.slack[s] for s, sec in enumerate(sections)]
         cut = list(loc.cuts)
         rise = loc.rise
         sec_fixed = part.section_fixed
