@@ -463,7 +463,7 @@ static inline int32_t sqd_q(const arith_data *d, int32_t x, int32_t y) {
 typedef mak_fast_q8 fast_q8; /* fast_elementwise.h */
 
 static inline int32_t srdhm_small(int32_t a, int32_t m) { /* |a| < 2^30, m >= 0 */
-#if defined(__ARM_FEATURE_DSP) && __ARM_FEATURE_DSP
+#if FAST_DSP
   int32_t r;
   __asm__("smmulr %0, %1, %2" : "=r"(r) : "r"(a * 2), "r"(m));
   return r;

@@ -13,8 +13,9 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "fast/arch.h"
 #include "ma_kernel.h"
-#if defined(__ARM_FEATURE_SAT) && __ARM_FEATURE_SAT
+#if FAST_SAT
 #include <arm_acle.h>
 #endif
 
@@ -85,7 +86,7 @@ static inline int32_t mak_dhm(int32_t a, int32_t b) { /* a or b != INT32_MIN */
   return (int32_t)(((int64_t)a * (int64_t)b + (INT64_C(1) << 30)) >> 31);
 }
 static inline int32_t mak_dhm_2a(int32_t a2, int32_t b) { /* srdhm(a2 / 2, b), a2 even */
-#if defined(__ARM_FEATURE_DSP) && __ARM_FEATURE_DSP && defined(__GNUC__)
+#if FAST_DSP && defined(__GNUC__)
   int32_t r;
   __asm__("smmulr %0, %1, %2" : "=r"(r) : "r"(a2), "r"(b));
   return r;
@@ -271,7 +272,7 @@ void mak_bcast_next(const mak_bcast *bc, mak_bcast_iter *it);
 /* v clamped to [lo, hi]; to the int8 or int16 range (constant bounds) one SSAT where the core
  * has it (Armv7-M and later): GCC does not find it by itself. */
 static inline int32_t mak_clamp(int32_t v, int32_t lo, int32_t hi) {
-#if defined(__ARM_FEATURE_SAT) && __ARM_FEATURE_SAT && defined(__GNUC__)
+#if FAST_SAT
   if (__builtin_constant_p(lo) && __builtin_constant_p(hi)) {
     if (lo == INT8_MIN && hi == INT8_MAX) return __ssat(v, 8);
     if (lo == INT16_MIN && hi == INT16_MAX) return __ssat(v, 16);

@@ -585,7 +585,7 @@ static void runs_sums(const rows_job *j, const run *runs, int32_t nr, ptrdiff_t 
  * loads and four SXTAB16s: 15 instructions per 16 multiply-accumulates against 21. The host
  * build runs the same layout in C, so the conformance suite checks it. Windows of at most
  * WIDE_MAX values (resnet8's 3x3x64; 2,304 bytes of stack, as the Helium window copies). */
-#if FAST_DSP || !defined(__arm__)
+#if FAST_DSP || FAST_HOST
 #define FAST_WIDE 1
 #else
 #define FAST_WIDE 0

@@ -7,33 +7,13 @@
 #ifndef MA_FAST_S8_CORE_H
 #define MA_FAST_S8_CORE_H
 
+#include "fast/arch.h"
 #include "fast/fast_s8.h"
-
 
 #include <string.h>
 
-#if defined(__ARM_FEATURE_DSP) && __ARM_FEATURE_DSP
+#if FAST_DSP
 #include <arm_acle.h>
-#define FAST_DSP 1
-#else
-#define FAST_DSP 0
-#endif
-/* Armv7-M without the DSP extension (M3): the portable forms below, with the 32x32->64
- * multiply-accumulate (SMLAL) that core has. */
-#if !FAST_DSP && defined(__ARM_ARCH_7M__)
-#define FAST_V7M 1
-#else
-#define FAST_V7M 0
-#endif
-/* Armv6-M (M0, M0+): eight low registers, MULS (the low word of a product) and LDRSB with a
- * register offset only: the loops of fast_s8.c and fast_depthwise_s8.c take their own forms
- * there (FAST_V6M), and requant_right/requant_left build the 64-bit product from 16-bit
- * halves. The host build runs the portable form, so that the conformance suite checks these
- * loops' logic there. */
-#if defined(__ARM_ARCH_6M__)
-#define FAST_V6M 1
-#else
-#define FAST_V6M 0
 #endif
 #if FAST_V6M
 /* The Armv6-M assembly loops' frame (naked functions): r4-r11 and lr saved, then the job
@@ -53,19 +33,6 @@
   "mov r10, r6\n\t" \
   "mov r11, r7\n\t" \
   "pop {r4-r7, pc}"
-#endif
-#if FAST_DSP || FAST_V7M || FAST_V6M || !defined(__arm__)
-#define FAST_ENABLED 1
-#else
-#define FAST_ENABLED 0
-#endif
-/* The C forms that take a word's bytes apart (quad_in, quad_dot: the dot products of SVDF and
- * LSTM) pay only with the DSP; on the M3 they took mnist_lstm from 0.65 M to 1.41 M
- * instructions, so there those kernels keep their plain loops. */
-#if FAST_DSP || !defined(__arm__)
-#define FAST_WORDS 1
-#else
-#define FAST_WORDS 0
 #endif
 
 /* Offsets for which x + input_offset fits an int16 lane and the output clamp below is exact. */
@@ -215,7 +182,7 @@ static inline out_range make_range(int32_t offset, int32_t act_min, int32_t act_
  * k = 2^(e-1) - (v < 0). v < 0 only if acc < 0 (mult >= 0), and where acc < 0 but v >= 0,
  * v is 0 and both k give 0, so k = half - (acc < 0) with half = 2^(e-1). The low word of the
  * added constant is 2^30 plus k's low bit at bit 31; the high word is k >> 1. */
-#if FAST_V6M || !defined(__arm__)
+#if FAST_V6M || FAST_HOST
 /* a * b + (hi:lo) as 64 bits in two words, from the 16-bit halves of a and b (Armv6-M has no
  * 32 x 32 -> 64 multiply; GCC's int64 form calls __aeabi_lmul). Exact: with al, bl the low
  * halves (0 to 65535) and ah, bh the high ones (-32768 to 32767), a * b = ah bh 2^32 +
@@ -246,7 +213,7 @@ static inline wide32 mul_add_wide(int32_t a, int32_t b, uint32_t lo, uint32_t hi
 static inline int32_t requant_right(int32_t acc, int32_t mult, int32_t e_minus_1,
                                     int32_t half) {
   const int32_t k = half + (acc >> 31);
-#if FAST_V6M || !defined(__arm__)
+#if FAST_V6M || FAST_HOST
   const wide32 sum =
       mul_add_wide(acc, mult, (uint32_t)k << 31 | UINT32_C(1) << 30, (uint32_t)(k >> 1));
   return (int32_t)sum.hi >> e_minus_1;
@@ -261,7 +228,7 @@ static inline int32_t requant_right(int32_t acc, int32_t mult, int32_t e_minus_1
  * clamp. */
 static inline int32_t requant_left(int32_t acc, int32_t mult, int32_t left) {
   const int32_t x = (int32_t)((uint32_t)acc << left);
-#if FAST_V6M || !defined(__arm__)
+#if FAST_V6M || FAST_HOST
   const wide32 sum = mul_add_wide(x, mult, UINT32_C(1) << 30, 0);
   return (int32_t)(sum.hi << 1 | sum.lo >> 31); /* bits 31..62: the shift by 31 */
 #else

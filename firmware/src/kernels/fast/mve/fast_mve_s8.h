@@ -11,16 +11,15 @@
 
 #include <stdbool.h>
 
+#include "fast/arch.h"
 #include "fast/fast_s8.h"
 #include "kernel_util.h"
 
-#if defined(__ARM_FEATURE_MVE) && (__ARM_FEATURE_MVE & 1)
-#define MA_FAST_MVE 1
+#if MA_FAST_MVE
 bool mak_mve_conv_s8(const ma_node *node, const mak_conv_data *d, const mak_window_geom *g);
 bool mak_mve_dwconv_s8(const ma_node *node, const mak_conv_data *d, const mak_window_geom *g);
 bool mak_mve_fc_s8(const mak_fc_s8_job *fc);
 #else
-#define MA_FAST_MVE 0
 #define mak_mve_conv_s8(node, d, g) false
 #define mak_mve_dwconv_s8(node, d, g) false
 #define mak_mve_fc_s8(fc) false
