@@ -103,6 +103,9 @@ class _Local:
     slack: list[int]  # per section: the bytes its overlaps can save
     cuts: list[int]  # cuts[s]: members live in both section s and section s + 1
     tables: object = None  # the compiled core's copy of these tables (None: not built)
+    ranks: dict[tuple[str, int], list[int]] = field(default_factory=dict)  # preorders made
+    rem: list[int] = field(default_factory=list)  # per section: its bytes, less the slack
+    tallest: int = 0  # the highest top of a member placed alone (at its floor from 0)
     fits_int64: bool = False  # every sum the search forms fits the compiled core's int64
 
 
@@ -153,6 +156,9 @@ class Solver:
                 key = (index[o.output], index[o.input])
                 self.rise[key] = overlap_rise(o, alignment)
                 self.saving[key] = saving
+        self._saving_by_output: dict[int, list[tuple[int, int]]] = {}
+        for (a, b), v in self.saving.items():
+            self._saving_by_output.setdefault(a, []).append((b, v))
         planned = [
             i for i, b in enumerate(buffers) if b.offset is None and b.size > 0 and b.end > b.start
         ]
@@ -220,7 +226,8 @@ class Solver:
         if not self.saving:
             return 0
         members = set(section)
-        return sum(v for (a, b), v in self.saving.items() if a in members and b in members)
+        by_output = self._saving_by_output
+        return sum(v for a in section for b, v in by_output.get(a, ()) if b in members)
 
     def _preorder_values(self, part: Partition) -> dict[str, list[int]]:
         """Per member (local index): W = sections spanned, L = lifetime length, A = area
@@ -463,6 +470,8 @@ class Solver:
         biggest = max(
             [sum(loc.size), *(fe for r in self.fixed_of.values() for _, fe in r)], default=0
         )
+        loc.rem = [sum(loc.size[k] for k in sec) - loc.slack[s] for s, sec in enumerate(sections)]
+        loc.tallest = max((o + z for o, z in zip(loc.start_off, loc.size, strict=True)), default=0)
         loc.fits_int64 = 4 * biggest < CORE_LIMIT and all(
             v < CORE_LIMIT for vals in loc.values.values() for v in vals
         )
@@ -501,11 +510,11 @@ class Solver:
         whenever the work count reaches self._pause_at, and returns the placement or None
         once the search space is exhausted. Raises OutOfBudget at the deadline."""
         loc = self._prepare(part)
-        size, sections = loc.size, loc.sections
-        pre = self._preorder(loc.values, key, seed)
-        if any(loc.start_off[k] + size[k] > capacity for k in range(len(size))):
+        if loc.tallest > capacity:
             return None
-        rem = [sum(size[k] for k in sec) - loc.slack[s] for s, sec in enumerate(sections)]
+        if (key, seed) not in loc.ranks:  # runs at many capacities share their preorders
+            loc.ranks[key, seed] = self._preorder(loc.values, key, seed)
+        pre, rem = list(loc.ranks[key, seed]), list(loc.rem)
         if _core is not None and loc.fits_int64 and capacity < CORE_LIMIT:
             return (yield from self._dfs_compiled(part, loc, capacity, key, pre, rem, deadline))
         return (yield from self._dfs_python(part, loc, capacity, key, pre, rem, deadline))
