@@ -12,6 +12,7 @@ Helium (one VMLADAVA), 2 on the DSP cores (one SMLAD).
 
     .venv/bin/python benchmarks/op_bench.py --board mps3-an547 --models tiny_sww_int8
     .venv/bin/python benchmarks/op_bench.py --board mps3-an547 --models tiny_kws_dscnn_int8 --json
+    .venv/bin/python benchmarks/op_bench.py --by-op --models demo_int8 tiny_sww_int8  # per type
 """
 
 from __future__ import annotations
@@ -93,6 +94,28 @@ def profile(model: str, board: str) -> list[dict]:
     return rows
 
 
+def by_operator(rows: list[dict], limit: int | None) -> list[dict]:
+    """The rows of each model summed per operator type ("node": how many nodes), slowest first
+    within the model, with the ratio and MAC figures of the sums (no CMSIS-NN figure where a
+    node lacks one)."""
+    out: dict[tuple[str, str], dict] = {}
+    for r in rows:
+        key = (r["model"], r["op"])
+        s = out.setdefault(key, {"model": r["model"], "node": 0, "op": r["op"], "instructions": 0})
+        s["node"] += 1
+        s["instructions"] += r["instructions"]
+        s["macs"] = s.get("macs", 0) + r["macs"]
+        peer = s.get("cmsis_nn", 0)
+        s["cmsis_nn"] = None if peer is None or r["cmsis_nn"] is None else peer + r["cmsis_nn"]
+    summed = sorted(out.values(), key=lambda s: (s["model"], -s["instructions"]))
+    for s in summed:
+        mine, peer, macs = s["instructions"], s["cmsis_nn"], s["macs"]
+        s["ratio"] = round(mine / peer, 3) if peer else None
+        s["macs_per_instruction"] = round(macs / mine, 2) if macs and mine else None
+        s["of_limit"] = round(macs / mine / limit, 3) if macs and mine and limit else None
+    return summed
+
+
 COLUMNS = [
     ("model", "model"),
     ("node", "node"),
@@ -112,9 +135,9 @@ def cell(v: object) -> str:
     return f"{v:,}" if isinstance(v, int) else str(v)
 
 
-def markdown(rows: list[dict]) -> str:
-    lines = ["| " + " | ".join(h for _, h in COLUMNS) + " |", "|" + "---|" * len(COLUMNS)]
-    lines += ["| " + " | ".join(cell(r[k]) for k, _ in COLUMNS) + " |" for r in rows]
+def markdown(rows: list[dict], columns: list[tuple[str, str]] = COLUMNS) -> str:
+    lines = ["| " + " | ".join(h for _, h in columns) + " |", "|" + "---|" * len(columns)]
+    lines += ["| " + " | ".join(cell(r[k]) for k, _ in columns) + " |" for r in rows]
     return "\n".join(lines)
 
 
@@ -123,6 +146,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--board", default="mps3-an547")
     ap.add_argument("--models", nargs="+", required=True, help="model names (speed_bench's)")
     ap.add_argument("--min-share", type=float, default=0.0, help="omit operators below this share")
+    ap.add_argument("--by-op", action="store_true", help="sum each model's nodes per operator")
     ap.add_argument("--json", action="store_true", help="print JSON rows instead of a table")
     args = ap.parse_args(argv)
     rows = []
@@ -130,7 +154,11 @@ def main(argv: list[str] | None = None) -> int:
         got = profile(name, args.board)
         total = sum(r["instructions"] for r in got) or 1
         rows += [r for r in got if r["instructions"] / total >= args.min_share]
-    print(json.dumps(rows, indent=1) if args.json else markdown(rows))
+    columns = COLUMNS
+    if args.by_op:
+        rows = by_operator(rows, MAC_LIMIT.get(args.board))
+        columns = [(k, "nodes" if k == "node" else h) for k, h in COLUMNS]
+    print(json.dumps(rows, indent=1) if args.json else markdown(rows, columns))
     return 0
 
 

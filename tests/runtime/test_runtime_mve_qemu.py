@@ -130,6 +130,7 @@ MVE_PAIR_CASES = [
     dwconv("3x3 SAME 40 channels (pairs side by side)", (1, 4, 6, 40), (3, 3), (4, 6)),
     dwconv("3x3 SAME 16 channels narrow (pairs one above the other)", (1, 8, 3, 16), (3, 3),
            (8, 3)),
+    fc("depth 16 units 16 batch 8 (batches four at a time)", (8, 16), 16),
 ]  # fmt: skip
 PAIR_NAMES = [
     f"mvepairs{i}_{at}" for i in range(len(MVE_PAIR_CASES)) for at in ("in-order", "pairs")
@@ -168,9 +169,12 @@ def pair_plans(data: bytes) -> dict[str, bytes]:
     sg = m.subgraphs[0]
     k = ma.MICROARENA.overlap_kernel(m, sg, sg.operators[0])
     assert k is not None
-    if k.loop == "conv":
-        b, oh, ow, oc = k.out_shape
-        rows, cin = b * oh * ow, k.in_shapes[0][3]
+    if k.loop in ("conv", "fully_connected"):
+        if k.loop == "conv":
+            b, oh, ow, oc = k.out_shape
+            rows, cin = b * oh * ow, k.in_shapes[0][3]
+        else:
+            rows, cin, oc = k.fc
         need = overlap.mve_rows_need(rows, cin, oc, ma.MVE_ROWS, ma.MVE_CHANNELS)
         trace = partial(overlap_sim.mve_rows_trace, rows, cin, oc, ma.MVE_ROWS, ma.MVE_CHANNELS)
     else:

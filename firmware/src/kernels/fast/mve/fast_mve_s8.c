@@ -331,16 +331,17 @@ static inline __attribute__((always_inline)) void channel_dots(const int8_t *w,
 typedef struct {
   const int8_t *w;
   const int8_t *r[4];
-  int32_t n;
-  int32_t w_skip; /* n minus the bytes a row's loop steps over (16 per vector, the last too) */
+  int32_t n_after; /* the row's bytes after its first vector (rows of more than 32 bytes) */
+  int32_t w_skip;  /* row minus the bytes a row's loads step over (16 per vector, the last too) */
   int32_t channels; /* 1 to 4 */
   int32_t *acc;
 } channel_rows_job;
 
-/* channel_rows' loop: the rows' vectors under a tail-predicated loop (DLSTP/LETP: the last
- * vector's lanes past the row are inactive, so they load nothing and add nothing); four
- * accumulators in even registers (VMLADAVA), the four row pointers kept on the stack and
- * reloaded by one LDM per channel. Whole in assembly: with its 13 registers GCC 12 spilled. */
+/* channel_rows' loop: each row's first vector starts the four sums (VMLADAV), the rest under a
+ * tail-predicated loop (DLSTP/LETP: the last vector's lanes past the row are inactive, so they
+ * load nothing and add nothing); four accumulators in even registers (VMLADAVA), the four row
+ * pointers kept on the stack and reloaded by one LDM per channel. Whole in assembly: with its
+ * 13 registers GCC 12 spilled. */
 __attribute__((naked, noinline)) static void channel_rows(
     __attribute__((unused)) const channel_rows_job *job) { /* r0: read by the assembly */
   __asm__(
@@ -349,10 +350,15 @@ __attribute__((naked, noinline)) static void channel_rows(
       "ldr r0, [r0, #32]\n\t"
       "push {r3, r5, r7, r9}\n"
       "1:\n\t"
-      "movs r2, #0\n\t"
-      "movs r4, #0\n\t"
-      "movs r6, #0\n\t"
-      "mov r8, #0\n\t"
+      "vldrb.8 q0, [r1], #16\n\t"
+      "vldrb.8 q1, [r3], #16\n\t"
+      "vmladav.s8 r2, q0, q1\n\t"
+      "vldrb.8 q1, [r5], #16\n\t"
+      "vmladav.s8 r4, q0, q1\n\t"
+      "vldrb.8 q1, [r7], #16\n\t"
+      "vmladav.s8 r6, q0, q1\n\t"
+      "vldrb.8 q1, [r9], #16\n\t"
+      "vmladav.s8 r8, q0, q1\n\t"
       "dlstp.8 lr, r10\n"
       "2:\n\t"
       "vldrb.8 q0, [r1], #16\n\t"
@@ -458,7 +464,7 @@ static void pixels_times_rows(const matrix *m, const int32_t *bases, const int8_
   const rq4 tensor_q = rq_make(vdupq_n_s32(m->mult[0]), vdupq_n_s32(m->shift[0]));
   const out_range range = m->r; /* locals: the byte stores below may alias *m */
   const int32_t out_step = m->out_step;
-  channel_rows_job job = {NULL, {r[0], r[1], r[2], r[3]}, (int32_t)m->row,
+  channel_rows_job job = {NULL, {r[0], r[1], r[2], r[3]}, (int32_t)m->row - 16,
                           (int32_t)m->row - (int32_t)((m->row + 15) & ~(size_t)15), 0, NULL};
   for (int32_t c = 0; c < m->rows; c += 4) {
     const int32_t lanes = m->rows - c < 4 ? m->rows - c : 4;
