@@ -14,7 +14,7 @@ import pytest
 
 import host.planning.packing as planners
 from host.paths import DSA_PROBLEMS
-from host.planning.packing import Buffer, Overlap, plan, read_csv, search
+from host.planning.packing import Buffer, Overlap, plan, read_csv, search, validate
 
 KEYS = ("TLA+", "TAL+", "TWA", "TL+", "WAT", "TAW")
 
@@ -110,3 +110,26 @@ def test_the_core_is_built_where_a_compiler_is() -> None:
     if shutil.which(compiler) is None:
         pytest.skip(f"no C compiler ({compiler}) here: the pure-Python search runs")
     assert search.CORE == "c"
+
+
+def test_sizes_beyond_the_cores_int64_margin_plan_in_python(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Sums the core's int64 could overflow go to the Python search (and still plan validly)."""
+    ran = []
+    python_run = search.Solver._dfs_python
+
+    def spy(self: search.Solver, *args: object) -> object:
+        ran.append(True)
+        return python_run(self, *args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(search.Solver, "_dfs_python", spy)
+    for seed in range(120):  # first-fit alone reaches the bound on all but 4
+        rng = random.Random(seed)
+        bufs = [
+            Buffer(i, s, s + rng.randint(1, 5), 2**54 * rng.randint(1, 6))
+            for i, s in enumerate(rng.randrange(6) for _ in range(rng.randint(6, 9)))
+        ]
+        offsets = plan(bufs, time_limit=0.05, clock_limit=60)
+        assert validate(bufs, offsets, alignment=16) == []
+    assert ran

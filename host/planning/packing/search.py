@@ -472,7 +472,7 @@ class Solver:
         )
         loc.rem = [sum(loc.size[k] for k in sec) - loc.slack[s] for s, sec in enumerate(sections)]
         loc.tallest = max((o + z for o, z in zip(loc.start_off, loc.size, strict=True)), default=0)
-        loc.fits_int64 = 4 * biggest < CORE_LIMIT and all(
+        loc.fits_int64 = 4 * max(biggest, self.alignment) < CORE_LIMIT and all(
             v < CORE_LIMIT for vals in loc.values.values() for v in vals
         )
         self._local[id(part)] = loc
