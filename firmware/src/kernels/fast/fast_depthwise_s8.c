@@ -678,7 +678,7 @@ static void requant_block(const int32_t *acc, int32_t n, const mak_conv_data *d,
 }
 
 bool mak_fast_dwconv_s8(const ma_node *node, const mak_conv_data *d, const mak_window_geom *g) {
-  if (mak_mve_dwconv_s8(node, d, g)) return true;
+  if (mak_mve_dwconv_s8(node, d, g) || mak_fast_dw1_s8(node, d, g)) return true;
   const ma_tensor *in_t = node->inputs[0], *bias_t = mak_input(node, 2);
   if (!all_s8(node) || !offsets_ok(d->input_offset, d->output_offset)) return false;
   const int32_t cin = in_t->dims[3], cout = node->outputs[0]->dims[3], mult = cout / cin;

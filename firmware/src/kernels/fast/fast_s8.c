@@ -850,25 +850,18 @@ static void rows2_odd(const rows_job *j, const run *runs, int32_t nr, ptrdiff_t 
 }
 
 #if FAST_WIDE
-/* rows2 for windows of one run, or of nr uniform runs `row` bytes apart, of at most WIDE_MAX
- * values in all: both rows widened once, then wide_sums per chunk of channel pairs. Not
- * inlined: the buffer stays off the other paths' stack. */
-__attribute__((noinline)) static void rows2_wide(const rows_job *j, const run *runs, int32_t nr,
-                                                 ptrdiff_t row, ptrdiff_t xd, int8_t *o0,
-                                                 int8_t *o1) {
-  uint32_t wb[WIDE_MAX];
+/* rows2 from its rows widened into wb (to end: the window's values from filter offset f0; runs,
+ * nr and xd only for an odd channel count's last channel): wide_sums per chunk of channel
+ * pairs, or wide_q_dsp for them all. */
+static void rows2_widened(const rows_job *j, const uint32_t *wb, const uint32_t *end, int32_t f0,
+                          const run *runs, int32_t nr, ptrdiff_t xd, int8_t *o0, int8_t *o1) {
   int32_t s[4 * PAIRS];
-  const uint32_t off2 = ((uint32_t)j->off & 0xFFFFu) * 0x10001u;
-  const int32_t n = runs->n;
-  uint32_t *end = wb;
-  for (int32_t i = 0; i < nr; ++i) end = widen_rows(runs->in + i * row, xd, n, off2, end);
-  const int32_t even = j->cout & ~1;
+  const int32_t even = j->cout & ~1, wstep = (int32_t)(2 * j->fstride) - (int32_t)(end - wb);
 #if FAST_DSP
   if (j->fused_q && even > 0) {
-    const wideq_job q = {wb,     end,    j->f + runs->f, (int32_t)j->fstride,
-                         o0,     even / 2, (int32_t)(2 * j->fstride) - nr * n,
-                         j->bias, j->mult, j->shift,       (int32_t)(o1 - o0),
-                         j->r.offset};
+    const wideq_job q = {wb,      end,     j->f + f0, (int32_t)j->fstride, o0,
+                         even / 2, wstep,  j->bias,        j->mult,             j->shift,
+                         (int32_t)(o1 - o0), j->r.offset};
     wide_q_dsp(&q);
     if (even < j->cout) rows2_odd(j, runs, nr, xd, o0, o1);
     return;
@@ -876,17 +869,24 @@ __attribute__((noinline)) static void rows2_wide(const rows_job *j, const run *r
 #endif
   for (int32_t oc = 0; oc < even; oc += 2 * PAIRS) {
     const int32_t np = (even - oc) / 2 < PAIRS ? (even - oc) / 2 : PAIRS;
-    const wide_job p = {wb,
-                        end,
-                        j->f + oc * j->fstride + runs->f,
-                        (int32_t)j->fstride,
-                        s,
-                        np,
-                        (int32_t)(2 * j->fstride) - nr * n};
+    const wide_job p = {wb, end, j->f + oc * j->fstride + f0, (int32_t)j->fstride,
+                        s,  np,  wstep};
     wide_sums(&p);
     requant_rows(j, oc, 2 * np, s, 2, o0, o1);
   }
   if (even < j->cout) rows2_odd(j, runs, nr, xd, o0, o1);
+}
+
+/* rows2 for windows of at most WIDE_MAX values: both rows widened once. Not inlined: the
+ * buffer stays off the other paths' stack. */
+__attribute__((noinline)) static void rows2_wide(const rows_job *j, const run *runs, int32_t nr,
+                                                 ptrdiff_t row, ptrdiff_t xd, int8_t *o0,
+                                                 int8_t *o1) {
+  uint32_t wb[WIDE_MAX];
+  const uint32_t off2 = ((uint32_t)j->off & 0xFFFFu) * 0x10001u;
+  uint32_t *end = wb;
+  for (int32_t i = 0; i < nr; ++i) end = widen_rows(runs->in + i * row, xd, runs->n, off2, end);
+  rows2_widened(j, wb, end, runs->f, runs, nr, xd, o0, o1);
 }
 #endif
 
@@ -1175,8 +1175,43 @@ static void gather(const int8_t *in, const mak_window_geom *g, const mak_window 
   run runs[MAX_RUNS];
   const int32_t nr = window_runs(in, g, w, cin, cin, 0, runs);
   memset(col, zero_point, (size_t)len);
-  for (int32_t i = 0; i < nr; ++i) memcpy(col + runs[i].f, runs[i].in, (size_t)runs[i].n);
+  for (int32_t i = 0; i < nr; ++i) {
+    if (runs[i].n > 8) {
+      memcpy(col + runs[i].f, runs[i].in, (size_t)runs[i].n);
+    } else { /* a call per run of a few bytes costs more than the bytes */
+      for (int32_t k = 0; k < runs[i].n; ++k) col[runs[i].f + k] = runs[i].in[k];
+    }
+  }
 }
+
+#if FAST_WIDE
+/* A gathered pixel pair widened straight from the input, without the byte copies: where the
+ * two windows take the same taps and every run is whole words of the filter (a multiple of 4
+ * bytes at a multiple of 4), each run widens into its place; the taps outside the input (and a
+ * filter row's padding) are zeros, the zero point plus the offset. Even channel counts only:
+ * rows2_odd would read the input after the pair's writes (the gathered copies do not). */
+static bool pair_direct(const rows_job *j, const int8_t *in, const mak_window_geom *g,
+                        const mak_window *a, const mak_window *b, int32_t cin, uint32_t *wb,
+                        int8_t *o0, int8_t *o1) {
+  run runs[MAX_RUNS];
+  if ((j->cout & 1) != 0 || !same_taps(a, b)) return false;
+  const int32_t nr = window_runs(in, g, a, cin, cin, 0, runs), len = (int32_t)j->fstride;
+  for (int32_t i = 0; i < nr; ++i)
+    if (((runs[i].n | runs[i].f) & 3) != 0) return false;
+  const ptrdiff_t xd = (ptrdiff_t)((((int64_t)b->b - a->b) * g->in_h + (b->iy0 - a->iy0)) *
+                                       g->in_w + (b->ix0 - a->ix0)) * cin;
+  const uint32_t off2 = ((uint32_t)j->off & 0xFFFFu) * 0x10001u;
+  int32_t at = 0; /* the runs come in filter order: zeros only in the gaps between them */
+  for (int32_t i = 0; i < nr; ++i) {
+    if (runs[i].f > at) memset(wb + at, 0, (size_t)(runs[i].f - at) * sizeof *wb);
+    at = runs[i].f + runs[i].n;
+    widen_rows(runs[i].in, xd, runs[i].n, off2, wb + runs[i].f);
+  }
+  if (at < len) memset(wb + at, 0, (size_t)(len - at) * sizeof *wb);
+  rows2_widened(j, wb, wb + len, 0, runs, nr, xd, o0, o1);
+  return true;
+}
+#endif
 
 /* The convolution by gathered windows, in pixel pairs (the last pixel alone). */
 static void conv_gathered(const rows_job *j, const int8_t *in, const mak_window_geom *g,
@@ -1184,23 +1219,70 @@ static void conv_gathered(const rows_job *j, const int8_t *in, const mak_window_
   const int32_t len = (int32_t)j->fstride;
   const int8_t zero_point = (int8_t)-j->off;
   int8_t col[2 * COL_MAX];
+#if FAST_WIDE
+  uint32_t wb[COL_MAX];
+#endif
   const run rn = {col, 0, len};
   mak_window cur, next;
   mak_window_start(g, &cur);
   bool more = mak_window_next(g, &cur);
   while (more) {
-    gather(in, g, &cur, cin, len, zero_point, col);
     next = cur;
     more = mak_window_next(g, &next);
+    int8_t *o0 = out + cur.pixel * (size_t)j->cout;
     if (FAST_PAIRS && more) {
+      int8_t *o1 = out + next.pixel * (size_t)j->cout;
+#if FAST_WIDE
+      if (!pair_direct(j, in, g, &cur, &next, cin, wb, o0, o1)) {
+        gather(in, g, &cur, cin, len, zero_point, col);
+        gather(in, g, &next, cin, len, zero_point, col + len);
+        /* rows2_wide's widening with a buffer of the gathered windows' size */
+        uint32_t *end = widen_rows(col, len, len, ((uint32_t)j->off & 0xFFFFu) * 0x10001u, wb);
+        rows2_widened(j, wb, end, 0, &rn, 1, len, o0, o1);
+      }
+#else
+      gather(in, g, &cur, cin, len, zero_point, col);
       gather(in, g, &next, cin, len, zero_point, col + len);
-      rows2(j, &rn, 1, len, out + cur.pixel * (size_t)j->cout, out + next.pixel * (size_t)j->cout);
+      rows2(j, &rn, 1, len, o0, o1);
+#endif
       more = mak_window_next(g, &next);
     } else {
-      conv_pixel(j, &rn, 1, out + cur.pixel * (size_t)j->cout);
+      gather(in, g, &cur, cin, len, zero_point, col);
+      conv_pixel(j, &rn, 1, o0);
     }
     cur = next;
   }
+}
+
+enum { PAD_WEIGHTS = 1024 }; /* bytes of padded weights on the stack */
+
+/* Small windows whose filter rows are not whole words (first layers of three channels, 3 x 1 x 6
+ * filters) or that are grouped (at most 4 groups): the weights copied once per invoke into
+ * rows of the whole window (every input channel, a group's filter in its own channels and
+ * zeros in the others') padded with zeros to a multiple of 4 bytes, so that the windows take
+ * the gathered, widened pairs (the padding holds the zero point: 0 after the offset) instead
+ * of runs of a few bytes each. A grouped layer then multiplies zeros too (groups times its
+ * products), which still costs less than its runs of fin bytes. */
+static bool conv_padded(const rows_job *j, const int8_t *in, const mak_window_geom *g,
+                        int32_t cin, int32_t fin, int32_t groups, int8_t *out) {
+  const int32_t taps = g->kh * g->kw, k = taps * fin, fs = (taps * cin + 3) & ~3;
+  const int32_t all = j->cout * groups;
+  if (!FAST_WIDE || (groups == 1 && fs == k) || groups > 4 || fs > COL_MAX ||
+      (int64_t)all * fs > PAD_WEIGHTS || j->off < -127 || j->off > 128)
+    return false;
+  int8_t w[PAD_WEIGHTS];
+  memset(w, 0, (size_t)(all * fs));
+  for (int32_t c = 0; c < all; ++c) {
+    const int8_t *f = j->f + (size_t)c * k;
+    int8_t *row = w + (size_t)c * fs + c / j->cout * fin;
+    for (int32_t t = 0; t < taps; ++t) memcpy(row + t * cin, f + t * fin, (size_t)fin);
+  }
+  rows_job p = *j;
+  p.f = w;
+  p.fstride = (size_t)fs;
+  p.cout = all;
+  conv_gathered(&p, in, g, cin, out);
+  return true;
 }
 
 /* `rows` rows of outputs (cout apart) from input rows of one run each (len bytes, len apart):
@@ -1269,6 +1351,7 @@ bool mak_fast_conv_s8(const ma_node *node, const mak_conv_data *d, const mak_win
     conv_gathered(&j, in, g, cin, out);
     return true;
   }
+  if (max_runs(g, false) > 1 && conv_padded(&j, in, g, cin, fin, groups, out)) return true;
   const bool pairs = !FAST_PAIRS           ? false
                      : groups == 1 ? mak_window_pairs_fit(in_t, node->outputs[0], g, cin, cout)
                                  : mak_disjoint(in_t, node->outputs[0]);
@@ -1294,6 +1377,50 @@ bool mak_fast_conv_s8(const ma_node *node, const mak_conv_data *d, const mak_win
     if (pair) more = mak_window_next(g, &next);
     cur = next;
   }
+  return true;
+}
+
+/* -------------------------------------- DEPTHWISE_CONV_2D of one input channel */
+
+enum { DW1_WEIGHTS = 1024 }; /* bytes of transposed weights on the stack */
+
+/* A depthwise convolution of one input channel (multiplier cout: person_detect's first layer,
+ * micro_speech's) is a convolution of one input channel: output channel c's filter is the
+ * depthwise filter's channel c, tap by tap. Its weights are transposed once per invoke into
+ * rows of kh x kw bytes padded with zeros to a multiple of 4 (the padded taps of the gathered
+ * windows hold the zero point: 0 after the offset, so they add nothing), and the windows take
+ * the gathered path, in pixel pairs widened once, where input and output share no byte and
+ * the filter rows are whole words (pair_direct then widens most windows from the input; with
+ * 3-tap rows the byte copies cost more than the blocks of fast_depthwise_s8.c). Where the
+ * widened rows pay: the DSP cores and the host build (which checks the logic). */
+bool mak_fast_dw1_s8(const ma_node *node, const mak_conv_data *d, const mak_window_geom *g) {
+  const ma_tensor *in_t = node->inputs[0], *f_t = node->inputs[1], *bias_t = mak_input(node, 2);
+  const int32_t cout = node->outputs[0]->dims[3], taps = g->kh * g->kw;
+  const int32_t fs = (taps + 3) & ~3;
+  if (!FAST_WIDE || !all_s8(node) || in_t->dims[3] != 1 || g->kw % 4 != 0 || fs > COL_MAX ||
+      (int64_t)fs * cout > DW1_WEIGHTS || max_runs(g, false) > MAX_RUNS ||
+      !offsets_ok(d->input_offset, d->output_offset) || d->input_offset < -127 ||
+      d->input_offset > 128 || !mak_disjoint(in_t, node->outputs[0]))
+    return false;
+  int8_t w[DW1_WEIGHTS];
+  const int8_t *f = f_t->data;
+  for (int32_t c = 0; c < cout; ++c) {
+    int8_t *row = w + (size_t)c * fs;
+    for (int32_t t = 0; t < taps; ++t) row[t] = f[(size_t)t * cout + c];
+    for (int32_t t = taps; t < fs; ++t) row[t] = 0;
+  }
+  rows_job j = {w,
+                (size_t)fs,
+                bias_t ? bias_t->data : NULL,
+                d->mult,
+                mak_conv_shifts(d),
+                d->n_mult > 1,
+                cout,
+                d->input_offset,
+                make_range(d->output_offset, d->act_min, d->act_max),
+                false};
+  j.fused_q = fused_q_fits(&j, d);
+  conv_gathered(&j, in_t->data, g, 1, node->outputs[0]->data);
   return true;
 }
 

@@ -16,6 +16,9 @@
 
 bool mak_fast_conv_s8(const ma_node *node, const mak_conv_data *d, const mak_window_geom *g);
 bool mak_fast_dwconv_s8(const ma_node *node, const mak_conv_data *d, const mak_window_geom *g);
+/* DEPTHWISE_CONV_2D of one input channel taken as a CONV_2D (fast_s8.c; called by
+ * mak_fast_dwconv_s8). */
+bool mak_fast_dw1_s8(const ma_node *node, const mak_conv_data *d, const mak_window_geom *g);
 /* The depthwise path's requantization of one sum before the clamp (mak_mbqm's result, for
  * multipliers of 0 or 2^30 to 2^31 - 1 and shifts of -31 to 30, as mak_quantize_multiplier
  * makes them); exported for the tests. */
