@@ -20,9 +20,20 @@ bool mak_mve_conv_s8(const ma_node *node, const mak_conv_data *d, const mak_wind
 bool mak_mve_dwconv_s8(const ma_node *node, const mak_conv_data *d, const mak_window_geom *g);
 bool mak_mve_fc_s8(const mak_fc_s8_job *fc);
 #else
-#define mak_mve_conv_s8(node, d, g) false
-#define mak_mve_dwconv_s8(node, d, g) false
-#define mak_mve_fc_s8(fc) false
+static inline bool mak_mve_conv_s8(const ma_node *node, const mak_conv_data *d,
+                                   const mak_window_geom *g) {
+  (void)node, (void)d, (void)g;
+  return false;
+}
+static inline bool mak_mve_dwconv_s8(const ma_node *node, const mak_conv_data *d,
+                                     const mak_window_geom *g) {
+  (void)node, (void)d, (void)g;
+  return false;
+}
+static inline bool mak_mve_fc_s8(const mak_fc_s8_job *fc) {
+  (void)fc;
+  return false;
+}
 #endif
 
 #endif
