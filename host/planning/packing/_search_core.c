@@ -119,6 +119,7 @@ typedef struct {
     /* dfs */
     size_t cands; /* 3 x ncands: offset, rank, member */
     i64 ncands, ci, max_rem;
+    size_t outside; /* 2 x (hi - lo): rem's max over [lo, s) and over [s, hi), at entry */
     i64 i, o, p, hatless, found, tried_child;
     size_t floors, changes; /* saved floors of i's sections; (member, old min_off) pairs */
     i64 nchanges;
@@ -425,6 +426,41 @@ static i64 max_rem(const Run *r, i64 lo, i64 hi)
     return best;
 }
 
+/* rem's maxima over [lo, s) and over [s, hi) for each s, at the frame's entry: a candidate
+ * changes rem only in its own sections (consecutive), and undoes that before the next. */
+static void prefix_maxima(Run *r, const Frame *f)
+{
+    i64 n = f->hi - f->lo;
+    i64 *below = r->scratch + f->outside, *above = below + n + 1;
+    below[0] = INT64_MIN;
+    for (i64 k = 0; k < n; k++) {
+        i64 v = r->rem[f->lo + k];
+        below[k + 1] = v > below[k] ? v : below[k];
+    }
+    above[n] = INT64_MIN;
+    for (i64 k = n - 1; k >= 0; k--) {
+        i64 v = r->rem[f->lo + k];
+        above[k] = v > above[k + 1] ? v : above[k + 1];
+    }
+}
+
+/* max(rem[lo:hi]) with candidate i's sections already lowered: the sections outside them from
+ * the entry's maxima, its own read. The same value as max_rem(), in |sections of i| steps. */
+static i64 max_rem_after(const Run *r, const Frame *f, i64 i)
+{
+    const Tables *t = r->t;
+    i64 n = f->hi - f->lo;
+    const i64 *below = r->scratch + f->outside, *above = below + n + 1;
+    i64 first = t->a[T_SECS][t->a[T_SECS_OFF][i]];
+    i64 last = t->a[T_SECS][t->a[T_SECS_OFF][i + 1] - 1];
+    i64 best = below[first - f->lo] > above[last + 1 - f->lo] ? below[first - f->lo]
+                                                                : above[last + 1 - f->lo];
+    for (i64 s = first; s <= last; s++) {
+        best = r->rem[s] > best ? r->rem[s] : best;
+    }
+    return best;
+}
+
 static int cmp_cands(const void *a, const void *b)
 {
     const i64 *x = a, *y = b;
@@ -572,6 +608,11 @@ static int step_dfs(Run *r, i64 stop, int *err)
         f->ci = 0;
         r->work += 3 + 2 * n + (g->count >> 2) + ((f->hi - f->lo) >> 3);
         f->max_rem = max_rem(r, f->lo, f->hi);
+        f->outside = alloc_scratch(r, (size_t)(2 * (f->hi - f->lo + 1)), err);
+        if (*err) {
+            return 0;
+        }
+        prefix_maxima(r, f);
         f->after_cands = r->top;
         f->phase = P_NEXT;
     }
@@ -588,7 +629,7 @@ static int step_dfs(Run *r, i64 stop, int *err)
             for (i64 k = secs_off[i]; k < secs_off[i + 1]; k++) {
                 r->rem[secs[k]] -= size[i];
             }
-            if (o + f->max_rem > cap && o + max_rem(r, f->lo, f->hi) > cap) {
+            if (o + f->max_rem > cap && o + max_rem_after(r, f, i) > cap) {
                 for (i64 k = secs_off[i]; k < secs_off[i + 1]; k++) {
                     r->rem[secs[k]] += size[i];
                 }
