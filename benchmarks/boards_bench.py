@@ -30,6 +30,7 @@ from host.device import emulate  # noqa: E402
 from host.device.boards import BuildError, build_image, get_board  # noqa: E402
 from host.device.wire import WireReport, decode_stream  # noqa: E402
 from host.paths import SHARED_MODELS, require_models  # noqa: E402
+from host.planning.libraries.reference import REFERENCE
 from host.planning.model import metadata  # noqa: E402
 from host.planning.plan import plan_model  # noqa: E402
 from host.planning.targets.target import target_arena  # noqa: E402
@@ -69,7 +70,7 @@ def tflm_cortex_m_total(path: Path, plan: str) -> int | None:
     if plan != "none":
         metadata.embed(model, plan_model(model, planner=plan).tensor_offsets())
         model = Model(model.to_bytes())
-    t = target_arena(model, "tflm-cortex-m", "reference")
+    t = target_arena(model, "tflm-cortex-m", REFERENCE)
     return t.head + t.tail if t.exact.get("head") and t.exact.get("tail") else None
 
 

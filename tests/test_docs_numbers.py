@@ -19,6 +19,10 @@ import pytest
 from support import tflm_cmsis_nn
 
 from host.paths import DSA_PROBLEMS, REPO, SHARED_MODELS, SHARED_ZOO
+from host.planning.libraries.cmsis_nn import CmsisNN
+from host.planning.libraries.microarena import MICROARENA
+from host.planning.libraries.reference import REFERENCE
+from host.planning.libraries.registry import library
 from host.planning.model import metadata
 from host.planning.packing import SEARCH_CORE, arena_size, lower_bound, plan, read_csv
 from host.planning.plan import plan_model
@@ -69,8 +73,9 @@ def test_readme_header_figure_is_the_prediction() -> None:
     stated = []
     for kernels in ("reference", "cmsis-nn"):
         model = Model(build_demo_model(), "demo")
-        metadata.embed(model, plan_model(model, kernels=kernels).tensor_offsets())
-        stated.append(target_arena(Model(model.to_bytes()), "tflm-cortex-m", kernels).min_arena)
+        lib = library(kernels)
+        metadata.embed(model, plan_model(model, lib=lib).tensor_offsets())
+        stated.append(target_arena(Model(model.to_bytes()), "tflm-cortex-m", lib).min_arena)
     said = _numbers(
         r"kernels: (\d+) B exact for the recording one as stated, \d+ B for the plain one; "
         r"with CMSIS-NN 4ab83cc3, the default for `tflm-cortex-m`: (\d+) B exact as stated",
@@ -191,7 +196,7 @@ def test_tflm_cortex_m_table_is_the_prediction(row: str, name: str) -> None:
     said = _numbers(
         rf"\| {row} \| (\d+) \| (\d+) \| (\d+) \| (\d+) / (\d+) / (\d+) \|", "docs/tflm_arena.md"
     )
-    t = target_arena(_shared(name), "tflm-cortex-m", "reference")
+    t = target_arena(_shared(name), "tflm-cortex-m", REFERENCE)
     assert said[:3] == [t.head, t.tail, t.head + t.tail] == said[3:]
 
 
@@ -206,7 +211,9 @@ def test_detection_scratch_figures() -> None:
 
     def scratch(**options: int | bool) -> list[int]:
         model = Model(single_op_model(detect("docs", **options)))  # type: ignore[arg-type]
-        return [sum(r.bytes for r in scratch_requests(model, rt)) for rt in ("microarena", "tflm")]
+        return [
+            sum(r.bytes for r in scratch_requests(model, lib)) for lib in (MICROARENA, REFERENCE)
+        ]
 
     said = _numbers(
         r"on the conformance models (\d+) B vs TFLM's (\d+) B \(20 boxes, 1 class\), (\d+) B vs "
@@ -221,7 +228,7 @@ def test_detection_scratch_figures() -> None:
     ]
     data = single_op_model(detect("docs", 300, 10, max_detections=25))
     said = _numbers(r"300 boxes and 10 classes: head (\d+) B vs TFLM's (\d+) B", "docs/runtime.md")
-    assert said == [predict(data, "host")["head"], predict_tflm_head(Model(data))]
+    assert said == [predict(data, "host")["head"], predict_tflm_head(Model(data), REFERENCE)]
 
 
 # --------------------------------------------------------------------------- DSA problems
@@ -321,7 +328,7 @@ def test_vela_plan_figures() -> None:
         r"without its knowledge of the Ethos-U operator (\d+)",
         "docs/planning.md",
     )
-    assert said == [predict_tflm_head(model), plan_model(model).head]
+    assert said == [predict_tflm_head(model, REFERENCE), plan_model(model).head]
 
 
 def test_bands_figures() -> None:
@@ -332,7 +339,7 @@ def test_bands_figures() -> None:
     from host.planning import band_choice as bands
 
     original = _shared("tflm_person_detect_int8")
-    banding = bands.apply(original, 0.1, "tflm", True)
+    banding = bands.apply(original, 0.1, REFERENCE, True)
     assert banding.chosen is not None
     r = plan_model(banding.model, time_limit=1.5, overlap=True, **banding.placement)
     metadata.embed(banding.model, r.tensor_offsets())
@@ -379,7 +386,7 @@ def test_bands_mobilenet_v2_figures() -> None:
     t = stage.t_tensor
     bounds = bands.aligned_bounds(t.shape[1], t.nbytes() // t.shape[1], count)
     assert bounds is not None
-    banded, r = bands.plan_banded(original, cut, bounds, "tflm", True, 1.5)
+    banded, r = bands.plan_banded(original, cut, bounds, REFERENCE, True, 1.5)
     metadata.embed(banded, r.tensor_offsets())
     over = plan_model(original, overlap=True)
     added = rw.band_macs(stage, bounds) - rw.stage_macs(stage)
@@ -420,7 +427,7 @@ def test_min_arena_tail_example() -> None:
         r"(\d+)-byte minimum arena, r = (\d+)",
         "docs/tflm_arena.md",
     )
-    t = target_arena(_shared("tflm_person_detect_int8"), "tflm-cortex-m", "cmsis-nn", "cortex-m4")
+    t = target_arena(_shared("tflm_person_detect_int8"), "tflm-cortex-m", CmsisNN("cortex-m4"))
     measured = tflm_cmsis_nn.load().run("tflm_person_detect_int8", "mps2-an386", "cmsis-nn", "none")
     assert measured is not None
     assert [tail, at_min, arena, r] == [t.tail, t.min_arena_tail, t.min_arena, t.min_arena % 16]
@@ -431,7 +438,6 @@ def test_min_arena_tail_example() -> None:
 def test_tail_by_arena_end_is_the_prediction() -> None:
     """docs/tflm_arena.md's tails measured by hand in arenas ending at several r mod 16: the
     replay of TFLM + CMSIS-NN gives each."""
-    from host.planning.libraries.registry import library
     from host.planning.targets.tflm import predict
     from host.planning.tflm.structs import CORTEX_M
 

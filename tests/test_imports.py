@@ -1,4 +1,5 @@
-"""host/'s modules import each other without a cycle (issue 28).
+"""host/'s modules import each other without a cycle, and host/planning's in few layers
+(issue 28).
 
 Every `import` and `from ... import` of one host module by another counts, wherever it sits:
 at module level, inside a function or under `if TYPE_CHECKING:`. An import moved into a
@@ -6,6 +7,12 @@ function or under TYPE_CHECKING still runs (or still ties the types) one way rou
 it closes is a cycle, only hidden; counting them all is what makes such a workaround fail here.
 An import inside a function that closes no cycle (a lazy import of a heavy or optional part)
 is allowed.
+
+The depth is measured on module-level imports only (those that run when a module is
+imported): host/planning's longest chain of them, counted in host/planning modules, is at most
+MAX_PLANNING_CHAIN. Each layer (model facts and TFLM facts, kernel libraries, per-model
+questions, the plan, the targets, choosers and outputs, the command line) imports only those
+below it, so the chain grows by a layer, not by a module.
 """
 
 from __future__ import annotations
@@ -48,19 +55,61 @@ def _targets(name: str, is_package: bool, node: ast.AST, known: dict[str, Path])
     return out
 
 
-@functools.cache  # both tests read it: parse host/ once
-def import_graph() -> dict[str, dict[str, int]]:
-    """Module -> {imported host module: line of the first such import}."""
+def _module_level(tree: ast.Module) -> list[ast.AST]:
+    """The import statements that run when the module is imported: at its top level, also
+    inside a top-level if/try, but not under `if TYPE_CHECKING:` (nor in a def or class)."""
+    out: list[ast.AST] = []
+    todo: list[ast.stmt] = list(tree.body)
+    while todo:
+        node = todo.pop(0)
+        if isinstance(node, ast.Import | ast.ImportFrom):
+            out.append(node)
+        elif isinstance(node, ast.If) and "TYPE_CHECKING" not in ast.unparse(node.test):
+            todo += node.body + node.orelse
+        elif isinstance(node, ast.Try):
+            todo += node.body + node.orelse + node.finalbody
+            todo += [s for h in node.handlers for s in h.body]
+    return out
+
+
+@functools.cache  # the tests read them: parse host/ once
+def _graphs() -> tuple[dict[str, dict[str, int]], dict[str, dict[str, int]]]:
+    """(every import, module-level imports only): module -> {imported host module: line}."""
     known = modules()
-    graph: dict[str, dict[str, int]] = {}
+    every: dict[str, dict[str, int]] = {}
+    loaded: dict[str, dict[str, int]] = {}
     for name, path in known.items():
-        edges = graph.setdefault(name, {})
-        for node in ast.walk(ast.parse(path.read_text(), str(path))):
-            if isinstance(node, ast.Import | ast.ImportFrom):
-                for target in _targets(name, path.name == "__init__.py", node, known):
-                    if target != name:
-                        edges.setdefault(target, node.lineno)
-    return graph
+        tree = ast.parse(path.read_text(), str(path))
+        for graph, nodes in ((every, list(ast.walk(tree))), (loaded, _module_level(tree))):
+            edges = graph.setdefault(name, {})
+            for node in nodes:
+                if isinstance(node, ast.Import | ast.ImportFrom):
+                    for target in _targets(name, path.name == "__init__.py", node, known):
+                        if target != name:
+                            edges.setdefault(target, node.lineno)
+    return every, loaded
+
+
+def import_graph() -> dict[str, dict[str, int]]:
+    """Module -> {imported host module: line of the first such import}, every import."""
+    return _graphs()[0]
+
+
+def module_level_graph() -> dict[str, dict[str, int]]:
+    """The same for module-level imports only: what importing a module runs."""
+    return _graphs()[1]
+
+
+def longest_chain(graph: dict[str, dict[str, int]], prefix: str) -> list[str]:
+    """The longest path of imports among the modules whose names start with `prefix` (the
+    graph has no cycle: test_host_imports_have_no_cycle)."""
+
+    @functools.cache
+    def chain(module: str) -> tuple[str, ...]:
+        below = [chain(m) for m in graph[module] if m.startswith(prefix)]
+        return (module, *max(below, key=len, default=()))
+
+    return list(max((chain(m) for m in graph if m.startswith(prefix)), key=len, default=()))
 
 
 def test_the_graph_holds_every_kind_of_import() -> None:
@@ -70,6 +119,11 @@ def test_the_graph_holds_every_kind_of_import() -> None:
     assert "host.runtime.binding" in graph["host.runtime.arena"]  # inside predict()
     assert "host.device.boards" in graph["host.device.record"]  # under TYPE_CHECKING too
     assert find_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
+    loaded = module_level_graph()
+    assert "host.planning.plot" in graph["host.planning.cli"]  # inside a function only
+    assert "host.planning.plot" not in loaded["host.planning.cli"]
+    assert "host.planning.band_choice" in loaded["host.planning.cli"]
+    assert "host.device.boards" not in loaded["host.device.record"]  # under TYPE_CHECKING
 
 
 def test_host_imports_have_no_cycle() -> None:
@@ -77,3 +131,23 @@ def test_host_imports_have_no_cycle() -> None:
     loop = find_cycle(graph)
     steps = [f"{a} (line {graph[a][b]}) -> {b}" for a, b in zip(loop, loop[1:], strict=False)]
     assert not loop, "host modules import each other in a circle: " + "; ".join(steps)
+
+
+MAX_PLANNING_CHAIN = 8
+
+
+def test_chain_is_the_longest_path() -> None:
+    graph = {"p.a": {"p.b": 1, "p.c": 1}, "p.b": {"p.d": 1}, "p.c": {}, "p.d": {"q": 1}, "q": {}}
+    assert longest_chain(graph, "p.") == ["p.a", "p.b", "p.d"]  # q is outside the prefix
+
+
+def test_planning_import_chain_is_short() -> None:
+    """Importing any host/planning module runs at most MAX_PLANNING_CHAIN of them in a row."""
+    graph = module_level_graph()
+    chain = longest_chain(graph, "host.planning.")
+    assert len(chain) >= 4, chain  # the graph is read: cli > ... > model facts at least
+    assert len(chain) <= MAX_PLANNING_CHAIN, (
+        f"host/planning imports {len(chain)} modules in a row (at most {MAX_PLANNING_CHAIN}): "
+        + " > ".join(f"{a} (line {graph[a][b]})" for a, b in zip(chain, chain[1:], strict=False))
+        + f" > {chain[-1]}"
+    )

@@ -124,6 +124,7 @@ def tflm_prediction(model_path: str, target: str) -> dict:
     the model as it is (embedded plan included), for an arena whose end is 16-byte aligned. On
     a board: with the kernels host.plan recorded planning it for, else the target's default
     (CMSIS-NN on a Cortex-M4)."""
+    from host.planning.libraries.registry import library
     from host.planning.origin import origin
     from host.planning.targets.target import target_arena
     from host.tflite.model import Model
@@ -131,8 +132,8 @@ def tflm_prediction(model_path: str, target: str) -> dict:
     model = Model.load(model_path)
     o = origin(model)
     recorded = o is not None and o.runtime == "tflm" and bool(o.kernels)
-    kernels, cpu = (o.kernels, o.cpu) if recorded and target == "tflm-cortex-m" else (None, None)
-    t = target_arena(model, target, kernels, cpu)
+    lib = library(o.kernels, o.cpu) if o and recorded and target == "tflm-cortex-m" else None
+    t = target_arena(model, target, lib)
     doc = t.to_json()
     doc["total"] = t.head + t.tail
     doc["categories"] = [vars(c) for c in t.categories]

@@ -13,10 +13,10 @@ from host.tflite.model import Model, Operator, Subgraph
 
 
 def op_rules(
-    model: Model, sg: Subgraph, op: Operator, kernels: KernelLibrary
+    model: Model, sg: Subgraph, op: Operator, lib: KernelLibrary
 ) -> list[loops.Rule] | None:
     """The overlap rules of an operator's activation inputs; None if it has no proven rule."""
-    k = kernels.overlap_kernel(model, sg, op)
+    k = lib.overlap_kernel(model, sg, op)
     if k is None or not 0 < loops.indices(k) <= loops.MAX_RULE_INDICES:
         return None  # no proven rule; or empty or huge shapes (a damaged model): no overlap
     return [loops.Rule(s, loops.rule(k, s)) for s in k.slots]
@@ -35,7 +35,7 @@ class Pair:
     op_name: str
 
 
-def overlap_pairs(model: Model, w: Walk, kernels: KernelLibrary) -> list[Pair]:
+def overlap_pairs(model: Model, w: Walk, lib: KernelLibrary) -> list[Pair]:
     """Every (input, output) pair the rules allow to overlap in this model.
 
     An input qualifies only if this operator is its last use and the output is created by it,
@@ -52,7 +52,7 @@ def overlap_pairs(model: Model, w: Walk, kernels: KernelLibrary) -> list[Pair]:
             span = scope.get((sg.index, op.index))
             if span is None or span.first != span.last:
                 continue  # not walked, or calls subgraphs
-            rules = op_rules(model, sg, op, kernels)
+            rules = op_rules(model, sg, op, lib)
             # Control-flow operators copy a called subgraph's inputs and outputs (possibly one
             # onto the other): those tensors never overlap.
             boundary = set(sg.inputs + sg.outputs) if sg.index else set()

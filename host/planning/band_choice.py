@@ -20,7 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from host.planning.libraries.base import KernelLibrary
-from host.planning.libraries.registry import library
+from host.planning.libraries.reference import REFERENCE
 from host.planning.model import lifetimes, metadata
 from host.planning.model.macs import model_macs
 from host.planning.model.rows import Piece, row_pieces
@@ -107,7 +107,7 @@ def plan_banded(
     model: Model,
     cut: int,
     bounds: list[int],
-    kernels: KernelLibrary | str,
+    lib: KernelLibrary,
     overlap: bool,
     time_limit: float,
 ) -> tuple[Model, PlanResult]:
@@ -116,19 +116,18 @@ def plan_banded(
         banded,
         "best",
         time_limit,
-        kernels,
+        lib,
         None,
         overlap=overlap,
         clock_slack=CLOCK_SLACK,
-        **placement(banded, bp, kernels),
+        **placement(banded, bp, lib),
     )
     return banded, result
 
 
-def placement(model: Model, bp: rw.BandPlan, kernels: KernelLibrary | str) -> dict:
-    """plan_model's arguments for a banded model (see layouts); `kernels`: the kernels (a
-    library or a name)."""
-    tflm = library(kernels).runtime == "tflm"
+def placement(model: Model, bp: rw.BandPlan, lib: KernelLibrary) -> dict:
+    """plan_model's arguments for a banded model (see layouts), run with the library `lib`."""
+    tflm = lib.runtime == "tflm"
     pieces = row_pieces(model, lifetimes.walk(model)) if tflm else {}
     gi = [t.global_index for t in model.subgraphs[0].tensors]
     joins = {gi[o]: [gi[i] for i in ins] for o, ins in bp.joins.items()}
@@ -307,7 +306,7 @@ def _stage_estimate(st: rw.Stage, bounds: list[int]) -> int:
 
 def choices(
     model: Model,
-    kernels: KernelLibrary | str = "tflm",
+    lib: KernelLibrary = REFERENCE,
     overlap: bool = False,
     time_limit: float = CHOICE_TIME_LIMIT,
     counts: tuple[int, ...] = DEFAULT_COUNTS,
@@ -317,21 +316,21 @@ def choices(
     """Every (cut, band count) within the MAC budget, planned; the caller picks."""
     options = candidates(model, counts, budget)
     for c in options:
-        _plan_choice(model, c, kernels, overlap, time_limit, progress)
+        _plan_choice(model, c, lib, overlap, time_limit, progress)
     return options
 
 
 def _plan_choice(
     model: Model,
     c: Choice,
-    kernels: KernelLibrary | str,
+    lib: KernelLibrary,
     overlap: bool,
     time_limit: float,
     progress: Callable[[str], None] | None,
 ) -> None:
     """Fill the choice's head (or its error)."""
     try:
-        _, r = plan_banded(model, c.cut, c.bounds, kernels, overlap, time_limit)
+        _, r = plan_banded(model, c.cut, c.bounds, lib, overlap, time_limit)
     except rw.BandError as e:
         c.error = str(e)
         return
@@ -353,7 +352,7 @@ class Search:
 
 def search(
     model: Model,
-    kernels: KernelLibrary | str,
+    lib: KernelLibrary,
     overlap: bool,
     beat: int,
     time_limit: float,
@@ -371,7 +370,7 @@ def search(
     default time_limit from now). The choices left unplanned are counted."""
     deadline = time.process_time() + time_limit if deadline is None else deadline
     options = candidates(model, DEFAULT_COUNTS, budget)
-    floor = rest_bounds(model, kernels, overlap, {c.cut for c in options}) if prune else {}
+    floor = rest_bounds(model, lib, overlap, {c.cut for c in options}) if prune else {}
     # Likeliest first, so that a good head found early lets the bounds skip the rest.
     options.sort(
         key=lambda c: (max(floor.get(c.cut, 0), c.estimate), c.estimate, c.added_macs, c.cut)
@@ -387,7 +386,7 @@ def search(
         if prune and (floor[c.cut], c.added_macs) >= best:
             out.pruned += 1
             continue
-        _plan_choice(model, c, kernels, overlap, CHOICE_TIME_LIMIT, progress)
+        _plan_choice(model, c, lib, overlap, CHOICE_TIME_LIMIT, progress)
         out.planned.append(c)
         if not c.error and (c.head, c.added_macs) < best:
             best = (c.head, c.added_macs)
@@ -395,11 +394,11 @@ def search(
 
 
 def rest_bounds(
-    model: Model, kernels: KernelLibrary | str, overlap: bool, cut_after: set[int]
+    model: Model, lib: KernelLibrary, overlap: bool, cut_after: set[int]
 ) -> dict[int, int]:
     """Per cut, a head no banded plan goes below: the live bytes of the operators after the
     cut (their tensors, T included, and scratch), which the rewrite leaves as they are."""
-    buffers, overlaps = problem(model, kernels, overlap)
+    buffers, overlaps = problem(model, lib, overlap)
     scopes = {s.op: s.first for s in lifetimes.walk(model).op_scopes if s.subgraph == 0}
     out = {}
     for cut in cut_after:
@@ -510,7 +509,7 @@ PLAIN_SHARE = 0.2  # of apply's time limit: the unbanded plan's search, whose he
 def apply(
     model: Model,
     budget: float,
-    kernels: KernelLibrary | str,
+    lib: KernelLibrary,
     overlap: bool,
     progress: Callable[[str], None] | None = None,
     target: str | None = None,
@@ -527,17 +526,17 @@ def apply(
         model,
         "best",
         min(1.5, PLAIN_SHARE * time_limit),
-        kernels,
+        lib,
         None,
         overlap=overlap,
         clock_slack=CLOCK_SLACK,
     )
-    unbanded_arena = _arena(model, plain.tensor_offsets(), target, kernels) if target else None
+    unbanded_arena = _arena(model, plain.tensor_offsets(), target, lib) if target else None
     keep = (budget, plain.head, objective, target, unbanded_arena)
     try:
         found = search(
             model,
-            kernels,
+            lib,
             overlap,
             plain.head,
             (1 - PLAIN_SHARE) * time_limit,
@@ -551,8 +550,8 @@ def apply(
     ok = sorted((c for c in found.planned if not c.error), key=lambda c: (c.head, c.added_macs))
     if target:
         for c in ok[:ARENA_CANDIDATES] if objective == "arena" else ok[:1]:
-            banded, r = plan_banded(model, c.cut, c.bounds, kernels, overlap, CHOICE_TIME_LIMIT)
-            c.arena = _arena(banded, r.tensor_offsets(), target, kernels)
+            banded, r = plan_banded(model, c.cut, c.bounds, lib, overlap, CHOICE_TIME_LIMIT)
+            c.arena = _arena(banded, r.tensor_offsets(), target, lib)
     if objective == "arena" and unbanded_arena is not None:
         ranked = [c for c in ok if c.arena is not None and c.arena < unbanded_arena]
         chosen = min(ranked, key=lambda c: (c.arena, c.head), default=None)
@@ -562,18 +561,15 @@ def apply(
     if chosen is None:
         return Banding(model, {}, None, found.planned, *keep, **counts)
     banded, bp = rw.rewrite(model, chosen.cut, chosen.bounds)
-    return Banding(banded, placement(banded, bp, kernels), chosen, found.planned, *keep, **counts)
+    return Banding(banded, placement(banded, bp, lib), chosen, found.planned, *keep, **counts)
 
 
-def _arena(
-    model: Model, offsets: dict[int, int], target: str, kernels: KernelLibrary | str
-) -> int | None:
-    """The arena to set on the target, run with the kernels (a library or a --runtime name),
-    for the model planned with these offsets."""
+def _arena(model: Model, offsets: dict[int, int], target: str, lib: KernelLibrary) -> int | None:
+    """The arena to set on the target, run with `lib` (or, where `lib` cannot run there, the
+    target's default kernels), for the model planned with these offsets."""
     planned = Model(model.to_bytes(), model.source)
     metadata.embed(planned, offsets)
     try:
-        lib = library(kernels)
         return target_arena(planned, target, lib if lib.runtime in target else None).min_arena
     except Exception:  # the prediction is extra information; the choice stands without it
         return None

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from host.planning.aliasing import overlap_pairs
 from host.planning.libraries.base import KernelLibrary
-from host.planning.libraries.registry import library
+from host.planning.libraries.reference import REFERENCE
 from host.planning.model.lifetimes import Walk, span_text, tensor_buffers, variable_buffers, walk
 from host.planning.model.metadata import MAX_END, ONLINE, RUNTIME_ALIGN, VERSION, decode, read
 from host.planning.model.rows import concat_destinations, dead_under, row_pieces
@@ -18,7 +18,7 @@ from host.planning.tflm.registered import OPERATORS
 from host.tflite.model import CUSTOM, OFFLINE_PLAN_NAME, Model, ModelError
 
 
-def check(model: Model, kernels: KernelLibrary | str = "tflm") -> list[str]:
+def check(model: Model, lib: KernelLibrary = REFERENCE) -> list[str]:
     """Problems with the plan embedded in a model ([] if it is valid; ModelError if none).
     Overlaps are accepted where the overlap rules of the kernel library allow them."""
     plan = read(model)
@@ -58,7 +58,6 @@ def check(model: Model, kernels: KernelLibrary | str = "tflm") -> list[str]:
                 f"{names[t.global_index]} at offset {off} ends at {end}, beyond {MAX_END} "
                 "(2 GiB less 16: the runtime refuses it)"
             )
-    lib = library(kernels)
     offsets = plan.offsets
     in_place = concat_destinations(model)
     # TFLM checks no plan; this project's runtime refuses a tensor over a live one's bytes.
@@ -100,7 +99,7 @@ def _copied_onto_itself(in_place: dict[tuple[int, int], int], offsets, a: int, b
     return False
 
 
-def not_judged(model: Model, kernels: KernelLibrary | str = "tflm") -> list[str]:
+def not_judged(model: Model, lib: KernelLibrary = REFERENCE) -> list[str]:
     """Tensors the plan lets share bytes that check() cannot judge: both belong to an
     operator whose kernel is unknown here (a custom operator no kernel set registers, such as
     Vela's ethos-u, which decides itself what its scratch tensors and input/output hold), and
@@ -110,7 +109,7 @@ def not_judged(model: Model, kernels: KernelLibrary | str = "tflm") -> list[str]
         return []
     w = walk(model)
     out = []
-    for a, b, rule in _shared_bytes(model, w, plan.offsets, kernels):
+    for a, b, rule in _shared_bytes(model, w, plan.offsets, lib):
         owner = _unjudged_owner(model, w, a, b) if rule is None else None
         if owner is None:
             continue
@@ -194,7 +193,7 @@ def notes(model: Model) -> list[str]:
     return out
 
 
-def allowed_overlaps(model: Model, kernels: KernelLibrary | str = "tflm") -> list:
+def allowed_overlaps(model: Model, lib: KernelLibrary = REFERENCE) -> list:
     """The overlaps in a model's embedded plan that kernel rules allow (after check())."""
     plan = read(model)
     if plan is None or len(plan.offsets) != len(model.tensors):
@@ -202,12 +201,12 @@ def allowed_overlaps(model: Model, kernels: KernelLibrary | str = "tflm") -> lis
     offsets = plan.offsets
     return [
         rule
-        for _, _, rule in _shared_bytes(model, walk(model), offsets, kernels)
+        for _, _, rule in _shared_bytes(model, walk(model), offsets, lib)
         if rule is not None and offsets[rule.input] - offsets[rule.output] >= rule.min_delta
     ]
 
 
-def _shared_bytes(model: Model, w: Walk, offsets: list[int], kernels: KernelLibrary | str):
+def _shared_bytes(model: Model, w: Walk, offsets: list[int], lib: KernelLibrary):
     """(earlier buffer, later buffer, the overlap rule of the pair or None) for every two
     planned tensors that are live together and share bytes in the plan."""
 
@@ -216,7 +215,7 @@ def _shared_bytes(model: Model, w: Walk, offsets: list[int], kernels: KernelLibr
     shared = collisions(fixed, {b.id: offsets[b.id] for b in fixed})
     if not shared:
         return  # the rules are only needed where tensors share bytes
-    rules = {(p.input, p.output): p for p in overlap_pairs(model, w, library(kernels))}
+    rules = {(p.input, p.output): p for p in overlap_pairs(model, w, lib)}
     variables = {b.id for b in fixed} - {b.id for b in tensor_buffers(w)}
     for a, b in shared:
         rule = rules.get((a.id, b.id)) or rules.get((b.id, a.id))

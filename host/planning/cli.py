@@ -23,7 +23,8 @@ from host.planning import origin as plan_origin
 from host.planning.c_header import c_name
 from host.planning.libraries.base import KernelLibrary, KernelsError
 from host.planning.libraries.microarena import fastest_library
-from host.planning.libraries.registry import CPUS, DEFAULT_CPU, KERNELS, RUNTIMES
+from host.planning.libraries.reference import REFERENCE
+from host.planning.libraries.registry import CPUS, DEFAULT_CPU, KERNELS, RUNTIMES, library
 from host.planning.model import metadata
 from host.planning.packing import (
     PLANNERS,
@@ -132,7 +133,7 @@ def _parser() -> argparse.ArgumentParser:
         help="the kernel library the model will run with: its scratch buffers are planned "
         "around, its allocations make the tail, and with --overlap its loops decide what may "
         "overlap; with --check, whose overlap rules apply (default: the target's: "
-        + ", ".join(f"{k} on {t}" for t, k in DEFAULT_KERNELS.items())
+        + ", ".join(f"{k.name} on {t}" for t, k in DEFAULT_KERNELS.items())
         + ")",
     )
     p.add_argument(
@@ -236,15 +237,15 @@ def cmd_plan(args: argparse.Namespace) -> int:
             "writes this planner's plan over it (--check MODEL says whether TFLM runs it as is)"
         )
     limit = args.time_limit or (BANDS_TIME_LIMIT if args.bands else MODEL_TIME_LIMIT)
-    kernels = args.kernel_library
-    runtime = kernels.runtime
+    lib = args.kernel_library
+    runtime = lib.runtime
     progress = _progress(args.quiet or args.json)
     banding = None
     if args.bands:
         banding = bands.apply(
             model,
             args.bands_mac_budget,
-            kernels,
+            lib,
             args.overlap,
             progress,
             target=args.target,
@@ -257,13 +258,13 @@ def cmd_plan(args: argparse.Namespace) -> int:
         model,
         args.planner,
         limit,
-        kernels,
+        lib,
         progress,
         overlap=args.overlap,
         **(banding.placement if banding else {}),
     )
     fast = None
-    if args.overlap and kernels.name == "microarena":
+    if args.overlap and lib.name == "microarena":
         placement = banding.placement if banding else {}
 
         def plan_with(lib: KernelLibrary) -> PlanResult:
@@ -272,9 +273,9 @@ def cmd_plan(args: argparse.Namespace) -> int:
         result, fast = fast_paths.choose(model, result, plan_with, args.fastest, args.cpu)
     planned_for = runtime + ("+overlap" if args.overlap else "")
     offsets = result.tensor_offsets()
-    metadata.embed(model, offsets, planned_for, kernels.name, kernels.cpu)  # saved by --embed
-    _add_target(result, model, args.target, kernels)
-    _write_outputs(args, result, model, kernels)
+    metadata.embed(model, offsets, planned_for, lib.name, lib.cpu)  # saved by --embed
+    _add_target(result, model, args.target, lib)
+    _write_outputs(args, result, model, lib)
     refused = result.microarena_refusal = _microarena_refusal(model)
     result.seconds = time.monotonic() - start  # the whole run: bands and predictions included
     out = sys.stderr if args.embed and is_stdout(args.output or args.model) else sys.stdout
@@ -315,9 +316,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
     return 0
 
 
-def _write_outputs(
-    args: argparse.Namespace, result: PlanResult, model: Model, kernels: KernelLibrary
-):
+def _write_outputs(args: argparse.Namespace, result: PlanResult, model: Model, lib: KernelLibrary):
     """The planned model (--embed, -o) and the plot land together, each checked, or neither.
 
     With the model written to standard output, the report goes to standard error so that the
@@ -327,27 +326,25 @@ def _write_outputs(
     if args.embed:
         # Every field but the plan and its marker keeps its meaning, or nothing is written.
         data = check_rewrite(model, (OFFLINE_PLAN_NAME, plan_origin.MARKER))
-        outputs.append(Output(args.output or args.model, data, _written_model_check(kernels)))
+        outputs.append(Output(args.output or args.model, data, _written_model_check(lib)))
     if args.plot:
         from host.planning.plot import plot_bytes
 
         outputs.append(Output(args.plot, plot_bytes(result, model, args.plot)))
     if args.header:
-        outputs.append(_header_output(args, result, model.to_bytes(), kernels))
+        outputs.append(_header_output(args, result, model.to_bytes(), lib))
     write_outputs(outputs)
 
 
 def _header_output(
-    args: argparse.Namespace, result: PlanResult, data: bytes, kernels: KernelLibrary
+    args: argparse.Namespace, result: PlanResult, data: bytes, lib: KernelLibrary
 ) -> Output:
     """The --header file: the planned model's bytes and the target's arena to set."""
     if result.target is None:
         raise PlanError(f"no --header: the arena on {args.target} is unknown ({result.warnings})")
     refusal = result.tflm_refusal.text() if result.tflm_refusal else None
     name = args.header_name or HEADER_NAME
-    text = c_header.render(
-        data, name, result.target, kernels.label, args.header, args.model, refusal
-    )
+    text = c_header.render(data, name, result.target, lib.label, args.header, args.model, refusal)
 
     def check(written: bytes) -> None:
         if c_header.array_bytes(written.decode()) != data:  # a bug of ours: never let it land
@@ -356,14 +353,14 @@ def _header_output(
     return Output(args.header, text.encode(), check)
 
 
-def _written_model_check(kernels: KernelLibrary) -> Callable[[bytes], None]:
+def _written_model_check(lib: KernelLibrary) -> Callable[[bytes], None]:
     """The check the planned model's bytes pass, as read back from beside the target, before
     they replace any file: a model whose embedded plan is valid. (The field-by-field comparison
     with the original, check_rewrite, ran on these same bytes before they were written: the
     read-back must equal them.)"""
 
     def check(data: bytes) -> None:
-        problems = checker.check(Model(data, "the planned model"), kernels)
+        problems = checker.check(Model(data, "the planned model"), lib)
         if problems:  # a bug of ours: say so rather than leave a bad model unnoticed
             raise PlanError(f"planned model failed its own check, nothing written: {problems[0]}")
 
@@ -373,7 +370,7 @@ def _written_model_check(kernels: KernelLibrary) -> Callable[[bytes], None]:
 def _existing_head(model: Model) -> int | None:
     """TFLM's head with the plan the model carries (None where that plan cannot be used)."""
     try:
-        return predict_tflm_head(model)
+        return predict_tflm_head(model, REFERENCE)
     except Exception:  # a plan TFLM refuses (wrong size, ...): --check says why
         return None
 
@@ -403,10 +400,10 @@ def _microarena_refusal(model: Model) -> str | None:
     return None if why is None else printable(why)
 
 
-def _add_target(result: PlanResult, model: Model, target: str, kernels: KernelLibrary) -> None:
+def _add_target(result: PlanResult, model: Model, target: str, lib: KernelLibrary) -> None:
     """The target's head, tail and minimum arena for the model with its plan embedded."""
     try:
-        result.target = target_arena(model, target, kernels)
+        result.target = target_arena(model, target, lib)
     except Exception as e:  # the figures are extra information; the plan stands without them
         result.warnings.append(f"arena prediction for {target} unavailable: {e}")
 
@@ -425,18 +422,18 @@ def predict_model(path: str) -> dict:
 def cmd_check(args: argparse.Namespace) -> int:
     model = Model.load(args.check)
     origin = plan_origin.origin(model)
-    kernels = _kernel_library(args, origin)
-    problems = checker.check(model, kernels) + bands.graph_problems(model)
-    mismatch = _planned_for_other_kernels(origin, kernels, args.check)
+    lib = _kernel_library(args, origin)
+    problems = checker.check(model, lib) + bands.graph_problems(model)
+    mismatch = _planned_for_other_kernels(origin, lib, args.check)
     if mismatch:
         problems.insert(0, mismatch)
-    unjudged = checker.not_judged(model, kernels)
+    unjudged = checker.not_judged(model, lib)
     notes = checker.notes(model)
     refusal = tflm_refusal(model)
     if refusal:
         notes.append(f"TFLM refuses this model: {refusal.text()}")
     target = args.target
-    arena = None if problems else _check_arena(model, target, kernels, notes)
+    arena = None if problems else _check_arena(model, target, lib, notes)
     if args.json:
         doc = {
             "model": args.check,
@@ -456,8 +453,8 @@ def cmd_check(args: argparse.Namespace) -> int:
             print(f"  - {msg}")
     else:
         n = len(metadata.read(model).offsets)  # type: ignore[union-attr]
-        shared = checker.allowed_overlaps(model, kernels)
-        extra = f"; {len(shared)} operators write over their input, as the {kernels.label} allow"
+        shared = checker.allowed_overlaps(model, lib)
+        extra = f"; {len(shared)} operators write over their input, as the {lib.label} allow"
         extra = extra if shared else ""
         if unjudged:
             print(
@@ -481,11 +478,11 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 
 def _check_arena(
-    model: Model, target: str, kernels: KernelLibrary, notes: list[str]
+    model: Model, target: str, lib: KernelLibrary, notes: list[str]
 ) -> TargetArena | None:
     """The head a valid plan gives on the target (None, with a note, when not predictable)."""
     try:
-        return target_arena(model, target, kernels)
+        return target_arena(model, target, lib)
     except Exception as e:  # extra information: the check's verdict stands without it
         notes.append(f"head on {target} unavailable: {e}")
         return None
@@ -513,19 +510,19 @@ def cmd_buffers(args: argparse.Namespace) -> int:
 
 
 def _planned_for_other_kernels(
-    origin: plan_origin.PlanOrigin | None, kernels: KernelLibrary, path: str
+    origin: plan_origin.PlanOrigin | None, lib: KernelLibrary, path: str
 ) -> str | None:
     """Why an --overlap plan made for other kernels (or another CPU) must not run with these:
     its overlaps hold for the loops it was proven for only."""
     if origin is None or not origin.overlap or not origin.kernels:
         return None
-    if (origin.kernels, origin.cpu) == (kernels.name, kernels.cpu):
+    if (origin.kernels, origin.cpu) == (lib.name, lib.cpu):
         return None
     return (
         f"the plan's overlaps are proven for the {origin.kernels_text()}, not for the "
-        f"{kernels.label}, whose loops may read an input after writing over it: re-plan "
-        f"with `python -m host.plan {path} --embed --overlap --kernels {kernels.name}"
-        + (f" --cpu {kernels.cpu}`" if kernels.cpu else "`")
+        f"{lib.label}, whose loops may read an input after writing over it: re-plan "
+        f"with `python -m host.plan {path} --embed --overlap --kernels {lib.name}"
+        + (f" --cpu {lib.cpu}`" if lib.cpu else "`")
     )
 
 
@@ -543,7 +540,7 @@ def _kernel_library(
         name, args.cpu = recorded.kernels, args.cpu or recorded.cpu
     if args.target is None:
         args.target = "microarena-cortex-m" if name == "microarena" else DEFAULT_TARGET
-    return target_kernels(args.target, name, args.cpu)
+    return target_kernels(args.target, library(name or DEFAULT_KERNELS[args.target].name, args.cpu))
 
 
 # Options that mean something in some modes only: (option, its attribute, those modes).

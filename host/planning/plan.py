@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from host.planning import aliasing
 from host.planning import scratch as scratch_model
 from host.planning.libraries.base import KernelLibrary
-from host.planning.libraries.registry import library
+from host.planning.libraries.reference import REFERENCE
 from host.planning.model import lifetimes
 from host.planning.model.lifetimes import tensor_buffers
 from host.planning.packing import Buffer, Overlap, arena_size, lower_bound, plan
@@ -74,7 +74,7 @@ class PlanResult:
     model: str
     planner: str
     runtime: str  # whose interpreter: "tflm" or "microarena"
-    kernels: KernelLibrary  # whose kernels' scratch (and overlap rules) it plans around
+    lib: KernelLibrary  # whose kernels' scratch (and overlap rules) it plans around
     tensors: list[PlannedTensor]
     scratch: list[Scratch]
     head: int  # head TFLM will use with the embedded plan (exact, if TFLM loads the model)
@@ -107,11 +107,11 @@ class PlanResult:
 
 
 def _scratch(
-    model: Model, w: lifetimes.Walk, kernels: KernelLibrary
+    model: Model, w: lifetimes.Walk, lib: KernelLibrary
 ) -> tuple[list[Scratch], list[str]]:
     spans = {(s.subgraph, s.op): s for s in w.op_scopes}
     out = []
-    for r in scratch_model.scratch_requests(model, kernels):
+    for r in scratch_model.scratch_requests(model, lib):
         span = spans.get((r.subgraph, r.op))
         if span is None:  # an operator of a subgraph no walk reaches: TFLM never plans it
             continue
@@ -119,7 +119,7 @@ def _scratch(
         out.append(
             Scratch(r.subgraph, r.op, op.name, lifetimes.align_up(r.bytes), span.first, span.last)
         )
-    unknown = scratch_model.unknown_scratch_ops(model, kernels)
+    unknown = scratch_model.unknown_scratch_ops(model, lib)
     warns = [f"scratch needs of {', '.join(unknown)} are not modelled"] if unknown else []
     return out, warns
 
@@ -160,11 +160,10 @@ def _shared(pairs: list[aliasing.Pair], offsets: dict[int, int], sizes: dict[int
 
 
 def problem(
-    model: Model, kernels: KernelLibrary | str = "tflm", overlap: bool = False
+    model: Model, lib: KernelLibrary = REFERENCE, overlap: bool = False
 ) -> tuple[list[Buffer], list[Overlap]]:
     """The model's planning problem as plan_model poses it: tensors and kernel scratch, and
     the overlaps the kernels allow (with overlap=True)."""
-    lib = library(kernels)
     w = lifetimes.walk(model)
     pairs = aliasing.overlap_pairs(model, w, lib) if overlap else []
     scratch, _ = _scratch(model, w, lib)
@@ -189,13 +188,13 @@ def plan_model(
     model: Model,
     planner: str = "best",
     time_limit: float = 10.0,
-    kernels: KernelLibrary | str = "tflm",
+    lib: KernelLibrary = REFERENCE,
     progress: Progress | None = None,
     overlap: bool = False,
     layouts: LayoutMaker | None = None,
     clock_slack: float = CLOCK_SLACK,
 ) -> PlanResult:
-    """Plan the model around the scratch of `kernels` (a library or its name); with
+    """Plan the model around the scratch of the kernel library `lib`; with
     overlap=True an operator's input may share bytes with its output where that library's
     loops (host.planning.libraries.loops) prove it safe.
 
@@ -203,7 +202,6 @@ def plan_model(
     plans are judged as TFLM will lay them out, which checks nothing (--check does).
     clock_slack: the wall-clock cap of each search, as a multiple of its time budget."""
     t0 = time.monotonic()
-    lib = library(kernels)
     w = lifetimes.walk(model)
     pairs = aliasing.overlap_pairs(model, w, lib) if overlap else []
     overlaps = [Overlap(p.input, p.output, p.min_delta) for p in pairs]
@@ -263,7 +261,7 @@ def plan_model(
         model=model.source,
         planner=planner,
         runtime=lib.runtime,
-        kernels=lib,
+        lib=lib,
         tensors=tensors,
         scratch=scratch,
         head=best_head,

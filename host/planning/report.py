@@ -34,7 +34,7 @@ def plan_text(r: PlanResult) -> str:
     pct = 100.0 * r.saving / r.tflm_head if r.tflm_head else 0.0
     lines += [
         f"model            {r.model}",
-        f"planner          {r.planner} ({r.seconds:.2f} s), scratch of the {r.kernels.label}",
+        f"planner          {r.planner} ({r.seconds:.2f} s), scratch of the {r.lib.label}",
         f"arena head       {r.head} bytes ({_head_status(r)})",
         f"lower bound      {r.lower_bound} bytes (max live bytes; head is {ratio:.3f}x)",
         f"TFLM greedy      {r.tflm_head} bytes without a plan; saving {r.saving} bytes "
@@ -128,8 +128,8 @@ def plan_json(r: PlanResult, embedded_in: str | None) -> dict[str, Any]:
         "model": r.model,
         "planner": r.planner,
         "runtime": r.runtime,
-        "kernels": r.kernels.name,
-        "cpu": r.kernels.cpu,
+        "kernels": r.lib.name,
+        "cpu": r.lib.cpu,
         "head": r.target.head if r.target else r.head,
         "tail": r.target.tail if r.target else None,
         "min_arena": r.target.min_arena if r.target else None,

@@ -17,7 +17,6 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from host.planning.libraries.base import KernelLibrary
-from host.planning.libraries.registry import library
 from host.planning.model import lifetimes, metadata
 from host.planning.model.lifetimes import TFLM, Walk, align_up, mark, walk
 from host.planning.packing.greedy import plan_greedy
@@ -37,7 +36,7 @@ class ScratchRequest:
 # --------------------------------------------------------------------------- entry points
 
 
-def scratch_requests(model: Model, kernels: KernelLibrary | str = "tflm") -> list[ScratchRequest]:
+def scratch_requests(model: Model, lib: KernelLibrary) -> list[ScratchRequest]:
     """Every scratch request the library's kernels make, in TFLM's request order.
 
     TFLM prepares subgraph 0's operators in order, then subgraph 1's, and so on; a kernel's
@@ -45,7 +44,6 @@ def scratch_requests(model: Model, kernels: KernelLibrary | str = "tflm") -> lis
     so decides ties in the greedy planner's sort. Operators whose behaviour is not modelled
     contribute nothing (see `unknown_scratch_ops`).
     """
-    lib = library(kernels)
     out = []
     for sg in model.subgraphs:
         for op in sg.operators:
@@ -59,9 +57,8 @@ def scratch_requests(model: Model, kernels: KernelLibrary | str = "tflm") -> lis
     return out
 
 
-def unknown_scratch_ops(model: Model, kernels: KernelLibrary | str = "tflm") -> list[str]:
+def unknown_scratch_ops(model: Model, lib: KernelLibrary) -> list[str]:
     """Operators (as 'subgraph S op I NAME') whose scratch requests are not modelled."""
-    lib = library(kernels)
     return [
         f"subgraph {sg.index} op {op.index} {op.name}"
         for sg in model.subgraphs
@@ -93,7 +90,7 @@ def scratch_buffers(model: Model, w: Walk, requests: list[ScratchRequest]) -> li
     return out
 
 
-def tflm_buffers(model: Model, kernels: KernelLibrary | str = "tflm") -> list[Buffer]:
+def tflm_buffers(model: Model, lib: KernelLibrary) -> list[Buffer]:
     """TFLM's whole head planning problem for a model, in the order TFLM adds the buffers.
 
     Tensors first (global index order; those with an offset in the model's embedded
@@ -113,7 +110,7 @@ def tflm_buffers(model: Model, kernels: KernelLibrary | str = "tflm") -> list[Bu
             replace(b, offset=plan.offsets[b.id]) if plan.offsets[b.id] >= 0 else b for b in tensors
         ]
         tensors += _planned_variables(model, plan.offsets)
-    return tensors + scratch_buffers(model, w, scratch_requests(model, kernels))
+    return tensors + scratch_buffers(model, w, scratch_requests(model, lib))
 
 
 def _planned_variables(model: Model, offsets: list[int]) -> list[Buffer]:
@@ -134,7 +131,7 @@ def _planned_variables(model: Model, offsets: list[int]) -> list[Buffer]:
     return out
 
 
-def predict_tflm_head(model: Model, kernels: KernelLibrary | str = "tflm") -> int:
+def predict_tflm_head(model: Model, lib: KernelLibrary) -> int:
     """Bytes of arena head TFLM's GreedyMemoryPlanner will use for this model."""
-    buffers = tflm_buffers(model, kernels)
+    buffers = tflm_buffers(model, lib)
     return arena_size(buffers, plan_greedy(buffers))

@@ -8,7 +8,7 @@ import sys
 
 from host import entry
 from host.planning.libraries.base import KernelsError
-from host.planning.libraries.registry import RUNTIMES
+from host.planning.libraries.registry import RUNTIMES, library
 from host.planning.model.lifetimes import align_up
 from host.planning.scratch import predict_tflm_head, scratch_requests, unknown_scratch_ops
 from host.tflite.model import Model, ModelError
@@ -28,9 +28,10 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     try:
         model = Model.load(args.model)
-        requests = scratch_requests(model, args.runtime)
-        unknown = unknown_scratch_ops(model, args.runtime)
-        head = predict_tflm_head(model) if args.runtime == "tflm" else None
+        lib = library(args.runtime)
+        requests = scratch_requests(model, lib)
+        unknown = unknown_scratch_ops(model, lib)
+        head = predict_tflm_head(model, lib) if args.runtime == "tflm" else None
     except (ModelError, KernelsError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2

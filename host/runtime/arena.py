@@ -35,7 +35,7 @@ EVAL, TENSOR, _QUANT, PERSISTENT, VARIABLE, NODES, _OPDATA = range(7)
 
 
 @dataclass(frozen=True)
-class Abi:
+class RuntimeStructs:
     """sizeof / _Alignof of the runtime's internal structs on one target."""
 
     ctx: int
@@ -49,10 +49,10 @@ class Abi:
 
 
 ABIS = {
-    "host": Abi(
+    "host": RuntimeStructs(
         ctx=384, subgraph=56, inode=24, tensor=80, resource=48, scratch_req=16, ptr=8, align_ptr=8
     ),
-    "cortex-m": Abi(
+    "cortex-m": RuntimeStructs(
         ctx=224, subgraph=44, inode=16, tensor=60, resource=24, scratch_req=12, ptr=4, align_ptr=4
     ),
 }

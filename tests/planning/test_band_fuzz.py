@@ -16,6 +16,7 @@ from host.paths import REPO
 from host.planning import band_choice as bands
 from host.planning import checker
 from host.planning.cli import main as plan_main
+from host.planning.libraries.reference import REFERENCE
 from host.planning.model import metadata
 from host.planning.plan import plan_model
 from host.rewrite import bands as rw
@@ -105,9 +106,9 @@ def test_check_refuses_a_banded_model_that_cannot_run(
         banded, _ = rw.rewrite(model, 0, [0, 4, 7, 11])
     problems = graph_check.problems(banded)
     assert problems and "has shape [1, 0, 4, 2]" in problems[0], problems
-    result = plan_model(banded, "best", 0.2, "tflm", None)
+    result = plan_model(banded, "best", 0.2, REFERENCE, None)
     metadata.embed(banded, result.tensor_offsets())
-    assert checker.check(banded, "tflm") == []  # the plan alone is fine
+    assert checker.check(banded, REFERENCE) == []  # the plan alone is fine
     path = tmp_path / "banded.tflite"
     banded.save(path)
     assert plan_main(["--check", str(path)]) == 1

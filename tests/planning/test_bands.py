@@ -20,6 +20,8 @@ from host.paths import SHARED_ZOO
 from host.planning import band_choice as bands
 from host.planning import checker
 from host.planning.cli import main as plan_main
+from host.planning.libraries.microarena import MICROARENA
+from host.planning.libraries.reference import REFERENCE
 from host.planning.model import metadata
 from host.rewrite import bands as rw
 from host.tflite import schema as S
@@ -65,13 +67,13 @@ def _same_outputs(a: bytes, b: bytes, runs: int) -> None:
 
 
 def _planned(model: Model, budget: float, overlap: bool) -> tuple[bands.Banding, Model, int]:
-    banding = bands.apply(model, budget, "tflm", overlap)
+    banding = bands.apply(model, budget, REFERENCE, overlap)
     result = bands.plan_model(
-        banding.model, "best", 1.5, "tflm", None, overlap=overlap, **banding.placement
+        banding.model, "best", 1.5, REFERENCE, None, overlap=overlap, **banding.placement
     )
     assert result.offline, "the bands' plan should beat TFLM's own placement"
     metadata.embed(banding.model, result.tensor_offsets())
-    assert checker.check(banding.model, "tflm") == []
+    assert checker.check(banding.model, REFERENCE) == []
     return banding, banding.model, result.head
 
 
@@ -111,9 +113,9 @@ def test_demo_model_every_cut(overlap: bool) -> None:
             bounds = bands.aligned_bounds(t.shape[1], t.nbytes() // t.shape[1], count)
             if bounds is None:
                 continue
-            banded, result = bands.plan_banded(original, cut, bounds, "tflm", overlap, 0.3)
+            banded, result = bands.plan_banded(original, cut, bounds, REFERENCE, overlap, 0.3)
             metadata.embed(banded, result.tensor_offsets())
-            assert checker.check(banded, "tflm") == []
+            assert checker.check(banded, REFERENCE) == []
             data = banded.to_bytes()
             assert run_tflm(data).head == result.head
             _same_outputs(original.to_bytes(), data, 3)
@@ -199,14 +201,14 @@ def test_checker_refuses_a_band_off_its_destination() -> None:
     stage = rw.find_stage(original, 2)
     t = stage.t_tensor
     bounds = bands.aligned_bounds(t.shape[1], t.nbytes() // t.shape[1], 2)
-    banded, result = bands.plan_banded(original, 2, bounds, "tflm", False, 0.3)
+    banded, result = bands.plan_banded(original, 2, bounds, REFERENCE, False, 0.3)
     offsets = {t.global_index: t.offset for t in result.tensors}  # with the bands in T
     metadata.embed(banded, offsets)
-    assert checker.check(banded, "tflm") == []
+    assert checker.check(banded, REFERENCE) == []
     part = banded.subgraphs[0].operators[_concat_op(banded)].inputs[1]
     offsets[part] += 16  # still inside T, but not where the concatenation copies it
     metadata.embed(banded, offsets)
-    problems = checker.check(banded, "tflm")
+    problems = checker.check(banded, REFERENCE)
     assert any("no kernel rule allows" in p for p in problems), problems
 
 
@@ -276,11 +278,11 @@ def test_more_bands_than_one_concatenation_joins() -> None:
     t = rw.find_stage(original, cut).t_tensor
     bounds = bands.aligned_bounds(t.shape[1], t.nbytes() // t.shape[1], 12)
     assert bounds is not None and len(bounds) == 13
-    banded, result = bands.plan_banded(original, cut, bounds, "tflm", True, 1.5)
+    banded, result = bands.plan_banded(original, cut, bounds, REFERENCE, True, 1.5)
     joins = [op for op in banded.subgraphs[0].operators if op.name == "CONCATENATION"]
     assert len(joins) == 3 and all(len(op.inputs) <= rw.MAX_BANDS for op in joins)
     metadata.embed(banded, result.tensor_offsets())
-    assert checker.check(banded, "tflm") == []
+    assert checker.check(banded, REFERENCE) == []
     assert run_tflm(banded.to_bytes()).head == result.head
     _same_outputs(original.to_bytes(), banded.to_bytes(), 5)
     stage = rw.find_stage(original, cut)
@@ -315,8 +317,8 @@ def test_rows_reused_only_for_tflm() -> None:
     banding, planned, _ = _planned(original, 0.1, overlap=False)
     x = planned.subgraphs[0].inputs[0]
     assert x in bands.row_pieces(planned, bands.lifetimes.walk(planned))
-    assert checker.check(planned, "tflm") == []
-    problems = checker.check(planned, "microarena")
+    assert checker.check(planned, REFERENCE) == []
+    problems = checker.check(planned, MICROARENA)
     assert problems and any("'input'" in p for p in problems), problems
     with pytest.raises(MicroarenaError, match="overlap while both are live"):
         Interpreter(planned.to_bytes())
@@ -334,7 +336,7 @@ def test_plan_ends_on_its_work_budget_on_a_slow_machine(monkeypatch: pytest.Monk
     assert bounds is not None
 
     def head() -> int:
-        return bands.plan_banded(model, 7, bounds, "tflm", True, bands.CHOICE_TIME_LIMIT)[1].head
+        return bands.plan_banded(model, 7, bounds, REFERENCE, True, bands.CHOICE_TIME_LIMIT)[1].head
 
     want = head()
     real = time.monotonic

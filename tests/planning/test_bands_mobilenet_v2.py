@@ -16,6 +16,9 @@ from test_bands import _concat_op, _same_outputs, _truncated
 
 from host.planning import band_choice as bands
 from host.planning import checker
+from host.planning.libraries.base import KernelLibrary
+from host.planning.libraries.microarena import MICROARENA
+from host.planning.libraries.reference import REFERENCE
 from host.planning.model import metadata
 from host.planning.plan import PlanResult, plan_model
 from host.rewrite import bands as rw
@@ -38,12 +41,10 @@ def _bounds(model: Model, cut: int, count: int) -> list[int]:
     return bounds
 
 
-def _planned(original: Model, cut: int, count: int, kernels: str) -> tuple[Model, PlanResult]:
-    banded, result = bands.plan_banded(
-        original, cut, _bounds(original, cut, count), kernels, True, 1.5
-    )
+def _planned(original: Model, cut: int, count: int, lib: KernelLibrary) -> tuple[Model, PlanResult]:
+    banded, result = bands.plan_banded(original, cut, _bounds(original, cut, count), lib, True, 1.5)
     metadata.embed(banded, result.tensor_offsets())
-    assert checker.check(banded, kernels) == []
+    assert checker.check(banded, lib) == []
     return banded, result
 
 
@@ -66,8 +67,8 @@ def _same_maps(original: Model, banded: Model, cut: int, runs: int) -> None:
 
 
 def test_head_at_most_0_6_of_overlap_on_tflm(original: Model) -> None:
-    banded, result = _planned(original, CUT, BANDS, "tflm")
-    over = plan_model(original, "best", 1.5, "tflm", None, overlap=True)
+    banded, result = _planned(original, CUT, BANDS, REFERENCE)
+    over = plan_model(original, "best", 1.5, REFERENCE, None, overlap=True)
     data = banded.to_bytes()
     assert run_tflm(data).head == result.head
     assert result.head <= TARGET * over.head, f"head {result.head} B, --overlap {over.head} B"
@@ -84,7 +85,7 @@ def test_residual_inside_the_stage(original: Model) -> None:
     add = next(op for op in ops if op.name == "ADD")
     cut = next(op.index for op in ops[add.index + 1 :] if op.name == "DEPTHWISE_CONV_2D") + 1
     assert rw.find_stage(original, cut).ops[add.index].op.name == "ADD"
-    banded, result = _planned(original, cut, 3, "tflm")
+    banded, result = _planned(original, cut, 3, REFERENCE)
     assert run_tflm(banded.to_bytes()).head == result.head
     _same_outputs(original.to_bytes(), banded.to_bytes(), 2)
     _same_maps(original, banded, cut, 2)
@@ -101,8 +102,8 @@ def test_residual_crossing_the_cut_is_refused(original: Model) -> None:
 def test_runs_on_this_runtime(original: Model) -> None:
     """Planned for this runtime (which reuses no rows of the stage input): its outputs and its
     features before the pool equal TFLM's on the original."""
-    banded, result = _planned(original, CUT, BANDS, "microarena")
-    over = plan_model(original, "best", 1.5, "microarena", None, overlap=True)
+    banded, result = _planned(original, CUT, BANDS, MICROARENA)
+    over = plan_model(original, "best", 1.5, MICROARENA, None, overlap=True)
     assert result.head < over.head
     assert Interpreter(banded.to_bytes()).stats().head == result.head
     ops, f = _features(banded)
@@ -124,10 +125,12 @@ def test_choice_and_20_inputs(original: Model) -> None:
     """host.plan --bands --overlap --kernels reference's own choice (every cut and count, about
     a minute): at most 0.6x the --overlap head on the real TFLM; outputs, T and features
     identical on 20 inputs."""
-    banding = bands.apply(original, 0.1, "tflm", True)
+    banding = bands.apply(original, 0.1, REFERENCE, True)
     c = banding.chosen
     assert c is not None and 0 < c.added_fraction <= 0.1
-    result = plan_model(banding.model, "best", 1.5, "tflm", None, overlap=True, **banding.placement)
+    result = plan_model(
+        banding.model, "best", 1.5, REFERENCE, None, overlap=True, **banding.placement
+    )
     metadata.embed(banding.model, result.tensor_offsets())
     data = banding.model.to_bytes()
     assert run_tflm(data).head == result.head <= TARGET * banding.unbanded_head

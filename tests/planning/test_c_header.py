@@ -18,6 +18,7 @@ from support.tflm_oracle import runs_in_arena, shared_model
 from support.vela_models import vela_like
 
 from host.planning.cli import main
+from host.planning.libraries.registry import library
 from host.planning.targets.target import target_arena
 from host.tflite.model import Model
 from host.tflite.modelgen import build_demo_model
@@ -126,7 +127,7 @@ def test_header_states_the_arena_of_the_chosen_kernels(
     tmp_path: Path, kernels: str, title: str
 ) -> None:
     data, text = _planned(tmp_path, _demo(tmp_path), "tflm-cortex-m", "--kernels", kernels)
-    arena = target_arena(Model(data), "tflm-cortex-m", kernels).min_arena
+    arena = target_arena(Model(data), "tflm-cortex-m", library(kernels)).min_arena
     assert _define(text, "G_MODEL_ARENA_SIZE") == arena
     assert f"with\n * the {title}" in text
 

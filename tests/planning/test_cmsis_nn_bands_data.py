@@ -84,7 +84,7 @@ def test_measured_banded_plan_is_accepted_and_predicted(name: str) -> None:
     cmsis_m4 = library("cmsis-nn", "cortex-m4")
     assert checker.check(model, cmsis_m4) == []
     run = _run(name, "bands-overlap")
-    p = predict(model, CORTEX_M, kernels=cmsis_m4)
+    p = predict(model, CORTEX_M, lib=cmsis_m4)
     assert (p.head, p.min_arena_tail, p.min_arena) == (run.head, run.tail, run.min_arena)
 
 

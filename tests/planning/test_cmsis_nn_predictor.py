@@ -50,7 +50,7 @@ def _id(r: Run) -> str:
 def test_predicted_arena_is_the_measured_one(run: Run) -> None:
     """Predicted as host.plan does (default arena), the tail for an arena of exactly the
     minimum (min_arena_tail) is the one TFLM printed there."""
-    p = predict(_model(run), CORTEX_M, kernels=library(run.kernels, run.cpu))
+    p = predict(_model(run), CORTEX_M, lib=library(run.kernels, run.cpu))
     assert not p.unknown, f"kernels not modelled: {p.unknown}"
     assert (p.head, p.min_arena_tail, p.min_arena) == (run.head, run.tail, run.min_arena)
 
@@ -91,9 +91,9 @@ def test_plan_for_cmsis_nn_gives_the_predicted_head(name: str) -> None:
     run = next(r for r in RUNS if r.model == name and r.plan == "none")
     model = _model(run)
     kernels = library("cmsis-nn", run.cpu)
-    result = plan_model(model, time_limit=0.5, kernels=kernels)
+    result = plan_model(model, time_limit=0.5, lib=kernels)
     assert result.tflm_head == run.head  # TFLM's own online plan, as measured
     from host.planning.model import metadata
 
     metadata.embed(model, result.tensor_offsets())
-    assert predict(model, CORTEX_M, kernels=kernels).head == result.head <= run.head
+    assert predict(model, CORTEX_M, lib=kernels).head == result.head <= run.head

@@ -185,9 +185,7 @@ def test_docs_heads_are_the_planners() -> None:
         data = path.read_bytes()
         heads = [arena.predict(data, abi="cortex-m")["head"]]
         for lib in (microarena.MICROARENA, microarena.fastest_library(boards[board])):
-            heads.append(
-                plan_model(Model(data, name), time_limit=1.5, kernels=lib, overlap=True).head
-            )
+            heads.append(plan_model(Model(data, name), time_limit=1.5, lib=lib, overlap=True).head)
         assert heads == [int(plain), int(smallest), int(fastest)], (name, board)
 
 
@@ -210,5 +208,5 @@ def test_cli_helium_rules_with_cpu_cortex_m55(tmp_path: Path, capsys) -> None:
     assert json.loads(capsys.readouterr().out)["head"] == fast["fastest_head"]
     model = Model.load(p)
     lib = microarena.fastest_library("cortex-m55")
-    result = plan_model(model, time_limit=1.5, kernels=lib, overlap=True)
+    result = plan_model(model, time_limit=1.5, lib=lib, overlap=True)
     assert result.shared and not fast_paths.slow_operators(model, result, "cortex-m55")

@@ -10,6 +10,7 @@ import pytest
 
 from host.planning import checker
 from host.planning.cli import main
+from host.planning.libraries.microarena import MICROARENA
 from host.planning.model import metadata
 from host.planning.model.lifetimes import SPAN_LEGEND, span_text, walk
 from host.runtime.binding import MA_ERR_PLAN, Interpreter, MicroarenaError
@@ -97,7 +98,7 @@ def test_check_and_runtime_agree_on_valid_plans(tmp_path: Path, capsys) -> None:
     verdicts = {}
     for i, (what, change) in enumerate(cases.items()):
         path = _variant(src, tmp_path / f"v{i}.tflite", change)
-        check_ok = not checker.check(Model.load(path), "microarena")
+        check_ok = not checker.check(Model.load(path), MICROARENA)
         try:
             Interpreter(path.read_bytes(), 1 << 16)
             runtime_ok = True

@@ -18,6 +18,7 @@ pytest.importorskip("matplotlib", reason="--plot needs matplotlib (the plot extr
 from matplotlib.figure import Figure  # noqa: E402
 from matplotlib.text import Text  # noqa: E402
 
+from host.planning.libraries.reference import REFERENCE
 from host.planning.plot import draw_plan, format_bytes, overlapping_texts, short_name  # noqa: E402
 
 KERAS = REPO / "tests" / "data" / "keras"
@@ -186,7 +187,7 @@ def test_bands_are_shaded_and_named() -> None:
     t = find_stage(original, cut).t_tensor
     bounds = bands.aligned_bounds(t.shape[1], t.nbytes() // t.shape[1], 3)
     assert bounds is not None
-    banded, r = bands.plan_banded(original, cut, bounds, "tflm", False, 0.1)
+    banded, r = bands.plan_banded(original, cut, bounds, REFERENCE, False, 0.1)
     fig = draw_plan(r, banded)
     fig.draw_without_rendering()
     owners = lifetimes.walk(banded).owners

@@ -17,6 +17,9 @@ from support.subgraph_models import twice_called_subgraph_model
 from support.tflm_oracle import run_tflm, runnable_models, shared_model
 
 from host.planning.libraries.base import KernelsError
+from host.planning.libraries.cmsis_nn import CmsisNN
+from host.planning.libraries.microarena import MICROARENA
+from host.planning.libraries.reference import REFERENCE
 from host.planning.model import metadata
 from host.planning.model.lifetimes import walk
 from host.planning.model.operands import custom_options, flexbuffer_map
@@ -50,7 +53,7 @@ def _stacked(model: Model, base: int, reverse: bool = False) -> bytes:
 
 def _scratch_only_arena(model: Model) -> int:
     """Bytes TFLM's greedy needs for the scratch buffers alone."""
-    bufs = scratch_buffers(model, walk(model), scratch_requests(model))
+    bufs = scratch_buffers(model, walk(model), scratch_requests(model, REFERENCE))
     return arena_size(bufs, plan_greedy(bufs))
 
 
@@ -59,8 +62,10 @@ def _scratch_only_arena(model: Model) -> int:
 def test_simulated_head_equals_tflm(name: str) -> None:
     data = shared_model(name).read_bytes()
     model = Model(data, name)
-    assert unknown_scratch_ops(model) == [], "every operator of the shared models is modelled"
-    assert predict_tflm_head(model) == run_tflm(data).head
+    assert unknown_scratch_ops(model, REFERENCE) == [], (
+        "every operator of the shared models is modelled"
+    )
+    assert predict_tflm_head(model, REFERENCE) == run_tflm(data).head
     tensors_total = sum(lt.size for lt in walk(model).lifetimes)
     scratch = _scratch_only_arena(model)
     # Pinned tensors: from 0 (scratch must go above the live ones), in reverse order, and
@@ -68,7 +73,9 @@ def test_simulated_head_equals_tflm(name: str) -> None:
     for base, reverse in ((0, False), (0, True), (scratch, False), (max(scratch - 16, 0), False)):
         planned = _stacked(model, base, reverse)
         real = run_tflm(planned).head
-        assert predict_tflm_head(Model(planned)) == real, f"stacked from {base}, rev={reverse}"
+        assert predict_tflm_head(Model(planned), REFERENCE) == real, (
+            f"stacked from {base}, rev={reverse}"
+        )
         if base == scratch:
             assert real == base + tensors_total, "the scratch fits exactly below the tensors"
 
@@ -77,7 +84,7 @@ def test_simulated_head_equals_tflm(name: str) -> None:
 def test_request_order_and_owners() -> None:
     """Requests come per operator in execution order, all from the operators that own them."""
     model = Model(shared_model("tflm_dtln_noise_suppression").read_bytes())
-    reqs = scratch_requests(model)
+    reqs = scratch_requests(model, REFERENCE)
     ops = model.subgraphs[0].operators
     assert reqs == sorted(reqs, key=lambda r: (r.subgraph, r.op))
     assert {ops[r.op].name for r in reqs} == {"UNIDIRECTIONAL_SEQUENCE_LSTM"}
@@ -110,16 +117,17 @@ def test_flexbuffer_garbage_is_an_error_not_a_crash() -> None:
 @needs_models
 def test_microarena_kernels_request_no_scratch() -> None:
     model = Model(shared_model("tflm_keyword_scrambled_int8").read_bytes())
-    assert scratch_requests(model, "microarena") == []
-    assert unknown_scratch_ops(model, "microarena") == []
-    assert scratch_requests(model, "tflm")  # while TFLM's SVDF does request scratch
+    assert scratch_requests(model, MICROARENA) == []
+    assert unknown_scratch_ops(model, MICROARENA) == []
+    assert scratch_requests(model, REFERENCE)  # while TFLM's SVDF does request scratch
 
 
 def test_unknown_runtime() -> None:
-    from host.tflite.modelgen import build_demo_model
+    """A name turns into a library in one place (the registry), which refuses unknown ones."""
+    from host.planning.libraries.registry import library
 
     with pytest.raises(KernelsError, match="unknown kernels 'tvm'"):
-        scratch_requests(Model(build_demo_model()), "tvm")
+        library("tvm")
 
 
 # --------------------------------------------------------------------------- single operators
@@ -231,30 +239,30 @@ def test_detection_postprocess_scratch_in_tflm(options: dict) -> None:
 
     case = detect("scratch", **options)
     _check_scratch_in_tflm(single_op_model(case), str(case))
-    assert len(scratch_requests(Model(single_op_model(case)))) == 11
+    assert len(scratch_requests(Model(single_op_model(case)), REFERENCE)) == 11
 
 
 def _check_scratch_in_tflm(data: bytes, case: str) -> None:
     model = Model(data, case)
-    assert unknown_scratch_ops(model) == []
+    assert unknown_scratch_ops(model, REFERENCE) == []
     planned = _stacked(model, 0)
     try:
         real = run_tflm(planned).head
     except RuntimeError as e:
         pytest.skip(f"{case}: this TFLM build does not run the operator: {e}")
     tensors_total = sum(lt.size for lt in walk(model).lifetimes)
-    predicted = sum(-(-r.bytes // 16) * 16 for r in scratch_requests(model))
+    predicted = sum(-(-r.bytes // 16) * 16 for r in scratch_requests(model, REFERENCE))
     assert real - tensors_total == predicted
-    assert predict_tflm_head(Model(planned)) == real
-    assert predict_tflm_head(model) == run_tflm(data).head
+    assert predict_tflm_head(Model(planned), REFERENCE) == real
+    assert predict_tflm_head(model, REFERENCE) == run_tflm(data).head
 
 
 def test_unmodelled_ops_are_named() -> None:
     # REDUCE_PROD: TFLM has no kernel for it, so nothing is known of its scratch.
     axis = {1: struct.pack("<i", 0)}
     model = Model(_single_op_model(81, [(2, 4), (1,)], (4,), FLOAT32, 27, DROP, axis))
-    assert unknown_scratch_ops(model) == ["subgraph 0 op 0 REDUCE_PROD"]
-    assert scratch_requests(model) == []  # what is known: nothing
+    assert unknown_scratch_ops(model, REFERENCE) == ["subgraph 0 op 0 REDUCE_PROD"]
+    assert scratch_requests(model, REFERENCE) == []  # what is known: nothing
 
 
 def _i32(*values: int) -> bytes:
@@ -373,7 +381,9 @@ def test_ops_listed_without_scratch_request_none(name: str) -> None:
     for dtype in (FLOAT32, INT8):
         data = _single_op_model(code, ins, out, dtype, opt_type, slots, consts, *out_type)
         model = Model(data, name)
-        assert scratch_requests(model) == [] and unknown_scratch_ops(model) == []
+        assert (
+            scratch_requests(model, REFERENCE) == [] and unknown_scratch_ops(model, REFERENCE) == []
+        )
         try:
             real = run_tflm(_stacked(model, 0)).head
         except RuntimeError:
@@ -394,7 +404,7 @@ def test_requests_are_plain_values() -> None:
 @needs_models
 def test_tflm_buffers_orders_tensors_then_scratch() -> None:
     model = Model(shared_model("tflm_mnist_lstm_int8").read_bytes())
-    bufs = tflm_buffers(model)
+    bufs = tflm_buffers(model, REFERENCE)
     n = len(model.tensors)
     scratch = [b for b in bufs if b.id >= n]
     assert bufs[-len(scratch) :] == scratch and len(scratch) == 4
@@ -432,14 +442,14 @@ def _svdf_model(dtype: int, batch: int, filters: int, rank: int, memory: int) ->
 @pytest.mark.parametrize("dtype", [FLOAT32, INT8])
 def test_svdf_scratch_in_tflm(dtype: int) -> None:
     model = Model(_svdf_model(dtype, batch=2, filters=12, rank=2, memory=3))
-    reqs = [r.bytes for r in scratch_requests(model)]
+    reqs = [r.bytes for r in scratch_requests(model, REFERENCE)]
     # int32 / float per batch x filter; int8 also int32 per batch x unit.
     assert reqs == ([2 * 12 * 4] if dtype == FLOAT32 else [2 * 12 * 4, 2 * 6 * 4])
     real = run_tflm(_stacked(model, 0)).head
     assert real - sum(lt.size for lt in walk(model).lifetimes) == sum(
         -(-b // 16) * 16 for b in reqs
     )
-    assert predict_tflm_head(model) == run_tflm(model.to_bytes()).head
+    assert predict_tflm_head(model, REFERENCE) == run_tflm(model.to_bytes()).head
 
 
 # --------------------------------------------------------------------------- command line
@@ -454,7 +464,7 @@ def test_cli_json_matches_api(capsys: pytest.CaptureFixture[str]) -> None:
     doc = json.loads(capsys.readouterr().out)
     model = Model.load(path)
     assert [(r["subgraph"], r["op"], r["bytes"]) for r in doc["requests"]] == [
-        (r.subgraph, r.op, r.bytes) for r in scratch_requests(model)
+        (r.subgraph, r.op, r.bytes) for r in scratch_requests(model, REFERENCE)
     ]
     assert doc["predicted_tflm_head"] == run_tflm(path.read_bytes()).head
     assert doc["unknown_ops"] == []
@@ -489,7 +499,7 @@ def test_scratch_of_a_subgraph_called_twice() -> None:
     """
     data, t = twice_called_subgraph_model()
     model = Model(data, "if-twice")
-    assert [(r.subgraph, r.op) for r in scratch_requests(model)] == [(1, 0)]
+    assert [(r.subgraph, r.op) for r in scratch_requests(model, REFERENCE)] == [(1, 0)]
     order = ["a", "b", "c", "x", "y2", "z", "y"]  # y on top
     lts = {lt.tensor.global_index: lt for lt in walk(model).lifetimes}
     offsets, at = {}, 0
@@ -499,10 +509,12 @@ def test_scratch_of_a_subgraph_called_twice() -> None:
     planned = Model(data)
     metadata.embed(planned, offsets)
     real = run_tflm(planned.to_bytes()).head
-    scratch = sum(b.size for b in scratch_buffers(model, walk(model), scratch_requests(model)))
+    scratch = sum(
+        b.size for b in scratch_buffers(model, walk(model), scratch_requests(model, REFERENCE))
+    )
     assert real == at + scratch, "the scratch overlaps y: it lives from the first call on"
-    assert predict_tflm_head(Model(planned.to_bytes())) == real
-    assert predict_tflm_head(model) == run_tflm(data).head
+    assert predict_tflm_head(Model(planned.to_bytes()), REFERENCE) == real
+    assert predict_tflm_head(model, REFERENCE) == run_tflm(data).head
 
 
 def test_unmodelled_scratch_is_never_called_exact() -> None:
@@ -511,8 +523,8 @@ def test_unmodelled_scratch_is_never_called_exact() -> None:
     from host.planning.targets.target import target_arena
 
     model = Model(_single_op_model(*SINGLE_OPS["CONV_2D int4 filter"]))
-    cmsis = target_arena(model, "tflm-cortex-m", "cmsis-nn", "cortex-m4")
+    cmsis = target_arena(model, "tflm-cortex-m", CmsisNN("cortex-m4"))
     assert cmsis.exact == {"head": False, "tail": False, "min_arena": False}
     assert any("scratch of subgraph 0 op 0 CONV_2D not modelled" in n for n in cmsis.notes)
-    reference = target_arena(model, "tflm-cortex-m", "reference")
+    reference = target_arena(model, "tflm-cortex-m", REFERENCE)
     assert reference.exact["head"] and reference.exact["tail"]

@@ -127,7 +127,7 @@ def test_trace_answers_as_the_replay(name: str) -> None:
     model = Model.load(shared_model(name))
     lib = library("cmsis-nn", "cortex-m4")
     abi = tflm_structs.CORTEX_M
-    p = predict(model, abi, kernels=lib)
+    p = predict(model, abi, lib=lib)
     replay = _Replay(model, abi, lib, predict_tflm_head(model, lib), 0)
     trace = replay.run(16 << 20).trace
     for size in range(p.min_arena - 80, p.min_arena + 40):

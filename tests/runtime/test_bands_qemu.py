@@ -14,6 +14,7 @@ from support.tflm_oracle import MOBILENET_V2, MOBILENET_V2_BANDS, shared_model
 from test_runtime_qemu import _check_on_qemu, _pattern, arm_library  # noqa: F401 (fixture)
 
 from host.planning import band_choice as bands
+from host.planning.libraries.microarena import MICROARENA
 from host.planning.model import metadata
 from host.planning.plan import PlanResult, plan_model
 from host.rewrite import bands as rw
@@ -23,10 +24,10 @@ from host.tflite.model import Model
 
 def test_banded_person_detect_on_qemu(arm_library: Path, tmp_path: Path) -> None:  # noqa: F811
     original = Model.load(shared_model("tflm_person_detect_int8"))
-    banding = bands.apply(original, 0.1, "microarena", True)
+    banding = bands.apply(original, 0.1, MICROARENA, True)
     assert banding.chosen is not None
     result = plan_model(
-        banding.model, time_limit=1.5, kernels="microarena", overlap=True, **banding.placement
+        banding.model, time_limit=1.5, lib=MICROARENA, overlap=True, **banding.placement
     )
     _as_original_on_qemu(original, banding.model, result, arm_library, tmp_path)
 
@@ -39,7 +40,7 @@ def test_banded_mobilenet_v2_on_qemu(arm_library: Path, tmp_path: Path) -> None:
     t = rw.find_stage(original, cut).t_tensor
     bounds = bands.aligned_bounds(t.shape[1], t.nbytes() // t.shape[1], count)
     assert bounds is not None
-    banded, result = bands.plan_banded(original, cut, bounds, "microarena", True, 1.5)
+    banded, result = bands.plan_banded(original, cut, bounds, MICROARENA, True, 1.5)
     _as_original_on_qemu(original, banded, result, arm_library, tmp_path)
 
 
@@ -58,7 +59,7 @@ def test_band_fuzz_stages_on_qemu(seed: int, arm_library: Path, tmp_path: Path) 
     assert len(bounds) >= 3, bounds
     banded, _ = rw.rewrite(original, cut, bounds)
     result = plan_model(Model(bf.with_output(banded.to_bytes(), stage.t)), time_limit=0.3,
-                        kernels="microarena")  # fmt: skip
+                        lib=MICROARENA)  # fmt: skip
     with_t = Model(bf.with_output(banded.to_bytes(), stage.t))
     _as_original_on_qemu(Model(bf.with_output(data, stage.t)), with_t, result, arm_library,
                          tmp_path)  # fmt: skip

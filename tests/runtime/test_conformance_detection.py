@@ -155,13 +155,15 @@ def test_scratch_is_what_the_planner_models(case: Case) -> None:
     planner's --runtime microarena), and a small part of what TFLM's kernel requests."""
     from support.conformance import single_op_model
 
+    from host.planning.libraries.microarena import MICROARENA
+    from host.planning.libraries.reference import REFERENCE
     from host.planning.scratch import scratch_requests
     from host.runtime.binding import kernel_requests
     from host.tflite.model import Model
 
     data = single_op_model(case)
     logged = [(r.subgraph, r.node, r.nbytes) for r in kernel_requests(data) if r.kind == 1]
-    modelled = scratch_requests(Model(data), "microarena")
+    modelled = scratch_requests(Model(data), MICROARENA)
     assert logged == [(r.subgraph, r.op, r.bytes) for r in modelled]
-    tflm = sum(r.bytes for r in scratch_requests(Model(data), "tflm"))
+    tflm = sum(r.bytes for r in scratch_requests(Model(data), REFERENCE))
     assert 2 * logged[0][2] < tflm

@@ -30,6 +30,7 @@ from support.kernel_harness import (
 )
 from support.tflm_oracle import shared_model, shared_model_names
 
+from host.planning.libraries.microarena import MICROARENA
 from host.runtime.binding import MaTensor
 
 
@@ -137,7 +138,7 @@ def test_whole_model_matches_tflm(lib: ctypes.CDLL, name: str) -> None:
     from host.planning.scratch import scratch_requests
     from host.tflite.model import Model
 
-    declared = scratch_requests(Model(path.read_bytes()), "microarena")
+    declared = scratch_requests(Model(path.read_bytes()), MICROARENA)
     assert scratch == (len(declared), sum(r.bytes for r in declared))
 
 

@@ -86,7 +86,7 @@ def test_overlap_plans_run_identically_under_sanitizers(tmp_path: Path) -> None:
         if not _supported(original):
             continue
         model = Model(original, path.stem)
-        result = plan_model(model, time_limit=1.5, kernels="microarena", overlap=True)
+        result = plan_model(model, time_limit=1.5, lib=MICROARENA, overlap=True)
         metadata.embed(model, result.tensor_offsets())
         (tmp_path / f"{path.stem}.plain.tflite").write_bytes(original)
         (tmp_path / f"{path.stem}.overlap.tflite").write_bytes(model.to_bytes())
@@ -162,7 +162,7 @@ def test_runtime_refuses_an_overlap_below_its_rule() -> None:
     from support.tflm_oracle import shared_model
 
     model = Model(shared_model("tflm_person_detect_int8").read_bytes())
-    result = plan_model(model, time_limit=1.5, kernels="microarena", overlap=True)
+    result = plan_model(model, time_limit=1.5, lib=MICROARENA, overlap=True)
     s = next(x for x in result.shared if x.op_name == "CONV_2D" and x.min_delta > 16)
     offsets = result.tensor_offsets()
     offsets[s.input] = offsets[s.output] + (s.min_delta + 15) // 16 * 16 - 16

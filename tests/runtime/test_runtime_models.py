@@ -17,6 +17,7 @@ import numpy as np
 import pytest
 from support.tflm_oracle import MODELS, oracle, random_inputs, run_tflm, shared_model
 
+from host.planning.libraries.reference import REFERENCE
 from host.planning.model import metadata
 from host.planning.scratch import scratch_requests, unknown_scratch_ops
 from host.runtime import arena as arena_layout
@@ -83,10 +84,10 @@ def _head_with_tflm_scratch(data: bytes, tflm: bool = False) -> int:
     requests = kernel_requests(data)
     if tflm:
         model = Model(data)
-        if unknown_scratch_ops(model, "tflm"):
-            pytest.skip(f"TFLM scratch unknown for {unknown_scratch_ops(model, 'tflm')}")
+        if unknown_scratch_ops(model, REFERENCE):
+            pytest.skip(f"TFLM scratch unknown for {unknown_scratch_ops(model, REFERENCE)}")
         requests = [r for r in requests if r.kind != 1] + [
-            Request(1, r.bytes, r.subgraph, r.op) for r in scratch_requests(model, "tflm")
+            Request(1, r.bytes, r.subgraph, r.op) for r in scratch_requests(model, REFERENCE)
         ]
     return int(arena_layout.predict(data, abi="host", requests=requests)["head"])
 

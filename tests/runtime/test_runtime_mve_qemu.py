@@ -41,6 +41,7 @@ from host.device.boards import BuildError, build_image
 from host.paths import SHARED_MODELS
 from host.planning.libraries import loops as overlap
 from host.planning.libraries import microarena as ma
+from host.planning.libraries.microarena import MICROARENA
 from host.planning.model import metadata
 from host.planning.model.lifetimes import align_up
 from host.planning.plan import plan_model
@@ -197,7 +198,7 @@ def pair_plans(data: bytes) -> dict[str, bytes]:
 
 def overlap_plan(data: bytes) -> bytes:
     model = Model(data)
-    result = plan_model(model, time_limit=1.5, kernels="microarena", overlap=True)
+    result = plan_model(model, time_limit=1.5, lib=MICROARENA, overlap=True)
     assert result.shared, "the plan overlaps no operator's input and output"
     metadata.embed(model, result.tensor_offsets())
     return model.to_bytes()

@@ -29,6 +29,7 @@ from test_conformance_shape import CASES as SHAPE_CASES
 
 from host.device.firmware import read_build_mk
 from host.paths import SHARED_MODELS
+from host.planning.libraries.microarena import MICROARENA
 from host.planning.model import metadata
 from host.planning.plan import plan_model
 from host.runtime import arena as arena_layout
@@ -115,7 +116,7 @@ def test_overlap_plan_on_qemu_cortex_m4(name: str, arm_library: Path, tmp_path: 
     if not path.exists():
         pytest.skip(f"shared model {path} is absent (tests read ../shared/models)")
     model = Model(path.read_bytes(), name)
-    result = plan_model(model, time_limit=1.5, kernels="microarena", overlap=True)
+    result = plan_model(model, time_limit=1.5, lib=MICROARENA, overlap=True)
     assert result.shared and result.head < result.lower_bound
     metadata.embed(model, result.tensor_offsets())
     planned = tmp_path / "planned.tflite"

@@ -22,6 +22,7 @@ from support.kernel_harness import OP_CODES, OPT_TYPES
 from support.tflm_oracle import oracle
 
 from host.planning import band_choice as bands
+from host.planning.libraries.reference import REFERENCE
 from host.rewrite import bands as rw
 from host.rewrite import graph_check
 from host.tflite import schema as S
@@ -376,7 +377,7 @@ def check_planned(data: bytes, seed: int, st: Stats) -> list[str]:
     overlap = bool(rng.integers(0, 2))
     model = Model(data)
     try:
-        options = bands.choices(model, "tflm", overlap, time_limit=0.1, budget=budget)
+        options = bands.choices(model, REFERENCE, overlap, time_limit=0.1, budget=budget)
     except rw.BandError:
         return []
     errors = [c.error for c in options if c.error]
@@ -385,9 +386,9 @@ def check_planned(data: bytes, seed: int, st: Stats) -> list[str]:
     chosen = bands.best(options, budget)
     if chosen is None:
         return []
-    banded, r = bands.plan_banded(model, chosen.cut, chosen.bounds, "tflm", overlap, 0.1)
+    banded, r = bands.plan_banded(model, chosen.cut, chosen.bounds, REFERENCE, overlap, 0.1)
     metadata.embed(banded, r.tensor_offsets())
-    problems = checker.check(banded, "tflm") + bands.graph_problems(banded)
+    problems = checker.check(banded, REFERENCE) + bands.graph_problems(banded)
     if problems:
         return [f"budget {budget}: the planned rewrite fails --check: {problems[0]}"]
     x = _random_values(rng, model.subgraphs[0].tensors[model.subgraphs[0].inputs[0]].type,

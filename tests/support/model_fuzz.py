@@ -32,6 +32,8 @@ from support.callgraph_models import random_call_graph
 from support.tflm_oracle import oracle, run_tflm
 
 from host.planning import checker
+from host.planning.libraries.microarena import MICROARENA
+from host.planning.libraries.reference import REFERENCE
 from host.planning.model import metadata
 from host.planning.model.lifetimes import walk
 from host.planning.scratch import predict_tflm_head
@@ -107,7 +109,7 @@ def check_call_graph(data: bytes) -> str | None:
         predicted = arena_layout.predict(data, "host")["head"]
         if ours.stats().head != predicted:
             return f"runtime head {ours.stats().head}, host.runtime.arena predicts {predicted}"
-    tflm, predicted = run_tflm(data).head, predict_tflm_head(Model(data))
+    tflm, predicted = run_tflm(data).head, predict_tflm_head(Model(data), REFERENCE)
     if tflm != predicted:
         return f"TFLM head {tflm}, host.plan predicts {predicted}"
     return None
@@ -137,7 +139,7 @@ def check_plan(data: bytes, offsets: list[int]) -> str | None:
     """An offline plan `--check` accepts runs to the same outputs; one it refuses for the
     runtime's kernels the runtime refuses too."""
     planned = with_plan(data, offsets)
-    problems = checker.check(Model(planned), "microarena")
+    problems = checker.check(Model(planned), MICROARENA)
     try:
         Interpreter(planned)
     except MicroarenaError as e:
@@ -150,7 +152,7 @@ def check_plan(data: bytes, offsets: list[int]) -> str | None:
         got = our_outputs(planned, inputs)[0]
         if not np.array_equal(got[0], want[0]):
             return f"condition {c}: planned outputs {got[0].ravel()}, unplanned {want[0].ravel()}"
-    if not checker.check(Model(planned), "tflm"):
+    if not checker.check(Model(planned), REFERENCE):
         for c in (True, False):
             inputs = inputs_for(data, c)
             if not np.array_equal(tflm_outputs(planned, inputs)[0], tflm_outputs(data, inputs)[0]):

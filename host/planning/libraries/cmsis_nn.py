@@ -45,6 +45,7 @@ from host.tflite.model import Model, Operator, Subgraph
 
 NO_DSP, DSP, MVE = "no DSP", "DSP", "MVE"
 # The code path CMSIS-NN compiles for each CPU (ARM_MATH_DSP / ARM_MATH_MVEI).
+DEFAULT_CPU = "cortex-m4"  # --cpu unless told: its DSP path is also the M7's and M33's
 PATHS = {
     "cortex-m0": NO_DSP,
     "cortex-m0plus": NO_DSP,
@@ -304,7 +305,7 @@ class CmsisNN(reference.Reference):
     name = "cmsis-nn"
     title = "CMSIS-NN kernels"
 
-    def __init__(self, cpu: str = "cortex-m4") -> None:
+    def __init__(self, cpu: str = DEFAULT_CPU) -> None:
         if cpu not in PATHS:
             raise KernelsError(f"unknown CPU {cpu!r}; choose from {', '.join(PATHS)}")
         super().__init__(cpu)

@@ -15,7 +15,9 @@ from __future__ import annotations
 
 from host.device.wire import Category
 from host.planning.libraries.base import KernelLibrary, KernelsError
-from host.planning.libraries.registry import library
+from host.planning.libraries.cmsis_nn import DEFAULT_CPU, CmsisNN
+from host.planning.libraries.microarena import MICROARENA
+from host.planning.libraries.reference import REFERENCE
 from host.planning.scratch import unknown_scratch_ops
 from host.planning.targets.result import TargetArena
 from host.planning.targets.tflm import CATEGORIES, UNCATEGORIZED, predict
@@ -33,20 +35,18 @@ UNITS = dict(CATEGORIES)  # category name -> the word its report line counts in
 # uses CMSIS-NN (the Arduino, Zephyr and vendor ports ship it; the reference kernels are 15-28x
 # slower there), and the Cortex-M4's DSP path is also the M7's and M33's. The pip interpreter
 # has the reference kernels only; this project's runtime its own.
-DEFAULT_KERNELS = {
-    "tflm-cortex-m": "cmsis-nn",
-    "tflm-x86_64": "reference",
-    "microarena-cortex-m": "microarena",
-    "microarena-host": "microarena",
+DEFAULT_KERNELS: dict[str, KernelLibrary] = {
+    "tflm-cortex-m": CmsisNN(DEFAULT_CPU),
+    "tflm-x86_64": REFERENCE,
+    "microarena-cortex-m": MICROARENA,
+    "microarena-host": MICROARENA,
 }
 
 
-def target_kernels(
-    target: str, kernels: KernelLibrary | str | None = None, cpu: str | None = None
-) -> KernelLibrary:
-    """The kernel library the target runs: `kernels` if given (checked to run there), else the
+def target_kernels(target: str, lib: KernelLibrary | None = None) -> KernelLibrary:
+    """The kernel library the target runs: `lib` if given (checked to run there), else the
     target's default; KernelsError says why a library cannot run on the target."""
-    lib = library(kernels or DEFAULT_KERNELS[target], cpu)
+    lib = lib or DEFAULT_KERNELS[target]
     runtime = "microarena" if target in MICROARENA_ABIS else "tflm"
     if lib.runtime != runtime:
         raise KernelsError(
@@ -61,14 +61,12 @@ def target_kernels(
     return lib
 
 
-def target_arena(
-    model: Model, target: str, kernels: KernelLibrary | str | None = None, cpu: str | None = None
-) -> TargetArena:
+def target_arena(model: Model, target: str, lib: KernelLibrary | None = None) -> TargetArena:
     """Head, tail and minimum arena of the model (with any embedded plan) on the target, run
-    with `kernels` (default: the target's own, DEFAULT_KERNELS)."""
+    with `lib` (default: the target's own, DEFAULT_KERNELS)."""
     if target not in TARGETS:
         raise ValueError(f"unknown target {target!r}; choose from {', '.join(TARGETS)}")
-    lib = target_kernels(target, kernels, cpu)
+    lib = target_kernels(target, lib)
     if target in TFLM_ABIS:
         return _tflm(model, target, lib)
     return _microarena(model, target)
@@ -76,7 +74,7 @@ def target_arena(
 
 def _tflm(model: Model, target: str, lib: KernelLibrary) -> TargetArena:
     abi = TFLM_ABIS[target]
-    p = predict(model, abi, kernels=lib)
+    p = predict(model, abi, lib=lib)
     refused = tflm_refusal(model)
     no_scratch = unknown_scratch_ops(model, lib)
     known = not p.unknown and not no_scratch and refused is None

@@ -221,16 +221,16 @@ class TflmArena:
 
 class _Replay:
     def __init__(
-        self, model: Model, abi: Abi, kernels: KernelLibrary, head: int, resource_variables: int
+        self, model: Model, abi: Abi, lib: KernelLibrary, head: int, resource_variables: int
     ) -> None:
-        self.model, self.abi, self.kernels, self.head = model, abi, kernels, head
+        self.model, self.abi, self.lib, self.head = model, abi, lib, head
         self.resource_variables = resource_variables
         self.ops = [
-            (sg, op, kernels.allocations(model, sg, op, abi))
+            (sg, op, lib.allocations(model, sg, op, abi))
             for sg in model.subgraphs
             for op in sg.operators
         ]
-        self.requests = scratch_requests(model, kernels)
+        self.requests = scratch_requests(model, lib)
         self.requests_of: dict[tuple[int, int], int] = {}  # (subgraph, operator) -> count
         for r in self.requests:
             key = (r.subgraph, r.op)
@@ -306,9 +306,9 @@ class _Replay:
                 a.persistent(n, ARENA_ALIGNMENT)
             # Checked against the tail after the node's own persistent buffers: an upper bound,
             # exact for a kernel that borrows each tensor exactly once and allocates nothing.
-            exact = self.kernels.borrows_exactly(op.name) and not persistent
+            exact = self.lib.borrows_exactly(op.name) and not persistent
             try:
-                self._borrow_temporaries(a, sg, self.kernels.borrowed(op))
+                self._borrow_temporaries(a, sg, self.lib.borrowed(op))
             except ArenaTooSmall as e:
                 raise ArenaTooSmall(f"{EXACT if exact else BOUND} {e}") from None
             requests += self.requests_of.get((sg.index, op.index), 0)
@@ -448,13 +448,13 @@ def predict(
     model: Model,
     abi: Abi = T.X86_64_PIP,
     arena_size: int = 16 << 20,
-    kernels: KernelLibrary = REFERENCE,
+    lib: KernelLibrary = REFERENCE,
 ) -> TflmArena:
-    """TFLM's report for the model, run with `kernels`, in an arena of `arena_size`, and its
+    """TFLM's report for the model, run with `lib`, in an arena of `arena_size`, and its
     minimum arena."""
     # The pip interpreter's wrapper creates MicroResourceVariables for the model's VAR_HANDLEs.
     variables = resource_variable_count(model) if abi.pip else 0
-    replay = _Replay(model, abi, kernels, predict_tflm_head(model, kernels), variables)
+    replay = _Replay(model, abi, lib, predict_tflm_head(model, lib), variables)
     a = replay.run(arena_size)
     result = TflmArena(
         abi=abi,
@@ -462,7 +462,7 @@ def predict(
         head=max(a.head, a.temp),
         tail=arena_size - a.tail,
         categories=a.recorded,
-        unknown=kernels.unknown_ops(model, abi),
+        unknown=lib.unknown_ops(model, abi),
         kernels=[_kernel_bytes(sg, op, alloc) for sg, op, alloc in replay.ops],
     )
     result.min_arena = _min_arena(a.trace, result.total)
