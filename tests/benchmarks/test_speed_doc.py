@@ -104,3 +104,40 @@ def test_joined_crc_is_the_crc_of_the_joined_bytes() -> None:
     parts = [b"", b"\x01\x02\x03", bytes(range(256)) * 3, b"x"]
     bench = _bench()
     assert bench.joined_crc([(zlib.crc32(p), len(p)) for p in parts]) == zlib.crc32(b"".join(parts))
+
+
+OPS_SECTION = "## Per operator on the Cortex-M55"
+
+
+def test_operator_table_is_op_bench_output_against_the_measured_tflm() -> None:
+    """The M55's per-operator table (benchmarks/op_bench.py --by-op): each row's node count and
+    CMSIS-NN figure are the model's nodes of that operator and the sum of their figures in
+    measured.json, its ratio and MAC columns the runtime's figure against them and the model's
+    multiply-accumulates."""
+    _bench()  # benchmarks/ on sys.path
+    import op_bench
+
+    text = DOC.read_text(encoding="utf-8")
+    assert OPS_SECTION in text, f"docs/speed.md has no {OPS_SECTION!r}"
+    section = text.split(OPS_SECTION, 1)[1].split("\n## ", 1)[0]
+    cells = [[c.strip() for c in ln.strip("|").split("|")] for ln in section.splitlines()]
+    rows = [r for r in cells if len(r) == 9 and r[0] not in ("model", "---")]
+    assert len(rows) >= 12
+    board = "mps3-an547"
+    for model, nodes, op, mine, cmsis, ratio, macs, per, limit in rows:
+        path = op_bench.model_path(model)
+        if not path.exists():
+            pytest.skip(f"{path} is absent (tests read ../shared/models)")
+        m = Model.load(path)
+        ours = [o.index for o in m.subgraphs[0].operators if o.name == op]
+        assert int(nodes) == len(ours), (model, op)
+        peer = op_bench.peer_nodes(model, board)
+        assert _number(cmsis) == sum(peer[i] for i in ours), (model, op)
+        assert float(ratio) == round(_number(mine) / _number(cmsis), 3), (model, op)
+        total = sum(op_bench.node_macs(m, i) for i in ours)
+        assert _number(macs) == total, (model, op)
+        if total:
+            assert float(per) == round(total / _number(mine), 2), (model, op)
+            assert float(limit) == round(total / _number(mine) / op_bench.MAC_LIMIT[board], 3)
+        else:
+            assert per == limit == "-", (model, op)
