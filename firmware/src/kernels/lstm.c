@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "fast/fast_dot_s8.h"
+#include "fast/fast_s8.h"
 #include "kernel_util.h"
 #include "kernels.h"
 
@@ -348,11 +349,10 @@ static void gates_q(const lstm_data *d, const gate_rows *gr, const int8_t *x, co
   }
 }
 
-/* One cell unit j of one step, int8: returns the new hidden value. */
-static int8_t unit_q(const lstm_data *d, const gate_rows *gr, const int8_t *x, const int8_t *h,
-                     int16_t *c, int32_t j) {
-  int32_t pre[4];
-  gates_q(d, gr, x, h, j, pre);
+/* Cell unit j of one step from its gate pre-activations (Q3.12), int8: returns the new hidden
+ * value. */
+static int8_t cell_q(const lstm_data *d, const gate_rows *gr, const int32_t pre[4], int16_t *c,
+                     int32_t j) {
   const int32_t ig = sigmoid_q15(pre[GATE_I], 3);
   const int32_t fg = sigmoid_q15(pre[GATE_F], 3);
   const int32_t gg = d->act == ACT_SIGMOID ? sigmoid_q15(pre[GATE_G], 3) : tanh_q15(pre[GATE_G], 3);
@@ -472,6 +472,46 @@ static void units_q4(const lstm_data *d, const gate_rows *gr, const int32_t *acc
 }
 #endif
 
+/* Every unit of one step with symmetric weights, UNIT_CHUNK units at a time: each gate's input
+ * and recurrent sums of the chunk's units by FULLY_CONNECTED's row sums (fast_s8.c: four weight
+ * rows per pass, each input word widened once for them), then the chunk's cells. false, having
+ * done nothing, where those loops do not run (the offsets). The chunk's reads of x and h come
+ * before its writes, as in unit order. */
+enum { UNIT_CHUNK = 16 }; /* 128 sums (512 bytes) on the stack */
+
+/* acc[i] = gate_from_sums(gr, g, bias[i] + acc[i], racc[i]) for the k units of a chunk. */
+static void gate_chunk(const gate_rows *gr, int32_t g, const int32_t *bias, int32_t k,
+                       int32_t *acc, const int32_t *racc) {
+  const chan_q in_q = gr->in_q[g], rec_q = gr->rec_q[g];
+  for (int32_t i = 0; i < k; ++i) { /* gate_from_sums */
+    const int32_t sum = (int32_t)((uint32_t)bias[i] + (uint32_t)acc[i]);
+    const int32_t in_part = sat16(requant_q(sum, &in_q));
+    acc[i] = sat16(in_part + sat16(requant_q(racc[i], &rec_q)));
+  }
+}
+
+static bool units_by_rows(const lstm_data *d, const gate_rows *gr, const int8_t *x,
+                          const int8_t *h, int16_t *c, int8_t *out) {
+  if (!offsets_ok(d->x_off, 0) || !offsets_ok(d->h_off, 0)) return false;
+  for (int32_t j0 = 0; j0 < gr->n_cell; j0 += UNIT_CHUNK) {
+    const int32_t k = gr->n_cell - j0 < UNIT_CHUNK ? gr->n_cell - j0 : UNIT_CHUNK;
+    int32_t acc[4][UNIT_CHUNK], racc[4][UNIT_CHUNK];
+    for (int32_t g = 0; g < 4; ++g) {
+      if (!mak_row_sums_s8(x, gr->w[g] + (size_t)j0 * gr->n_in, gr->n_in, k, d->x_off, acc[g]) ||
+          !mak_row_sums_s8(h, gr->r[g] + (size_t)j0 * gr->n_cell, gr->n_cell, k, d->h_off,
+                           racc[g]))
+        return false; /* only at the first chunk: the offsets decide */
+    }
+    for (int32_t g = 0; g < 4; ++g) /* gate by gate: its constants stay in registers */
+      gate_chunk(gr, g, gr->bias[g] + j0, k, acc[g], racc[g]);
+    for (int32_t i = 0; i < k; ++i) {
+      const int32_t pre[4] = {acc[0][i], acc[1][i], acc[2][i], acc[3][i]};
+      out[j0 + i] = cell_q(d, gr, pre, c, j0 + i);
+    }
+  }
+  return true;
+}
+
 /* Every unit of one step, int8: out[j] for the n_cell units. */
 static void step_q(const lstm_data *d, const gate_rows *gr, const int8_t *x, const int8_t *h,
                    int16_t *c, int8_t *out) {
@@ -493,7 +533,12 @@ static void step_q(const lstm_data *d, const gate_rows *gr, const int8_t *x, con
     return;
   }
 #endif
-  for (; j < gr->n_cell; ++j) out[j] = unit_q(d, gr, x, h, c, j);
+  if (gr->symmetric && units_by_rows(d, gr, x, h, c, out)) return;
+  for (; j < gr->n_cell; ++j) {
+    int32_t pre[4];
+    gates_q(d, gr, x, h, j, pre);
+    out[j] = cell_q(d, gr, pre, c, j);
+  }
 }
 
 static ma_status lstm_eval(struct ma_context *ctx, ma_node *node) {

@@ -1051,30 +1051,35 @@ static void quads_sums(const quads_job *p) {
 #endif
 }
 
+/* s[k] = sum_i w[k * ws + i] * (x[i] + off), i < len, for the n weight rows k < n (wrapping as
+ * int32): four rows per pass over the row, then the other rows one by one, then the last
+ * len % 4 values. */
+static void row_sums(const int8_t *x, int32_t len, const int8_t *w, size_t ws, int32_t n,
+                     int32_t off, int32_t *s) {
+  const int32_t n4 = len & ~3;
+  int32_t k = 0;
+  if (n4 > 0 && n >= 4) {
+    const uint32_t off2 = ((uint32_t)off & 0xFFFFu) * 0x10001u;
+    const quads_job q = {x, x + n4, w, (int32_t)ws, s, n / 4, off2, (int32_t)(4 * ws) - n4};
+    quads_sums(&q);
+    k = n & ~3;
+  }
+  for (; k < n; ++k) s[k] = dot1(x, w + (size_t)k * ws, n4, off, 0);
+  for (int32_t i = n4; i < len; ++i) {
+    const int32_t xi = x[i] + off;
+    for (k = 0; k < n; ++k) s[k] = wrap_mac(s[k], w[(size_t)k * ws + i], xi);
+  }
+}
+
 /* One input row of len values (a FULLY_CONNECTED batch, a 1x1 convolution's pixel) against
  * every weight row of j: o[0, cout), chunk by chunk of channels, each chunk's sums before its
  * writes (so every read of the row comes no later than in channel order, as overlap.c's rule
- * wants): four weight rows per pass over the row, then the chunk's other rows one by one,
- * then the last len % 4 values, then the requantization. */
+ * wants), then the chunk's requantization. */
 static void one_row(const rows_job *j, const int8_t *x, int32_t len, int8_t *o) {
   int32_t s[ROW_CHUNK];
-  const int32_t n4 = len & ~3;
-  const uint32_t off2 = ((uint32_t)j->off & 0xFFFFu) * 0x10001u;
   for (int32_t c0 = 0; c0 < j->cout; c0 += ROW_CHUNK) {
     const int32_t n = j->cout - c0 < ROW_CHUNK ? j->cout - c0 : ROW_CHUNK;
-    const int8_t *w = j->f + (size_t)c0 * j->fstride;
-    int32_t k = 0;
-    if (n4 > 0 && n >= 4) {
-      const quads_job q = {x,       x + n4, w,    (int32_t)j->fstride,
-                           s,       n / 4,  off2, (int32_t)(4 * j->fstride) - n4};
-      quads_sums(&q);
-      k = n & ~3;
-    }
-    for (; k < n; ++k) s[k] = dot1(x, w + (size_t)k * j->fstride, n4, j->off, 0);
-    for (int32_t i = n4; i < len; ++i) {
-      const int32_t xi = x[i] + j->off;
-      for (k = 0; k < n; ++k) s[k] = wrap_mac(s[k], w[(size_t)k * j->fstride + i], xi);
-    }
+    row_sums(x, len, j->f + (size_t)c0 * j->fstride, j->fstride, n, j->off, s);
     requant_rows(j, c0, n, s, 1, o, o);
   }
 }
@@ -1450,5 +1455,12 @@ bool mak_fast_fc_s8(const mak_fc_s8_job *fc) {
     pairs = need == MAK_ANY_OFFSET || in - out >= need;
   }
   matrix_rows(&j, fc->in, fc->depth, (size_t)rows, fc->out, pairs);
+  return true;
+}
+
+bool mak_row_sums_s8(const int8_t *x, const int8_t *w, int32_t len, int32_t rows, int32_t off,
+                     int32_t *s) {
+  if (!FAST_ENABLED || !offsets_ok(off, 0)) return false;
+  row_sums(x, len, w, (size_t)len, rows, off, s);
   return true;
 }

@@ -36,5 +36,10 @@ typedef struct {
   const int8_t *shift;
 } mak_fc_s8_job;
 bool mak_fast_fc_s8(const mak_fc_s8_job *fc);
+/* s[r] = sum_i w[r * len + i] * (x[i] + off), i < len, for the rows r < rows (weight rows one
+ * after the other), wrapping as int32 sums: FULLY_CONNECTED's one-batch sums, for the LSTM's
+ * gates. false, having done nothing, where the loops do not take the offset. */
+bool mak_row_sums_s8(const int8_t *x, const int8_t *w, int32_t len, int32_t rows, int32_t off,
+                     int32_t *s);
 
 #endif
