@@ -10,7 +10,7 @@
  * filter is symmetric, its zero point unused) and requantizes per channel; int16 uses no
  * offsets, an int64 bias (or int16, widened) and the 64-bit MultiplyByQuantizedMultiplier.
  * int8 sums four output channels per pass over an input pixel (mak_dot4_s8: SMLAD on the DSP;
- * fast_mve_core.h's dot4 and requant4 on Helium) into a block of int32 sums on the stack; each
+ * fast/mve/fast_mve_transpose_conv.h on Helium) into a block of int32 sums on the stack; each
  * output pixel is written after all its reads, as before.
  */
 #include "fast/fast_dot_s8.h"
@@ -137,22 +137,16 @@ static void store(const ma_node *node, const mak_conv_data *d, size_t oi, int32_
 /* int8 output channels are summed in blocks of this many int32 sums on the stack. */
 #define TCONV_BLOCK 32
 
+#if MA_FAST_MVE
+#include "fast/mve/fast_mve_transpose_conv.h" /* add_dot4, requant_block, init_block */
+#else
 /* acc[k] += sum_i w_k[i] * (x[i] + off) for rows w_k = w + k * ws, k < 4, wrapping. */
 static inline void add_dot4(int32_t acc[4], const int8_t *x, const int8_t *w, size_t ws,
                             int32_t n, int32_t off) {
-#if MA_FAST_MVE
-  const dots4 zero = {0, 0, 0, 0, 0, 0, 0, 0};
-  const dots4 d = dot4(zero, x, w, ws, n);
-  acc[0] = with_offset(acc[0], d.a0, d.s0, off);
-  acc[1] = with_offset(acc[1], d.a1, d.s1, off);
-  acc[2] = with_offset(acc[2], d.a2, d.s2, off);
-  acc[3] = with_offset(acc[3], d.a3, d.s3, off);
-#else
   const int8_t *const rows[4] = {w, w + ws, w + 2 * ws, w + 3 * ws};
   int32_t v[4];
   mak_dot4_s8(rows, x, n, off, v);
   for (int32_t k = 0; k < 4; ++k) acc[k] = (int32_t)((uint32_t)acc[k] + (uint32_t)v[k]);
-#endif
 }
 
 /* Requantizes the n sums of channels oc.. into dst. */
@@ -160,35 +154,18 @@ static void requant_block(const mak_conv_data *d, int32_t oc, int32_t n, const i
                           int8_t *dst) {
   const int32_t per_channel = d->n_mult > 1;
   const int8_t *shifts = mak_conv_shifts(d);
-#if MA_FAST_MVE
-  const out_range r = make_range(d->output_offset, d->act_min, d->act_max);
-  for (int32_t k = 0; k < n; k += 4) {
-    const int32_t left = n - k;
-    const rq4 q = left >= 4 ? rq_load(d->mult, shifts, per_channel, oc + k)
-                            : rq_load_tail(d->mult, shifts, per_channel, oc + k, left);
-    const mve_pred16_t p = vctp32q((uint32_t)left);
-    vstrbq_p_s32(dst + k, requant4(vldrwq_z_s32(acc + k, p), q, &r), p);
-  }
-#else
   for (int32_t k = 0; k < n; ++k) {
     const int32_t mi = per_channel ? oc + k : 0;
     dst[k] = (int8_t)mak_requantize(acc[k], d->mult[mi], shifts[mi], d->output_offset,
                                     d->act_min, d->act_max);
   }
-#endif
 }
 
-/* acc[0..n) = the n biases, or 0 (bias NULL); on Helium four lanes per store (acc's length
- * is a multiple of 4). */
+/* acc[0..n) = the n biases, or 0 (bias NULL). */
 static inline void init_block(int32_t *acc, const int32_t *bias, int32_t n) {
-#if MA_FAST_MVE
-  for (int32_t k = 0; k < n; k += 4)
-    vstrwq_s32(acc + k, bias != NULL ? vldrwq_z_s32(bias + k, vctp32q((uint32_t)(n - k)))
-                                     : vdupq_n_s32(0));
-#else
   for (int32_t k = 0; k < n; ++k) acc[k] = bias != NULL ? bias[k] : 0;
-#endif
 }
+#endif
 
 /* The int8 operands of one output pixel: the input pixels [y0, y1) x [x0, x1) it gathers and
  * the filter taps they meet. */
