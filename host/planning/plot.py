@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from host.planning.model import lifetimes
 from host.planning.plan import PlanResult
+from host.rewrite.operators import band_of
 from host.tflite.model import Model, ModelError
 
 if TYPE_CHECKING:
@@ -300,8 +301,6 @@ def _draw_subgraphs(ax: Axes, lab: _Labeller, model: Model, owners: list[tuple[i
 def band_runs(model: Model, owners: list[tuple[int, int]]) -> list[tuple[int, int, int]]:
     """The scopes of each band of a model host.plan --bands rewrote: (band, first scope, last
     scope), from the band its operator's output belongs to (host.rewrite.operators.band_of)."""
-    from host.rewrite.operators import band_of
-
     sub = model.subgraphs[0] if model.subgraphs else None
     runs: list[tuple[int, int, int]] = []
     for scope, (si, op) in enumerate(owners):
