@@ -158,3 +158,38 @@ def test_planning_import_chain_is_short() -> None:
         + " > ".join(f"{a} (line {graph[a][b]})" for a, b in zip(chain, chain[1:], strict=False))
         + f" > {chain[-1]}"
     )
+
+
+# host/planning's layers, bottom up (docs/architecture.md, "Layers"): a module may import its
+# own layer and those below, never one above. Keyed by the first name under host.planning.
+PLANNING_LAYERS = (
+    ("packing", "model", "tflm"),  # facts: the packing problem, the model, stock TFLM
+    ("libraries",),  # the kernel libraries' memory models
+    ("aliasing", "scratch", "checker", "origin"),  # questions about one model
+    ("plan",),
+    ("targets",),
+    ("band_choice", "fast_paths", "fit", "report", "plot", "c_header"),  # choosers, outputs
+    ("cli", "scratch_cli", "build_plan"),  # the command lines
+)
+
+
+def _layer(module: str) -> int:
+    part = module.removeprefix("host.planning.").split(".")[0]
+    found = [i for i, names in enumerate(PLANNING_LAYERS) if part in names]
+    assert found, f"{module} is in no layer of PLANNING_LAYERS: place it there"
+    return found[0]
+
+
+def test_planning_imports_only_downwards() -> None:
+    """Every import (at module level or in a function) between host/planning modules goes to
+    the importer's own layer or one below."""
+    graph = import_graph()
+    upward = [
+        f"{a} (line {line}, layer {_layer(a)}) -> {b} (layer {_layer(b)})"
+        for a, edges in graph.items()
+        if a.startswith("host.planning.")
+        for b, line in edges.items()
+        if b.startswith("host.planning.") and _layer(b) > _layer(a)
+    ]
+    assert not upward, "host/planning imports upwards: " + "; ".join(upward)
+    assert _layer("host.planning.cli") > _layer("host.planning.model.lifetimes")

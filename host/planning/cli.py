@@ -274,13 +274,13 @@ def cmd_plan(args: argparse.Namespace) -> int:
     planned_for = runtime + ("+overlap" if args.overlap else "")
     offsets = result.tensor_offsets()
     metadata.embed(model, offsets, planned_for, lib.name, lib.cpu)  # saved by --embed
-    _add_target(result, model, args.target, lib)
-    _write_outputs(args, result, model, lib)
+    target = _target(result, model, args.target, lib)
+    _write_outputs(args, result, model, lib, target)
     refused = result.microarena_refusal = _microarena_refusal(model)
     result.seconds = time.monotonic() - start  # the whole run: bands and predictions included
     out = sys.stderr if args.embed and is_stdout(args.output or args.model) else sys.stdout
     if args.json:
-        doc = plan_json(result, args.output or args.model if args.embed else None)
+        doc = plan_json(result, args.output or args.model if args.embed else None, target)
         doc["microarena_runtime"] = {"runs": refused is None, "message": refused}
         doc["search_core"] = SEARCH_CORE  # "c" (compiled) or "python": same plans, not speed
         if fast:
@@ -297,7 +297,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
     else:
         if banding:
             print(banding.text(), file=out)
-        print(plan_text(result), file=out)
+        print(plan_text(result, target), file=out)
         if fast:
             print("\n".join(fast.lines()), file=out)
         if existing:
@@ -316,7 +316,13 @@ def cmd_plan(args: argparse.Namespace) -> int:
     return 0
 
 
-def _write_outputs(args: argparse.Namespace, result: PlanResult, model: Model, lib: KernelLibrary):
+def _write_outputs(
+    args: argparse.Namespace,
+    result: PlanResult,
+    model: Model,
+    lib: KernelLibrary,
+    target: TargetArena | None,
+):
     """The planned model (--embed, -o) and the plot land together, each checked, or neither.
 
     With the model written to standard output, the report goes to standard error so that the
@@ -332,19 +338,23 @@ def _write_outputs(args: argparse.Namespace, result: PlanResult, model: Model, l
 
         outputs.append(Output(args.plot, plot_bytes(result, model, args.plot)))
     if args.header:
-        outputs.append(_header_output(args, result, model.to_bytes(), lib))
+        outputs.append(_header_output(args, result, model.to_bytes(), lib, target))
     write_outputs(outputs)
 
 
 def _header_output(
-    args: argparse.Namespace, result: PlanResult, data: bytes, lib: KernelLibrary
+    args: argparse.Namespace,
+    result: PlanResult,
+    data: bytes,
+    lib: KernelLibrary,
+    target: TargetArena | None,
 ) -> Output:
     """The --header file: the planned model's bytes and the target's arena to set."""
-    if result.target is None:
+    if target is None:
         raise PlanError(f"no --header: the arena on {args.target} is unknown ({result.warnings})")
     refusal = result.tflm_refusal.text() if result.tflm_refusal else None
     name = args.header_name or HEADER_NAME
-    text = c_header.render(data, name, result.target, lib.label, args.header, args.model, refusal)
+    text = c_header.render(data, name, target, lib.label, args.header, args.model, refusal)
 
     def check(written: bytes) -> None:
         if c_header.array_bytes(written.decode()) != data:  # a bug of ours: never let it land
@@ -400,12 +410,16 @@ def _microarena_refusal(model: Model) -> str | None:
     return None if why is None else printable(why)
 
 
-def _add_target(result: PlanResult, model: Model, target: str, lib: KernelLibrary) -> None:
-    """The target's head, tail and minimum arena for the model with its plan embedded."""
+def _target(
+    result: PlanResult, model: Model, target: str, lib: KernelLibrary
+) -> TargetArena | None:
+    """The target's head, tail and minimum arena for the model with its plan embedded (None,
+    with a warning on the result, where it cannot be predicted)."""
     try:
-        result.target = target_arena(model, target, lib)
+        return target_arena(model, target, lib)
     except Exception as e:  # the figures are extra information; the plan stands without them
         result.warnings.append(f"arena prediction for {target} unavailable: {e}")
+        return None
 
 
 def predict_model(path: str) -> dict:

@@ -20,7 +20,6 @@ from host.planning.model import lifetimes
 from host.planning.model.lifetimes import tensor_buffers
 from host.planning.packing import Buffer, Overlap, arena_size, lower_bound, plan
 from host.planning.packing.greedy import plan_greedy
-from host.planning.targets.result import TargetArena
 from host.planning.tflm.refusal import TflmRefusal, registrations, tflm_refusal
 from host.tflite.model import Model
 
@@ -83,7 +82,6 @@ class PlanResult:
     offline: bool  # False if no plan beat TFLM's own: nothing to embed
     seconds: float
     warnings: list[str] = field(default_factory=list)
-    target: TargetArena | None = None  # head, tail and minimum arena on the chosen target
     overlap_bound: int | None = None  # lower bound with the allowed overlaps (--overlap)
     shared: list[SharedBytes] = field(default_factory=list)  # overlaps the plan uses
     kernel_set: str = ""  # the kernels an overlapping plan is proven for

@@ -14,7 +14,7 @@ def _scope(first: int, last: int) -> str:
     return span_text(first, last)
 
 
-def plan_text(r: PlanResult) -> str:
+def plan_text(r: PlanResult, target: TargetArena | None = None) -> str:
     rows = [f"{'tensor':>6}  {'sg':>2}  {'name':<40} {'bytes':>9} {'live':>9} {'offset':>9}"]
     for t in sorted(r.tensors, key=lambda t: (t.offset, t.global_index)):
         name = printable(t.name)  # a model's names are untrusted
@@ -44,8 +44,8 @@ def plan_text(r: PlanResult) -> str:
         lines += _overlap_lines(r)
     if not r.offline:
         lines.append("no plan beats TFLM's own: the model is left to TFLM's online planner")
-    if r.target:
-        lines += target_lines(r.target)
+    if target:
+        lines += target_lines(target)
     if r.tflm_refusal:
         lines.append(f"TFLM refuses this model: {r.tflm_refusal.text()}")
     lines += [f"warning: {w}" for w in r.warnings]
@@ -116,7 +116,9 @@ def _overlap_lines(r: PlanResult) -> list[str]:
     return lines
 
 
-def plan_json(r: PlanResult, embedded_in: str | None) -> dict[str, Any]:
+def plan_json(
+    r: PlanResult, embedded_in: str | None, target: TargetArena | None = None
+) -> dict[str, Any]:
     extra: dict[str, Any] = {}
     if r.overlap_bound is not None:
         extra = {
@@ -130,10 +132,10 @@ def plan_json(r: PlanResult, embedded_in: str | None) -> dict[str, Any]:
         "runtime": r.runtime,
         "kernels": r.lib.name,
         "cpu": r.lib.cpu,
-        "head": r.target.head if r.target else r.head,
-        "tail": r.target.tail if r.target else None,
-        "min_arena": r.target.min_arena if r.target else None,
-        "target": r.target.to_json() if r.target else None,
+        "head": target.head if target else r.head,
+        "tail": target.tail if target else None,
+        "min_arena": target.min_arena if target else None,
+        "target": target.to_json() if target else None,
         "planned_head": r.head,
         "planned_head_exact": r.head_reported,
         "tflm_greedy_head": r.tflm_head,
