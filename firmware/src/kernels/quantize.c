@@ -13,12 +13,17 @@
 #include "kernel_util.h"
 #include "kernels.h"
 
+/* Everything eval needs but the operands' data (eval_data_only), in the 32 bytes it took
+ * before the count and types came in (the count in the padding before in_scale). */
 typedef struct {
   float out_scale;
+  int32_t count; /* the input's (and output's) values */
   double in_scale;
   int32_t in_zp, out_zp, mult;
-  int32_t shift;
+  int8_t shift;
+  uint8_t in_type, out_type;
 } quant_data;
+_Static_assert(sizeof(quant_data) == 32, "QUANTIZE's op data: 32 bytes, as planned");
 
 /* The integer pairs TFLM's QUANTIZE evaluates (its Prepare accepts more, which Eval refuses). */
 static bool requantizes(uint8_t in, uint8_t out) {
@@ -56,6 +61,10 @@ static ma_status quant_prepare_common(struct ma_context *ctx, ma_node *node, boo
   if (d == NULL) return MA_ERR_ARENA;
   memset(d, 0, sizeof *d);
   node->user_data = d;
+  node->eval_data_only = 1;
+  d->count = ma_num_elements(in);
+  d->in_type = in->type;
+  d->out_type = out->type;
   d->in_scale = (double)mak_scale(in, 0);
   d->in_zp = mak_zero_point(in, 0);
   d->out_scale = mak_scale(out, 0);
@@ -63,7 +72,7 @@ static ma_status quant_prepare_common(struct ma_context *ctx, ma_node *node, boo
   if (!dequant && in->type != MA_FLOAT32) {
     int shift;
     mak_quantize_multiplier(d->in_scale / (double)d->out_scale, &d->mult, &shift);
-    d->shift = shift;
+    d->shift = (int8_t)shift; /* -31 to 30 */
   }
   return MA_OK;
 }
@@ -94,21 +103,21 @@ static int32_t quantize_one(const quant_data *d, float v, int32_t lo, int32_t hi
   return z < lo ? lo : (z > hi ? hi : (int32_t)z);
 }
 
-static int32_t load_int(const ma_tensor *t, int32_t i) {
-  switch (t->type) {
-    case MA_INT8: return ((const int8_t *)t->data)[i];
-    case MA_UINT8: return ((const uint8_t *)t->data)[i];
-    case MA_INT16: return ((const int16_t *)t->data)[i];
-    default: return ((const int32_t *)t->data)[i];
+static int32_t load_int(const void *data, uint8_t type, int32_t i) {
+  switch (type) {
+    case MA_INT8: return ((const int8_t *)data)[i];
+    case MA_UINT8: return ((const uint8_t *)data)[i];
+    case MA_INT16: return ((const int16_t *)data)[i];
+    default: return ((const int32_t *)data)[i];
   }
 }
 
 /* (x - zp_in) * scale_in / scale_out + zp_out, saturated to the output type. */
 static void requantize(const quant_data *d, const ma_tensor *in, ma_tensor *out, int32_t n) {
   for (int32_t i = 0; i < n; ++i) {
-    const int32_t x = mak_wrap_sub(load_int(in, i), d->in_zp);
+    const int32_t x = mak_wrap_sub(load_int(in->data, d->in_type, i), d->in_zp);
     const int32_t v = mak_add_sat(mak_mbqm(x, d->mult, d->shift), d->out_zp);
-    switch (out->type) {
+    switch (d->out_type) {
       case MA_INT8: ((int8_t *)out->data)[i] = (int8_t)mak_clamp(v, INT8_MIN, INT8_MAX); break;
       case MA_UINT8: ((uint8_t *)out->data)[i] = (uint8_t)mak_clamp(v, 0, UINT8_MAX); break;
       case MA_INT16: ((int16_t *)out->data)[i] = (int16_t)mak_clamp(v, INT16_MIN, INT16_MAX); break;
@@ -117,20 +126,22 @@ static void requantize(const quant_data *d, const ma_tensor *in, ma_tensor *out,
   }
 }
 
+/* Reads of the node: its operands' data only (eval_data_only). */
 static ma_status quantize_eval(struct ma_context *ctx, ma_node *node) {
   (void)ctx;
   const quant_data *d = node->user_data;
   const ma_tensor *in = node->inputs[0], *out = node->outputs[0];
-  const int32_t n = ma_num_elements(in);
-  const int kind = in->type == MA_INT8 ? MAK_RQ_S8 : in->type == MA_UINT8 ? MAK_RQ_U8 : MAK_RQ_S16;
-  if ((in->type == MA_INT8 || in->type == MA_UINT8 || in->type == MA_INT16) &&
-      out->type == MA_INT8 &&
+  const int32_t n = d->count;
+  const uint8_t in_type = d->in_type, out_type = d->out_type;
+  const int kind = in_type == MA_INT8 ? MAK_RQ_S8 : in_type == MA_UINT8 ? MAK_RQ_U8 : MAK_RQ_S16;
+  if ((in_type == MA_INT8 || in_type == MA_UINT8 || in_type == MA_INT16) &&
+      out_type == MA_INT8 &&
       mak_mve_requant_to_s8(in->data, kind, out->data, n, d->in_zp, d->out_zp, d->mult,
                             d->shift))
     return MA_OK;
-  if (in->type != MA_FLOAT32) {
+  if (in_type != MA_FLOAT32) {
     requantize(d, in, node->outputs[0], n);
-  } else if (out->type == MA_INT8) {
+  } else if (out_type == MA_INT8) {
     for (int32_t i = 0; i < n; ++i)
       ((int8_t *)out->data)[i] =
           (int8_t)quantize_one(d, ((const float *)in->data)[i], INT8_MIN, INT8_MAX);
@@ -159,19 +170,20 @@ static float dequantize_float(float scale, int32_t v_minus_zp) {
   return r > FLT_MAX ? FLT_MAX : (r < -FLT_MAX ? -FLT_MAX : r);
 }
 
+/* Reads of the node: its operands' data only (eval_data_only). */
 static ma_status dequantize_eval(struct ma_context *ctx, ma_node *node) {
   (void)ctx;
   const quant_data *d = node->user_data;
-  const ma_tensor *in = node->inputs[0];
+  const void *x = node->inputs[0]->data;
   float *y = node->outputs[0]->data;
-  const int32_t n = ma_num_elements(in);
+  const int32_t n = d->count;
   const bool in_float = d->in_zp > -DEQUANT_FLOAT_ZP && d->in_zp < DEQUANT_FLOAT_ZP;
   const float scale = (float)d->in_scale; /* exact: the scale was a float */
   for (int32_t i = 0; i < n; ++i) {
     int32_t v;
-    if (in->type == MA_INT8) v = ((const int8_t *)in->data)[i];
-    else if (in->type == MA_INT16) v = ((const int16_t *)in->data)[i];
-    else v = ((const uint8_t *)in->data)[i];
+    if (d->in_type == MA_INT8) v = ((const int8_t *)x)[i];
+    else if (d->in_type == MA_INT16) v = ((const int16_t *)x)[i];
+    else v = ((const uint8_t *)x)[i];
     y[i] = in_float ? dequantize_float(scale, v - d->in_zp) : dequantize_one(d, v);
   }
   return MA_OK;
