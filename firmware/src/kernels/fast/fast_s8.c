@@ -993,6 +993,27 @@ typedef struct {
   "smlad r6, r10, r9, r6\n\t"
 #endif
 
+#if FAST_DSP
+/* Eight values per pass (the loop end compared once per eight), entered at its second half
+ * when the row's length is 4 more than a multiple of 8 (r10 is free there). */
+#define QUADS_LOOP \
+  "sub r10, lr, r0\n\t" \
+  "tst r10, #4\n\t" \
+  "bne 3f\n\t" \
+  "1:\n\t" \
+  QUADS_STEP \
+  "3:\n\t" \
+  QUADS_STEP \
+  "cmp r0, lr\n\t" \
+  "bne 1b\n\t"
+#elif FAST_V7M
+#define QUADS_LOOP \
+  "1:\n\t" \
+  QUADS_STEP \
+  "cmp r0, lr\n\t" \
+  "bne 1b\n\t"
+#endif
+
 #if FAST_DSP || FAST_V7M
 _Static_assert(offsetof(quads_job, step) == 28, "quads_sums_dsp's offsets");
 /* dot4's loop for every block, its sums in r4-r7 (rows 0-3), the input as int16 pairs in r8,
@@ -1019,10 +1040,7 @@ __attribute__((naked, noinline)) static void quads_sums_dsp(const quads_job *p
       "movs r5, #0\n\t"
       "movs r6, #0\n\t"
       "movs r7, #0\n\t"
-      "1:\n\t"
-      QUADS_STEP
-      "cmp r0, lr\n\t"
-      "bne 1b\n\t"
+      QUADS_LOOP
       "ldr r10, [sp, #4]\n\t"
       "stmia r10!, {r4-r7}\n\t"
       "str r10, [sp, #4]\n\t"
