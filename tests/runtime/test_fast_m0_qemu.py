@@ -12,10 +12,11 @@ which keeps the board's instruction counts an M0+'s.
 One PlatformIO image (built once, or two halves where one does not fit) holds the CONV_2D,
 DEPTHWISE_CONV_2D and FULLY_CONNECTED cases of test_conformance_fast_s8.py and the M3 test's
 extra shapes; each runs on the firmware's deterministic input, and the CRC-32 of its output must
-be TFLM's on the same input (support.fast_fuzz's QEMU check). The pool, LSTM and SVDF forms the
-M0+ now runs are the portable C of the host's conformance suite and of the M3's QEMU test
-(their requantization's 16-bit products are the ones the cases here run); each case here is
-a QEMU boot, so they are left out to keep the test short."""
+be TFLM's on the same input (support.fast_fuzz's QEMU check). The SVDF, LSTM and int8
+TRANSPOSE_CONV cases of the conformance suite run too: SVDF's byte-wise memory push and
+product and the four-row dot product those kernels share with CONV_2D (mak_dot4_rows) have
+Armv6-M forms. The pool forms are the portable C of the host's conformance suite and of the
+M3's QEMU test; each case here is a QEMU boot, so they are left out to keep the test short."""
 
 from __future__ import annotations
 
@@ -29,6 +30,8 @@ from support.conformance import single_op_model
 from support.fast_fuzz import qemu_image
 from support.tflm_oracle import run_tflm
 from test_conformance_fast_s8 import CASES as FAST_S8_CASES
+from test_conformance_recurrent import CASES as RECURRENT_CASES
+from test_conformance_shape import CASES as SHAPE_CASES
 from test_fast_m3_qemu import M3_CASES
 
 pytestmark = pytest.mark.skipif(
@@ -37,7 +40,12 @@ pytestmark = pytest.mark.skipif(
 )
 
 BOARD = "mps2-an385-m0plus"
-CASES = [*FAST_S8_CASES, *M3_CASES]
+CASES = [
+    *FAST_S8_CASES,
+    *M3_CASES,
+    *RECURRENT_CASES,
+    *[c for c in SHAPE_CASES if c.name.startswith("TRANSPOSE_CONV int8")],
+]
 
 # The 32-bit Thumb instructions ARMv6-M has; its 16-bit set lacks CBZ, CBNZ and IT.
 V6M_WIDE = {"bl", "mrs", "msr", "dmb", "dsb", "isb", "udf.w"}

@@ -248,6 +248,24 @@ static inline int32x4_t push_dot4_m8(uint8_t *rows, const uint8_t *wt, int32x4_t
   sum = vsetq_lane_s32(vaddvq_p_s8(wb, hi), sum, 3);
   return vmlaq_n_s32(acc, sum, state_off); /* with_offset's wrapping sum, per lane */
 }
+#elif FAST_V6M || FAST_V7M
+/* push_row of an int8 row and the row's product with the time weights wt (state values plus
+ * state_off) on the cores without the DSP extension, a byte at a time (taking words apart
+ * costs more there): each step is moved down and multiplied while in a register. */
+static inline int32_t push_dot_s8(uint8_t *row, const uint8_t *wt, int32_t n, uint32_t v,
+                                  int32_t state_off) {
+  int8_t *r = (int8_t *)row;
+  const int8_t *w = (const int8_t *)wt;
+  uint32_t acc = 0;
+  for (int32_t k = 0; k + 1 < n; ++k) {
+    const int32_t x = r[k + 1];
+    r[k] = (int8_t)x;
+    acc += (uint32_t)(w[k] * (x + state_off));
+  }
+  r[n - 1] = (int8_t)(uint8_t)v;
+  return (int32_t)(acc + (uint32_t)(w[n - 1] * ((int8_t)(uint8_t)v + state_off)));
+}
+#define PUSH_DOT_OK(n, state_off) ((n) >= 1)
 #else
 /* push_row of an int8 row of whole words and the row's product with the time weights wt (state
  * values plus state_off), in one pass: each moved word is stored and multiplied while in a
@@ -270,13 +288,17 @@ static inline int32_t push_dot_s8(uint8_t *row, const uint8_t *wt, int32_t n, ui
 #define PUSH_DOT_OK(n, state_off) ((n) % 4 == 0 && offsets_ok(state_off, 0))
 #endif
 
+/* Whether push_dot_s8 pays: with the DSP (word loads taken apart by SXTB16), Helium and the
+ * byte form of the cores without DSP; the host runs the word form. */
+#define SVDF_FUSED (FAST_WORDS || FAST_V6M || FAST_V7M)
+
 /* Filter f of one batch row: its memory row pushed with the new value v, and the row's product
  * with the filter's time weights. */
 static inline int32_t filter_time(const svdf_run *c, uint8_t *state_b, int32_t f, uint32_t v) {
   const size_t esize = c->s8 ? 1 : 2, at = (size_t)f * c->n_memory;
   uint8_t *row = state_b + at * esize;
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-  if (FAST_WORDS && c->s8 && PUSH_DOT_OK(c->n_memory, -c->state_zp))
+  if (SVDF_FUSED && c->s8 && PUSH_DOT_OK(c->n_memory, -c->state_zp))
     return push_dot_s8(row, c->wt + at, c->n_memory, v, -c->state_zp);
 #endif
   push_row(row, (size_t)c->n_memory * esize, esize, v);
@@ -364,7 +386,7 @@ static void svdf_row_rank1_s8(const svdf_run *c, const int8_t *xb, uint8_t *stat
 
 static void svdf_row_q(const svdf_run *c, const int8_t *xb, uint8_t *state_b, int8_t *out_b) {
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-  if (FAST_WORDS && c->s8 && c->rank == 1 && PUSH_DOT_OK(c->n_memory, -c->state_zp)) {
+  if (SVDF_FUSED && c->s8 && c->rank == 1 && PUSH_DOT_OK(c->n_memory, -c->state_zp)) {
     svdf_row_rank1_s8(c, xb, state_b, out_b);
     return;
   }

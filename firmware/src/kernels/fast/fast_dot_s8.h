@@ -28,6 +28,17 @@ static inline int32_t mak_dot_s8(const int8_t *w, const int8_t *x, int32_t n, in
 static inline void mak_dot4_s8(const int8_t *const w[4], const int8_t *x, int32_t n,
                                int32_t x_off, int32_t s[4]) {
   int32_t k = 0, a0 = 0, a1 = 0, a2 = 0, a3 = 0;
+#if FAST_V6M || FAST_V7M
+  /* Rows evenly spaced (SVDF's feature rows, TRANSPOSE_CONV's channels): the convolutions'
+   * assembly loop (four MULS or MLA per input value; the plain loop below spills its eight
+   * pointers and sums on Armv6-M). */
+  const ptrdiff_t ws = w[1] - w[0];
+  if (ws > 0 && w[2] - w[1] == ws && w[3] - w[2] == ws) {
+    s[0] = s[1] = s[2] = s[3] = 0;
+    mak_dot4_rows(x, w[0], (size_t)ws, n, x_off, s);
+    return;
+  }
+#endif
   if (FAST_WORDS && offsets_ok(x_off, 0)) {
     for (; k + 4 <= n; k += 4) {
       const quad q = quad_in(load4(x + k), x_off);

@@ -190,6 +190,11 @@ static void dot4(const int8_t *x, const int8_t *w, size_t ws, int32_t n, int32_t
 #endif
 }
 
+void mak_dot4_rows(const int8_t *x, const int8_t *w, size_t ws, int32_t n, int32_t off,
+                   int32_t acc[4]) {
+  dot4(x, w, ws, n, off, acc);
+}
+
 static inline int32_t dot1(const int8_t *x, const int8_t *w, int32_t n, int32_t off, int32_t a) {
   int32_t i = 0;
   for (; !FAST_V6M && i + 4 <= n; i += 4) /* Armv6-M: byte loads beat taking words apart */ a = quad_dot(a, quad_in(load4(x + i), off), load4(w + i));

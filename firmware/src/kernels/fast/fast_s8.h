@@ -41,5 +41,10 @@ bool mak_fast_fc_s8(const mak_fc_s8_job *fc);
  * gates. false, having done nothing, where the loops do not take the offset. */
 bool mak_row_sums_s8(const int8_t *x, const int8_t *w, int32_t len, int32_t rows, int32_t off,
                      int32_t *s);
+/* acc[r] += sum_i w[r * ws + i] * (x[i] + off) for the four weight rows r = 0..3 (n >= 0),
+ * wrapping like int32: CONV_2D's four-channel loop, for the kernels outside the convolutions
+ * on the cores without the DSP extension (fast_dot_s8.h). */
+void mak_dot4_rows(const int8_t *x, const int8_t *w, size_t ws, int32_t n, int32_t off,
+                   int32_t acc[4]);
 
 #endif
