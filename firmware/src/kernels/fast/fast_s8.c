@@ -1285,7 +1285,8 @@ static void conv_gathered(const rows_job *j, const int8_t *in, const mak_window_
 enum { PAD_WEIGHTS = 1024 }; /* bytes of padded weights on the stack */
 
 /* Small windows whose filter rows are not whole words (first layers of three channels, 3 x 1 x 6
- * filters) or that are grouped (at most 4 groups): the weights copied once per invoke into
+ * filters, conv1d_audio's 1 x 3 x 10) or that are grouped (at most 4 groups, windows of several
+ * runs): the weights copied once per invoke into
  * rows of the whole window (every input channel, a group's filter in its own channels and
  * zeros in the others') padded with zeros to a multiple of 4 bytes, so that the windows take
  * the gathered, widened pairs (the padding holds the zero point: 0 after the offset) instead
@@ -1379,7 +1380,9 @@ bool mak_fast_conv_s8(const ma_node *node, const mak_conv_data *d, const mak_win
     conv_gathered(&j, in, g, cin, out);
     return true;
   }
-  if (max_runs(g, false) > 1 && conv_padded(&j, in, g, cin, fin, groups, out)) return true;
+  if ((max_runs(g, false) > 1 || j.fstride % 4 != 0) &&
+      conv_padded(&j, in, g, cin, fin, groups, out))
+    return true;
   const bool pairs = !FAST_PAIRS           ? false
                      : groups == 1 ? mak_window_pairs_fit(in_t, node->outputs[0], g, cin, cout)
                                  : mak_disjoint(in_t, node->outputs[0]);
