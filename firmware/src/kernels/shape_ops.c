@@ -4,14 +4,10 @@
  */
 #include <string.h>
 
-#include "fast/mve/fast_mve_s8.h"
+#include "fast/arch.h"
 #include "kernel_util.h"
 #include "kernels.h"
 #include "overlap.h"
-
-#if MA_FAST_MVE
-#include <arm_mve.h>
-#endif
 
 static ma_status check_same_type(struct ma_context *ctx, const char *op, const ma_tensor *in,
                                  const ma_tensor *out) {
@@ -102,20 +98,17 @@ static ma_status concat_prepare(struct ma_context *ctx, ma_node *node) {
 }
 
 /* Copies n bytes between buffers that do not overlap, cheaply for the short runs of a
- * concatenation along an inner axis (mak_move's checks cost more than a 12-byte copy): 16 bytes
- * per predicated step on Helium, words elsewhere. */
-static inline void copy_run(uint8_t *dst, const uint8_t *src, size_t n) {
+ * concatenation along an inner axis (mak_move's checks cost more than a 12-byte copy): words
+ * here, 16 bytes per predicated step on Helium. */
 #if MA_FAST_MVE
-  for (size_t i = 0; i < n; i += 16) {
-    const mve_pred16_t p = vctp8q((uint32_t)(n - i));
-    vstrbq_p_u8(dst + i, vldrbq_z_u8(src + i, p), p);
-  }
+#include "fast/mve/fast_mve_copy.h" /* copy_run */
 #else
+static inline void copy_run(uint8_t *dst, const uint8_t *src, size_t n) {
   size_t i = 0;
   for (; i + 4 <= n; i += 4) memcpy(dst + i, src + i, 4);
   for (; i < n; ++i) dst[i] = src[i];
-#endif
 }
+#endif
 
 /* Whether an input's bytes meet the output's. */
 static bool concat_overlaps(const ma_node *node) {
