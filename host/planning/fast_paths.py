@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from host.planning.libraries import loops as overlap
+from host.planning.libraries import loops
 from host.planning.libraries.base import KernelLibrary
 from host.planning.libraries.microarena import MICROARENA, fastest_library
 from host.planning.plan import PlanResult
@@ -97,7 +97,7 @@ def slow_operators(model: Model, r: PlanResult, cpu: str | None = None) -> list[
     for s in r.shared:
         sg = model.subgraphs[s.subgraph]
         k = fastest_library(cpu).overlap_kernel(model, sg, sg.operators[s.op])
-        need = overlap.pairs_need(k) if k is not None and k.function else None
+        need = loops.pairs_need(k) if k is not None and k.function else None
         if need is not None and s.delta < need:
             out.append(SlowOperator(s.subgraph, s.op, s.op_name, s.delta, need))
     return out

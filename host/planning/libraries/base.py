@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from host.planning.libraries import loops as overlap
+from host.planning.libraries import loops
 from host.planning.tflm.structs import Abi
 from host.tflite.model import Model, Operator, Subgraph
 
@@ -38,7 +38,7 @@ class KernelLibrary:
     name = ""  # the --kernels name
     title = ""  # for reports: "TFLM reference kernels"
     runtime = "tflm"  # whose interpreter runs these kernels: "tflm" or "microarena"
-    overlap_style = overlap.REFERENCE_STYLE
+    overlap_style = loops.REFERENCE_STYLE
 
     def __init__(self, cpu: str | None = None) -> None:
         self.cpu = cpu
@@ -74,9 +74,9 @@ class KernelLibrary:
         """Whether `borrowed` is exact for this operator (not only an upper bound)."""
         raise NotImplementedError
 
-    def overlap_kernel(self, model: Model, sg: Subgraph, op: Operator) -> overlap.Kernel | None:
+    def overlap_kernel(self, model: Model, sg: Subgraph, op: Operator) -> loops.Kernel | None:
         """The operator's loops, when an overlap rule is proven for them (else None)."""
-        return overlap.describe(model, sg, op, self.overlap_style)
+        return loops.describe(model, sg, op, self.overlap_style)
 
     @property
     def label(self) -> str:

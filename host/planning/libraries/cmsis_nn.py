@@ -27,8 +27,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
-from host.planning.libraries import loops as overlap
-from host.planning.libraries import reference
+from host.planning.libraries import loops, reference
 from host.planning.libraries.base import KernelsError, OpAllocations
 from host.planning.model.operands import (
     FLOAT32,
@@ -100,7 +99,7 @@ def _conv_geometry(model: Model, sg: Subgraph, op: Operator, kind: int, slots: t
         return None
     opts = builtin_options(model, sg.index, op.index, kind)
     kernel = (w.shape[1], w.shape[2])
-    stride, dilation, pad = overlap.window(opts, x.shape, out.shape, kernel, slots)
+    stride, dilation, pad = loops.window(opts, x.shape, out.shape, kernel, slots)
     return x, w, out, stride, dilation, pad
 
 
@@ -161,7 +160,7 @@ def _dims(g, filter_c: int | None = None) -> ConvDims:
 
 
 def _conv(model: Model, sg: Subgraph, op: Operator, path: str) -> list[int] | None:
-    g = _conv_geometry(model, sg, op, overlap.CONV_OPTIONS, (1, 2, 4, 5))
+    g = _conv_geometry(model, sg, op, loops.CONV_OPTIONS, (1, 2, 4, 5))
     if g is None:
         return None
     x, w = g[0], g[1]
@@ -187,7 +186,7 @@ def _conv_s16(sg: Subgraph, op: Operator, cols: int, path: str) -> list[int]:
 
 def _depthwise(model: Model, sg: Subgraph, op: Operator, path: str) -> list[int] | None:
     """arm_depthwise_conv_wrapper_s8_get_buffer_size."""
-    g = _conv_geometry(model, sg, op, overlap.DEPTHWISE_OPTIONS, (1, 2, 5, 6))
+    g = _conv_geometry(model, sg, op, loops.DEPTHWISE_OPTIONS, (1, 2, 5, 6))
     if g is None:
         return None
     x, w, out, _, dilation, pad = g
@@ -361,7 +360,7 @@ class CmsisNN(reference.Reference):
     def borrows_exactly(self, name: str) -> bool:
         return name not in SCRATCH and name not in OP_DATA_EXTRA and super().borrows_exactly(name)
 
-    def overlap_kernel(self, model: Model, sg: Subgraph, op: Operator) -> overlap.Kernel | None:
+    def overlap_kernel(self, model: Model, sg: Subgraph, op: Operator) -> loops.Kernel | None:
         if self.path != DSP or op.name not in DSP_OVERLAP:
             return None  # no loop order proven on this path: nothing overlaps
         x, w, out = input_tensor(sg, op, 0), input_tensor(sg, op, 1), output_tensor(sg, op, 0)
@@ -382,7 +381,7 @@ class CmsisNN(reference.Reference):
 # (im2col of two output pixels, then both written) and the other functions have no rule yet.
 
 
-def _dsp_depthwise(k: overlap.Kernel) -> overlap.Kernel:
+def _dsp_depthwise(k: loops.Kernel) -> loops.Kernel:
     """The function arm_depthwise_conv_wrapper_s8 calls, and its channel block."""
     kernel, _, dilation, pad = k.window
     b, oc, ic = k.out_shape[0], k.out_shape[3], k.in_shapes[0][3]
@@ -397,12 +396,12 @@ def _dsp_depthwise(k: overlap.Kernel) -> overlap.Kernel:
     return replace(k, function="depthwise_conv_s8_generic", block=1)  # the reference order
 
 
-def _dsp_average_pool(k: overlap.Kernel) -> overlap.Kernel:
+def _dsp_average_pool(k: loops.Kernel) -> loops.Kernel:
     """arm_avgpool_s8 sums the window of all channels into a buffer, then writes the pixel."""
     return replace(k, function="arm_avgpool_s8", block=k.out_shape[3])
 
 
-DSP_OVERLAP: dict[str, Callable[[overlap.Kernel], overlap.Kernel]] = {
+DSP_OVERLAP: dict[str, Callable[[loops.Kernel], loops.Kernel]] = {
     "DEPTHWISE_CONV_2D": _dsp_depthwise,
     "AVERAGE_POOL_2D": _dsp_average_pool,
 }

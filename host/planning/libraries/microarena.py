@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import replace
 
-from host.planning.libraries import loops as overlap
+from host.planning.libraries import loops
 from host.planning.libraries.base import KernelLibrary
 from host.planning.model.lifetimes import align_up
 from host.planning.model.operands import DETECTION, detection_sizes
@@ -59,7 +59,7 @@ class Microarena(KernelLibrary):
     name = "microarena"
     title = "microarena kernels"
     runtime = "microarena"
-    overlap_style = overlap.OverlapStyle(
+    overlap_style = loops.OverlapStyle(
         unary=("RELU", "LEAKY_RELU", "LOGISTIC", "QUANTIZE", "DEQUANTIZE"),
         depthwise_block=DW_BLOCK,
         element_bytes=(1, 4),
@@ -76,7 +76,7 @@ class Microarena(KernelLibrary):
         rule = SCRATCH_RULES.get(op.name)
         return [] if rule is None else rule(model, sg, op)
 
-    def overlap_kernel(self, model: Model, sg: Subgraph, op: Operator) -> overlap.Kernel | None:
+    def overlap_kernel(self, model: Model, sg: Subgraph, op: Operator) -> loops.Kernel | None:
         """With `fastest`, the int8 rules also keep the fast paths' pairs (their out-of-order
         loops run only where the offsets allow them): fast_s8.c's, or fast_mve_s8.c's."""
         k = super().overlap_kernel(model, sg, op)
@@ -85,38 +85,38 @@ class Microarena(KernelLibrary):
         return with_helium_pairs(k) if self.helium else with_fast_pairs(k)
 
 
-def fast_pairs(k: overlap.Kernel) -> str:
+def fast_pairs(k: loops.Kernel) -> str:
     """Which of fast_s8.c's paired loops runs for an operator (mak_fast_conv_s8's choice;
     "" where its loops keep the in-order rule or the reference loop runs)."""
     if k.in_bytes != 1 or k.out_bytes != 1:
         return ""
     if k.loop == "fully_connected":
-        return overlap.FAST_ROWS
+        return loops.FAST_ROWS
     if k.loop != "conv":
         return ""
     if _is_matrix(k):
-        return overlap.FAST_ROWS
+        return loops.FAST_ROWS
     (kh, kw), _, (_, dil_w), _ = k.window
     runs = kh if dil_w == 1 else kh * kw
     window_bytes = kh * kw * k.in_shapes[0][3]
     if runs > MAX_RUNS or (runs > 1 and window_bytes <= COL_MAX and window_bytes % 4 == 0):
         return ""  # the reference loop, or windows copied before any write
-    return overlap.FAST_WINDOWS
+    return loops.FAST_WINDOWS
 
 
-def _is_matrix(k: overlap.Kernel) -> bool:
+def _is_matrix(k: loops.Kernel) -> bool:
     """A 1x1 stride-1 convolution that reads every input pixel."""
     (kh, kw), stride, _, pad = k.window
     return (kh, kw, *stride, *pad) == (1, 1, 1, 1, 0, 0) and k.in_shapes[0][1:3] == k.out_shape[1:3]
 
 
-def with_fast_pairs(k: overlap.Kernel) -> overlap.Kernel:
+def with_fast_pairs(k: loops.Kernel) -> loops.Kernel:
     """`k` with fast_s8.c's pairs, where they run for it."""
     function = fast_pairs(k)
     return replace(k, function=function, chunk=PAIR_CHUNK, group=2) if function else k
 
 
-def with_helium_pairs(k: overlap.Kernel) -> overlap.Kernel:
+def with_helium_pairs(k: loops.Kernel) -> loops.Kernel:
     """`k` with fast_mve_s8.c's out-of-order loops, where they run for it (mak_mve_conv_s8's
     and mak_mve_dwconv_s8's choices): 1x1 rows read in place, depthwise pixel pairs."""
     if k.in_bytes != 1 or k.out_bytes != 1:
@@ -125,10 +125,10 @@ def with_helium_pairs(k: overlap.Kernel) -> overlap.Kernel:
     if (k.loop == "conv" and _is_matrix(k)) or (
         k.loop == "fully_connected" and batches > 1 and depth > MVE_SHORT_ROW
     ):
-        return replace(k, function=overlap.FAST_MVE_ROWS, chunk=MVE_CHANNELS, group=MVE_ROWS)
+        return replace(k, function=loops.FAST_MVE_ROWS, chunk=MVE_CHANNELS, group=MVE_ROWS)
     mult = k.out_shape[3] // k.in_shapes[0][3] if k.loop == "depthwise" else 0
     if mult and k.out_shape[3] % MVE_DW_LANES == 0 and (8 % mult == 0 or mult % 8 == 0):
-        return replace(k, function=overlap.FAST_MVE_DEPTHWISE, chunk=MVE_DW_LANES, group=2)
+        return replace(k, function=loops.FAST_MVE_DEPTHWISE, chunk=MVE_DW_LANES, group=2)
     return k
 
 
