@@ -1204,7 +1204,7 @@ static void gather(const int8_t *in, const mak_window_geom *g, const mak_window 
   const int32_t nr = window_runs(in, g, w, cin, cin, 0, runs);
   memset(col, zero_point, (size_t)len);
   for (int32_t i = 0; i < nr; ++i) {
-    if (runs[i].n > 8) {
+    if (runs[i].n > 8 || FAST_V7M) { /* on the M3 the byte loop cost more (conv_options) */
       memcpy(col + runs[i].f, runs[i].in, (size_t)runs[i].n);
     } else { /* a call per run of a few bytes costs more than the bytes */
       for (int32_t k = 0; k < runs[i].n; ++k) col[runs[i].f + k] = runs[i].in[k];
