@@ -25,6 +25,8 @@ from support.kernel_harness import (
     run_hand_node,
 )
 
+from host.device.firmware import read_build_mk
+
 Q = {"scale": 0.1, "zp": 0}
 BAD_NODES: dict[str, tuple[str, list, list, dict, int, tuple[str, str, str]]] = {
     "FC bias size": ("FULLY_CONNECTED", [hand((1, 8), I8, **Q), hand((4, 8), I8, np.ones(32), **Q),
@@ -124,6 +126,31 @@ def test_kernels_compile_warning_free_without_mutable_globals(
     # One compiler per core: the files are independent.
     with ThreadPoolExecutor(os.cpu_count()) as pool:
         list(pool.map(compile_and_check, sorted(KERNELS.rglob("*.c"))))
+
+
+def test_only_fast_arch_h_tests_the_target() -> None:
+    """fast/arch.h is the one test of the target's features: no other kernel file asks the
+    compiler's __ARM_* or __arm__ macros (docs/architecture.md, "Where to add")."""
+    raw = re.compile(r"__ARM_\w+|__arm__")
+    arch = KERNELS / "fast" / "arch.h"
+    assert raw.search(arch.read_text())
+    found = {
+        f"{p.relative_to(KERNELS)}: {m}"
+        for p in sorted(KERNELS.rglob("*.[ch]"))
+        if p != arch
+        for m in raw.findall(p.read_text())
+    }
+    assert not found, sorted(found)
+
+
+def test_every_kernel_folder_is_built() -> None:
+    """Every folder of kernel sources (an architecture's under fast/) is in build.mk's
+    MA_KERNEL_DIRS, which the Makefile, CMake, microarena.mk and PlatformIO builds read: a
+    folder left out would not be compiled anywhere."""
+    firmware = REPO / "firmware"
+    listed = {firmware / d for d in read_build_mk()["MA_KERNEL_DIRS"]}
+    folders = {p.parent for p in KERNELS.rglob("*.c")}
+    assert folders == listed, sorted(map(str, folders ^ listed))
 
 
 HOSTILE_NODES: dict[str, tuple[str, list, list, dict]] = {
