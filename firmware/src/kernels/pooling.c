@@ -9,6 +9,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "fast/dsp/fast_dsp_pool.h"
 #include "fast/mve/fast_pool.h"
 #include "fast/fast_s8_core.h"
 #include "kernel_util.h"
@@ -72,9 +73,9 @@ static ma_status pool_prepare(struct ma_context *ctx, ma_node *node) {
  * at a time: the window's cells are read for the four, then the four outputs are written. The
  * reference loop reads and writes one channel at a time in the same pixel order, so every
  * read still precedes the writes that could reach its byte, and overlap.c's pooling rule holds.
- * On the DSP an average sums two channels per SXTAB16 in 16-bit lanes (exact for windows of at
- * most 255 cells) and a maximum takes four per SSUB8 + SEL; TFLM's int32 sum and its rounding
- * division are unchanged. On Helium fast_mve_pool.c walks the whole node, 16 (maximum) or 8
+ * On the DSP (fast/dsp/fast_dsp_pool.h) an average sums two channels per SXTAB16 in 16-bit
+ * lanes (exact for windows of at most 255 cells) and a maximum takes four per SSUB8 + SEL;
+ * TFLM's int32 sum and its rounding division are unchanged. On Helium fast_mve_pool.c walks the whole node, 16 (maximum) or 8
  * (average) channels a step, in the same order of reads and writes. */
 typedef mak_pool_cells pool_cells; /* fast_pool.h */
 
@@ -82,41 +83,10 @@ static int32_t round_div(int32_t sum, int32_t count) {
   return sum > 0 ? (sum + count / 2) / count : (sum - count / 2) / count;
 }
 
-#if FAST_DSP
-static inline uint32_t max4(uint32_t a, uint32_t b) { /* lane-wise signed maximum */
-  uint32_t r;
-  __asm__("ssub8 %0, %1, %2\n\tsel %0, %1, %2" : "=&r"(r) : "r"(a), "r"(b));
-  return r;
-}
-#endif
-
 /* The four channels' sums (avg) or maxima (max) over the window, from channel `c`. */
 static void cells4(const pool_cells *pc, int32_t c, bool is_max, int32_t r[4]) {
+  if (FAST_DSP && mak_dsp_cells4(pc, c, is_max, r)) return;
   const int8_t *row = pc->first + c;
-#if FAST_DSP
-  if (is_max) {
-    uint32_t m = 0x80808080u;
-    for (int32_t y = 0; y < pc->rows; ++y, row += pc->row_step)
-      for (int32_t x = 0; x < pc->cols; ++x) m = max4(load4(row + (size_t)x * pc->col_step), m);
-    for (int k = 0; k < 4; ++k) r[k] = (int8_t)(uint8_t)(m >> (8 * k));
-    return;
-  }
-  if (pc->rows * pc->cols <= 255) {
-    int16x2_t even = 0, odd = 0;
-    for (int32_t y = 0; y < pc->rows; ++y, row += pc->row_step) {
-      for (int32_t x = 0; x < pc->cols; ++x) {
-        const uint32_t v = load4(row + (size_t)x * pc->col_step);
-        even = __sxtab16(even, (int8x4_t)v);
-        odd = sxtab16_ror8(odd, v);
-      }
-    }
-    r[0] = (int16_t)(uint16_t)((uint32_t)even & 0xFFFFu);
-    r[1] = (int16_t)(uint16_t)((uint32_t)odd & 0xFFFFu);
-    r[2] = (int16_t)(uint16_t)((uint32_t)even >> 16);
-    r[3] = (int16_t)(uint16_t)((uint32_t)odd >> 16);
-    return;
-  }
-#endif
   for (int k = 0; k < 4; ++k) r[k] = is_max ? INT8_MIN : 0;
   for (int32_t y = 0; y < pc->rows; ++y, row += pc->row_step) {
     for (int32_t x = 0; x < pc->cols; ++x) {
