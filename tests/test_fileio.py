@@ -242,12 +242,12 @@ def test_plan_embed_refuses_a_model_changed_during_the_run(tmp_path: Path, monke
     model = tmp_path / "m.tflite"
     assert modelgen.main([str(model)]) == 0
     update = modelgen.build_demo_model(seed=7)
-    real = plan_cli._add_target
+    real = plan_cli._target
 
     def meanwhile(*args):  # fault injection: another program writes the model mid-run
         model.write_bytes(update)
         return real(*args)
 
-    monkeypatch.setattr(plan_cli, "_add_target", meanwhile)
+    monkeypatch.setattr(plan_cli, "_target", meanwhile)
     assert plan_cli.main([str(model), "--embed", "-q"]) == 2
     assert model.read_bytes() == update and not leftovers(tmp_path)
