@@ -1087,8 +1087,14 @@ static void row_sums(const int8_t *x, int32_t len, const int8_t *w, size_t ws, i
     quads_sums(&q);
     k = n & ~3;
   }
+  int32_t i = n4;
+  if (n4 == 0 && len > 0) { /* rows of under four values (hello_world's first layer): the */
+    const int32_t x0 = x[0] + off; /* first value starts the sums, no dot products of none */
+    for (; k < n; ++k) s[k] = wrap_mac(0, w[(size_t)k * ws], x0);
+    i = 1;
+  }
   for (; k < n; ++k) s[k] = dot1(x, w + (size_t)k * ws, n4, off, 0);
-  for (int32_t i = n4; i < len; ++i) {
+  for (; i < len; ++i) {
     const int32_t xi = x[i] + off;
     for (k = 0; k < n; ++k) s[k] = wrap_mac(s[k], w[(size_t)k * ws + i], xi);
   }
