@@ -20,6 +20,7 @@ from support.tflm_oracle import shared_model
 from host.planning.cli import main as plan_main
 from host.planning.libraries.registry import library
 from host.planning.scratch import predict_tflm_head
+from host.planning.targets.target import target_arena
 from host.planning.targets.tflm import ArenaTooSmall, _Replay, predict
 from host.planning.tflm import structs as tflm_structs
 from host.tflite import modelgen as mg
@@ -80,7 +81,14 @@ def test_target_arena_on_1500_operators_within_the_limit(tmp_path: Path) -> None
     r, cpu, _ = _run(str(model), "--target", "tflm-cortex-m", "--time-limit", "0.5", "--json")
     assert r.returncode == 0, r.stderr
     assert json.loads(r.stdout)["target"]["min_arena"] > 0
-    assert cpu < 0.5 + OVERHEAD, f"{cpu:.1f} s of CPU"
+    # The whole run: about 2.2 s of CPU here when idle, 3.6 s once in a CI run under xdist
+    # (every core busy inflates CPU time too), hence twice the overhead; the prediction
+    # itself, where the slow search was, is timed alone below.
+    assert cpu < 0.5 + 2 * OVERHEAD, f"{cpu:.1f} s of CPU"
+    start = time.process_time()
+    assert target_arena(Model.load(model), "tflm-cortex-m").min_arena > 0
+    alone = time.process_time() - start
+    assert alone < 2.5, f"the arena prediction alone took {alone:.1f} s of CPU"  # ~1 s idle
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="getrusage: POSIX")
