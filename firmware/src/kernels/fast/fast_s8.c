@@ -243,14 +243,9 @@ typedef struct {
   "ldrsh lr, [sp, #4]\n\t" \
   MAC2X2_V7M_STEP MAC2X2_V7M_STEP MAC2X2_V7M_STEP MAC2X2_V7M_STEP
 #else
-#define MAC2X2_HALF \
-  "ldr lr, [sp, #4]\n\t" \
-  "ldr r12, [r0], #4\n\t" \
-  "sxtab16 r8, lr, r12\n\t" \
-  "sxtab16 r9, lr, r12, ror #8\n\t" \
-  "ldr r12, [r1], #4\n\t" \
-  "sxtab16 r10, lr, r12\n\t" \
-  "sxtab16 r11, lr, r12, ror #8\n\t" \
+/* Two weight words (r2, r3 rows) widened once, each against both rows' widened inputs
+ * (r8-r11): the 2 x 2 block's sums r4-r7. Shared by MAC2X2_HALF and WIDE_HALF. */
+#define WEIGHTS_2X2 \
   "ldr r12, [r2], #4\n\t" \
   "sxtb16 lr, r12\n\t" \
   "smlad r4, lr, r8, r4\n\t" \
@@ -265,6 +260,16 @@ typedef struct {
   "sxtb16 r12, r12, ror #8\n\t" \
   "smlad r6, r12, r9, r6\n\t" \
   "smlad r7, r12, r11, r7\n\t"
+
+#define MAC2X2_HALF \
+  "ldr lr, [sp, #4]\n\t" \
+  "ldr r12, [r0], #4\n\t" \
+  "sxtab16 r8, lr, r12\n\t" \
+  "sxtab16 r9, lr, r12, ror #8\n\t" \
+  "ldr r12, [r1], #4\n\t" \
+  "sxtab16 r10, lr, r12\n\t" \
+  "sxtab16 r11, lr, r12, ror #8\n\t" \
+  WEIGHTS_2X2
 #endif
 
 /* Eight values per pass (the loop end read once per eight), entered at its second half when
@@ -646,20 +651,7 @@ typedef struct {
  * serving both rows; sums r4-r7 as pairs_sums'. */
 #define WIDE_HALF \
   "ldm r0!, {r8-r11}\n\t" \
-  "ldr r12, [r2], #4\n\t" \
-  "sxtb16 lr, r12\n\t" \
-  "smlad r4, lr, r8, r4\n\t" \
-  "smlad r5, lr, r10, r5\n\t" \
-  "sxtb16 r12, r12, ror #8\n\t" \
-  "smlad r4, r12, r9, r4\n\t" \
-  "smlad r5, r12, r11, r5\n\t" \
-  "ldr r12, [r3], #4\n\t" \
-  "sxtb16 lr, r12\n\t" \
-  "smlad r6, lr, r8, r6\n\t" \
-  "smlad r7, lr, r10, r7\n\t" \
-  "sxtb16 r12, r12, ror #8\n\t" \
-  "smlad r6, r12, r9, r6\n\t" \
-  "smlad r7, r12, r11, r7\n\t"
+  WEIGHTS_2X2
 
 _Static_assert(offsetof(wide_job, wstep) == 24, "wide_sums_dsp's offsets");
 /* Eight values per pass, entered at its second half when n is 4 more than a multiple of 8;
