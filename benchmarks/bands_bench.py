@@ -19,7 +19,7 @@ sys.path.insert(0, str(ROOT))
 
 from benchmarks.overlap_bench import RUNS, on_tflm  # noqa: E402
 from host.paths import SHARED_MODELS, SHARED_ZOO, require_models  # noqa: E402
-from host.planning import band_choice as bands  # noqa: E402
+from host.planning import band_choice  # noqa: E402
 from host.planning.libraries.reference import REFERENCE  # noqa: E402
 from host.planning.model import metadata  # noqa: E402
 from host.planning.plan import plan_model  # noqa: E402
@@ -40,7 +40,9 @@ def row(path: Path, budget: float, time_limit: float, tflm: bool) -> str:
     heads = []
     for overlap in (False, True):
         try:
-            b = bands.apply(Model.load(path), budget, REFERENCE, overlap, time_limit=time_limit)
+            b = band_choice.apply(
+                Model.load(path), budget, REFERENCE, overlap, time_limit=time_limit
+            )
         except BandError as e:
             return f"{start} not split: {str(e)[:60]} |"
         r = plan_model(b.model, time_limit=time_limit, overlap=overlap, **b.placement)

@@ -34,8 +34,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import host.planning.packing as planners  # noqa: E402
 from host.paths import DSA_PROBLEMS  # noqa: E402
+from host.planning import packing  # noqa: E402
 from host.planning.packing import (  # noqa: E402
     Buffer,
     PlanError,
@@ -86,12 +86,12 @@ def run(path: Path, time_limit: float, clock_cap: bool = True) -> dict[str, Any]
     greedy = plan(bufs, planner="greedy")
     wall, cpu = time.perf_counter(), time.process_time()
     stretch = 1 if clock_cap else 1000  # same budget (work per second x limit), far later cap
-    saved = planners.WORK_PER_SECOND
-    planners.WORK_PER_SECOND = saved / stretch
+    saved = packing.WORK_PER_SECOND
+    packing.WORK_PER_SECOND = saved / stretch
     try:
         best = plan(bufs, planner="best", time_limit=time_limit * stretch)
     finally:
-        planners.WORK_PER_SECOND = saved
+        packing.WORK_PER_SECOND = saved
     wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
     capacity = int(re.search(r"\.(\d+)\.csv$", path.name).group(1)) if "." in path.stem else None
     problems = validate(bufs, best, alignment=16)
@@ -283,7 +283,7 @@ def main(argv: list[str] | None = None) -> int:
             json.dumps(
                 {
                     "time_limit": args.time_limit,
-                    "search_core": planners.SEARCH_CORE,
+                    "search_core": packing.SEARCH_CORE,
                     "results": results,
                     "mean_greedy_ratio": mean_g,
                     "mean_best_ratio": mean_b,
@@ -294,11 +294,11 @@ def main(argv: list[str] | None = None) -> int:
             )
         )
         return 0
-    budget = planners.WORK_PER_SECOND * args.time_limit
+    budget = packing.WORK_PER_SECOND * args.time_limit
     cap = "no wall-clock cap" if args.no_clock_cap else f"wall-clock cap {args.time_limit:g} s"
     print(
         f"work budget {budget:.0f} units ({cap}) per problem, search core "
-        f"{planners.SEARCH_CORE}; ratio = arena / lower bound\n"
+        f"{packing.SEARCH_CORE}; ratio = arena / lower bound\n"
     )
     print("| problem | buffers | lower bound | greedy | ratio | best | ratio | wall s | cpu s |")
     print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")

@@ -336,10 +336,10 @@ def test_bands_figures() -> None:
     real TFLM reports for the rewritten, planned model."""
     from support.tflm_oracle import run_tflm
 
-    from host.planning import band_choice as bands
+    from host.planning import band_choice
 
     original = _shared("tflm_person_detect_int8")
-    banding = bands.apply(original, 0.1, REFERENCE, True)
+    banding = band_choice.apply(original, 0.1, REFERENCE, True)
     assert banding.chosen is not None
     r = plan_model(banding.model, time_limit=1.5, overlap=True, **banding.placement)
     metadata.embed(banding.model, r.tensor_offsets())
@@ -370,7 +370,7 @@ def test_bands_mobilenet_v2_figures() -> None:
     real TFLM reports for the rewritten, planned model, the unbanded heads and the MACs added."""
     from support.tflm_oracle import MOBILENET_V2, run_tflm
 
-    from host.planning import band_choice as bands
+    from host.planning import band_choice
     from host.planning.model.macs import model_macs
     from host.rewrite import bands as rw
 
@@ -384,9 +384,9 @@ def test_bands_mobilenet_v2_figures() -> None:
     cut, count = said[:2]
     stage = rw.find_stage(original, cut)
     t = stage.t_tensor
-    bounds = bands.aligned_bounds(t.shape[1], t.nbytes() // t.shape[1], count)
+    bounds = band_choice.aligned_bounds(t.shape[1], t.nbytes() // t.shape[1], count)
     assert bounds is not None
-    banded, r = bands.plan_banded(original, cut, bounds, REFERENCE, True, 1.5)
+    banded, r = band_choice.plan_banded(original, cut, bounds, REFERENCE, True, 1.5)
     metadata.embed(banded, r.tensor_offsets())
     over = plan_model(original, overlap=True)
     added = rw.band_macs(stage, bounds) - rw.stage_macs(stage)

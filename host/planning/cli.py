@@ -17,9 +17,7 @@ from collections.abc import Callable
 from host import entry
 from host.argtypes import FRACTION, SECONDS, file_path
 from host.fileio import Output, is_stdout, write_outputs
-from host.planning import band_choice as bands
-from host.planning import c_header, checker, fast_paths, fit
-from host.planning import origin as plan_origin
+from host.planning import band_choice, c_header, checker, fast_paths, fit, origin
 from host.planning.c_header import c_name
 from host.planning.libraries.base import KernelLibrary, KernelsError
 from host.planning.libraries.microarena import fastest_library
@@ -50,7 +48,7 @@ from host.planning.targets.target import (
 from host.planning.tflm.prepare import prepare_refusals
 from host.planning.tflm.refusal import tflm_refusal
 from host.progress import say
-from host.runtime import arena as arena_layout
+from host.runtime.arena import predict
 from host.terminal import printable
 from host.tflite.compare import check_rewrite
 from host.tflite.model import OFFLINE_PLAN_NAME, Model, ModelError, read_model
@@ -199,7 +197,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--bands-objective",
-        choices=bands.OBJECTIVES,
+        choices=band_choice.OBJECTIVES,
         default="head",
         help="with --bands: what the split minimises: the arena head (default), or the arena "
         "to set on --target (head + TFLM's tail, which grows with every band's operators)",
@@ -228,7 +226,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
 
         check_plot_path(args.plot)  # before any work (and before --embed writes anything)
     model = Model.load(args.model)
-    existing = plan_origin.origin(model)
+    existing = origin.origin(model)
     writes = args.embed or args.header  # outputs holding the new plan
     existing_head = _existing_head(model) if existing else None
     if existing and not existing.replaceable and writes and not args.replace_plan:
@@ -242,7 +240,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
     progress = _progress(args.quiet or args.json)
     banding = None
     if args.bands:
-        banding = bands.apply(
+        banding = band_choice.apply(
             model,
             args.bands_mac_budget,
             lib,
@@ -331,7 +329,7 @@ def _write_outputs(
     outputs = []
     if args.embed:
         # Every field but the plan and its marker keeps its meaning, or nothing is written.
-        data = check_rewrite(model, (OFFLINE_PLAN_NAME, plan_origin.MARKER))
+        data = check_rewrite(model, (OFFLINE_PLAN_NAME, origin.MARKER))
         outputs.append(Output(args.output or args.model, data, _written_model_check(lib)))
     if args.plot:
         from host.planning.plot import plot_bytes
@@ -385,7 +383,7 @@ def _existing_head(model: Model) -> int | None:
         return None
 
 
-def _action(existing: plan_origin.PlanOrigin, args: argparse.Namespace) -> str:
+def _action(existing: origin.PlanOrigin, args: argparse.Namespace) -> str:
     """What this run did with the plan the model carried."""
     if args.embed:
         return "replaced by this plan"
@@ -430,15 +428,15 @@ def predict_model(path: str) -> dict:
     """
     data = read_model(path)
     Model(data, path)  # clear errors for a bad model before the predictor sees it
-    return dict(arena_layout.predict(data))
+    return dict(predict(data))
 
 
 def cmd_check(args: argparse.Namespace) -> int:
     model = Model.load(args.check)
-    origin = plan_origin.origin(model)
-    lib = _kernel_library(args, origin)
-    problems = checker.check(model, lib) + bands.graph_problems(model)
-    mismatch = _planned_for_other_kernels(origin, lib, args.check)
+    recorded = origin.origin(model)
+    lib = _kernel_library(args, recorded)
+    problems = checker.check(model, lib) + band_choice.graph_problems(model)
+    mismatch = _planned_for_other_kernels(recorded, lib, args.check)
     if mismatch:
         problems.insert(0, mismatch)
     unjudged = checker.not_judged(model, lib)
@@ -454,7 +452,7 @@ def cmd_check(args: argparse.Namespace) -> int:
             "valid": not problems,
             "problems": problems,
             "not_judged": unjudged,
-            "origin": origin.to_json() if origin else None,
+            "origin": recorded.to_json() if recorded else None,
             "notes": notes,
         }
         if arena is not None:
@@ -485,8 +483,8 @@ def cmd_check(args: argparse.Namespace) -> int:
                 f"({'exact' if arena.exact.get('head') else 'NOT exact'}); arena to set "
                 f"{arena.min_arena} bytes"
             )
-    if origin:
-        print(f"  plan: {origin.text}")
+    if recorded:
+        print(f"  plan: {recorded.text}")
     print("".join(f"  note: {n}\n" for n in notes), end="")
     return 1 if problems else 0
 
@@ -524,16 +522,16 @@ def cmd_buffers(args: argparse.Namespace) -> int:
 
 
 def _planned_for_other_kernels(
-    origin: plan_origin.PlanOrigin | None, lib: KernelLibrary, path: str
+    recorded: origin.PlanOrigin | None, lib: KernelLibrary, path: str
 ) -> str | None:
     """Why an --overlap plan made for other kernels (or another CPU) must not run with these:
     its overlaps hold for the loops it was proven for only."""
-    if origin is None or not origin.overlap or not origin.kernels:
+    if recorded is None or not recorded.overlap or not recorded.kernels:
         return None
-    if (origin.kernels, origin.cpu) == (lib.name, lib.cpu):
+    if (recorded.kernels, recorded.cpu) == (lib.name, lib.cpu):
         return None
     return (
-        f"the plan's overlaps are proven for the {origin.kernels_text()}, not for the "
+        f"the plan's overlaps are proven for the {recorded.kernels_text()}, not for the "
         f"{lib.label}, whose loops may read an input after writing over it: re-plan "
         f"with `python -m host.plan {path} --embed --overlap --kernels {lib.name}"
         + (f" --cpu {lib.cpu}`" if lib.cpu else "`")
@@ -541,7 +539,7 @@ def _planned_for_other_kernels(
 
 
 def _kernel_library(
-    args: argparse.Namespace, recorded: plan_origin.PlanOrigin | None = None
+    args: argparse.Namespace, recorded: origin.PlanOrigin | None = None
 ) -> KernelLibrary:
     """--kernels (or its older spelling --runtime) and --cpu, checked against --target, whose
     default follows the kernels (and sets args.target). Not given: the kernels a host.plan

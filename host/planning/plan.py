@@ -13,13 +13,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from host.planning import aliasing
-from host.planning import scratch as scratch_model
 from host.planning.libraries.base import KernelLibrary
 from host.planning.libraries.reference import REFERENCE
 from host.planning.model import lifetimes
 from host.planning.model.lifetimes import tensor_buffers
 from host.planning.packing import Buffer, Overlap, arena_size, lower_bound, plan
 from host.planning.packing.greedy import plan_greedy
+from host.planning.scratch import scratch_requests, unknown_scratch_ops
 from host.planning.tflm.refusal import TflmRefusal, registrations, tflm_refusal
 from host.tflite.model import Model
 
@@ -109,7 +109,7 @@ def _scratch(
 ) -> tuple[list[Scratch], list[str]]:
     spans = {(s.subgraph, s.op): s for s in w.op_scopes}
     out = []
-    for r in scratch_model.scratch_requests(model, lib):
+    for r in scratch_requests(model, lib):
         span = spans.get((r.subgraph, r.op))
         if span is None:  # an operator of a subgraph no walk reaches: TFLM never plans it
             continue
@@ -117,7 +117,7 @@ def _scratch(
         out.append(
             Scratch(r.subgraph, r.op, op.name, lifetimes.align_up(r.bytes), span.first, span.last)
         )
-    unknown = scratch_model.unknown_scratch_ops(model, lib)
+    unknown = unknown_scratch_ops(model, lib)
     warns = [f"scratch needs of {', '.join(unknown)} are not modelled"] if unknown else []
     return out, warns
 

@@ -169,10 +169,10 @@ def test_arena_is_the_same_on_every_board(runs, name: str) -> None:
 def test_arena_matches_host_prediction(runs, images, name: str) -> None:
     """host.runtime.arena replays the runtime's allocations for Cortex-M exactly: head, tail,
     set-up peak and every tensor offset (the kernels' op data holds no pointers)."""
-    from host.runtime import arena as layout
+    from host.runtime import arena
 
     data = (MODELS / f"{name}.tflite").read_bytes()
-    predicted = layout.predict(data)
+    predicted = arena.predict(data)
     report = wire_report(runs[("mps2-an386", name)].uart_text)
     assert report.head == predicted["head"]
     assert (report.tail, report.total) == (predicted["tail"], predicted["total"])
@@ -185,7 +185,7 @@ def test_arena_matches_host_prediction(runs, images, name: str) -> None:
     assert placed == {k: v for k, v in predicted["tensor_offsets"].items() if k in placed}
     assert set(placed) <= set(predicted["tensor_offsets"])
     # The image's arena is the largest prediction among its models, rounded to 16 bytes.
-    sizes = [layout.predict(p.read_bytes())["required"] for p in model_paths()]
+    sizes = [arena.predict(p.read_bytes())["required"] for p in model_paths()]
     assert report.arena_size == (max(sizes) + 15) // 16 * 16
 
 
@@ -209,7 +209,7 @@ def test_unknown_model_name_fails_clearly(images: dict[str, Path]) -> None:
 def test_offline_plan_is_followed_on_the_board() -> None:
     """custom_plan = best: host.plan embeds its plan at build time and the board's runtime uses
     it. VWW is the model where TFLM's own greedy placement wastes a third of the head."""
-    from host.runtime import arena as layout
+    from host.runtime import arena
 
     model = MODELS / "tiny_vww_mobilenet_int8.tflite"
     if not model.exists():
@@ -222,8 +222,8 @@ def test_offline_plan_is_followed_on_the_board() -> None:
     result = emulate.run("mps2-an386", elf, timeout=60)
     report = wire_report(result.uart_text)
     assert result.ok and report.ok
-    assert report.head == layout.predict(planned.read_bytes())["head"]
-    assert report.head < layout.predict(model.read_bytes())["head"]  # the plan is smaller
+    assert report.head == arena.predict(planned.read_bytes())["head"]
+    assert report.head < arena.predict(model.read_bytes())["head"]  # the plan is smaller
     # Same outputs as the real TFLM on the unplanned model.
     assert_outputs_match(result, run_tflm(model.read_bytes(), deterministic=True).outputs)
 
@@ -233,7 +233,7 @@ def test_arena_too_big_for_the_ram_fails_before_writing(tmp_path: Path, capsys) 
     its RAM), on the converter itself with a board of 16 KiB of RAM."""
     import sys
 
-    from host.runtime import arena as layout
+    from host.runtime import arena
 
     sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "firmware" / "apps" / "model"))
     import embed_model
@@ -241,7 +241,7 @@ def test_arena_too_big_for_the_ram_fails_before_writing(tmp_path: Path, capsys) 
     model = MODELS / "tiny_kws_dscnn_int8.tflite"
     if not model.exists():
         pytest.skip(f"shared model {model} is absent (tests read ../shared/models)")
-    needed = (layout.predict(model.read_bytes())["required"] + 15) // 16 * 16
+    needed = (arena.predict(model.read_bytes())["required"] + 15) // 16 * 16
     args = [str(model), "--out-dir", str(tmp_path / "out"), "--board", "tiny"]
     assert embed_model.main([*args, "--ram-limit", str(16 * 1024)]) == 1
     assert f"RAM: the arena needs {needed} bytes" in capsys.readouterr().err
@@ -257,7 +257,7 @@ def test_embedded_overlap_plan_survives_custom_plan_best(tmp_path: Path, capsys)
     paths (CMake, Make, PlatformIO's library script) are checked by test_library_*.py: the
     model they embed is the planned one, byte for byte."""
     from host.planning import cli as planner
-    from host.runtime import arena as layout
+    from host.runtime import arena
 
     demo = Path(__file__).resolve().parents[2] / "build" / "demo_int8.tflite"
     if not demo.exists():
@@ -265,10 +265,10 @@ def test_embedded_overlap_plan_survives_custom_plan_best(tmp_path: Path, capsys)
     model = tmp_path / "demo_int8_overlap.tflite"
     args = [str(demo), "--embed", "--overlap", "--kernels", "microarena", "-o", str(model), "-q"]
     assert planner.main(args) == 0
-    head = layout.predict(model.read_bytes())["head"]
+    head = arena.predict(model.read_bytes())["head"]
     plain = tmp_path / "plain.tflite"
     assert planner.main([*args[:2], "--kernels", "microarena", "-o", str(plain), "-q"]) == 0
-    assert head < layout.predict(plain.read_bytes())["head"]  # a re-plan would lose the overlap
+    assert head < arena.predict(plain.read_bytes())["head"]  # a re-plan would lose the overlap
     try:
         elf = build_image("mps2-an386", model, plan="best")
     except BuildError as exc:

@@ -17,7 +17,7 @@ from support.tflm_oracle import oracle
 from support.user_projects import pio_ready, pio_run
 
 from host.device.tflm_text import TextReportCollector
-from host.runtime import arena as layout
+from host.runtime import arena
 
 pytestmark = pytest.mark.skipif(
     not (pio_ready() and shutil.which("qemu-system-arm")),
@@ -63,5 +63,5 @@ def test_tflm_example_runs_on_the_board(tflm_project, tflm_expected, board):
         collector.line(line.rstrip("\r"))
     report = collector.current
     assert report is not None and report.complete and not collector.errors
-    assert report.head == layout.predict((tflm_project / "model.tflite").read_bytes())["head"]
+    assert report.head == arena.predict((tflm_project / "model.tflite").read_bytes())["head"]
     assert f"arena_used_bytes {report.total}" in out

@@ -21,7 +21,7 @@ from support.tflm_oracle import run_tflm
 
 from host.device import record, upload
 from host.paths import SHARED_MODELS
-from host.runtime import arena as arena_layout
+from host.runtime import arena
 from host.tflite.model import Model
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -156,9 +156,9 @@ def test_arena_too_small_reports_bytes_needed(
     fails naming the same size."""
     needs_emulator()
     path = model_path("tflm_micro_speech_int8")
-    required = arena_layout.predict(path.read_bytes(), "cortex-m")["required"]
+    required = arena.predict(path.read_bytes(), "cortex-m")["required"]
     args = ["--board", BOARD, "--upload", str(path), "--json", "--timeout", "60"]
-    for small in (4000, required - arena_layout.ALIGN):
+    for small in (4000, required - arena.ALIGN):
         code = record.main([*args, "--arena", str(small)])
         out = capsys.readouterr()
         short = json.loads(out.out)["report"]
@@ -294,8 +294,8 @@ def test_embedded_overlap_plan_survives_record_builds(
     args = [str(demo), "--embed", "--overlap", "--kernels", "microarena", "-o", str(path), "-q"]
     assert planner.main(args) == 0
     capsys.readouterr()
-    head = arena_layout.predict(path.read_bytes())["head"]
-    assert head < arena_layout.predict(demo.read_bytes())["head"]
+    head = arena.predict(path.read_bytes())["head"]
+    assert head < arena.predict(demo.read_bytes())["head"]
     doc = record_json(capsys, tmp_path, how, str(path))
     assert doc["report"]["status_name"] == "ok"
     assert doc["report"]["head"] == head and doc["prediction_differences"] == []

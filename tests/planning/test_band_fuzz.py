@@ -13,8 +13,7 @@ import pytest
 from support import band_fuzz as bf
 
 from host.paths import REPO
-from host.planning import band_choice as bands
-from host.planning import checker
+from host.planning import band_choice, checker
 from host.planning.cli import main as plan_main
 from host.planning.libraries.reference import REFERENCE
 from host.planning.model import metadata
@@ -88,7 +87,7 @@ def test_band_in_padding_only_is_merged_never_sliced_empty() -> None:
     want = bf.run_tflm(bf.with_output(data, 1), x)
     banded, _ = rw.rewrite(model, 0, [0, 4, 11])
     assert bf.run_tflm(bf.with_output(banded.to_bytes(), 1), x) == want
-    for c in bands.choices(model, time_limit=0.05):
+    for c in band_choice.choices(model, time_limit=0.05):
         assert not c.error, c.error
         pairs = zip(c.bounds, c.bounds[1:], strict=False)
         assert all(rw.empty_input(stage, a, b) is None for a, b in pairs)

@@ -17,8 +17,7 @@ import pytest
 from support.tflm_oracle import CONVERTER_MODELS, run_tflm, shared_model
 
 from host.paths import SHARED_ZOO
-from host.planning import band_choice as bands
-from host.planning import checker
+from host.planning import band_choice, checker
 from host.planning.cli import main as plan_main
 from host.planning.libraries.microarena import MICROARENA
 from host.planning.libraries.reference import REFERENCE
@@ -67,9 +66,9 @@ def _same_outputs(a: bytes, b: bytes, runs: int) -> None:
             assert np.array_equal(x, y), f"seed {seed}: outputs differ"
 
 
-def _planned(model: Model, budget: float, overlap: bool) -> tuple[bands.Banding, Model, int]:
-    banding = bands.apply(model, budget, REFERENCE, overlap)
-    result = bands.plan_model(
+def _planned(model: Model, budget: float, overlap: bool) -> tuple[band_choice.Banding, Model, int]:
+    banding = band_choice.apply(model, budget, REFERENCE, overlap)
+    result = band_choice.plan_model(
         banding.model, "best", 1.5, REFERENCE, None, overlap=overlap, **banding.placement
     )
     assert result.offline, "the bands' plan should beat TFLM's own placement"
@@ -78,7 +77,7 @@ def _planned(model: Model, budget: float, overlap: bool) -> tuple[bands.Banding,
     return banding, banding.model, result.head
 
 
-def _check_t(original: Model, banding: bands.Banding, planned: Model, runs: int) -> None:
+def _check_t(original: Model, banding: band_choice.Banding, planned: Model, runs: int) -> None:
     """Every byte of T, computed in bands under the plan, equals the original's T."""
     assert banding.chosen is not None
     stage = rw.find_stage(original, banding.chosen.cut)
@@ -107,14 +106,14 @@ def test_demo_model_every_cut(overlap: bool) -> None:
     """The project's own CNN (SAME stride-2 convolutions: explicit edge padding), banded at
     every cut with 2 and 3 bands: outputs and T identical, TFLM's head equals the plan's."""
     original = Model(build_demo_model(), "demo")
-    for cut in bands.cuts(original):
+    for cut in band_choice.cuts(original):
         stage = rw.find_stage(original, cut)
         t = stage.t_tensor
         for count in (2, 3):
-            bounds = bands.aligned_bounds(t.shape[1], t.nbytes() // t.shape[1], count)
+            bounds = band_choice.aligned_bounds(t.shape[1], t.nbytes() // t.shape[1], count)
             if bounds is None:
                 continue
-            banded, result = bands.plan_banded(original, cut, bounds, REFERENCE, overlap, 0.3)
+            banded, result = band_choice.plan_banded(original, cut, bounds, REFERENCE, overlap, 0.3)
             metadata.embed(banded, result.tensor_offsets())
             assert checker.check(banded, REFERENCE) == []
             data = banded.to_bytes()
@@ -170,7 +169,7 @@ def test_residual_stage_every_cut_identical() -> None:
     original = Model(_residual_model(), "residual")
     ops = [op.name for op in original.subgraphs[0].operators]
     assert {"ADD", "MUL", "QUANTIZE", "HARD_SWISH", "PAD", "MAX_POOL_2D"} <= set(ops)
-    cuts = bands.cuts(original)
+    cuts = band_choice.cuts(original)
     assert cuts[-1] == ops.index("MAX_POOL_2D")
     for cut in cuts:
         stage = rw.find_stage(original, cut)
@@ -187,7 +186,7 @@ def test_converter_made_cnn_identical() -> None:
     """A converter-made CNN with odd shapes (grouped, dilated and stride-2 'valid' convolutions,
     an averaging pool): banded at every cut, outputs and T identical."""
     original = Model.load(CONVERTER_MODELS / "conv_options_int8.tflite")
-    for cut in bands.cuts(original):
+    for cut in band_choice.cuts(original):
         stage = rw.find_stage(original, cut)
         height = stage.t_tensor.shape[1]
         bounds = [0, height // 2, height]
@@ -201,8 +200,8 @@ def test_checker_refuses_a_band_off_its_destination() -> None:
     original = Model(build_demo_model(), "demo")
     stage = rw.find_stage(original, 2)
     t = stage.t_tensor
-    bounds = bands.aligned_bounds(t.shape[1], t.nbytes() // t.shape[1], 2)
-    banded, result = bands.plan_banded(original, 2, bounds, REFERENCE, False, 0.3)
+    bounds = band_choice.aligned_bounds(t.shape[1], t.nbytes() // t.shape[1], 2)
+    banded, result = band_choice.plan_banded(original, 2, bounds, REFERENCE, False, 0.3)
     offsets = {t.global_index: t.offset for t in result.tensors}  # with the bands in T
     metadata.embed(banded, offsets)
     assert checker.check(banded, REFERENCE) == []
@@ -277,9 +276,9 @@ def test_more_bands_than_one_concatenation_joins() -> None:
     original = Model.load(shared_model("tflm_person_detect_int8"))
     cut = 7
     t = rw.find_stage(original, cut).t_tensor
-    bounds = bands.aligned_bounds(t.shape[1], t.nbytes() // t.shape[1], 12)
+    bounds = band_choice.aligned_bounds(t.shape[1], t.nbytes() // t.shape[1], 12)
     assert bounds is not None and len(bounds) == 13
-    banded, result = bands.plan_banded(original, cut, bounds, REFERENCE, True, 1.5)
+    banded, result = band_choice.plan_banded(original, cut, bounds, REFERENCE, True, 1.5)
     joins = [op for op in banded.subgraphs[0].operators if op.name == "CONCATENATION"]
     assert len(joins) == 3 and all(len(op.inputs) <= rw.MAX_BANDS for op in joins)
     metadata.embed(banded, result.tensor_offsets())
@@ -317,7 +316,7 @@ def test_rows_reused_only_for_tflm() -> None:
     original = Model.load(shared_model("tflm_person_detect_int8"))
     banding, planned, _ = _planned(original, 0.1, overlap=False)
     x = planned.subgraphs[0].inputs[0]
-    assert x in bands.row_pieces(planned, bands.lifetimes.walk(planned))
+    assert x in band_choice.row_pieces(planned, band_choice.lifetimes.walk(planned))
     assert checker.check(planned, REFERENCE) == []
     problems = checker.check(planned, MICROARENA)
     assert problems and any("'input'" in p for p in problems), problems
@@ -335,11 +334,13 @@ def test_plan_ends_on_its_work_budget_on_a_slow_machine(monkeypatch: pytest.Monk
 
     model = Model.load(shared_model("tflm_person_detect_int8"))
     t = rw.find_stage(model, 7).t_tensor
-    bounds = bands.aligned_bounds(t.shape[1], t.nbytes() // t.shape[1], 4)
+    bounds = band_choice.aligned_bounds(t.shape[1], t.nbytes() // t.shape[1], 4)
     assert bounds is not None
 
     def head() -> int:
-        return bands.plan_banded(model, 7, bounds, REFERENCE, True, bands.CHOICE_TIME_LIMIT)[1].head
+        return band_choice.plan_banded(
+            model, 7, bounds, REFERENCE, True, band_choice.CHOICE_TIME_LIMIT
+        )[1].head
 
     want = head()
     real = time.monotonic

@@ -14,8 +14,7 @@ import pytest
 from support.tflm_oracle import MOBILENET_V2, MOBILENET_V2_BANDS, random_inputs, run_tflm
 from test_bands import _concat_op, _same_outputs, _truncated
 
-from host.planning import band_choice as bands
-from host.planning import checker
+from host.planning import band_choice, checker
 from host.planning.libraries.base import KernelLibrary
 from host.planning.libraries.microarena import MICROARENA
 from host.planning.libraries.reference import REFERENCE
@@ -36,13 +35,15 @@ def original() -> Model:
 
 def _bounds(model: Model, cut: int, count: int) -> list[int]:
     t = rw.find_stage(model, cut).t_tensor
-    bounds = bands.aligned_bounds(t.shape[1], t.nbytes() // t.shape[1], count)
+    bounds = band_choice.aligned_bounds(t.shape[1], t.nbytes() // t.shape[1], count)
     assert bounds is not None
     return bounds
 
 
 def _planned(original: Model, cut: int, count: int, lib: KernelLibrary) -> tuple[Model, PlanResult]:
-    banded, result = bands.plan_banded(original, cut, _bounds(original, cut, count), lib, True, 1.5)
+    banded, result = band_choice.plan_banded(
+        original, cut, _bounds(original, cut, count), lib, True, 1.5
+    )
     metadata.embed(banded, result.tensor_offsets())
     assert checker.check(banded, lib) == []
     return banded, result
@@ -96,7 +97,7 @@ def test_residual_crossing_the_cut_is_refused(original: Model) -> None:
     add = next(op for op in ops if op.name == "ADD")
     with pytest.raises(rw.BandError, match=rf"by operator {add.index} \(ADD\): a residual"):
         rw.find_stage(original, add.index - 1)
-    assert add.index - 1 not in bands.cuts(original)
+    assert add.index - 1 not in band_choice.cuts(original)
 
 
 def test_runs_on_this_runtime(original: Model) -> None:
@@ -125,7 +126,7 @@ def test_choice_and_20_inputs(original: Model) -> None:
     """host.plan --bands --overlap --kernels reference's own choice (every cut and count, about
     a minute): at most 0.6x the --overlap head on the real TFLM; outputs, T and features
     identical on 20 inputs."""
-    banding = bands.apply(original, 0.1, REFERENCE, True)
+    banding = band_choice.apply(original, 0.1, REFERENCE, True)
     c = banding.chosen
     assert c is not None and 0 < c.added_fraction <= 0.1
     result = plan_model(

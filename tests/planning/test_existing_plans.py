@@ -12,8 +12,7 @@ import pytest
 from support.vela_models import vela_like
 
 from host.paths import SHARED_ZOO
-from host.planning import checker
-from host.planning import origin as plan_origin
+from host.planning import checker, origin
 from host.planning.cli import main
 from host.planning.model import metadata
 from host.tflite.model import OFFLINE_PLAN_NAME, Model
@@ -56,8 +55,8 @@ def test_embed_refuses_to_replace_vela_plan_unless_told(tmp_path: Path, capsys) 
     assert main([str(p), "--embed", "--replace-plan", "-q"]) == 0
     assert "replaced by this plan" in capsys.readouterr().out
     replaced = Model.load(p)
-    origin = plan_origin.origin(replaced)
-    assert origin is not None and origin.owner == "host.plan"
+    recorded = origin.origin(replaced)
+    assert recorded is not None and recorded.owner == "host.plan"
     assert metadata.read(replaced) != metadata.read(Model(data))
     # Its own plan it replaces unasked.
     assert main([str(p), "--embed", "-q"]) == 0
@@ -71,17 +70,17 @@ def test_plan_of_unknown_origin_is_kept_and_own_plan_recognised_by_its_crc(tmp_p
     p = _write(tmp_path, assemble(g, [x], [y]))
     assert main([str(p), "--embed", "-q"]) == 0
     ours = Model.load(p)
-    assert plan_origin.origin(ours).owner == "host.plan"  # type: ignore[union-attr]
+    assert origin.origin(ours).owner == "host.plan"  # type: ignore[union-attr]
     # Another tool rewrites the offsets and leaves the marker: no longer ours.
     ours.set_metadata(OFFLINE_PLAN_NAME, metadata.encode([32, 0], 1))
     ours.save(p)
-    origin = plan_origin.origin(Model.load(p))
-    assert origin is not None and origin.owner == "unknown" and "another tool" in origin.text
+    recorded = origin.origin(Model.load(p))
+    assert recorded is not None and recorded.owner == "unknown" and "another tool" in recorded.text
     assert main([str(p), "--embed", "-q"]) == 2
     # A plan that places nothing is no one's work to keep.
     ours.set_metadata(OFFLINE_PLAN_NAME, metadata.encode([-1, -1], 1))
     ours.save(p)
-    assert plan_origin.origin(Model.load(p)).owner == "empty"  # type: ignore[union-attr]
+    assert origin.origin(Model.load(p)).owner == "empty"  # type: ignore[union-attr]
     assert main([str(p), "--embed", "-q"]) == 0
 
 
@@ -159,7 +158,7 @@ def test_overlap_plan_records_its_kernels_and_is_refused_for_others(tmp_path: Pa
     p = _write(tmp_path, (REPO / "tests" / "data" / "keras" / "mlp_int8.tflite").read_bytes())
     assert main([str(p), "--overlap", "--kernels", "reference", "--embed", "-q"]) == 0
     capsys.readouterr()
-    o = plan_origin.origin(Model.load(p))
+    o = origin.origin(Model.load(p))
     assert o is not None and (o.kernels, o.overlap) == ("reference", True)
     assert "for the TFLM reference kernels, with overlaps" in o.text
     assert main(["--check", str(p)]) == 0  # the recorded kernels' rules
@@ -172,8 +171,8 @@ def test_overlap_plan_records_its_kernels_and_is_refused_for_others(tmp_path: Pa
         load_prediction(str(p))
     m = Model.load(p)  # the same marker beside another plan: not this plan's
     metadata.embed(m, {t.global_index: -1 for t in m.tensors})
-    m.set_metadata(plan_origin.MARKER, Model.load(p).metadata(plan_origin.MARKER))
-    assert plan_origin.origin(m).owner != "host.plan"  # type: ignore[union-attr]
+    m.set_metadata(origin.MARKER, Model.load(p).metadata(origin.MARKER))
+    assert origin.origin(m).owner != "host.plan"  # type: ignore[union-attr]
     from host.runtime.binding import Interpreter
 
     Interpreter(m.to_bytes())  # the runtime ignores the stale marker too (its CRC check)

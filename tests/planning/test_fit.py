@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from host.planning import cli, fit
-from host.runtime import arena as layout
+from host.runtime import arena
 
 REPO = Path(__file__).resolve().parents[2]
 DEMO = REPO / "build" / "demo_int8.tflite"
@@ -57,9 +57,9 @@ def test_table_rows_are_host_plan_figures(model: Path, capsys, tmp_path: Path) -
     )
     reported = json.loads(run.stdout)
     assert reported["head"] == rows["microarena overlap"]["head"]
-    host = layout.predict(planned.read_bytes(), abi="host")
+    host = arena.predict(planned.read_bytes(), abi="host")
     assert reported["required"] == host["required"]
-    assert layout.predict(planned.read_bytes())["required"] == rows["microarena overlap"]["arena"]
+    assert arena.predict(planned.read_bytes())["required"] == rows["microarena overlap"]["arena"]
 
 
 def test_too_little_ram_and_text_table(model: Path, capsys) -> None:

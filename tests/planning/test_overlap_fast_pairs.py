@@ -22,21 +22,20 @@ from test_overlap_rules import _window_case
 
 from host.paths import FIRMWARE
 from host.planning.cli import main
-from host.planning.libraries import loops as overlap
-from host.planning.libraries import microarena
+from host.planning.libraries import loops, microarena
 
 CHUNK = microarena.PAIR_CHUNK
 
 
-def _conv(rng: random.Random, function: str) -> overlap.Kernel:
+def _conv(rng: random.Random, function: str) -> loops.Kernel:
     while True:
         ins, outs, k, s, d, pad = _window_case(rng, depthwise=False)
         ins = (*ins[:3], rng.choice([1, 2, 4, 8, 16, 32]))
         outs = (*outs[:3], rng.choice([1, 2, 3, 4, 5, 16, 17, 18, 31, 33, 34]))
-        if function == overlap.FAST_ROWS:
+        if function == loops.FAST_ROWS:
             ins, k, s, d, pad = (*ins[:1], *outs[1:3], ins[3]), (1, 1), (1, 1), (1, 1), (0, 0)
         window = (k, s, d, pad)
-        return overlap.Kernel("conv", (ins,), outs, 1, 1, (0,), window, function=function,
+        return loops.Kernel("conv", (ins,), outs, 1, 1, (0,), window, function=function,
                               chunk=CHUNK)  # fmt: skip
 
 
@@ -44,32 +43,32 @@ def _conv(rng: random.Random, function: str) -> overlap.Kernel:
 def test_row_pairs_rule_is_exact(seed: int) -> None:
     rng = random.Random(seed)
     if seed % 2:
-        k = _conv(rng, overlap.FAST_ROWS)
+        k = _conv(rng, loops.FAST_ROWS)
     else:
         fc = (rng.randint(1, 7), rng.choice([1, 4, 8, 24, 40]), rng.choice([1, 3, 16, 17, 33]))
-        k = overlap.Kernel("fully_connected", ((fc[0], fc[1]),), (fc[0], fc[2]), 1, 1, (0,),
-                           fc=fc, function=overlap.FAST_ROWS, chunk=CHUNK)  # fmt: skip
+        k = loops.Kernel("fully_connected", ((fc[0], fc[1]),), (fc[0], fc[2]), 1, 1, (0,),
+                           fc=fc, function=loops.FAST_ROWS, chunk=CHUNK)  # fmt: skip
     # The single rows' reads under slot -1: the pairs' reads alone decide.
     sim = overlap_sim.min_safe_delta(overlap_sim.fast_s8_trace(k, single_slot=-1), 0, 1, 1)
-    assert overlap.pairs_need(k) == sim
+    assert loops.pairs_need(k) == sim
     _no_corrupted_read_at_the_rule(k)
 
 
 @pytest.mark.parametrize("seed", range(40))
 def test_pixel_pairs_rule_bounds_the_kernels_walk(seed: int) -> None:
-    k = _conv(random.Random(seed), overlap.FAST_WINDOWS)
+    k = _conv(random.Random(seed), loops.FAST_WINDOWS)
     sim = overlap_sim.min_safe_delta(overlap_sim.fast_s8_trace(k, single_slot=-1), 0, 1, 1)
-    need = overlap.pairs_need(k)
+    need = loops.pairs_need(k)
     assert sim is None or (need is not None and need >= sim)
     _no_corrupted_read_at_the_rule(k)
-    base = overlap.Kernel("conv", k.in_shapes, k.out_shape, 1, 1, (0,), k.window)
+    base = loops.Kernel("conv", k.in_shapes, k.out_shape, 1, 1, (0,), k.window)
     gathered = overlap_sim.min_safe_delta(overlap_sim.gathered_trace(base), 0, 1, 1)
-    rule = overlap.rule(base, 0)
+    rule = loops.rule(base, 0)
     assert gathered is None or (rule is not None and gathered <= rule)
 
 
-def _no_corrupted_read_at_the_rule(k: overlap.Kernel) -> None:
-    rule = overlap.rule(k, 0)
+def _no_corrupted_read_at_the_rule(k: loops.Kernel) -> None:
+    rule = loops.rule(k, 0)
     if rule is not None:
         assert overlap_sim.corrupted_read(overlap_sim.fast_s8_trace(k), 0, rule, 1, 1) is None
 
@@ -81,7 +80,7 @@ def test_helium_rules_against_their_replay(seed: int) -> None:
     rng = random.Random(seed)
     rows, cin, cout = rng.randint(0, 13), rng.randint(1, 20), rng.randint(1, 20)
     lanes, block = microarena.MVE_DW_LANES, microarena.DW_BLOCK
-    need = overlap.mve_rows_need(rows, cin, cout, microarena.MVE_ROWS, microarena.MVE_CHANNELS)
+    need = loops.mve_rows_need(rows, cin, cout, microarena.MVE_ROWS, microarena.MVE_CHANNELS)
     trace = overlap_sim.mve_rows_trace(
         rows, cin, cout, microarena.MVE_ROWS, microarena.MVE_CHANNELS
     )
@@ -91,13 +90,13 @@ def test_helium_rules_against_their_replay(seed: int) -> None:
     mult = rng.choice([m for m in (1, 2, 4, 8, 16) if ic * m % lanes == 0])
     ins, outs = (*ins[:3], ic), (*outs[:3], ic * mult)
     window = (k, s, d, pad)
-    in_order = overlap.depthwise_rule(ins, outs, *window, 1, 1, block)
+    in_order = loops.depthwise_rule(ins, outs, *window, 1, 1, block)
     for columns in (False, True):
-        need = overlap.mve_depthwise_pairs_need(ins, outs, *window, lanes, columns)
+        need = loops.mve_depthwise_pairs_need(ins, outs, *window, lanes, columns)
         pairs = overlap_sim.mve_depthwise_trace(ins, outs, window, lanes, block, columns, -1)
         sim = overlap_sim.min_safe_delta(pairs, 0, 1, 1)
         assert sim is None or (need is not None and need >= sim)
-        full = overlap._at_least(in_order, need)
+        full = loops._at_least(in_order, need)
         walk = overlap_sim.mve_depthwise_trace(ins, outs, window, lanes, block, columns)
         assert full is None or overlap_sim.corrupted_read(walk, 0, full, 1, 1) is None
 

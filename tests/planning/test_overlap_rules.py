@@ -13,8 +13,7 @@ import pytest
 from support import overlap_sim
 
 from host.paths import FIRMWARE, SHARED_MODELS
-from host.planning.libraries import cmsis_nn, microarena
-from host.planning.libraries import loops as overlap
+from host.planning.libraries import cmsis_nn, loops, microarena
 from host.planning.libraries.registry import library
 from host.tflite.model import Model
 
@@ -45,8 +44,8 @@ def _window_case(rng: random.Random, depthwise: bool):
 
     oh, ow = out(ih, kh, sh, dh), out(iw, kw, sw, dw)
     pad = (
-        overlap._padding(0 if same else 1, ih, oh, kh, sh, dh),
-        overlap._padding(0 if same else 1, iw, ow, kw, sw, dw),
+        loops._padding(0 if same else 1, ih, oh, kh, sh, dh),
+        loops._padding(0 if same else 1, iw, ow, kw, sw, dw),
     )
     return (b, ih, iw, ic), (b, oh, ow, oc), (kh, kw), (sh, sw), (dh, dw), pad
 
@@ -56,7 +55,7 @@ def test_conv_rule_matches_simulation(seed: int) -> None:
     rng = random.Random(seed)
     ins, outs, k, s, d, pad = _window_case(rng, depthwise=False)
     ib, ob = rng.choice(SIZES)
-    rule = overlap.conv_rule(ins, outs, k, s, d, pad, ib, ob)
+    rule = loops.conv_rule(ins, outs, k, s, d, pad, ib, ob)
     _agree(lambda: overlap_sim.conv_trace(ins, outs, k, s, d, pad), rule, 0, ib, ob)
 
 
@@ -66,7 +65,7 @@ def test_depthwise_rule_matches_simulation(seed: int) -> None:
     ins, outs, k, s, d, pad = _window_case(rng, depthwise=True)
     ib, ob = rng.choice(SIZES)
     block = rng.choice([1, 1, 2, 3, 32])  # 32: this project's kernel
-    rule = overlap.depthwise_rule(ins, outs, k, s, d, pad, ib, ob, block)
+    rule = loops.depthwise_rule(ins, outs, k, s, d, pad, ib, ob, block)
     _agree(lambda: overlap_sim.depthwise_trace(ins, outs, k, s, d, pad, block), rule, 0, ib, ob)
 
 
@@ -76,7 +75,7 @@ def test_pool_rule_matches_simulation(seed: int) -> None:
     ins, outs, k, s, _, pad = _window_case(rng, depthwise=True)
     outs = outs[:3] + (ins[3],)
     ib, ob = rng.choice(SIZES)
-    rule = overlap.depthwise_rule(ins, outs, k, s, (1, 1), pad, ib, ob)
+    rule = loops.depthwise_rule(ins, outs, k, s, (1, 1), pad, ib, ob)
     _agree(lambda: overlap_sim.pool_trace(ins, outs, k, s, pad), rule, 0, ib, ob)
 
 
@@ -85,7 +84,7 @@ def test_fully_connected_rule_matches_simulation(seed: int) -> None:
     rng = random.Random(seed)
     b, depth, units = rng.randint(1, 4), rng.randint(1, 9), rng.randint(1, 9)
     ib, ob = rng.choice(SIZES)
-    rule = overlap.fully_connected_rule(b, depth, units, ib, ob)
+    rule = loops.fully_connected_rule(b, depth, units, ib, ob)
     _agree(lambda: overlap_sim.fully_connected_trace(b, depth, units), rule, 0, ib, ob)
 
 
@@ -100,7 +99,7 @@ def test_elementwise_rule_matches_simulation(seed: int) -> None:
     ]
     ib, ob = rng.choice(SIZES)
     for slot, shape in enumerate(shapes):
-        rule = overlap.elementwise_rule(out, shape, ib, ob)
+        rule = loops.elementwise_rule(out, shape, ib, ob)
         _agree(lambda: overlap_sim.elementwise_trace(out, shapes), rule, slot, ib, ob)
 
 
@@ -111,16 +110,16 @@ def test_transpose_and_pad_rules_match_simulation(seed: int) -> None:
     ib = ob = rng.choice([1, 2, 4])
     perm = list(range(len(shape)))
     rng.shuffle(perm)
-    rule = overlap.gather_rule(overlap.transpose_index(shape, perm), ib, ob)
+    rule = loops.gather_rule(loops.transpose_index(shape, perm), ib, ob)
     _agree(lambda: overlap_sim.transpose_trace(shape, perm), rule, 0, ib, ob)
     pads = [(rng.randint(0, 2), rng.randint(0, 2)) for _ in shape]
-    rule = overlap.gather_rule(overlap.pad_index(shape, pads), ib, ob)
+    rule = loops.gather_rule(loops.pad_index(shape, pads), ib, ob)
     _agree(lambda: overlap_sim.pad_trace(shape, pads), rule, 0, ib, ob)
 
 
 def test_elementwise_same_size_is_in_place() -> None:
-    assert overlap.elementwise_rule((3, 5), (3, 5), 1, 1) == 0
-    assert overlap.elementwise_rule((3, 5), (3, 5), 4, 4) == 0
+    assert loops.elementwise_rule((3, 5), (3, 5), 1, 1) == 0
+    assert loops.elementwise_rule((3, 5), (3, 5), 4, 4) == 0
 
 
 @pytest.mark.parametrize(
@@ -143,7 +142,7 @@ def test_rules_of_shared_model_operators_match_simulation(name: str, runtime: st
                 sim = overlap_sim.min_safe_delta(
                     overlap_sim.trace(k), slot, k.in_bytes, k.out_bytes
                 )
-                assert overlap.rule(k, slot) == sim, (op.index, op.name, slot)
+                assert loops.rule(k, slot) == sim, (op.index, op.name, slot)
                 checked += 1
     assert checked >= 4
 
@@ -180,10 +179,10 @@ def _cmsis_case(rng: random.Random, function: str):
         if oh < 1 or ow < 1:
             continue
         pad = tuple(
-            overlap._padding(0 if same else 1, n, o, kk, st, dd)
+            loops._padding(0 if same else 1, n, o, kk, st, dd)
             for n, o, kk, st, dd in zip((ih, iw), (oh, ow), k, s, d, strict=True)
         )
-        kern = overlap.Kernel(
+        kern = loops.Kernel(
             "depthwise", ((b, ih, iw, ic),), (b, oh, ow, ic * mult), 1, 1, (0,),
             window=(k, s, d, pad),
         )  # fmt: skip
@@ -205,7 +204,7 @@ def _cmsis_case(rng: random.Random, function: str):
 def test_cmsis_nn_dsp_depthwise_rule_matches_simulation(function: str, seed: int) -> None:
     """The DSP path's depthwise rule equals the simulation of the function CMSIS-NN calls."""
     k = _cmsis_case(random.Random(seed), function)
-    _agree(lambda: overlap_sim.trace(k), overlap.rule(k, 0), 0, 1, 1)
+    _agree(lambda: overlap_sim.trace(k), loops.rule(k, 0), 0, 1, 1)
 
 
 @pytest.mark.parametrize("seed", range(30))
@@ -213,12 +212,12 @@ def test_cmsis_nn_dsp_average_pool_rule_matches_simulation(seed: int) -> None:
     rng = random.Random(seed)
     ins, outs, k, s, _, pad = _window_case(rng, depthwise=True)
     ins = ins[:3] + (rng.randint(1, 9),)
-    kern = overlap.Kernel(
+    kern = loops.Kernel(
         "pool", (ins,), outs[:3] + (ins[3],), 1, 1, (0,), window=(k, s, (1, 1), pad)
     )
     kern = cmsis_nn.DSP_OVERLAP["AVERAGE_POOL_2D"](kern)
     assert kern.function == "arm_avgpool_s8"
-    _agree(lambda: overlap_sim.trace(kern), overlap.rule(kern, 0), 0, 1, 1)
+    _agree(lambda: overlap_sim.trace(kern), loops.rule(kern, 0), 0, 1, 1)
 
 
 def test_cmsis_nn_overlaps_only_proven_loops() -> None:

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-import host.planning.packing as planners
 from host.paths import DSA_PROBLEMS, SHARED_MODELS
+from host.planning import packing
 from host.planning.packing import (
     PLANNERS,
     Buffer,
@@ -38,7 +38,7 @@ def dsa_problems() -> list[Path]:
 @pytest.fixture
 def small_budget(monkeypatch: pytest.MonkeyPatch) -> None:
     """A work budget far below the clock cap, so results cannot depend on machine load."""
-    monkeypatch.setattr(planners, "WORK_PER_SECOND", 20_000)  # 200,000 units at the default 10 s
+    monkeypatch.setattr(packing, "WORK_PER_SECOND", 20_000)  # 200,000 units at the default 10 s
 
 
 def random_problem(
@@ -292,7 +292,7 @@ def test_best_finds_the_optimum_of_small_problems() -> None:
         offsets = plan(bufs, time_limit=5)
         assert validate(bufs, offsets, alignment=16) == []
         assert arena_size(bufs, offsets) == optimum
-        orders = [tflm_order(bufs), *planners._first_fit_orders(bufs).values()]
+        orders = [tflm_order(bufs), *packing._first_fit_orders(bufs).values()]
         needed_search += min(arena_size(bufs, first_fit(bufs, o, 16)) for o in orders) > optimum
     assert needed_search >= 3
 
@@ -329,7 +329,7 @@ def test_best_on_dsa_problems_validates_beats_greedy_and_is_deterministic(
     dsa_problems()
     # 200,000 units of work (about 0.2-0.5 s of CPU) under a far clock cap, so a loaded machine
     # cannot cut the search short and make the two runs differ.
-    monkeypatch.setattr(planners, "WORK_PER_SECOND", 2_000)
+    monkeypatch.setattr(packing, "WORK_PER_SECOND", 2_000)
     for name in ("A.1048576.csv", "C.1048576.csv"):
         bufs = read_csv(DSA_PROBLEMS / name)
         messages: list[str] = []
@@ -373,7 +373,7 @@ def test_best_reaches_the_lower_bound_on_dsa_problems(
     """The search reaches the bound on these within the default budget (3,000,000 units, here
     under a far clock cap so load cannot cut it short); a weaker search would stop above it."""
     dsa_problems()
-    monkeypatch.setattr(planners, "WORK_PER_SECOND", 30_000)
+    monkeypatch.setattr(packing, "WORK_PER_SECOND", 30_000)
     bufs = read_csv(DSA_PROBLEMS / name)
     cpu = time.process_time()
     offsets = plan(bufs, time_limit=100)

@@ -176,18 +176,18 @@ def test_every_shared_model_plots(tmp_path: Path) -> None:
 def test_bands_are_shaded_and_named() -> None:
     """A model host.plan --bands rewrote: each band's scopes shaded (behind the boxes) and
     named, every band operator inside its band's shade, in the legend, no text overlapping."""
-    from host.planning import band_choice as bands
+    from host.planning import band_choice
     from host.planning.plot import band_runs
     from host.rewrite.bands import find_stage
     from host.rewrite.operators import band_of
     from host.tflite.modelgen import build_demo_model
 
     original = Model(build_demo_model(), "demo")
-    cut = bands.cuts(original)[-1]
+    cut = band_choice.cuts(original)[-1]
     t = find_stage(original, cut).t_tensor
-    bounds = bands.aligned_bounds(t.shape[1], t.nbytes() // t.shape[1], 3)
+    bounds = band_choice.aligned_bounds(t.shape[1], t.nbytes() // t.shape[1], 3)
     assert bounds is not None
-    banded, r = bands.plan_banded(original, cut, bounds, REFERENCE, False, 0.1)
+    banded, r = band_choice.plan_banded(original, cut, bounds, REFERENCE, False, 0.1)
     fig = draw_plan(r, banded)
     fig.draw_without_rendering()
     owners = lifetimes.walk(banded).owners

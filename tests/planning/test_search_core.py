@@ -12,8 +12,8 @@ import time
 
 import pytest
 
-import host.planning.packing as planners
 from host.paths import DSA_PROBLEMS
+from host.planning import packing
 from host.planning.packing import Buffer, Overlap, plan, read_csv, search, validate
 
 KEYS = ("TLA+", "TAL+", "TWA", "TL+", "WAT", "TAW")
@@ -89,7 +89,7 @@ def test_compiled_and_python_plans_agree_on_dsa_problems(monkeypatch: pytest.Mon
     files = sorted(DSA_PROBLEMS.glob("*.csv"))
     if not files:
         pytest.skip(f"DSA benchmark problems not found in {DSA_PROBLEMS}")
-    monkeypatch.setattr(planners, "WORK_PER_SECOND", 400)
+    monkeypatch.setattr(packing, "WORK_PER_SECOND", 400)
     searched = 0
     for path in files:
         bufs = read_csv(path)

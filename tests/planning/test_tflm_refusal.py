@@ -14,7 +14,7 @@ from support.conformance import I8, I16, Case, T, single_op_model
 from support.tflm_oracle import capture_output, oracle
 
 from host.planning.cli import main
-from host.planning.tflm import registered as tflm_registered
+from host.planning.tflm import registered
 from host.planning.tflm.refusal import tflm_refusal
 from host.runtime.binding import Interpreter, MicroarenaError
 from host.tflite.model import Model
@@ -30,7 +30,7 @@ def test_stored_registrations_are_the_installed_tflms() -> None:
     oracle()
     from tflite_micro.python.tflite_micro import _version
 
-    if _version.__version__ != tflm_registered.VERSION:
+    if _version.__version__ != registered.VERSION:
         pytest.skip(
             f"installed tflite-micro {_version.__version__}, the list is for the stored one"
         )
@@ -46,7 +46,7 @@ def test_stored_registrations_are_the_installed_tflms() -> None:
 def test_stored_registrations_are_the_operator_tables() -> None:
     """docs/operators.md's TFLM column comes from the same probe: the two lists agree."""
     version, names = gen_operators_doc.stored_tflm(gen_operators_doc.DOC.read_text())
-    assert (version, names) == (tflm_registered.VERSION, sorted(tflm_registered.OPERATORS))
+    assert (version, names) == (registered.VERSION, sorted(registered.OPERATORS))
 
 
 def _tflm_says(data: bytes) -> str:
@@ -89,7 +89,7 @@ def test_unregistered_operator_is_named_as_tflm_refuses_it(
     assert "exact: what TFLM reports" not in out
     label = f"custom operator '{name}'" if custom else name
     assert (
-        f"TFLM refuses this model: the pip tflite-micro {tflm_registered.VERSION} registers "
+        f"TFLM refuses this model: the pip tflite-micro {registered.VERSION} registers "
         f"no kernel for {label} (subgraph 0 operator 0" in out
     )
     assert main([str(path), "--json"]) == 0

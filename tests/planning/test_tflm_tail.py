@@ -163,7 +163,7 @@ COMPILERS = {
 
 @pytest.mark.parametrize("target", sorted(COMPILERS))
 def test_struct_layout_matches_compiler(target: str, tmp_path) -> None:
-    """Each struct's field list, laid out by tflm_structs.layout, has the sizeof and alignof the
+    """Each struct's field list, laid out by structs.layout, has the sizeof and alignof the
     target's C compiler gives (for Cortex-M: arm-none-eabi-gcc, with its short enums)."""
     abi, command = COMPILERS[target]
     if shutil.which(command[0]) is None:

@@ -22,7 +22,7 @@ from host.planning.libraries.registry import library
 from host.planning.scratch import predict_tflm_head
 from host.planning.targets.target import target_arena
 from host.planning.targets.tflm import ArenaTooSmall, _Replay, predict
-from host.planning.tflm import structs as tflm_structs
+from host.planning.tflm import structs
 from host.tflite import modelgen as mg
 from host.tflite.model import Model
 
@@ -134,7 +134,7 @@ def test_trace_answers_as_the_replay(name: str) -> None:
     tail included, at every size around the minimum (where the steps fail one by one)."""
     model = Model.load(shared_model(name))
     lib = library("cmsis-nn", "cortex-m4")
-    abi = tflm_structs.CORTEX_M
+    abi = structs.CORTEX_M
     p = predict(model, abi, lib=lib)
     replay = _Replay(model, abi, lib, predict_tflm_head(model, lib), 0)
     trace = replay.run(16 << 20).trace

@@ -13,12 +13,12 @@ from pathlib import Path
 
 import pytest
 
-from host.runtime import arena as arena_layout
+from host.runtime import arena
 from host.runtime.binding import MA_ERR_ARENA, Interpreter, MicroarenaError
 
 KERAS = Path(__file__).resolve().parents[1] / "data" / "keras"
 MODELS = ("mlp_int8", "lstm_float", "gru_int8", "mobilenet_v3ish_int8", "transformer_float")
-STEP = arena_layout.ALIGN
+STEP = arena.ALIGN
 
 
 def _needed(data: bytes, arena_size: int, misalign: int = 0) -> int:
@@ -34,7 +34,7 @@ def _needed(data: bytes, arena_size: int, misalign: int = 0) -> int:
 @pytest.mark.parametrize("name", MODELS)
 def test_every_shortfall_names_the_full_requirement(name: str) -> None:
     data = (KERAS / f"{name}.tflite").read_bytes()
-    required = arena_layout.predict(data, "host")["required"]
+    required = arena.predict(data, "host")["required"]
     # From the first table to the planner's last step: always the same, full figure.
     for size in (0, 100, 1000, required // 4, required // 2, required - STEP):
         assert _needed(data, size) == required, size
@@ -44,7 +44,7 @@ def test_every_shortfall_names_the_full_requirement(name: str) -> None:
 
 def test_misaligned_arena_says_what_is_usable() -> None:
     data = (KERAS / "mlp_int8.tflite").read_bytes()
-    required = arena_layout.predict(data, "host")["required"]
+    required = arena.predict(data, "host")["required"]
     with pytest.raises(MicroarenaError) as e:
         Interpreter(data, required, arena_misalign=1)
     assert f"({required - STEP} from its first 16-byte aligned address)" in e.value.message

@@ -13,7 +13,7 @@ from support import band_fuzz as bf
 from support.tflm_oracle import MOBILENET_V2, MOBILENET_V2_BANDS, shared_model
 from test_runtime_qemu import _check_on_qemu, _pattern, arm_library  # noqa: F401 (fixture)
 
-from host.planning import band_choice as bands
+from host.planning import band_choice
 from host.planning.libraries.microarena import MICROARENA
 from host.planning.model import metadata
 from host.planning.plan import PlanResult, plan_model
@@ -24,7 +24,7 @@ from host.tflite.model import Model
 
 def test_banded_person_detect_on_qemu(arm_library: Path, tmp_path: Path) -> None:  # noqa: F811
     original = Model.load(shared_model("tflm_person_detect_int8"))
-    banding = bands.apply(original, 0.1, MICROARENA, True)
+    banding = band_choice.apply(original, 0.1, MICROARENA, True)
     assert banding.chosen is not None
     result = plan_model(
         banding.model, time_limit=1.5, lib=MICROARENA, overlap=True, **banding.placement
@@ -38,9 +38,9 @@ def test_banded_mobilenet_v2_on_qemu(arm_library: Path, tmp_path: Path) -> None:
     original = Model.load(MOBILENET_V2)
     cut, count = MOBILENET_V2_BANDS
     t = rw.find_stage(original, cut).t_tensor
-    bounds = bands.aligned_bounds(t.shape[1], t.nbytes() // t.shape[1], count)
+    bounds = band_choice.aligned_bounds(t.shape[1], t.nbytes() // t.shape[1], count)
     assert bounds is not None
-    banded, result = bands.plan_banded(original, cut, bounds, MICROARENA, True, 1.5)
+    banded, result = band_choice.plan_banded(original, cut, bounds, MICROARENA, True, 1.5)
     _as_original_on_qemu(original, banded, result, arm_library, tmp_path)
 
 
@@ -52,7 +52,7 @@ def test_band_fuzz_stages_on_qemu(seed: int, arm_library: Path, tmp_path: Path) 
     output: the board's outputs and T equal the host build's, and those the original's."""
     data, _ = bf.random_stage(seed)
     original = Model(data)
-    cut = bands.cuts(original)[-1]
+    cut = band_choice.cuts(original)[-1]
     stage = rw.find_stage(original, cut)
     height = stage.t_tensor.shape[1]
     bounds = rw.merge_empty(stage, [round(i * height / 3) for i in range(4)])

@@ -19,7 +19,7 @@ from support.fast_fuzz import OVERLAP_OPS, PLANS, chain_of, compare, planned, ra
 from support.overlap_models import with_plan
 
 from host.planning import aliasing
-from host.planning.libraries import loops as overlap
+from host.planning.libraries import loops
 from host.planning.libraries.microarena import MICROARENA
 from host.planning.model.lifetimes import align_up, walk
 from host.runtime.binding import STATUS_NAMES, Interpreter, MicroarenaError
@@ -73,7 +73,7 @@ def test_runtime_refuses_a_plan_writing_over_a_graph_output() -> None:
     m = Model(data)
     sg = m.subgraphs[0]
     x, (a, b) = sg.inputs[0], sg.outputs
-    need = align_up(max(0, overlap.rule(MICROARENA.overlap_kernel(m, sg, sg.operators[1]), 0)))
+    need = align_up(max(0, loops.rule(MICROARENA.overlap_kernel(m, sg, sg.operators[1]), 0)))
     assert need < 256  # a would overlap b at the kernel's rule
     with pytest.raises(MicroarenaError) as e:
         Interpreter(with_plan(data, {x: 0, b: 256, a: 256 + need}))

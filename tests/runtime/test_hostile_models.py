@@ -24,7 +24,7 @@ from host.planning.libraries.reference import REFERENCE
 from host.planning.model import lifetimes, metadata
 from host.planning.packing.problem import align_up
 from host.planning.scratch import predict_tflm_head
-from host.runtime import arena as arena_layout
+from host.runtime import arena
 from host.runtime.binding import Interpreter, MicroarenaError
 from host.tflite import schema as S
 from host.tflite.flatbuf import new_table, set_child
@@ -50,7 +50,7 @@ def _runs_as_tflm(data: bytes) -> None:
         want = tflm_outputs(data, inputs)
         got, ours = our_outputs(data, inputs)
         np.testing.assert_array_equal(got[0], want[0])
-        assert ours.stats().head == arena_layout.predict(data, "host")["head"]
+        assert ours.stats().head == arena.predict(data, "host")["head"]
 
 
 def _with_plans(data: bytes, plans: list[list[int]]) -> bytes:
@@ -129,7 +129,7 @@ def test_variable_tensors_never_share_bytes() -> None:
     # state drifts there (2, 4, 6 where 2, 3, 4 belong), which the runtime does not follow.
     drift = np.array(_invocations(_with_plans(data, [[-1, 0, -1, -1]]), 3, tflm=True))
     assert not np.array_equal(drift, np.array(want))
-    assert arena_layout.predict(_with_plans(data, [[-1, 0, -1, -1]]), "host")["head"] == (
+    assert arena.predict(_with_plans(data, [[-1, 0, -1, -1]]), "host")["head"] == (
         Interpreter(_with_plans(data, [[-1, 0, -1, -1]])).stats().head
     )
 

@@ -169,13 +169,13 @@ CORE_MODELS = WHOLE_MODELS + [
 
 @pytest.fixture(scope="module")
 def core() -> Any:
-    from host.runtime import binding as runtime
+    from host.runtime import binding
 
     try:
-        runtime.load_library()
+        binding.load_library()
     except (RuntimeError, OSError) as e:
         pytest.skip(f"the runtime core does not build: {e}")
-    return runtime
+    return binding
 
 
 @pytest.mark.parametrize("name", CORE_MODELS)

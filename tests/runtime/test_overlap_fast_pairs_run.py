@@ -17,7 +17,7 @@ from support import overlap_sim
 from support.overlap_models import PAIR_CASES, overlap_layout, with_plan
 from support.tflm_oracle import random_inputs, run_tflm
 
-from host.planning.libraries import loops as overlap
+from host.planning.libraries import loops
 from host.planning.libraries.microarena import (
     MICROARENA,
     MICROARENA_FASTEST,
@@ -67,14 +67,14 @@ def test_c_pair_rules_equal_the_planners(lib: ctypes.CDLL) -> None:
     rng = random.Random(5)
     for _ in range(400):
         rows, cin, cout = rng.randint(0, 40), rng.randint(1, 70), rng.randint(1, 70)
-        want = overlap.rows_pairs_need(rows, cin, cout, PAIR_CHUNK)
+        want = loops.rows_pairs_need(rows, cin, cout, PAIR_CHUNK)
         assert _c_need(rows_need(rows, cin, cout)) == want, (rows, cin, cout)
         k, s, d = [(rng.randint(1, 4), rng.randint(1, 4)) for _ in range(3)]
         ins = (rng.randint(1, 3), rng.randint(1, 12), rng.randint(1, 12), cin)
         pad = (rng.randint(0, k[0] - 1), rng.randint(0, k[1] - 1))
         outs = (ins[0], rng.randint(1, 12), rng.randint(1, 12), cout)
         g = Geom(ins[0], ins[1], ins[2], outs[1], outs[2], *k, *s, *d, *pad)
-        want = overlap.window_pairs_need(ins, outs, k, s, d, pad, PAIR_CHUNK)
+        want = loops.window_pairs_need(ins, outs, k, s, d, pad, PAIR_CHUNK)
         assert _c_need(window_need(ctypes.byref(g), cin, cout)) == want, (ins, outs, k, s, d, pad)
 
 
@@ -86,7 +86,7 @@ def test_c_helium_rules_equal_the_planners(lib: ctypes.CDLL) -> None:
     rng = random.Random(6)
     for _ in range(400):
         rows, cin, cout = rng.randint(0, 40), rng.randint(1, 70), rng.randint(1, 70)
-        want = overlap.mve_rows_need(rows, cin, cout, MVE_ROWS, MVE_CHANNELS)
+        want = loops.mve_rows_need(rows, cin, cout, MVE_ROWS, MVE_CHANNELS)
         assert _c_need(rows_need(rows, cin, cout)) == want, (rows, cin, cout)
         k, s, d = [(rng.randint(1, 4), rng.randint(1, 4)) for _ in range(3)]
         ins = (rng.randint(1, 3), rng.randint(1, 12), rng.randint(1, 12), rng.choice([1, 4, 8]))
@@ -95,7 +95,7 @@ def test_c_helium_rules_equal_the_planners(lib: ctypes.CDLL) -> None:
         outs = (ins[0], rng.randint(1, 12), rng.randint(1, 12), cout)
         g = Geom(ins[0], ins[1], ins[2], outs[1], outs[2], *k, *s, *d, *pad)
         for columns in (False, True):
-            want = overlap.mve_depthwise_pairs_need(ins, outs, k, s, d, pad, MVE_DW_LANES, columns)
+            want = loops.mve_depthwise_pairs_need(ins, outs, k, s, d, pad, MVE_DW_LANES, columns)
             got = dw_need(ctypes.byref(g), ins[3], cout, columns)
             assert _c_need(got) == want, (ins, outs, k, s, d, pad, columns)
 
@@ -108,7 +108,7 @@ def _offsets(case: str) -> tuple[bytes, int, int]:
     sg, op = m.subgraphs[0], m.subgraphs[0].operators[0]
     k, fast = MICROARENA.overlap_kernel(m, sg, op), MICROARENA_FASTEST.overlap_kernel(m, sg, op)
     assert k is not None and fast is not None and fast.function and slot == 0
-    in_order, pairs = align_up(overlap.rule(k, 0)), align_up(overlap.rule(fast, 0))
+    in_order, pairs = align_up(loops.rule(k, 0)), align_up(loops.rule(fast, 0))
     assert in_order < pairs
     trace = overlap_sim.fast_s8_trace
     assert overlap_sim.corrupted_read(trace(fast), 0, in_order, 1, 1) is not None

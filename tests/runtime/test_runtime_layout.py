@@ -18,7 +18,7 @@ import pytest
 from host.device.firmware import runtime_build
 from host.paths import SHARED_MODELS
 from host.planning.model import metadata
-from host.runtime import arena as arena_layout
+from host.runtime import arena
 from host.runtime.binding import MA_ERR_UNSUPPORTED, Interpreter, MicroarenaError
 from host.tflite.model import Model
 
@@ -65,7 +65,7 @@ def test_abi_table_matches_compiler(abi: str, tmp_path: Path) -> None:
     subprocess.run([*cc, "-std=c11", *inc, "-c", str(src), "-o", str(obj)], check=True)
     out = subprocess.run([nm, "-S", str(obj)], capture_output=True, text=True, check=True).stdout
     sizes = {line.split()[3]: int(line.split()[1], 16) for line in out.splitlines()}
-    assert sizes == vars(arena_layout.ABIS[abi])
+    assert sizes == vars(arena.ABIS[abi])
 
 
 def _supported() -> list[str]:
@@ -84,7 +84,7 @@ def _check(data: bytes) -> Interpreter:
             pytest.skip(f"runtime says: {e.message}")
         raise
     s = it.stats()
-    p = arena_layout.predict(data, abi="host")
+    p = arena.predict(data, abi="host")
     assert (p["head"], p["tail"], p["total"], p["temp_peak"], p["required"]) == (
         s.head,
         s.tail,
@@ -96,7 +96,7 @@ def _check(data: bytes) -> Interpreter:
     offsets = {g: t.offset for g, t in enumerate(it.tensors())}
     for g, off in p["tensor_offsets"].items():
         assert offsets[g] == off, f"tensor {g}"
-    core = arena_layout.predict(data, abi="cortex-m")
+    core = arena.predict(data, abi="cortex-m")
     assert core["head"] == p["head"] and core["tail"] < p["tail"]
     return it
 

@@ -20,7 +20,7 @@ from support.tflm_oracle import MODELS, oracle, random_inputs, run_tflm, shared_
 from host.planning.libraries.reference import REFERENCE
 from host.planning.model import metadata
 from host.planning.scratch import scratch_requests, unknown_scratch_ops
-from host.runtime import arena as arena_layout
+from host.runtime import arena
 from host.runtime.binding import (
     MA_ERR_ARENA,
     MA_ERR_PLAN,
@@ -89,7 +89,7 @@ def _head_with_tflm_scratch(data: bytes, tflm: bool = False) -> int:
         requests = [r for r in requests if r.kind != 1] + [
             Request(1, r.bytes, r.subgraph, r.op) for r in scratch_requests(model, REFERENCE)
         ]
-    return int(arena_layout.predict(data, abi="host", requests=requests)["head"])
+    return int(arena.predict(data, abi="host", requests=requests)["head"])
 
 
 @pytest.mark.parametrize("name", NAMES)

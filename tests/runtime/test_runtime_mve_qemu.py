@@ -39,8 +39,7 @@ from test_conformance_fast_unary import CASES as UNARY_CASES
 from host.device import emulate
 from host.device.boards import BuildError, build_image
 from host.paths import SHARED_MODELS
-from host.planning.libraries import loops as overlap
-from host.planning.libraries import microarena as ma
+from host.planning.libraries import loops, microarena
 from host.planning.libraries.microarena import MICROARENA
 from host.planning.model import metadata
 from host.planning.model.lifetimes import align_up
@@ -168,7 +167,7 @@ def pair_plans(data: bytes) -> dict[str, bytes]:
     Helium pairs' rule (16-byte aligned), checked against the replay of the pairs' loops."""
     m = Model(data)
     sg = m.subgraphs[0]
-    k = ma.MICROARENA.overlap_kernel(m, sg, sg.operators[0])
+    k = microarena.MICROARENA.overlap_kernel(m, sg, sg.operators[0])
     assert k is not None
     if k.loop in ("conv", "fully_connected"):
         if k.loop == "conv":
@@ -176,17 +175,24 @@ def pair_plans(data: bytes) -> dict[str, bytes]:
             rows, cin = b * oh * ow, k.in_shapes[0][3]
         else:
             rows, cin, oc = k.fc
-        need = overlap.mve_rows_need(rows, cin, oc, ma.MVE_ROWS, ma.MVE_CHANNELS)
-        trace = partial(overlap_sim.mve_rows_trace, rows, cin, oc, ma.MVE_ROWS, ma.MVE_CHANNELS)
+        need = loops.mve_rows_need(rows, cin, oc, microarena.MVE_ROWS, microarena.MVE_CHANNELS)
+        trace = partial(
+            overlap_sim.mve_rows_trace, rows, cin, oc, microarena.MVE_ROWS, microarena.MVE_CHANNELS
+        )
     else:
         columns = k.out_shape[2] < k.out_shape[1]
         args = (k.in_shapes[0], k.out_shape)
-        need = overlap.mve_depthwise_pairs_need(*args, *k.window, ma.MVE_DW_LANES, columns)
+        need = loops.mve_depthwise_pairs_need(*args, *k.window, microarena.MVE_DW_LANES, columns)
         trace = partial(
-            overlap_sim.mve_depthwise_trace, *args, k.window, ma.MVE_DW_LANES, ma.DW_BLOCK, columns
+            overlap_sim.mve_depthwise_trace,
+            *args,
+            k.window,
+            microarena.MVE_DW_LANES,
+            microarena.DW_BLOCK,
+            columns,
         )
-    in_order = align_up(overlap.rule(k, 0))
-    pairs = align_up(max(need, overlap.rule(k, 0)))
+    in_order = align_up(loops.rule(k, 0))
+    pairs = align_up(max(need, loops.rule(k, 0)))
     assert in_order < pairs
     assert overlap_sim.corrupted_read(trace(), 0, in_order, 1, 1) is not None
     assert overlap_sim.corrupted_read(trace(), 0, pairs, 1, 1) is None

@@ -32,7 +32,7 @@ from host.paths import SHARED_MODELS
 from host.planning.libraries.microarena import MICROARENA
 from host.planning.model import metadata
 from host.planning.plan import plan_model
-from host.runtime import arena as arena_layout
+from host.runtime import arena
 from host.runtime.binding import Interpreter, MicroarenaError
 from host.tflite.model import Model
 
@@ -182,7 +182,7 @@ def _check_on_qemu(path: Path, arm_library: Path, tmp_path: Path) -> Interpreter
         host = Interpreter(data)
     except MicroarenaError as e:
         pytest.skip(f"runtime says: {e.message}")
-    predicted = arena_layout.predict(data, abi="cortex-m")
+    predicted = arena.predict(data, abi="cortex-m")
     (tmp_path / "link.ld").write_text(LINKER_SCRIPT)
     (tmp_path / "model.S").write_text(MODEL_ASM.format(path=path))
     elf = tmp_path / "fw.elf"

@@ -21,7 +21,7 @@ import numpy as np
 from support.kernel_harness import OP_CODES, OPT_TYPES
 from support.tflm_oracle import oracle
 
-from host.planning import band_choice as bands
+from host.planning import band_choice
 from host.planning.libraries.reference import REFERENCE
 from host.rewrite import bands as rw
 from host.rewrite import graph_check
@@ -287,7 +287,7 @@ def band_bounds(rng: np.random.Generator, height: int, row_bytes: int) -> list[l
     """Every band count's aligned bounds (as host.plan weighs them) and a few random bounds."""
     out = []
     for n in range(2, min(height, 12) + 1):
-        aligned = bands.aligned_bounds(height, row_bytes, n)
+        aligned = band_choice.aligned_bounds(height, row_bytes, n)
         if aligned:
             out.append(aligned)
         cut = sorted(int(v) for v in rng.choice(np.arange(1, height), n - 1, replace=False))
@@ -303,7 +303,7 @@ def check_model(data: bytes, seed: int, runtime: bool = True) -> Stats:
     x = _random_values(rng, model.subgraphs[0].tensors[model.subgraphs[0].inputs[0]].type,
                        model.subgraphs[0].tensors[model.subgraphs[0].inputs[0]].shape)  # fmt: skip
     try:
-        cuts = bands.cuts(model)
+        cuts = band_choice.cuts(model)
     except rw.BandError:
         st.refused += 1
         return st
@@ -377,18 +377,18 @@ def check_planned(data: bytes, seed: int, st: Stats) -> list[str]:
     overlap = bool(rng.integers(0, 2))
     model = Model(data)
     try:
-        options = bands.choices(model, REFERENCE, overlap, time_limit=0.1, budget=budget)
+        options = band_choice.choices(model, REFERENCE, overlap, time_limit=0.1, budget=budget)
     except rw.BandError:
         return []
     errors = [c.error for c in options if c.error]
     if errors:
         return [f"budget {budget}: a choice host.plan weighs fails: {errors[0]}"]
-    chosen = bands.best(options, budget)
+    chosen = band_choice.best(options, budget)
     if chosen is None:
         return []
-    banded, r = bands.plan_banded(model, chosen.cut, chosen.bounds, REFERENCE, overlap, 0.1)
+    banded, r = band_choice.plan_banded(model, chosen.cut, chosen.bounds, REFERENCE, overlap, 0.1)
     metadata.embed(banded, r.tensor_offsets())
-    problems = checker.check(banded, REFERENCE) + bands.graph_problems(banded)
+    problems = checker.check(banded, REFERENCE) + band_choice.graph_problems(banded)
     if problems:
         return [f"budget {budget}: the planned rewrite fails --check: {problems[0]}"]
     x = _random_values(rng, model.subgraphs[0].tensors[model.subgraphs[0].inputs[0]].type,

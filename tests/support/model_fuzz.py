@@ -37,7 +37,7 @@ from host.planning.libraries.reference import REFERENCE
 from host.planning.model import metadata
 from host.planning.model.lifetimes import walk
 from host.planning.scratch import predict_tflm_head
-from host.runtime import arena as arena_layout
+from host.runtime import arena
 from host.runtime.binding import Interpreter, MicroarenaError
 from host.tflite import schema as S
 from host.tflite.flatbuf import set_child
@@ -106,7 +106,7 @@ def check_call_graph(data: bytes) -> str | None:
         got, ours = our_outputs(data, inputs)
         if not np.array_equal(got[0], want[0]):
             return f"condition {c}: runtime {got[0].ravel()} but TFLM {want[0].ravel()}"
-        predicted = arena_layout.predict(data, "host")["head"]
+        predicted = arena.predict(data, "host")["head"]
         if ours.stats().head != predicted:
             return f"runtime head {ours.stats().head}, host.runtime.arena predicts {predicted}"
     tflm, predicted = run_tflm(data).head, predict_tflm_head(Model(data), REFERENCE)

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from support.subgraph_models import shared_tables_model, variable_state_model
 
-from host.planning import origin as plan_origin
+from host.planning import origin
 from host.planning.cli import main
 from host.planning.model import metadata
 from host.tflite import schema as S
@@ -60,7 +60,7 @@ def test_embed_of_such_a_model_keeps_its_meaning(tmp_path: Path) -> None:
     p = tmp_path / "alias.tflite"
     p.write_bytes(name_aliasing_buffer())
     assert main([str(p), "--embed", "-q"]) == 0
-    names = (OFFLINE_PLAN_NAME, plan_origin.MARKER)
+    names = (OFFLINE_PLAN_NAME, origin.MARKER)
     assert rewrite_differences(name_aliasing_buffer(), p.read_bytes(), names) == []
     assert Model(p.read_bytes()).tensors[0].buffer == 0
 

@@ -1,7 +1,7 @@
 """TFLM's reference kernels (the pip `tflite-micro` package's, and TFLM's default build).
 
 What each kernel does to the arena while the interpreter is set up, in TFLM's order:
-- its builtin options struct, allocated by the flatbuffer parser (tflm_structs.params_layout),
+- its builtin options struct, allocated by the flatbuffer parser (structs.params_layout),
   in the tail, aligned to alignof(T);
 - `Init`'s persistent buffers (the kernel's OpData), 16-byte aligned;
 - `Prepare`'s persistent buffers (per-channel multiplier and shift arrays, LUTs, copied dims,
@@ -43,14 +43,26 @@ from host.planning.model.operands import (
     quantization_table,
     type_size,
 )
-from host.planning.tflm import structs as T
 from host.planning.tflm.structs import (
+    AFFINE_QUANTIZATION,
+    ALLOCATION_INFO,
+    BUILTIN_DATA_ALLOCATOR,
     BUILTIN_PARAMS,
     EVAL_TENSOR,
+    GREEDY_MEMORY_PLANNER,
+    MICRO_RESOURCE_VARIABLE,
+    MICRO_RESOURCE_VARIABLES,
+    NODE_AND_REGISTRATION,
     PADDING_VALUES,
+    RECORDING_SINGLE_ARENA_ALLOCATOR,
+    SCRATCH_BUFFER_REQUEST,
+    TFLITE_NODE,
+    TFLITE_TENSOR,
     Abi,
     params_layout,
+    recording_micro_allocator,
     sizeof,
+    subgraph_allocations,
     with_compression,
 )
 from host.tflite import schema as S
@@ -375,20 +387,20 @@ def unknown_ops(model: Model, abi: Abi) -> list[str]:
 def known_structs(abi: Abi) -> dict[str, tuple]:
     """Every struct layout the model uses for this ABI, by name (for checking with a compiler)."""
     structs: dict[str, tuple] = {
-        "EvalTensor": T.EVAL_TENSOR,
-        "TfLiteTensor": T.TFLITE_TENSOR,
-        "NodeAndRegistration": T.NODE_AND_REGISTRATION,
-        "TfLiteNode": T.TFLITE_NODE,
-        "AffineQuantization": T.AFFINE_QUANTIZATION,
-        "RecordingSingleArenaBufferAllocator": T.RECORDING_SINGLE_ARENA_ALLOCATOR,
-        "GreedyMemoryPlanner": T.GREEDY_MEMORY_PLANNER,
-        "RecordingMicroAllocator": T.recording_micro_allocator(abi),
-        "MicroBuiltinDataAllocator": T.BUILTIN_DATA_ALLOCATOR,
-        "SubgraphAllocations": T.subgraph_allocations(abi),
-        "ScratchBufferRequest": T.SCRATCH_BUFFER_REQUEST,
-        "AllocationInfo": T.ALLOCATION_INFO,
-        "MicroResourceVariables": T.MICRO_RESOURCE_VARIABLES,
-        "MicroResourceVariable": T.MICRO_RESOURCE_VARIABLE,
+        "EvalTensor": EVAL_TENSOR,
+        "TfLiteTensor": TFLITE_TENSOR,
+        "NodeAndRegistration": NODE_AND_REGISTRATION,
+        "TfLiteNode": TFLITE_NODE,
+        "AffineQuantization": AFFINE_QUANTIZATION,
+        "RecordingSingleArenaBufferAllocator": RECORDING_SINGLE_ARENA_ALLOCATOR,
+        "GreedyMemoryPlanner": GREEDY_MEMORY_PLANNER,
+        "RecordingMicroAllocator": recording_micro_allocator(abi),
+        "MicroBuiltinDataAllocator": BUILTIN_DATA_ALLOCATOR,
+        "SubgraphAllocations": subgraph_allocations(abi),
+        "ScratchBufferRequest": SCRATCH_BUFFER_REQUEST,
+        "AllocationInfo": ALLOCATION_INFO,
+        "MicroResourceVariables": MICRO_RESOURCE_VARIABLES,
+        "MicroResourceVariable": MICRO_RESOURCE_VARIABLE,
     }
     structs.update({f"OpData_{k}": v for k, v in op_data(abi).items()})
     structs.update({f"Params_{k}": v for k, v in BUILTIN_PARAMS.items()})

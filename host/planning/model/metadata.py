@@ -78,7 +78,7 @@ def embed(
 ) -> None:
     """Write offsets (by global tensor index) into the model; other tensors get -1. With
     planned_for (a runtime, "+overlap" for an overlapping plan) a marker records beside the
-    plan that host.plan wrote it, and for what (plan_origin): also the kernel library and CPU,
+    plan that host.plan wrote it, and for what (origin.py): also the kernel library and CPU,
     (names, as --kernels and --cpu spell them) whose overlap rules an overlapping plan holds to."""
     offsets = [ONLINE] * len(model.tensors)
     for gi, off in tensor_offsets.items():

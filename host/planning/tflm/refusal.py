@@ -13,12 +13,12 @@ from host.planning.model.operands import (
     INT8,
     input_tensor,
 )
-from host.planning.tflm import registered as tflm_registered
 from host.planning.tflm.prepare import prepare_refusals
+from host.planning.tflm.registered import OPERATORS, VERSION
 from host.terminal import printable
 from host.tflite.model import CUSTOM, Model, ModelError
 
-PIP_TFLM = f"the pip tflite-micro {tflm_registered.VERSION}"
+PIP_TFLM = f"the pip tflite-micro {VERSION}"
 # Custom operators that say what made the model (the operator's kernel is not TFLM's own).
 KNOWN_CUSTOM = {
     "ethos-u": "an Arm Ethos-U NPU operator written by Vela: it runs only on a TFLM build with "
@@ -88,14 +88,14 @@ def registrations(library: str) -> tuple[frozenset[str], str]:
     whose list that is. CMSIS-NN replaces some of a TFLM build's kernels, not its operator set,
     so every library has the pip TFLM's list."""
     if library == "cmsis-nn":
-        return tflm_registered.OPERATORS, (
+        return OPERATORS, (
             f"a TFLM build with the CMSIS-NN kernels (whose operators are {PIP_TFLM}'s)"
         )
-    return tflm_registered.OPERATORS, PIP_TFLM
+    return OPERATORS, PIP_TFLM
 
 
 def tflm_refusal(
-    model: Model, registered: frozenset[str] = tflm_registered.OPERATORS, kernels: str = PIP_TFLM
+    model: Model, registered: frozenset[str] = OPERATORS, kernels: str = PIP_TFLM
 ) -> TflmRefusal | None:
     """Why TFLM with these registered kernels refuses the model, or None if it loads it (as far
     as registrations and the Prepare refusals modelled here tell)."""
