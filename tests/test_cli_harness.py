@@ -31,6 +31,7 @@ from host.device import demo, emulate, record, wire
 from host.entry import version
 from host.planning import cli as plan_cli
 from host.planning import scratch_cli
+from host.planning.tflm.categories import Category
 from host.runtime import cli as run_cli
 from host.runtime.binding import Interpreter
 from host.tflite import modelgen
@@ -250,7 +251,7 @@ def _rejected_model() -> bytes:
 
 
 def _log() -> bytes:
-    cats = [wire.Category("TfLiteEvalTensor data", 240, 240, 10, "allocations")]
+    cats = [Category("TfLiteEvalTensor data", 240, 240, 10, "allocations")]
     r = wire.WireReport(status=0, arena_size=4096, head=32, tail=240, total=272, categories=cats)
     text = "".join(
         f"[RecordingMicroAllocator] Arena allocation {k} {getattr(r, k)} bytes\r\n"

@@ -193,3 +193,18 @@ def test_planning_imports_only_downwards() -> None:
     ]
     assert not upward, "host/planning imports upwards: " + "; ".join(upward)
     assert _layer("host.planning.cli") > _layer("host.planning.model.lifetimes")
+
+
+def test_planning_imports_nothing_of_the_device() -> None:
+    """host/planning knows no serial port or board: facts the wire record and a plan share
+    (such as TFLM's report categories) sit in host/planning, and host/device imports them."""
+    graph = import_graph()
+    reach = [
+        f"{a} (line {line}) -> {b}"
+        for a, edges in graph.items()
+        if a.startswith("host.planning.")
+        for b, line in edges.items()
+        if b.startswith("host.device")
+    ]
+    assert not reach, "host/planning imports host/device: " + "; ".join(reach)
+    assert "host.planning.tflm.categories" in graph["host.device.wire"]

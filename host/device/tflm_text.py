@@ -19,7 +19,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from host.device.wire import Category
+from host.planning.tflm.categories import Category
 from host.terminal import printable
 
 TAG = "[RecordingMicroAllocator]"

@@ -18,6 +18,7 @@ import zlib
 from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass, field
 
+from host.planning.tflm.categories import Category
 from host.terminal import printable
 
 MARKER = "@MA1 "
@@ -54,15 +55,6 @@ REGION_NAMES = {0: "head", 1: "tail", 2: "model"}
 
 class WireError(ValueError):
     """A record that is damaged or does not follow the format."""
-
-
-@dataclass
-class Category:
-    name: str
-    used: int
-    requested: int
-    count: int
-    unit: str
 
 
 @dataclass

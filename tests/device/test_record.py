@@ -22,12 +22,13 @@ from support.serial_server import LoopbackPort
 
 from host.device import record, wire
 from host.paths import SHARED_MODELS
+from host.planning.tflm.categories import Category
 
 ROOT = Path(__file__).resolve().parents[2]
 
 CATS = [
-    wire.Category("TfLiteEvalTensor data", 240, 240, 10, "allocations"),
-    wire.Category("NodeAndRegistration struct", 192, 192, 3, "NodeAndRegistration structs"),
+    Category("TfLiteEvalTensor data", 240, 240, 10, "allocations"),
+    Category("NodeAndRegistration struct", 192, 192, 3, "NodeAndRegistration structs"),
 ]
 
 
@@ -409,7 +410,7 @@ def test_board_text_never_reaches_the_terminal_raw(capsys: pytest.CaptureFixture
     CRC-valid record's message, info and category names, or in the TFLM text report's
     category names, are escaped, so they cannot clear the screen, set the title, write the
     clipboard (OSC 52), reorder text or forge report lines."""
-    cats = [wire.Category("evil" + HOSTILE, 16, 16, 1, "allocations" + HOSTILE)]
+    cats = [Category("evil" + HOSTILE, 16, 16, 1, "allocations" + HOSTILE)]
     r = report(status=3, message="failed" + HOSTILE, info="board=" + HOSTILE, categories=cats)
     with FakeBoard([board_output(r)]) as board:
         code, out, err = run_cli(capsys, "--port", board.url, "--timeout", "10")

@@ -16,6 +16,7 @@ import pytest
 
 from host.device import wire
 from host.device.tflm_text import parse_text_report
+from host.planning.tflm.categories import Category
 
 ROOT = Path(__file__).resolve().parents[2]
 SRC = ROOT / "firmware" / "src" / "wire" / "report_wire.c"
@@ -60,7 +61,7 @@ def random_report(rng: random.Random) -> wire.WireReport:
         )
     for name in rng.sample(names, rng.randrange(len(names) + 1)):
         r.categories.append(
-            wire.Category(
+            Category(
                 name,
                 rng.randrange(1 << 20),
                 rng.randrange(1 << 20),

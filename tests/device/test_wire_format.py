@@ -10,6 +10,7 @@ import random
 import pytest
 
 from host.device import wire
+from host.planning.tflm.categories import Category
 
 
 def sample(seed: int, n_tensors: int = 40) -> wire.WireReport:
@@ -26,7 +27,7 @@ def sample(seed: int, n_tensors: int = 40) -> wire.WireReport:
         output_crc=rng.randrange(1 << 32),
         output_bytes=rng.randrange(4096),
         info=f"sample {seed}",
-        categories=[wire.Category("TfLiteEvalTensor data", 240, 240, 10, "allocations")],
+        categories=[Category("TfLiteEvalTensor data", 240, 240, 10, "allocations")],
         tensors=[
             wire.TensorPlacement(0, i, 16 * rng.randrange(4096), rng.randrange(9999), "head")
             for i in range(n_tensors)

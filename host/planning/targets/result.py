@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from host.device.wire import Category
+from host.planning.tflm.categories import Category
 
 
 @dataclass

@@ -13,22 +13,22 @@ Targets:
 
 from __future__ import annotations
 
-from host.device.wire import Category
 from host.planning.libraries.base import KernelLibrary, KernelsError
 from host.planning.libraries.cmsis_nn import DEFAULT_CPU, CmsisNN
 from host.planning.libraries.microarena import MICROARENA
 from host.planning.libraries.reference import REFERENCE
 from host.planning.scratch import unknown_scratch_ops
 from host.planning.targets.result import TargetArena
-from host.planning.targets.tflm import CATEGORIES, UNCATEGORIZED, predict
-from host.planning.tflm import structs as tflm_structs
+from host.planning.targets.tflm import UNCATEGORIZED, predict
+from host.planning.tflm import structs
+from host.planning.tflm.categories import CATEGORIES, Category
 from host.planning.tflm.refusal import tflm_refusal
 from host.runtime import arena
 from host.tflite.model import Model
 
 TARGETS = ("tflm-cortex-m", "tflm-x86_64", "microarena-cortex-m", "microarena-host")
 DEFAULT_TARGET = "tflm-cortex-m"
-TFLM_ABIS = {"tflm-x86_64": tflm_structs.X86_64_PIP, "tflm-cortex-m": tflm_structs.CORTEX_M}
+TFLM_ABIS = {"tflm-x86_64": structs.X86_64_PIP, "tflm-cortex-m": structs.CORTEX_M}
 MICROARENA_ABIS = {"microarena-cortex-m": "cortex-m", "microarena-host": "host"}
 UNITS = dict(CATEGORIES)  # category name -> the word its report line counts in
 # The kernels each target runs unless told otherwise. On a Cortex-M almost every TFLM build
@@ -104,7 +104,7 @@ def _tflm(model: Model, target: str, lib: KernelLibrary) -> TargetArena:
     if target == "tflm-x86_64":
         notes.append("the pip tflite-micro interpreter (its arena is malloc'ed: 16-byte aligned)")
     if lib.name == "reference":  # the same kernels on the other ABI
-        other_abi = tflm_structs.CORTEX_M if target == "tflm-x86_64" else tflm_structs.X86_64_PIP
+        other_abi = structs.CORTEX_M if target == "tflm-x86_64" else structs.X86_64_PIP
         other = predict(model, other_abi)
         where = (
             "on a 32-bit Cortex-M (4-byte pointers, 1-byte enums, no compression)"

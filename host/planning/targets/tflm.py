@@ -29,21 +29,12 @@ from host.planning.libraries.base import KernelLibrary, OpAllocations
 from host.planning.libraries.reference import REFERENCE, scale_count
 from host.planning.model.operands import operator_table
 from host.planning.scratch import predict_tflm_head, scratch_requests
-from host.planning.tflm import structs as T
+from host.planning.tflm import structs
+from host.planning.tflm.categories import CATEGORIES
 from host.planning.tflm.structs import ARENA_ALIGNMENT, Abi, layout, sizeof
 from host.tflite import schema as S
 from host.tflite.model import Model, ModelError, Operator, Subgraph, Tensor
 
-# The report's category lines, in PrintAllocations() order, with their unit words.
-CATEGORIES = (
-    ("TfLiteEvalTensor data", "allocations"),
-    ("Persistent TfLiteTensor data", "tensors"),
-    ("Persistent TfLiteTensor quantization data", "allocations"),
-    ("Persistent buffer data", "allocations"),
-    ("TfLiteTensor variable buffer data", "allocations"),
-    ("NodeAndRegistration struct", "NodeAndRegistration structs"),
-    ("Operator runtime data", "OpData structs"),
-)
 EVAL, TENSOR, QUANT, BUFFER, VARIABLE, NODES, _OP_DATA = (c for c, _ in CATEGORIES)
 # The rest of the tail, which TFLM's report counts in no category.
 ALLOCATORS = "allocator, planner and subgraph objects"
@@ -244,14 +235,15 @@ class _Replay:
         a = Arena(size)
         a.log = log
         abi = self.abi
-        a.persistent(*layout(T.RECORDING_SINGLE_ARENA_ALLOCATOR, abi))
-        a.persistent(*layout(T.GREEDY_MEMORY_PLANNER, abi))
-        a.persistent(*layout(T.recording_micro_allocator(abi), abi))
+        a.persistent(*layout(structs.RECORDING_SINGLE_ARENA_ALLOCATOR, abi))
+        a.persistent(*layout(structs.GREEDY_MEMORY_PLANNER, abi))
+        a.persistent(*layout(structs.recording_micro_allocator(abi), abi))
         if self.resource_variables:  # MicroResourceVariables::Create (pip interpreter)
             a.record(BUFFER)
-            a.persistent(sizeof(T.MICRO_RESOURCE_VARIABLES, abi), ARENA_ALIGNMENT)
+            a.persistent(sizeof(structs.MICRO_RESOURCE_VARIABLES, abi), ARENA_ALIGNMENT)
             a.persistent(
-                sizeof(T.MICRO_RESOURCE_VARIABLE, abi) * self.resource_variables, ARENA_ALIGNMENT
+                sizeof(structs.MICRO_RESOURCE_VARIABLE, abi) * self.resource_variables,
+                ARENA_ALIGNMENT,
             )
             a.record(ALLOCATORS)
         for phase, step in (
@@ -269,17 +261,17 @@ class _Replay:
 
     def _start_model_allocation(self, a: Arena) -> None:
         abi, subgraphs = self.abi, self.model.subgraphs
-        a.persistent(*layout(T.BUILTIN_DATA_ALLOCATOR, abi))
-        request_size, request_align = layout(T.SCRATCH_BUFFER_REQUEST, abi)
-        a.resize_head(request_size * T.MAX_SCRATCH_BUFFERS_PER_OP, request_align)
-        size, align = layout(T.subgraph_allocations(abi), abi)
+        a.persistent(*layout(structs.BUILTIN_DATA_ALLOCATOR, abi))
+        request_size, request_align = layout(structs.SCRATCH_BUFFER_REQUEST, abi)
+        a.resize_head(request_size * structs.MAX_SCRATCH_BUFFERS_PER_OP, request_align)
+        size, align = layout(structs.subgraph_allocations(abi), abi)
         a.persistent(size * len(subgraphs), align)
-        size, align = layout(T.EVAL_TENSOR, abi)
+        size, align = layout(structs.EVAL_TENSOR, abi)
         a.record(EVAL)
         for sg in subgraphs:
             a.persistent(size * len(sg.tensors), align)
         a.recorded[EVAL].count = sum(len(sg.tensors) for sg in subgraphs)
-        size, align = layout(T.NODE_AND_REGISTRATION, abi)
+        size, align = layout(structs.NODE_AND_REGISTRATION, abi)
         a.record(NODES)
         for sg in subgraphs:
             a.persistent(size * len(sg.operators), align)
@@ -313,14 +305,14 @@ class _Replay:
                 raise ArenaTooSmall(f"{EXACT if exact else BOUND} {e}") from None
             requests += self.requests_of.get((sg.index, op.index), 0)
             a.reset_temporary()  # FinishPrepareNodeAllocations
-            size, align = layout(T.SCRATCH_BUFFER_REQUEST, abi)
-            a.resize_head(size * (requests + T.MAX_SCRATCH_BUFFERS_PER_OP), align)
+            size, align = layout(structs.SCRATCH_BUFFER_REQUEST, abi)
+            a.resize_head(size * (requests + structs.MAX_SCRATCH_BUFFERS_PER_OP), align)
         self.request_count = requests
 
     def _borrow_temporaries(self, a: Arena, sg: Subgraph, indices: list[int]) -> None:
         """TfLiteTensors (and their quantization) a kernel's Prepare borrows; the temporary
         section only grows until the node is done, released or not."""
-        size, align = layout(T.TFLITE_TENSOR, self.abi)
+        size, align = layout(structs.TFLITE_TENSOR, self.abi)
         for i in indices:
             if i < 0:
                 continue
@@ -333,8 +325,8 @@ class _Replay:
             channels = self.scales[id(t)] = scale_count(self.model, t)
         if not channels:
             return
-        q_size, q_align = layout(T.AFFINE_QUANTIZATION, self.abi)
-        zero_points = T.INT_ARRAY_HEADER + 4 * channels
+        q_size, q_align = layout(structs.AFFINE_QUANTIZATION, self.abi)
+        zero_points = structs.INT_ARRAY_HEADER + 4 * channels
         if temporary:
             a.temporary(q_size, q_align)
             a.temporary(zero_points, 4)
@@ -346,11 +338,11 @@ class _Replay:
         abi, model = self.abi, self.model
         if self.request_count:
             a.record(HANDLES)
-            size, align = layout(T.SCRATCH_BUFFER_HANDLE, abi)
+            size, align = layout(structs.SCRATCH_BUFFER_HANDLE, abi)
             a.persistent(size * self.request_count, align)
         # CommitStaticMemoryPlan: AllocationInfo array in temporary memory.
         a.temporary(abi.pointer * len(model.subgraphs), abi.pointer)
-        size, align = layout(T.ALLOCATION_INFO, abi)
+        size, align = layout(structs.ALLOCATION_INFO, abi)
         a.temporary(size * (len(model.tensors) + self.request_count), align)
         a.record(VARIABLE)
         for t in model.tensors:
@@ -361,9 +353,9 @@ class _Replay:
         if a.log is not None:
             a.log.append(f"T {available} {ARENA_ALIGNMENT}")
         # The same check on the tail alone: a multiple of 16 at or below it leaves room.
-        need = _up(a.temp, ARENA_ALIGNMENT) + T.GREEDY_BYTES_PER_BUFFER * self.planned
+        need = _up(a.temp, ARENA_ALIGNMENT) + structs.GREEDY_BYTES_PER_BUFFER * self.planned
         a.trace.below_tail(_up(need, ARENA_ALIGNMENT))
-        if available < 0 or available // T.GREEDY_BYTES_PER_BUFFER < self.planned:
+        if available < 0 or available // structs.GREEDY_BYTES_PER_BUFFER < self.planned:
             raise ArenaTooSmall("greedy planner working memory")
         a.reset_temporary()
         a.resize_head(0, 1)
@@ -371,7 +363,7 @@ class _Replay:
 
     def _io_tensors(self, a: Arena) -> None:
         abi, sg = self.abi, self.model.subgraphs[0]
-        size, align = layout(T.TFLITE_TENSOR, abi)
+        size, align = layout(structs.TFLITE_TENSOR, abi)
         for indices in (sg.inputs, sg.outputs):
             a.record(BUFFER)
             a.persistent(abi.pointer * len(indices), ARENA_ALIGNMENT)
@@ -446,7 +438,7 @@ def _planned_buffer_count(model: Model) -> int:
 
 def predict(
     model: Model,
-    abi: Abi = T.X86_64_PIP,
+    abi: Abi = structs.X86_64_PIP,
     arena_size: int = 16 << 20,
     lib: KernelLibrary = REFERENCE,
 ) -> TflmArena:
