@@ -101,6 +101,24 @@ def test_helium_rules_against_their_replay(seed: int) -> None:
         assert full is None or overlap_sim.corrupted_read(walk, 0, full, 1, 1) is None
 
 
+@pytest.mark.parametrize("seed", range(30))
+def test_dsp_depthwise_pixels_keep_the_in_order_rule(seed: int) -> None:
+    """fast_depthwise_s8.c's dw3x3_pixel_dsp reads a pixel's window four channels at a time,
+    then writes them. With multiplier 1 the depthwise rule of the kernel's wider blocks holds
+    it wherever the input does not start below the output (mak_dw_blocks_fit), so the DSP
+    cores keep it on the overlaps the planner makes: it needs no rule of its own."""
+    rng = random.Random(seed)
+    ins, outs, k, s, d, pad = _window_case(rng, depthwise=True)
+    c = rng.choice([4, 8, 12, 16, 36, 64])
+    ins, outs = (*ins[:3], c), (*outs[:3], c)
+    rule = overlap.depthwise_rule(ins, outs, k, s, d, pad, 1, 1, microarena.DW_BLOCK)
+    fours = list(overlap_sim.depthwise_trace(ins, outs, k, s, d, pad, block=4))
+    need = overlap_sim.min_safe_delta(fours, 0, 1, 1)
+    at = max(0, rule if rule is not None else 0)
+    assert need is None or need <= at
+    assert overlap_sim.corrupted_read(fours, 0, at, 1, 1) is None
+
+
 def test_pair_constants_are_the_kernels() -> None:
     """PAIR_CHUNK, COL_MAX and MAX_RUNS are those of firmware/src/kernels/."""
     kernels = FIRMWARE / "src/kernels"

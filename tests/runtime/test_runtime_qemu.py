@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from support.conformance import single_op_model
-from support.overlap_models import PAIR_CASES
+from support.overlap_models import DEPTHWISE_FOURS, PAIR_CASES, overlap_layout, with_plan
 from test_conformance_fast_elementwise import CASES as FAST_ELEMENTWISE_CASES
 from test_conformance_fast_pool import CASES as FAST_POOL_CASES
 from test_conformance_fast_s8 import CASES as FAST_S8_CASES
@@ -29,8 +29,10 @@ from test_conformance_shape import CASES as SHAPE_CASES
 
 from host.device.firmware import read_build_mk
 from host.paths import SHARED_MODELS
+from host.planning.libraries import loops as overlap
 from host.planning.libraries.microarena import MICROARENA
 from host.planning.model import metadata
+from host.planning.model.lifetimes import align_up
 from host.planning.plan import plan_model
 from host.runtime import arena
 from host.runtime.binding import Interpreter, MicroarenaError
@@ -150,6 +152,29 @@ def test_pair_rule_on_qemu_cortex_m4(case: str, arm_library: Path, tmp_path: Pat
         path.write_bytes(data)
         host = _check_on_qemu(path, arm_library, tmp_path)
         np.testing.assert_array_equal(host.get_output(0), want, err_msg=name)
+
+
+def test_dsp_depthwise_pixels_on_an_overlap_on_qemu_cortex_m4(arm_library: Path,
+                                                              tmp_path: Path) -> None:  # fmt: skip
+    """fast_depthwise_s8.c's whole 3x3 pixels (blocks of four channels) on an input at the
+    in-order depthwise rule's offset above the output (mak_dw_blocks_fit): every output byte is
+    the real TFLM's on the same input (the model without a plan)."""
+    from support.kernel_harness import tflm_run
+
+    data = DEPTHWISE_FOURS(np.random.default_rng(3))[0]
+    plain = tmp_path / "plain.tflite"
+    plain.write_bytes(data)
+    m = Model(data)
+    k = MICROARENA.overlap_kernel(m, m.subgraphs[0], m.subgraphs[0].operators[0])
+    assert k is not None
+    offsets = overlap_layout(data, 0, align_up(overlap.rule(k, 0)))
+    assert offsets is not None  # the input overlaps the output
+    path = tmp_path / "planned.tflite"
+    path.write_bytes(with_plan(data, offsets))
+    sg = m.subgraphs[0]
+    x = _pattern(tuple(sg.tensors[sg.inputs[0]].shape), np.int8)
+    host = _check_on_qemu(path, arm_library, tmp_path)
+    np.testing.assert_array_equal(host.get_output(0), tflm_run(plain, [x])[0].get_output(0))
 
 
 TCONV_S8_CASES = [c for c in SHAPE_CASES if c.name.startswith("TRANSPOSE_CONV int8")]

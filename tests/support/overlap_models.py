@@ -214,3 +214,8 @@ PAIR_CASES: dict[str, Builder] = {
         _conv(3, 3, (2, 2), (1, 1), SAME, (2, 8, 8, 16), 17, (4, 4)),
     "fully connected batch 4": _fc(4, 32, 32),
 }  # fmt: skip
+
+# A depthwise 3x3 of multiplier 1 whose inside pixels take the DSP cores' blocks of four
+# channels (fast_depthwise_s8.c's dw3x3_pixel_dsp); test_runtime_qemu.py overlaps it.
+DEPTHWISE_FOURS: Builder = _conv(3, 3, (1, 1), (1, 1), SAME, (1, 9, 8, 16), 16, (9, 8),
+                                 depthwise=True)  # fmt: skip

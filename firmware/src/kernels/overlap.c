@@ -279,6 +279,10 @@ static bool fits(const ma_tensor *in, const ma_tensor *out, int64_t need) {
   return need == MAK_ANY_OFFSET || delta >= need;
 }
 
+bool mak_dw_blocks_fit(const ma_tensor *in, const ma_tensor *out) {
+  return mak_disjoint(in, out) || fits(in, out, 0);
+}
+
 bool mak_rows_pairs_fit(const ma_tensor *in, const ma_tensor *out, int64_t rows, int64_t in_row,
                         int64_t out_row) {
   return mak_disjoint(in, out) || fits(in, out, mak_rows_pairs_need(rows, in_row, out_row));

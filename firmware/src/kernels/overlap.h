@@ -36,6 +36,11 @@ int64_t mak_mve_dw_pairs_need(const mak_window_geom *g, int32_t cin, int32_t cou
 
 /* Whether tensors a and b share no byte. */
 bool mak_disjoint(const ma_tensor *a, const ma_tensor *b);
+/* Whether a depthwise loop of multiplier 1 may take blocks narrower than MAK_DW_BLOCK (read
+ * over the window, then written) on an overlap the core accepted for MAK_DW_BLOCK: the tensors
+ * share no byte, or the input does not start below the output. Narrower blocks add a need
+ * only at the first pixel, where it is at most 0 (docs/overlap.md). */
+bool mak_dw_blocks_fit(const ma_tensor *in, const ma_tensor *out);
 /* Whether the pairs above may run: the tensors share no byte, or the input starts at least
  * the need above the output. */
 bool mak_rows_pairs_fit(const ma_tensor *in, const ma_tensor *out, int64_t rows, int64_t in_row,

@@ -688,10 +688,10 @@ bool mak_fast_dwconv_s8(const ma_node *node, const mak_conv_data *d, const mak_w
   const out_range r = make_range(d->output_offset, d->act_min, d->act_max);
   const int run = requant_run_fits(d, &r);
 #if FAST_DSP
-  /* dw3x3_pixel_dsp: whole pixels (all channels written after each four are read), so only
-   * where input and output share no byte. */
+  /* dw3x3_pixel_dsp: whole pixels in order, each four channels read over the window, then
+   * written: blocks of four. */
   const bool whole = run && bias && mult == 1 && cout % 4 == 0 && g->kh == 3 && g->kw == 3 &&
-                     g->dil_w == 1 && mak_disjoint(in_t, node->outputs[0]);
+                     g->dil_w == 1 && mak_dw_blocks_fit(in_t, node->outputs[0]);
   const uint32_t off2 = ((uint32_t)d->input_offset & 0xFFFFu) * 0x10001u;
 #endif
   int32_t acc[MAK_DW_BLOCK];
