@@ -111,7 +111,7 @@ def test_dsp_depthwise_pixels_keep_the_in_order_rule(seed: int) -> None:
     ins, outs, k, s, d, pad = _window_case(rng, depthwise=True)
     c = rng.choice([4, 8, 12, 16, 36, 64])
     ins, outs = (*ins[:3], c), (*outs[:3], c)
-    rule = overlap.depthwise_rule(ins, outs, k, s, d, pad, 1, 1, microarena.DW_BLOCK)
+    rule = loops.depthwise_rule(ins, outs, k, s, d, pad, 1, 1, microarena.DW_BLOCK)
     fours = list(overlap_sim.depthwise_trace(ins, outs, k, s, d, pad, block=4))
     need = overlap_sim.min_safe_delta(fours, 0, 1, 1)
     at = max(0, rule if rule is not None else 0)

@@ -29,7 +29,7 @@ from test_conformance_shape import CASES as SHAPE_CASES
 
 from host.device.firmware import read_build_mk
 from host.paths import SHARED_MODELS
-from host.planning.libraries import loops as overlap
+from host.planning.libraries import loops
 from host.planning.libraries.microarena import MICROARENA
 from host.planning.model import metadata
 from host.planning.model.lifetimes import align_up
@@ -167,7 +167,7 @@ def test_dsp_depthwise_pixels_on_an_overlap_on_qemu_cortex_m4(arm_library: Path,
     m = Model(data)
     k = MICROARENA.overlap_kernel(m, m.subgraphs[0], m.subgraphs[0].operators[0])
     assert k is not None
-    offsets = overlap_layout(data, 0, align_up(overlap.rule(k, 0)))
+    offsets = overlap_layout(data, 0, align_up(loops.rule(k, 0)))
     assert offsets is not None  # the input overlaps the output
     path = tmp_path / "planned.tflite"
     path.write_bytes(with_plan(data, offsets))
