@@ -20,6 +20,7 @@
 #include "fast/fast_dot_s8.h"
 #include "kernel_util.h"
 #include "kernels.h"
+#include "svdf.h"
 
 typedef struct {
   int32_t batch, n_input, n_filter, n_memory, n_unit;
@@ -176,19 +177,6 @@ static inline void push_row(uint8_t *row, size_t nbytes, size_t esize, uint32_t 
   }
 }
 
-/* What the int8 path needs of a node, read once per invocation. */
-typedef struct {
-  const int8_t *wf;
-  const uint8_t *wt;
-  const int32_t *bias;
-  int32_t n_input, n_filter, n_memory, rank;
-  int32_t input_off, state_zp, output_zp;
-  chan_q q_feature, q_out;
-  bool s8; /* int8 state and time weights, else int16 */
-  int32_t q_feature_mult, q_out_mult; /* the same multipliers, as Helium's lanes take them */
-  int8_t q_feature_shift, q_out_shift;
-} svdf_run;
-
 /* Filter f's feature sum requantized into the state's type, plus the state zero point (TFLM
  * adds it after clamping; the store wraps like its cast). */
 static inline uint32_t feature_value(const svdf_run *c, int32_t sum) {
@@ -198,57 +186,9 @@ static inline uint32_t feature_value(const svdf_run *c, int32_t sum) {
 }
 
 #if MA_FAST_MVE
-/* push_row of an int8 row and the row's product with the time weights wt (state values plus
- * state_off), on Helium, for any row length: each vector of the row's steps 1.. is loaded,
- * stored one step down and multiplied (VMLADAVA, and VADDVA's weight sum for the offset, as
- * fast_mve_core.h's dot products); a store reaches only bytes its own load has read, and the
- * next load starts past them. The new value goes in last, its product added on its own. */
-static inline int32_t push_dot_s8(uint8_t *row, const uint8_t *wt, int32_t n, uint32_t v,
-                                  int32_t state_off) {
-  int32_t acc = 0, sum = 0;
-  for (int32_t i = 0; i < n - 1; i += 16) {
-    const mve_pred16_t p = vctp8q((uint32_t)(n - 1 - i));
-    const int8x16_t sv = vldrbq_z_s8((const int8_t *)row + 1 + i, p);
-    const int8x16_t wv = vldrbq_z_s8((const int8_t *)wt + i, p);
-    vstrbq_p_s8((int8_t *)row + i, sv, p);
-    acc = vmladavaq_s8(acc, sv, wv);
-    sum = vaddvaq_s8(sum, wv);
-  }
-  row[n - 1] = (uint8_t)v;
-  const int32_t newest = ((const int8_t *)wt)[n - 1] * ((int8_t)(uint8_t)v + state_off);
-  return with_offset(newest, acc, sum, state_off);
-}
-#define PUSH_DOT_OK(n, state_off) 1
-
-/* push_dot_s8 of four consecutive rows of 8 steps (32 bytes: two vectors, two rows each), the
- * new values in v's lanes: each vector of the rows' steps 1.. is loaded (the second stops at
- * the fourth row's end), the new values set in its lanes 7 and 15 (each row's newest step) and
- * the vector stored one step down; each row's product is a predicated VMLADAV over its half.
- * The first load reads byte 16, the third row's first step, before the store that moves it. */
-static inline int32x4_t push_dot4_m8(uint8_t *rows, const uint8_t *wt, int32x4_t v,
-                                     int32_t state_off) {
-  const mve_pred16_t lo = 0x00FF, hi = 0xFF00;
-  int8x16_t a = vldrbq_s8((const int8_t *)rows + 1);
-  int8x16_t b = vldrbq_z_s8((const int8_t *)rows + 17, vctp8q(15));
-  a = vsetq_lane_s8((int8_t)vgetq_lane_s32(v, 0), a, 7);
-  a = vsetq_lane_s8((int8_t)vgetq_lane_s32(v, 1), a, 15);
-  b = vsetq_lane_s8((int8_t)vgetq_lane_s32(v, 2), b, 7);
-  b = vsetq_lane_s8((int8_t)vgetq_lane_s32(v, 3), b, 15);
-  vstrbq_s8((int8_t *)rows, a);
-  vstrbq_s8((int8_t *)rows + 16, b);
-  const int8x16_t wa = vldrbq_s8((const int8_t *)wt), wb = vldrbq_s8((const int8_t *)wt + 16);
-  int32x4_t acc = vdupq_n_s32(vmladavq_p_s8(a, wa, lo));
-  acc = vsetq_lane_s32(vmladavq_p_s8(a, wa, hi), acc, 1);
-  acc = vsetq_lane_s32(vmladavq_p_s8(b, wb, lo), acc, 2);
-  acc = vsetq_lane_s32(vmladavq_p_s8(b, wb, hi), acc, 3);
-  if (state_off == 0) return acc;
-  int32x4_t sum = vdupq_n_s32(vaddvq_p_s8(wa, lo));
-  sum = vsetq_lane_s32(vaddvq_p_s8(wa, hi), sum, 1);
-  sum = vsetq_lane_s32(vaddvq_p_s8(wb, lo), sum, 2);
-  sum = vsetq_lane_s32(vaddvq_p_s8(wb, hi), sum, 3);
-  return vmlaq_n_s32(acc, sum, state_off); /* with_offset's wrapping sum, per lane */
-}
-#elif FAST_V6M || FAST_V7M
+#include "fast/mve/fast_mve_svdf.h" /* push_dot_s8, PUSH_DOT_OK, svdf_row_rank1_s8 */
+#else
+#if FAST_V6M || FAST_V7M
 /* push_row of an int8 row and the row's product with the time weights wt (state values plus
  * state_off) on the cores without the DSP extension, a byte at a time (taking words apart
  * costs more there): each step is moved down and multiplied while in a register. */
@@ -288,6 +228,28 @@ static inline int32_t push_dot_s8(uint8_t *row, const uint8_t *wt, int32_t n, ui
 #define PUSH_DOT_OK(n, state_off) ((n) % 4 == 0 && offsets_ok(state_off, 0))
 #endif
 
+/* svdf_row_q for the usual node (every shared SVDF model's): rank 1, an int8 state of rows of
+ * whole words (any length on Helium: fast/mve/fast_mve_svdf.h), on a core where push_dot_s8
+ * pays; each filter is its unit. */
+static void svdf_row_rank1_s8(const svdf_run *c, const int8_t *xb, uint8_t *state_b,
+                              int8_t *out_b) {
+  const int32_t n_mem = c->n_memory, state_off = -c->state_zp;
+  for (int32_t r = 0; r < c->n_filter; r += 4) {
+    int32_t sums[4];
+    const int32_t n = feature_sums(c, xb, r, sums);
+    for (int32_t k = 0; k < n; ++k) {
+      const size_t f = (size_t)(r + k);
+      const int32_t v = mak_clamp(requant_q(sums[k], &c->q_feature), INT8_MIN, INT8_MAX);
+      int32_t acc = push_dot_s8(state_b + f * n_mem, c->wt + f * n_mem, n_mem,
+                                (uint32_t)(v + c->state_zp), state_off);
+      if (c->bias) acc = (int32_t)((uint32_t)acc + (uint32_t)c->bias[f]);
+      const int32_t y = mak_qadd(requant_q(acc, &c->q_out), c->output_zp);
+      out_b[f] = (int8_t)mak_clamp(y, INT8_MIN, INT8_MAX);
+    }
+  }
+}
+#endif
+
 /* Whether push_dot_s8 pays: with the DSP (word loads taken apart by SXTB16), Helium and the
  * byte form of the cores without DSP; the host runs the word form. */
 #define SVDF_FUSED (FAST_WORDS || FAST_V6M || FAST_V7M)
@@ -316,74 +278,6 @@ static inline int32_t filter_time(const svdf_run *c, uint8_t *state_b, int32_t f
  * time weights added to its unit's sum, requantized into the output at the unit's last filter.
  * Each row is complete before it is read, so the sums are TFLM's, without its shift of the
  * whole state first and its two scratch buffers. */
-/* The feature sums of filters r..r+n-1 (n = 4, or fewer at the end), four rows per pass. */
-static inline int32_t feature_sums(const svdf_run *c, const int8_t *xb, int32_t r,
-                                   int32_t sums[4]) {
-  const int32_t n = c->n_filter - r < 4 ? c->n_filter - r : 4;
-  if (n == 4) {
-    const int8_t *rows[4];
-    for (int k = 0; k < 4; ++k) rows[k] = c->wf + (size_t)(r + k) * c->n_input;
-    mak_dot4_s8(rows, xb, c->n_input, c->input_off, sums);
-  } else {
-    for (int32_t k = 0; k < n; ++k)
-      sums[k] = mak_dot_s8(c->wf + (size_t)(r + k) * c->n_input, xb, c->n_input, c->input_off);
-  }
-  return n;
-}
-
-/* svdf_row_q for the usual node (every shared SVDF model's): rank 1, an int8 state of rows of
- * whole words (any length on Helium), on a core where push_dot_s8 pays; each filter is its
- * unit. */
-static void svdf_row_rank1_s8(const svdf_run *c, const int8_t *xb, uint8_t *state_b,
-                              int8_t *out_b) {
-  const int32_t n_mem = c->n_memory, state_off = -c->state_zp;
-#if MA_FAST_MVE
-  /* Four filters' requantizations at a time in int32 lanes (fast_mve_core.h's mbqm4, equal to
-   * requant_q), their memory rows one by one. */
-  const rq4 qf = rq_make(vdupq_n_s32(c->q_feature_mult), vdupq_n_s32(c->q_feature_shift));
-  const rq4 qo = rq_make(vdupq_n_s32(c->q_out_mult), vdupq_n_s32(c->q_out_shift));
-  for (int32_t r = 0; r < c->n_filter; r += 4) {
-    int32_t sums[4] = {0, 0, 0, 0}, acc[4] = {0, 0, 0, 0};
-    const int32_t n = feature_sums(c, xb, r, sums);
-    const mve_pred16_t p = vctp32q((uint32_t)n);
-    int32x4_t v = vmaxq_s32(vminq_s32(mbqm4(vldrwq_s32(sums), qf), vdupq_n_s32(INT8_MAX)),
-                            vdupq_n_s32(INT8_MIN));
-    v = vaddq_n_s32(v, c->state_zp);
-    int32x4_t a;
-    if (n_mem == 8 && n == 4) {
-      a = push_dot4_m8(state_b + (size_t)r * 8, c->wt + (size_t)r * 8, v, state_off);
-    } else {
-      int32_t vals[4];
-      vst1q_s32(vals, v);
-      for (int32_t k = 0; k < n; ++k) {
-        const size_t f = (size_t)(r + k);
-        acc[k] = push_dot_s8(state_b + f * n_mem, c->wt + f * n_mem, n_mem, (uint32_t)vals[k],
-                             state_off);
-      }
-      a = vldrwq_s32(acc);
-    }
-    if (c->bias) a = vaddq_s32(a, vldrwq_z_s32(c->bias + r, p));
-    int32x4_t y = vqaddq_s32(mbqm4(a, qo), vdupq_n_s32(c->output_zp));
-    y = vmaxq_s32(vminq_s32(y, vdupq_n_s32(INT8_MAX)), vdupq_n_s32(INT8_MIN));
-    vstrbq_p_s32(out_b + r, y, p);
-  }
-#else
-  for (int32_t r = 0; r < c->n_filter; r += 4) {
-    int32_t sums[4];
-    const int32_t n = feature_sums(c, xb, r, sums);
-    for (int32_t k = 0; k < n; ++k) {
-      const size_t f = (size_t)(r + k);
-      const int32_t v = mak_clamp(requant_q(sums[k], &c->q_feature), INT8_MIN, INT8_MAX);
-      int32_t acc = push_dot_s8(state_b + f * n_mem, c->wt + f * n_mem, n_mem,
-                                (uint32_t)(v + c->state_zp), state_off);
-      if (c->bias) acc = (int32_t)((uint32_t)acc + (uint32_t)c->bias[f]);
-      const int32_t y = mak_qadd(requant_q(acc, &c->q_out), c->output_zp);
-      out_b[f] = (int8_t)mak_clamp(y, INT8_MIN, INT8_MAX);
-    }
-  }
-#endif
-}
-
 static void svdf_row_q(const svdf_run *c, const int8_t *xb, uint8_t *state_b, int8_t *out_b) {
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
   if (SVDF_FUSED && c->s8 && c->rank == 1 && PUSH_DOT_OK(c->n_memory, -c->state_zp)) {
