@@ -17,6 +17,7 @@ from typing import Any
 from host.planning.libraries import loops
 from host.planning.libraries.base import KernelLibrary
 from host.planning.libraries.microarena import MICROARENA, fastest_library
+from host.planning.model.macs import all_macs, op_macs
 from host.planning.plan import PlanResult
 from host.tflite.model import Model
 
@@ -30,6 +31,7 @@ class SlowOperator:
     op_name: str
     delta: int  # input offset - output offset in the plan
     need: int  # what its pairs need
+    macs: int  # its multiply-accumulates: what its slower loops are slower on
 
     def text(self) -> str:
         where = (
@@ -37,7 +39,7 @@ class SlowOperator:
         )
         return (
             f"{where} {self.op_name}: input {self.delta} bytes above its output, "
-            f"its pairs need {self.need}"
+            f"its pairs need {self.need} ({self.macs} MACs)"
         )
 
 
@@ -49,6 +51,13 @@ class FastPaths:
     fastest_head: int
     slow: tuple[SlowOperator, ...]  # operators the smallest plan slows down
     chosen_fastest: bool  # the plan kept keeps every fast path
+    model_macs: int  # every subgraph's, for the slowed operators' share
+
+    @property
+    def slow_share(self) -> float:
+        """The slowed operators' share of the model's multiply-accumulates: a proxy for the
+        instructions the smallest plan costs (their in-order loops take more per MAC)."""
+        return sum(s.macs for s in self.slow) / self.model_macs if self.model_macs else 0.0
 
     @property
     def same(self) -> bool:
@@ -65,7 +74,8 @@ class FastPaths:
         chosen = "the smallest" if not self.chosen_fastest else "every fast path kept"
         return [
             f"{label}smallest plan: head {self.smallest_head} bytes, where {len(self.slow)} "
-            "operator(s) take their in-order int8 loops (slower, same results):",
+            f"operator(s) holding {100 * self.slow_share:.1f}% of the model's multiply-"
+            "accumulates take their in-order int8 loops (slower, same results):",
             *(f"{pad}  {s.text()}" for s in self.slow),
             f"{pad}every fast path kept (--fastest): head {self.fastest_head} bytes "
             f"({self.fastest_head - self.smallest_head:+d})",
@@ -78,6 +88,8 @@ class FastPaths:
             "fastest_head": self.fastest_head,
             "same": self.same,
             "chosen": "fastest" if self.chosen_fastest else "smallest",
+            "model_macs": self.model_macs,
+            "slow_share": self.slow_share,
             "slow_in_smallest": [
                 {
                     "subgraph": s.subgraph,
@@ -85,6 +97,7 @@ class FastPaths:
                     "op_name": s.op_name,
                     "delta": s.delta,
                     "need": s.need,
+                    "macs": s.macs,
                 }  # fmt: skip
                 for s in self.slow
             ],
@@ -99,7 +112,8 @@ def slow_operators(model: Model, r: PlanResult, cpu: str | None = None) -> list[
         k = fastest_library(cpu).overlap_kernel(model, sg, sg.operators[s.op])
         need = loops.pairs_need(k) if k is not None and k.function else None
         if need is not None and s.delta < need:
-            out.append(SlowOperator(s.subgraph, s.op, s.op_name, s.delta, need))
+            macs = op_macs(model, sg, sg.operators[s.op])
+            out.append(SlowOperator(s.subgraph, s.op, s.op_name, s.delta, need, macs))
     return out
 
 
@@ -117,4 +131,5 @@ def choose(
     small, fast = (other, planned) if fastest else (planned, other)
     keep_fast = fastest or fast.head <= small.head
     slow = tuple(slow_operators(model, small, cpu))
-    return (fast if keep_fast else small), FastPaths(small.head, fast.head, slow, keep_fast)
+    paths = FastPaths(small.head, fast.head, slow, keep_fast, all_macs(model))
+    return (fast if keep_fast else small), paths

@@ -11,6 +11,7 @@ before the pair is written) keep the in-order CONV_2D rule.
 from __future__ import annotations
 
 import json
+import math
 import random
 import re
 from pathlib import Path
@@ -23,6 +24,7 @@ from test_overlap_rules import _window_case
 from host.paths import FIRMWARE
 from host.planning.cli import main
 from host.planning.libraries import loops, microarena
+from host.tflite.model import Model
 
 CHUNK = microarena.PAIR_CHUNK
 
@@ -151,10 +153,18 @@ def test_cli_prints_both_heads_and_the_slowed_operators(tmp_path: Path, capsys) 
     assert fast["chosen"] == "smallest" and not fast["same"]
     slow = fast["slow_in_smallest"]
     assert slow and all(s["op_name"] == "CONV_2D" and s["delta"] < s["need"] for s in slow)
+    sg = Model(p.read_bytes()).subgraphs[0]
+    for s in slow:  # 1x1 convolutions: a MAC per output value and input channel
+        op = sg.operators[s["op"]]
+        out, w = sg.tensors[op.outputs[0]].shape, sg.tensors[op.inputs[1]].shape
+        assert w[1:3] == (1, 1) and s["macs"] == math.prod(out) * w[3]
+    share = sum(s["macs"] for s in slow) / fast["model_macs"]
+    assert 0 < share < 1 and fast["slow_share"] == pytest.approx(share)
     assert main([str(p), "--overlap", "--kernels", "microarena", "-q", "--fastest"]) == 0
     text = capsys.readouterr().out
     assert f"arena head       {fast['fastest_head']} bytes" in text
     assert f"smallest plan: head {fast['smallest_head']} bytes" in text
+    assert f"holding {100 * share:.1f}% of the model's multiply-accumulates" in text
     for s in slow:
         assert f"op {s['op']} CONV_2D: input {s['delta']} bytes above its output" in text
     assert "this plan: every fast path kept" in text
@@ -188,7 +198,6 @@ def test_docs_heads_are_the_planners() -> None:
     from host.paths import REPO, SHARED_MODELS
     from host.planning.plan import plan_model
     from host.runtime import arena
-    from host.tflite.model import Model
 
     text = (REPO / "docs/overlap.md").read_text(encoding="utf-8")
     boards = {"mps2-an386": "cortex-m4", "mps3-an547": "cortex-m55"}
@@ -212,7 +221,6 @@ def test_cli_helium_rules_with_cpu_cortex_m55(tmp_path: Path, capsys) -> None:
     with them: its plan slows none."""
     from host.planning import fast_paths
     from host.planning.plan import plan_model
-    from host.tflite.model import Model
 
     p = tmp_path / "kws.tflite"
     p.write_bytes(shared_model("tiny_kws_dscnn_int8").read_bytes())

@@ -3,21 +3,25 @@
 from __future__ import annotations
 
 from host.rewrite import bands as rw
-from host.tflite.model import Model
+from host.tflite.model import Model, Operator, Subgraph
+
+
+def op_macs(model: Model, sg: Subgraph, op: Operator) -> int:
+    """Multiply-accumulates of one convolution or fully connected layer (0 for other operators)."""
+    if op.name in ("CONV_2D", "DEPTHWISE_CONV_2D"):
+        return rw.describe_op(model, sg, op).macs * sg.tensors[op.outputs[0]].shape[1]
+    if op.name == "FULLY_CONNECTED":
+        w, out = sg.tensors[op.inputs[1]], sg.tensors[op.outputs[0]]
+        return out.nbytes() // max(1, out.shape[-1]) * w.shape[0] * w.shape[1] if out.shape else 0
+    return 0
 
 
 def model_macs(model: Model) -> int:
     """Multiply-accumulates of the model's convolutions (the denominator of the budget)."""
     sub = model.subgraphs[0]
-    total = 0
-    for op in sub.operators:
-        if op.name in ("CONV_2D", "DEPTHWISE_CONV_2D"):
-            s = rw.describe_op(model, sub, op)
-            total += s.macs * sub.tensors[op.outputs[0]].shape[1]
-        elif op.name == "FULLY_CONNECTED":
-            w = sub.tensors[op.inputs[1]]
-            out = sub.tensors[op.outputs[0]]
-            total += (
-                out.nbytes() // max(1, out.shape[-1]) * w.shape[0] * w.shape[1] if out.shape else 0
-            )
-    return total
+    return sum(op_macs(model, sub, op) for op in sub.operators)
+
+
+def all_macs(model: Model) -> int:
+    """Multiply-accumulates of every subgraph's convolutions and fully connected layers."""
+    return sum(op_macs(model, sg, op) for sg in model.subgraphs for op in sg.operators)
