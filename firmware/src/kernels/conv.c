@@ -221,16 +221,11 @@ static void dwconv_16x8(const ma_node *node, const mak_conv_data *d, const mak_w
   }
 }
 
-static ma_status dwconv_eval(struct ma_context *ctx, ma_node *node) {
-  (void)ctx;
-  const mak_conv_data *d = node->user_data;
+/* The reference depthwise loop (float, and int8 where no fast path serves). Not inlined: its
+ * sums stay off the stack of the fast paths. */
+__attribute__((noinline)) static void dwconv_ref(const ma_node *node, const mak_conv_data *d,
+                                                 const mak_window_geom *g) {
   const int8_t *shift = mak_conv_shifts(d);
-  const mak_window_geom g = window_geom(node, d);
-  if (mak_fast_dwconv_s8(node, d, &g)) return MA_OK;
-  if (node->inputs[0]->type == MA_INT16) {
-    dwconv_16x8(node, d, &g);
-    return MA_OK;
-  }
   const ma_tensor *bias_t = mak_input(node, 2);
   const int32_t cin = node->inputs[0]->dims[3], cout = node->outputs[0]->dims[3];
   const int32_t mult = cout / cin;
@@ -238,8 +233,8 @@ static ma_status dwconv_eval(struct ma_context *ctx, ma_node *node) {
   uint32_t acc[MAK_DW_BLOCK]; /* wrapping int32 sums */
   float total[MAK_DW_BLOCK];
   mak_window w;
-  mak_window_start(&g, &w);
-  while (mak_window_next(&g, &w)) {
+  mak_window_start(g, &w);
+  while (mak_window_next(g, &w)) {
     const size_t out_base = w.pixel * (size_t)cout;
     for (int32_t oc0 = 0; oc0 < cout; oc0 += MAK_DW_BLOCK) {
       const int32_t n = cout - oc0 < MAK_DW_BLOCK ? cout - oc0 : MAK_DW_BLOCK;
@@ -249,8 +244,8 @@ static ma_status dwconv_eval(struct ma_context *ctx, ma_node *node) {
       }
       for (int32_t fy = w.fy0; fy < w.fy1; ++fy) {
         for (int32_t fx = w.fx0; fx < w.fx1; ++fx) {
-          const size_t ii = tap_offset(&g, &w, d, fy, fx, cin);
-          const size_t fi = ((size_t)fy * g.kw + fx) * cout + oc0;
+          const size_t ii = tap_offset(g, &w, d, fy, fx, cin);
+          const size_t fi = ((size_t)fy * g->kw + fx) * cout + oc0;
           if (is_f32) {
             const float *ip = (const float *)node->inputs[0]->data + ii;
             const float *fp = (const float *)node->inputs[1]->data + fi;
@@ -285,6 +280,17 @@ static ma_status dwconv_eval(struct ma_context *ctx, ma_node *node) {
       }
     }
   }
+}
+
+static ma_status dwconv_eval(struct ma_context *ctx, ma_node *node) {
+  (void)ctx;
+  const mak_conv_data *d = node->user_data;
+  const mak_window_geom g = window_geom(node, d);
+  if (mak_fast_dwconv_s8(node, d, &g)) return MA_OK;
+  if (node->inputs[0]->type == MA_INT16)
+    dwconv_16x8(node, d, &g);
+  else
+    dwconv_ref(node, d, &g);
   return MA_OK;
 }
 

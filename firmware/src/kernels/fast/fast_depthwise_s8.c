@@ -677,10 +677,11 @@ static void requant_block(const int32_t *acc, int32_t n, const mak_conv_data *d,
     requant_as(acc, n, d, c0, r, o, false);
 }
 
-bool mak_fast_dwconv_s8(const ma_node *node, const mak_conv_data *d, const mak_window_geom *g) {
-  if (mak_mve_dwconv_s8(node, d, g) || mak_fast_dw1_s8(node, d, g)) return true;
+/* The depthwise convolution pixel by pixel, in blocks of channels. Not inlined: its sums stay
+ * off the stack of mak_fast_dw1_s8's path. */
+__attribute__((noinline)) static void dw_pixels(const ma_node *node, const mak_conv_data *d,
+                                                const mak_window_geom *g) {
   const ma_tensor *in_t = node->inputs[0], *bias_t = mak_input(node, 2);
-  if (!all_s8(node) || !offsets_ok(d->input_offset, d->output_offset)) return false;
   const int32_t cin = in_t->dims[3], cout = node->outputs[0]->dims[3], mult = cout / cin;
   const int8_t *in = in_t->data, *f = node->inputs[1]->data;
   const int32_t *bias = bias_t ? bias_t->data : NULL;
@@ -719,5 +720,11 @@ bool mak_fast_dwconv_s8(const ma_node *node, const mak_conv_data *d, const mak_w
       }
     }
   }
+}
+
+bool mak_fast_dwconv_s8(const ma_node *node, const mak_conv_data *d, const mak_window_geom *g) {
+  if (mak_mve_dwconv_s8(node, d, g) || mak_fast_dw1_s8(node, d, g)) return true;
+  if (!all_s8(node) || !offsets_ok(d->input_offset, d->output_offset)) return false;
+  dw_pixels(node, d, g);
   return true;
 }

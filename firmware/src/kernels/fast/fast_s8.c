@@ -887,23 +887,14 @@ __attribute__((noinline)) static void rows2_wide(const rows_job *j, const run *r
 }
 #endif
 
-/* Two rows of outputs (o0, o1), channels [0, cout), from input rows whose runs are `runs`
- * (first row) and the same runs xd bytes further (second row): the sums of a chunk of channel
- * pairs (in assembly for the whole chunk where the window is one run of 4k bytes: 1x1
- * convolutions, FULLY_CONNECTED, gathered windows), then their requantization, each channel's
- * constants serving both rows; the odd channel last. */
-static void rows2(const rows_job *j, const run *runs, int32_t nr, ptrdiff_t xd, int8_t *o0,
-                  int8_t *o1) {
+/* rows2 from the input rows, without widening them: the sums of a chunk of channel pairs (in
+ * assembly for the whole chunk where the runs are asm_form), then their requantization. Not
+ * inlined: its sums stay off rows2_wide's stack. */
+__attribute__((noinline)) static void rows2_runs(const rows_job *j, const run *runs, int32_t nr,
+                                                 bool asm_form, ptrdiff_t row, ptrdiff_t xd,
+                                                 int8_t *o0, int8_t *o1) {
   int32_t s[4 * PAIRS];
-  ptrdiff_t row = 0;
-  const bool asm_form = (nr == 1 && (runs[0].n & 3) == 0) || uniform_runs(runs, nr, &row);
   const int32_t even = j->cout & ~1;
-#if FAST_WIDE
-  if (asm_form && nr * runs->n <= WIDE_MAX) {
-    rows2_wide(j, runs, nr, row, xd, o0, o1);
-    return;
-  }
-#endif
   for (int32_t oc = 0; oc < even; oc += 2 * PAIRS) {
     const int32_t np = (even - oc) / 2 < PAIRS ? (even - oc) / 2 : PAIRS;
     if (asm_form) {
@@ -930,6 +921,24 @@ static void rows2(const rows_job *j, const run *runs, int32_t nr, ptrdiff_t xd, 
     requant_rows(j, oc, 2 * np, s, 2, o0, o1);
   }
   if (even < j->cout) rows2_odd(j, runs, nr, xd, o0, o1);
+}
+
+/* Two rows of outputs (o0, o1), channels [0, cout), from input rows whose runs are `runs`
+ * (first row) and the same runs xd bytes further (second row): widened once where the window
+ * is in assembly form (one run of 4k bytes: 1x1 convolutions, FULLY_CONNECTED, gathered
+ * windows; or uniform runs) and short, else from the input; each channel's constants serve
+ * both rows, the odd channel last. */
+static inline void rows2(const rows_job *j, const run *runs, int32_t nr, ptrdiff_t xd, int8_t *o0,
+                         int8_t *o1) {
+  ptrdiff_t row = 0;
+  const bool asm_form = (nr == 1 && (runs[0].n & 3) == 0) || uniform_runs(runs, nr, &row);
+#if FAST_WIDE
+  if (asm_form && nr * runs->n <= WIDE_MAX) {
+    rows2_wide(j, runs, nr, row, xd, o0, o1);
+    return;
+  }
+#endif
+  rows2_runs(j, runs, nr, asm_form, row, xd, o0, o1);
 }
 
 /* ------------------------------------------------------------- one input row */
@@ -1211,14 +1220,16 @@ static void gather(const int8_t *in, const mak_window_geom *g, const mak_window 
 }
 
 #if FAST_WIDE
-/* A gathered pixel pair widened straight from the input, without the byte copies: where the
- * two windows take the same taps and every run is whole words of the filter (a multiple of 4
- * bytes at a multiple of 4), each run widens into its place; the taps outside the input (and a
- * filter row's padding) are zeros, the zero point plus the offset. Even channel counts only:
- * rows2_odd would read the input after the pair's writes (the gathered copies do not). */
-static bool pair_direct(const rows_job *j, const int8_t *in, const mak_window_geom *g,
-                        const mak_window *a, const mak_window *b, int32_t cin, uint32_t *wb,
-                        int8_t *o0, int8_t *o1) {
+/* A gathered pixel pair widened straight from the input into wb (len values), without the
+ * byte copies: where the two windows take the same taps and every run is whole words of the
+ * filter (a multiple of 4 bytes at a multiple of 4), each run widens into its place; the taps
+ * outside the input (and a filter row's padding) are zeros, the zero point plus the offset.
+ * Even channel counts only: rows2_odd would read the input after the pair's writes (the
+ * gathered copies do not). Not inlined: its runs stay off the stack of the sums that follow. */
+__attribute__((noinline)) static bool widen_pair(const rows_job *j, const int8_t *in,
+                                                 const mak_window_geom *g, const mak_window *a,
+                                                 const mak_window *b, int32_t cin,
+                                                 uint32_t *wb) {
   run runs[MAX_RUNS];
   if ((j->cout & 1) != 0 || !same_taps(a, b)) return false;
   const int32_t nr = window_runs(in, g, a, cin, cin, 0, runs), len = (int32_t)j->fstride;
@@ -1234,7 +1245,6 @@ static bool pair_direct(const rows_job *j, const int8_t *in, const mak_window_ge
     widen_rows(runs[i].in, xd, runs[i].n, off2, wb + runs[i].f);
   }
   if (at < len) memset(wb + at, 0, (size_t)(len - at) * sizeof *wb);
-  rows2_widened(j, wb, wb + len, 0, runs, nr, xd, o0, o1);
   return true;
 }
 #endif
@@ -1259,7 +1269,9 @@ static void conv_gathered(const rows_job *j, const int8_t *in, const mak_window_
     if (FAST_PAIRS && more) {
       int8_t *o1 = out + next.pixel * (size_t)j->cout;
 #if FAST_WIDE
-      if (!pair_direct(j, in, g, &cur, &next, cin, wb, o0, o1)) {
+      if (widen_pair(j, in, g, &cur, &next, cin, wb)) {
+        rows2_widened(j, wb, wb + len, 0, NULL, 0, 0, o0, o1); /* an even channel count */
+      } else {
         gather(in, g, &cur, cin, len, zero_point, col);
         gather(in, g, &next, cin, len, zero_point, col + len);
         /* rows2_wide's widening with a buffer of the gathered windows' size */
@@ -1289,9 +1301,11 @@ enum { PAD_WEIGHTS = 1024 }; /* bytes of padded weights on the stack */
  * zeros in the others') padded with zeros to a multiple of 4 bytes, so that the windows take
  * the gathered, widened pairs (the padding holds the zero point: 0 after the offset) instead
  * of runs of a few bytes each. A grouped layer then multiplies zeros too (groups times its
- * products), which still costs less than its runs of fin bytes. */
-static bool conv_padded(const rows_job *j, const int8_t *in, const mak_window_geom *g,
-                        int32_t cin, int32_t fin, int32_t groups, int8_t *out) {
+ * products), which still costs less than its runs of fin bytes. Not inlined: the weights stay
+ * off the stack of the other paths. */
+__attribute__((noinline)) static bool conv_padded(const rows_job *j, const int8_t *in,
+                                                  const mak_window_geom *g, int32_t cin,
+                                                  int32_t fin, int32_t groups, int8_t *out) {
   const int32_t taps = g->kh * g->kw, k = taps * fin, fs = (taps * cin + 3) & ~3;
   const int32_t all = j->cout * groups;
   if (!FAST_WIDE || (groups == 1 && fs == k) || groups > 4 || fs > COL_MAX ||
@@ -1341,6 +1355,38 @@ static bool fused_q_fits(const rows_job *j, const mak_conv_data *d) {
   return true;
 }
 
+/* The convolution window by window (in pixel pairs where `pairs`), group by group, each
+ * window's runs taken from the input where they lie. Not inlined: its runs stay off the stack
+ * of the other paths. */
+__attribute__((noinline)) static void conv_windows(const rows_job *j, const int8_t *in,
+                                                   const mak_window_geom *g, int32_t cin,
+                                                   int32_t fin, int32_t groups, bool pairs,
+                                                   int8_t *out) {
+  const int32_t cout = j->cout * groups;
+  run runs[MAX_RUNS];
+  mak_window cur, next;
+  mak_window_start(g, &cur);
+  bool more = mak_window_next(g, &cur);
+  while (more) {
+    next = cur;
+    more = mak_window_next(g, &next);
+    const bool pair = pairs && more && same_taps(&cur, &next);
+    const int64_t pix = ((int64_t)next.b - cur.b) * g->in_h * g->in_w +
+                        (int64_t)(next.iy0 - cur.iy0) * g->in_w + (next.ix0 - cur.ix0);
+    int8_t *o0 = out + cur.pixel * (size_t)cout, *o1 = out + next.pixel * (size_t)cout;
+    for (int32_t gi = 0; gi < groups; ++gi) {
+      const rows_job jg = group_job(j, gi);
+      const int32_t nr = window_runs(in, g, &cur, cin, fin, gi, runs);
+      if (pair)
+        rows2(&jg, runs, nr, (ptrdiff_t)(pix * cin), o0 + gi * j->cout, o1 + gi * j->cout);
+      else
+        conv_pixel(&jg, runs, nr, o0 + gi * j->cout);
+    }
+    if (pair) more = mak_window_next(g, &next);
+    cur = next;
+  }
+}
+
 bool mak_fast_conv_s8(const ma_node *node, const mak_conv_data *d, const mak_window_geom *g) {
   if (mak_mve_conv_s8(node, d, g)) return true;
   const ma_tensor *in_t = node->inputs[0], *f_t = node->inputs[1], *bias_t = mak_input(node, 2);
@@ -1387,28 +1433,7 @@ bool mak_fast_conv_s8(const ma_node *node, const mak_conv_data *d, const mak_win
   const bool pairs = !FAST_PAIRS           ? false
                      : groups == 1 ? mak_window_pairs_fit(in_t, node->outputs[0], g, cin, cout)
                                  : mak_disjoint(in_t, node->outputs[0]);
-  run runs[MAX_RUNS];
-  mak_window cur, next;
-  mak_window_start(g, &cur);
-  bool more = mak_window_next(g, &cur);
-  while (more) {
-    next = cur;
-    more = mak_window_next(g, &next);
-    const bool pair = pairs && more && same_taps(&cur, &next);
-    const int64_t pix = ((int64_t)next.b - cur.b) * g->in_h * g->in_w +
-                        (int64_t)(next.iy0 - cur.iy0) * g->in_w + (next.ix0 - cur.ix0);
-    int8_t *o0 = out + cur.pixel * (size_t)cout, *o1 = out + next.pixel * (size_t)cout;
-    for (int32_t gi = 0; gi < groups; ++gi) {
-      const rows_job jg = group_job(&j, gi);
-      const int32_t nr = window_runs(in, g, &cur, cin, fin, gi, runs);
-      if (pair)
-        rows2(&jg, runs, nr, (ptrdiff_t)(pix * cin), o0 + gi * j.cout, o1 + gi * j.cout);
-      else
-        conv_pixel(&jg, runs, nr, o0 + gi * j.cout);
-    }
-    if (pair) more = mak_window_next(g, &next);
-    cur = next;
-  }
+  conv_windows(&j, in, g, cin, fin, groups, pairs, out);
   return true;
 }
 
