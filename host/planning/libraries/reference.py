@@ -12,8 +12,9 @@ and other optimised kernels allocate differently). Operators not listed here are
 `unknown_ops` names them so that a prediction is never silently short.
 
 Then, while it runs: the scratch buffers its Prepare requests (sizes read from TFLM's kernel
-sources, checked against the real interpreter by tests/planning/test_scratch.py), and its loop
-orders, from which host/planning/libraries/loops.py derives where its output may overlap an input.
+sources, checked against the real interpreter by tests/planning/libraries/test_reference.py),
+and its loop orders, from which host/planning/libraries/loops.py derives where its output may
+overlap an input.
 """
 
 from __future__ import annotations
@@ -613,7 +614,7 @@ def _reduce_max(model: Model, sg: Subgraph, op: Operator) -> list[int] | None:
 def _mean_or_sum(model: Model, sg: Subgraph, op: Operator) -> list[int] | None:
     # MEAN / SUM: quantized types first sum in int32, one per output element; then the index
     # buffers (the pip TFLM requests them for every type, as measured by
-    # tests/planning/test_scratch.py).
+    # tests/planning/libraries/test_reference.py).
     inp, axis, out = input_tensor(sg, op, 0), input_tensor(sg, op, 1), output_tensor(sg, op, 0)
     if inp is None or axis is None or out is None:
         return None
