@@ -186,6 +186,12 @@ CASES = [
     # one_row: a single value per row; rows in chunks of 32 with a block tail and a value tail
     fc("depth 1 units 16", (1, 1), 16, act=ACT_RELU),
     fc("depth 6 units 37 per-channel", (1, 6), 37, per_channel=True),
+    # one_row's 16-value loop entered at its second, third and fourth step; per-tensor
+    # requantization with an even half (clamped, full range) and with a shift of -1 (half 1)
+    fc("depth 44 units 9 per-tensor RELU", (1, 44), 9, act=ACT_RELU),
+    fc("depth 24 units 12 per-tensor full range", (1, 24), 12, zps=(3, -128)),
+    fc("depth 20 units 8 per-tensor shift -1 no bias", (1, 20), 8, out_scale=0.001, zps=(5, 0),
+       with_bias=False),
 ]  # fmt: skip
 
 

@@ -518,6 +518,43 @@ static inline int8_t requant_cf(int32_t acc, const chan_q *c, const out_range *r
 
 enum { ROW_CHUNK = 32 }; /* output channels one_row sums before requantizing: 128 stack bytes */
 
+#if FAST_DSP || FAST_HOST
+/* requant_right for an even half (e >= 2, quarter = half / 2) in one instruction fewer: k =
+ * half + (acc >> 31) has the sign's low bit, so requant_right's low word is acc's sign bit
+ * and 2^30, its high word k >> 1 = quarter + (acc >> 31). */
+static inline int32_t requant_right_even(int32_t acc, int32_t mult, int32_t e_minus_1,
+                                         int32_t quarter) {
+  uint32_t lo = ((uint32_t)acc & UINT32_C(0x80000000)) | UINT32_C(0x40000000);
+  int32_t hi = quarter + (acc >> 31);
+#if FAST_DSP
+  __asm__("smlal %0, %1, %2, %3" : "+r"(lo), "+r"(hi) : "r"(acc), "r"(mult));
+  return hi >> e_minus_1;
+#else
+  return (int32_t)mul_add_wide(acc, mult, lo, (uint32_t)hi).hi >> e_minus_1;
+#endif
+}
+
+/* requant_as's loop for one row, per-tensor constants of an even half: no test of the
+ * shift's sign per output (GCC kept it in the loop). */
+static inline __attribute__((always_inline)) void requant_even_row(
+    const chan_q *c, const out_range *r, int32_t n, const int32_t *s, const int32_t *bias,
+    int8_t *o, bool full) {
+  const int32_t quarter = c->half >> 1;
+  for (int32_t k = 0; k < n; ++k) {
+    const int32_t y = requant_right_even(wrap_add(s[k], bias[k]), c->mult, c->amount, quarter);
+#if FAST_DSP
+    if (full) {
+      o[k] = (int8_t)__ssat(__qadd(y, r->offset), 8);
+      continue;
+    }
+#else
+    (void)full;
+#endif
+    o[k] = clamp_out(y, r);
+  }
+}
+#endif
+
 static inline __attribute__((always_inline)) void requant_as(
     const rows_job *j, int32_t ch0, int32_t n, const int32_t *s, int32_t rows,
     const int32_t *bias, int8_t *o0, int8_t *o1, bool full, bool per_channel) {
@@ -525,6 +562,12 @@ static inline __attribute__((always_inline)) void requant_as(
   const int32_t *m = j->mult + (per_channel ? ch0 : 0);
   const int8_t *sh = j->shift + (per_channel ? ch0 : 0);
   chan_q c = chan_consts(m[0], sh[0]);
+#if FAST_DSP || FAST_HOST
+  if (rows == 1 && !per_channel && c.half > 1) {
+    requant_even_row(&c, &r, n, s, bias, o0, full);
+    return;
+  }
+#endif
   for (int32_t k = 0; k < n; ++k) {
     if (per_channel) c = chan_consts(m[k], sh[k]);
     o0[k] = requant_cf(wrap_add(s[rows * k], bias[k]), &c, &r, full);
@@ -1000,19 +1043,35 @@ typedef struct {
 #endif
 
 #if FAST_DSP
-/* Eight values per pass (the loop end compared once per eight), entered at its second half
- * when the row's length is 4 more than a multiple of 8 (r10 is free there). */
+/* Sixteen values per pass (the loop end compared once per sixteen). A row of 4 (k + 4 m)
+ * values, k in 1..3, takes its first pass from step 4 - k: QUADS_ENTRY, once per call, finds
+ * that step's address from the first two steps' (the steps are the same instructions, so the
+ * same size) and keeps it at [sp, #16], and each block jumps there with one LDR to PC (an
+ * interworking load: the address has its Thumb bit set). */
+#define QUADS_FRAME "24"
+#define QUADS_ENTRY \
+  "sub r12, r4, r5\n\t" \
+  "and r12, r12, #12\n\t" \
+  "lsr r12, r12, #2\n\t" \
+  "adr.w r0, 1f\n\t" \
+  "adr.w r1, 4f\n\t" \
+  "sub r1, r1, r0\n\t" \
+  "mla r0, r12, r1, r0\n\t" \
+  "orr r0, r0, #1\n\t" \
+  "str r0, [sp, #16]\n\t"
 #define QUADS_LOOP \
-  "sub r10, lr, r0\n\t" \
-  "tst r10, #4\n\t" \
-  "bne 3f\n\t" \
+  "ldr pc, [sp, #16]\n\t" \
   "1:\n\t" \
   QUADS_STEP \
-  "3:\n\t" \
+  "4:\n\t" \
+  QUADS_STEP \
+  QUADS_STEP \
   QUADS_STEP \
   "cmp r0, lr\n\t" \
   "bne 1b\n\t"
 #elif FAST_V7M
+#define QUADS_FRAME "16"
+#define QUADS_ENTRY
 #define QUADS_LOOP \
   "1:\n\t" \
   QUADS_STEP \
@@ -1024,13 +1083,15 @@ typedef struct {
 _Static_assert(offsetof(quads_job, step) == 28, "quads_sums_dsp's offsets");
 /* dot4's loop for every block, its sums in r4-r7 (rows 0-3), the input as int16 pairs in r8,
  * r9, the rows in r1 (0 and 1, r3 = ws apart) and r2 (2 and 3), the offset pair in r12, the
- * input's end in lr; the frame [sp] holds x, out, blocks left and step. */
+ * input's end in lr; the frame [sp] holds x, out, blocks left, step and (DSP) the loop's
+ * entry. */
 __attribute__((naked, noinline)) static void quads_sums_dsp(const quads_job *p
                                                             __attribute__((unused))) {
   __asm__(
       "push {r4-r11, lr}\n\t"
       "ldm r0, {r4-r11}\n\t"
-      "sub sp, sp, #16\n\t"
+      "sub sp, sp, #" QUADS_FRAME "\n\t"
+      QUADS_ENTRY
       "str r4, [sp]\n\t"
       "str r8, [sp, #4]\n\t"
       "str r9, [sp, #8]\n\t"
@@ -1057,7 +1118,7 @@ __attribute__((naked, noinline)) static void quads_sums_dsp(const quads_job *p
       "subs r10, r10, #1\n\t"
       "str r10, [sp, #8]\n\t"
       "bne 2b\n\t"
-      "add sp, sp, #16\n\t"
+      "add sp, sp, #" QUADS_FRAME "\n\t"
       "pop {r4-r11, pc}");
 }
 #endif
