@@ -1,6 +1,7 @@
 """SVDF's and UNIDIRECTIONAL_SEQUENCE_LSTM's Helium paths (firmware/src/kernels/fast/fast_dot_s8.h's
-dot products, lstm.c's four units at a time) on QEMU's Cortex-M55 (mps3-an547) against the
-real TFLM: every intermediate tensor bit for bit.
+dot products, fast/mve/fast_mve_svdf.h's memory rows, fast/mve/fast_mve_lstm.h's four units at a
+time) on QEMU's Cortex-M55 (mps3-an547) against the real TFLM: every intermediate tensor bit for
+bit.
 
 One image (built once; test_runtime_mve_qemu.py's images have no room left) holds
 test_conformance_recurrent.py's cases (16-byte vector tails, memories of whole words and not,
