@@ -24,7 +24,7 @@ from host.planning.libraries.microarena import MICROARENA
 from host.planning.libraries.reference import REFERENCE
 from host.planning.libraries.registry import library
 from host.planning.model import metadata
-from host.planning.packing import SEARCH_CORE, arena_size, lower_bound, plan, read_csv
+from host.planning.packing import SEARCH_CORE, arena_size, lower_bound, plan, read_csv, search
 from host.planning.plan import plan_model
 from host.planning.targets.target import target_arena
 from host.tflite.model import Model
@@ -306,13 +306,32 @@ def test_dsa_table_bounds_and_greedy_are_measured() -> None:
 
 def test_dsa_table_best_is_the_deterministic_run() -> None:
     """The `best` column is what benchmarks/dsa_bench.py --no-clock-cap --time-limit 1 computes
-    now (that work budget without a wall-clock cap: the same plans on any machine, with either
-    search core; the Python one would need minutes for it)."""
+    now (that work budget without a wall-clock cap: the same plans on any machine with the
+    compiled search core; the Python one would need minutes for it)."""
     if SEARCH_CORE != "c":
         pytest.skip("the compiled search core is not built: the Python search takes minutes")
     bench = _benchmark("dsa_bench")
     for letter, (_, _, _, best) in _dsa_table().items():
         assert bench.run(_dsa_problem(letter), 1.0, clock_cap=False)["best"] == best, letter
+
+
+def test_dsa_python_core_figures(monkeypatch: pytest.MonkeyPatch) -> None:
+    """docs/planning.md's plans of the Python search core at 1 s (its own budget, far below the
+    clock cap, here made farther): mean ratio and problems at the bound (about 1 s of CPU)."""
+    mean, at_bound = re.search(
+        r"Its plans are those of the smaller budget: on the DSA problems at 1 s a mean ratio of "
+        r"(\d\.\d+) \((none|\d+) at the bound",
+        _text("docs/planning.md"),
+    ).groups()  # type: ignore[union-attr]
+    monkeypatch.setattr(search, "_core", None)
+    ratios = []
+    for letter in "ABCDEFGHIJK":
+        bufs = read_csv(_dsa_problem(letter))
+        ratios.append(
+            arena_size(bufs, plan(bufs, time_limit=1, clock_limit=600)) / lower_bound(bufs)
+        )
+    assert f"{sum(ratios) / len(ratios):.3f}" == mean
+    assert sum(r == 1 for r in ratios) == (0 if at_bound == "none" else int(at_bound))
 
 
 def test_vela_plan_figures() -> None:

@@ -39,6 +39,7 @@ def dsa_problems() -> list[Path]:
 def small_budget(monkeypatch: pytest.MonkeyPatch) -> None:
     """A work budget far below the clock cap, so results cannot depend on machine load."""
     monkeypatch.setattr(packing, "WORK_PER_SECOND", 20_000)  # 200,000 units at the default 10 s
+    monkeypatch.setattr(packing, "PYTHON_WORK_PER_SECOND", 20_000)
 
 
 def random_problem(
@@ -330,6 +331,7 @@ def test_best_on_dsa_problems_validates_beats_greedy_and_is_deterministic(
     # 200,000 units of work (about 0.2-0.5 s of CPU) under a far clock cap, so a loaded machine
     # cannot cut the search short and make the two runs differ.
     monkeypatch.setattr(packing, "WORK_PER_SECOND", 2_000)
+    monkeypatch.setattr(packing, "PYTHON_WORK_PER_SECOND", 2_000)
     for name in ("A.1048576.csv", "C.1048576.csv"):
         bufs = read_csv(DSA_PROBLEMS / name)
         messages: list[str] = []
@@ -374,6 +376,7 @@ def test_best_reaches_the_lower_bound_on_dsa_problems(
     under a far clock cap so load cannot cut it short); a weaker search would stop above it."""
     dsa_problems()
     monkeypatch.setattr(packing, "WORK_PER_SECOND", 30_000)
+    monkeypatch.setattr(packing, "PYTHON_WORK_PER_SECOND", 30_000)
     bufs = read_csv(DSA_PROBLEMS / name)
     cpu = time.process_time()
     offsets = plan(bufs, time_limit=100)

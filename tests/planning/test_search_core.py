@@ -9,6 +9,7 @@ import random
 import shutil
 import sysconfig
 import time
+from types import SimpleNamespace
 
 import pytest
 
@@ -90,6 +91,7 @@ def test_compiled_and_python_plans_agree_on_dsa_problems(monkeypatch: pytest.Mon
     if not files:
         pytest.skip(f"DSA benchmark problems not found in {DSA_PROBLEMS}")
     monkeypatch.setattr(packing, "WORK_PER_SECOND", 400)
+    monkeypatch.setattr(packing, "PYTHON_WORK_PER_SECOND", 400)
     searched = 0
     for path in files:
         bufs = read_csv(path)
@@ -133,3 +135,45 @@ def test_sizes_beyond_the_cores_int64_margin_plan_in_python(
         offsets = plan(bufs, time_limit=0.05, clock_limit=60)
         assert validate(bufs, offsets, alignment=16) == []
     assert ran
+
+
+class MachineClock:
+    """time.monotonic for a machine running the Python search at `speed` work units per
+    second, whatever the real time: the search looks at the clock every 256 units of its work
+    (Solver.dfs), and each look advances this clock by that much of the machine's time."""
+
+    def __init__(self, speed: float) -> None:
+        self.now, self.step = 0.0, 256 / speed
+
+    def monotonic(self) -> float:
+        self.now += self.step
+        return self.now
+
+
+def _plan_on(machine: MachineClock, bufs: list[Buffer], monkeypatch: pytest.MonkeyPatch):
+    with monkeypatch.context() as m:
+        clock = SimpleNamespace(monotonic=machine.monotonic)
+        m.setattr(search, "time", clock)
+        m.setattr(packing, "time", clock)
+        lines: list[str] = []
+        return plan(bufs, time_limit=1, progress=lines.append), lines
+
+
+def test_python_plans_do_not_depend_on_the_machine(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The Python core's budget (PYTHON_WORK_PER_SECOND) ends its search well before the clock
+    cap: a machine running it at 300,000 units per second (the slow end of this one's) and one
+    twice as slow plan DSA problems alike, progress lines (work counts) included. With the
+    compiled core's budget the Python search runs into the clock cap, where the two part."""
+    files = [DSA_PROBLEMS / f"{p}.1048576.csv" for p in "AE"]
+    if not all(f.exists() for f in files):
+        pytest.skip(f"DSA benchmark problems not found in {DSA_PROBLEMS}")
+    monkeypatch.setattr(search, "_core", None)
+    machines = (300_000, 150_000)
+    for path in files:
+        bufs = read_csv(path)
+        modest, slow = (_plan_on(MachineClock(s), bufs, monkeypatch) for s in machines)
+        assert modest == slow, path.name
+        assert any(line.startswith("search:") for line in modest[1])  # the search ran
+    monkeypatch.setattr(packing, "PYTHON_WORK_PER_SECOND", packing.WORK_PER_SECOND)
+    modest, slow = (_plan_on(MachineClock(s), bufs, monkeypatch) for s in machines)
+    assert modest != slow

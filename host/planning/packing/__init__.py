@@ -11,6 +11,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 
+from . import search
 from .csvio import read_csv, write_csv
 from .greedy import first_fit, plan_greedy
 from .problem import (
@@ -39,14 +40,17 @@ __all__ = [
     "write_csv",
 ]
 
-# Search work units (about 0.05-0.08 microseconds each in the compiled core, 2-3 in the Python
-# fallback, on the reference machine) per second of `time_limit`. This budget, not the clock,
-# bounds the search, so a plan is the same on every machine and with either core; the compiled
-# core spends 5-40% of time_limit in CPU time on it (2-core shared reference machine), leaving
-# room for a loaded or slower one. The Python fallback (no C compiler at install) needs some
-# twenty times time_limit for it, so there the clock cap ends the search, earlier and
-# machine-dependent. Only if the clock cap hits first can the result depend on the machine.
-WORK_PER_SECOND = 6_000_000
+# Search work units per second of `time_limit`, per search core (search.py's depth-first run
+# compiled, or its pure-Python fallback where no C compiler was found at install). This budget,
+# not the clock, bounds the search, so a plan is the same on every machine that runs the same
+# core (plans report it: SEARCH_CORE). The reference machine (2 cores shared) does 13-19 million
+# units per CPU second in the compiled core, 0.3-0.6 million in the Python one: each budget
+# takes at most some 40% of time_limit in CPU time there (the Python one 7-14%), leaving room
+# for a loaded or slower machine (for the Python core, two to four times slower: the search's
+# runs at the bound also stop at their share of the time left). Only if the clock cap hits
+# first can the result depend on the machine (docs/planning.md, "Determinism").
+WORK_PER_SECOND = 6_000_000  # the compiled core
+PYTHON_WORK_PER_SECOND = 50_000  # the Python core
 
 Progress = Callable[[str], None]
 
@@ -105,7 +109,8 @@ def _plan_best(
     )
     if best_arena <= lower or time.monotonic() >= deadline:
         return best  # optimal already, or the set-up has used the time
-    budget = int(WORK_PER_SECOND * time_limit)
+    rate = PYTHON_WORK_PER_SECOND if search._core is None else WORK_PER_SECOND
+    budget = int(rate * time_limit)
     return search_plan(buffers, best, lower, alignment, budget, deadline, progress, overlaps)
 
 
