@@ -453,8 +453,8 @@ static inline int32_t sqd_q(const arith_data *d, int32_t x, int32_t y) {
  * instructions instead of mak_mbqm's general case:
  * - SaturatingRoundingDoublingHighMul(a, m) = (a * m + 2^30) >> 31 (floor): TFLite nudges by
  *   +-2^30 and truncates toward zero, which is the same floor for every product; its one
- *   saturating case needs m = INT32_MIN, which mak_quantize_multiplier never gives. On the
- *   Armv7E-M DSP this is one SMMULR of 2a (|a| < 2^30, so 2a fits).
+ *   saturating case needs m = INT32_MIN, which mak_quantize_multiplier never gives. It is
+ *   kernel_util.h's mak_dhm_2a of 2a (|a| < 2^30, so 2a fits): one SMMULR on the Armv7E-M DSP.
  * - RoundingDivideByPOT(x, e), e >= 1: (x + 2^(e-1) - (x < 0)) >> e rounds half away from
  *   zero as TFLite's remainder test does (no overflow for |x| < 2^30).
  * - int8 values plus offsets of at most 255 in magnitude keep ADD/SUB's inputs shifted by 20
@@ -463,13 +463,7 @@ static inline int32_t sqd_q(const arith_data *d, int32_t x, int32_t y) {
 typedef mak_fast_q8 fast_q8; /* fast_elementwise.h */
 
 static inline int32_t srdhm_small(int32_t a, int32_t m) { /* |a| < 2^30, m >= 0 */
-#if FAST_DSP
-  int32_t r;
-  __asm__("smmulr %0, %1, %2" : "=r"(r) : "r"(a * 2), "r"(m));
-  return r;
-#else
-  return (int32_t)(((int64_t)a * m + (INT64_C(1) << 30)) >> 31);
-#endif
+  return mak_dhm_2a(a * 2, m);
 }
 
 static inline int32_t rdbpot_small(int32_t x, int e) { /* |x| < 2^30, 0 <= e <= 31 */
