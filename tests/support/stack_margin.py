@@ -19,8 +19,10 @@ def board_stack_size(board: str) -> int:
     return json.loads((REPO / "boards" / board / "board.json").read_text())["build"]["stack_size"]
 
 
-def assert_stack_margin(uart_text: str, board: str, what: str) -> int:
-    """Asserts the run left STACK_MARGIN bytes of the board's stack unused; returns its use."""
+def assert_stack_margin(uart_text: str, board: str, what: str, budget: int | None = None) -> int:
+    """Asserts the run left STACK_MARGIN bytes of the board's stack unused and, where given, used
+    at most `budget` bytes (a measured figure, tighter than the board's stack, that a change
+    deepening the kernels' frames must not pass unnoticed); returns its use."""
     found = STACK_LINE.findall(uart_text)
     assert len(found) == 1, f"{what} on {board}: no single stack_used line"
     used, size = map(int, found[0])
@@ -28,5 +30,8 @@ def assert_stack_margin(uart_text: str, board: str, what: str) -> int:
     assert used >= 256, f"{what} on {board}: stack used {used} bytes: the paint did not work"
     assert used + STACK_MARGIN <= size, (
         f"{what} on {board}: stack used {used} of {size} bytes, under {STACK_MARGIN} to spare"
+    )
+    assert budget is None or used <= budget, (
+        f"{what} on {board}: stack used {used} bytes, over its budget of {budget}"
     )
     return used

@@ -122,7 +122,8 @@ void mak_mve_row_dots(const int8_t *w, const int8_t *x, int32_t n, int32_t k, in
   }
 }
 
-static void row_times_units(const matrix *m, const int8_t *x, int8_t *out) {
+__attribute__((noinline)) static void row_times_units(const matrix *m, const int8_t *x,
+                                                      int8_t *out) {
   int32_t dots[2 * ROW_CHUNK];
   const out_range range = m->r; /* locals: the byte stores below may alias *m */
   const int32_t off = m->off;
@@ -145,7 +146,8 @@ static void row_times_units(const matrix *m, const int8_t *x, int8_t *out) {
 }
 
 /* out[0..rows) = requantized (bias + rows . input) for the input given by the spans. */
-static void rows_times_input(const matrix *m, const span *sp, int32_t nr, int8_t *out) {
+__attribute__((noinline)) static void rows_times_input(const matrix *m, const span *sp,
+                                                       int32_t nr, int8_t *out) {
   if (nr == 1 && sp[0].f == 0 && sp[0].n == (int32_t)m->row) { /* one whole row */
     row_times_units(m, sp[0].in, out);
     return;
@@ -205,7 +207,7 @@ static int32_t window_spans(const int8_t *in, const mak_window_geom *g, const ma
  * outside the input as -offset (so that they add w * 0), then every output channel's weight
  * row against the four rows: one weight load and its sum serve four pixels. All four windows
  * are read before any of the four pixels is written, earlier than overlap.c's rule needs. */
-enum { PIXELS = 4, COLUMN_BYTES = 2304 }; /* on the stack (3x3x64 windows); larger: spans below */
+enum { PIXELS = 4, COLUMN_BYTES = 1152 }; /* on the stack: four 3x3x32 windows, two 3x3x64 */
 
 /* dst[0..n) = src[0..n): whole vectors, then one predicated (nothing read past src + n). */
 static inline void copy_bytes(int8_t *dst, const int8_t *src, int32_t n) {
@@ -384,6 +386,60 @@ __attribute__((naked, noinline)) static void channel_rows(
       "pop {r4-r11, pc}\n");
 }
 
+/* Two pixels' rows x0, x1 against pairs of consecutive weight rows (the second `w1_step` after
+ * the first: the row, or 0 for a last single channel, which then fills two columns alike): the
+ * dot products into acc[pixel * 4 + channel] (acc as int32_t[2][4]). The field order is the
+ * register order the loads below fill. */
+typedef struct {
+  const int8_t *w, *x0, *x1;
+  int32_t n_after, w_skip, w1_step; /* as channel_rows_job's */
+  int32_t pairs;
+  int32_t *acc;
+} pair_rows_job;
+
+/* pair_rows' loop: channel_rows' for two pixels and two channels at a time, each of the four
+ * loads per vector serving two products (four loads and four VMLADAVA for 64 products, where
+ * channel_rows takes five and four); the two row pointers kept on the stack. */
+__attribute__((naked, noinline)) static void pair_rows(
+    __attribute__((unused)) const pair_rows_job *job) { /* r0: read by the assembly */
+  __asm__(
+      "push {r4-r11, lr}\n\t"
+      "ldm r0, {r1, r5, r7, r9, r11, r12}\n\t"
+      "ldr r10, [r0, #24]\n\t"
+      "ldr r0, [r0, #28]\n\t"
+      "push {r5, r7}\n"
+      "1:\n\t"
+      "add r3, r1, r12\n\t"
+      "vldrb.8 q0, [r1], #16\n\t"
+      "vldrb.8 q1, [r3], #16\n\t"
+      "vldrb.8 q2, [r5], #16\n\t"
+      "vmladav.s8 r2, q2, q0\n\t"
+      "vmladav.s8 r4, q2, q1\n\t"
+      "vldrb.8 q2, [r7], #16\n\t"
+      "vmladav.s8 r6, q2, q0\n\t"
+      "vmladav.s8 r8, q2, q1\n\t"
+      "dlstp.8 lr, r9\n"
+      "2:\n\t"
+      "vldrb.8 q0, [r1], #16\n\t"
+      "vldrb.8 q1, [r3], #16\n\t"
+      "vldrb.8 q2, [r5], #16\n\t"
+      "vmladava.s8 r2, q2, q0\n\t"
+      "vmladava.s8 r4, q2, q1\n\t"
+      "vldrb.8 q2, [r7], #16\n\t"
+      "vmladava.s8 r6, q2, q0\n\t"
+      "vmladava.s8 r8, q2, q1\n\t"
+      "letp lr, 2b\n\t"
+      "strd r2, r4, [r0]\n\t"
+      "strd r6, r8, [r0, #16]\n\t"
+      "adds r0, #8\n\t"
+      "ldrd r5, r7, [sp]\n\t"
+      "add r1, r3, r11\n\t"
+      "subs r10, #1\n\t"
+      "bne 1b\n\t"
+      "add sp, #8\n\t"
+      "pop {r4-r11, pc}\n");
+}
+
 /* pixels_times_rows for fewer than four output channels: per channel its four pixels' sums as
  * one vector, requantized with the channel's constants and stored `out_step` apart. */
 __attribute__((noinline)) static void few_channels(const matrix *m, const int32_t *bases,
@@ -448,24 +504,17 @@ __attribute__((noinline)) static void dots_with_sums(const matrix *m, int32_t c,
  * (channel_dots), then per pixel the four channels' sums as one vector plus their row_bases
  * (`bases`, or NULL: made here per four channels), requantized with the four channels'
  * constants and stored as four bytes, `out_step` apart from o. */
-static void pixels_times_rows(const matrix *m, const int32_t *bases, const int8_t *col,
-                              size_t stride, int32_t n, int8_t *o) {
-  if (n == 1) { /* one pixel: four channels a step share each input load instead */
-    const span sp = {col, 0, (int32_t)m->row};
-    rows_times_input(m, &sp, 1, o);
-    return;
-  }
+__attribute__((noinline)) static void pixels_times_rows(const matrix *m, const int32_t *bases,
+                                                        const int8_t *col, size_t stride,
+                                                        int32_t n, int8_t *o) {
   const int8_t *const r[4] = {col, n > 1 ? col + stride : col, n > 2 ? col + 2 * stride : col,
                               n > 3 ? col + 3 * stride : col};
-  if (m->rows < 4) {
-    few_channels(m, bases, r, n, o);
-    return;
-  }
   const rq4 tensor_q = rq_make(vdupq_n_s32(m->mult[0]), vdupq_n_s32(m->shift[0]));
   const out_range range = m->r; /* locals: the byte stores below may alias *m */
   const int32_t out_step = m->out_step;
   channel_rows_job job = {NULL, {r[0], r[1], r[2], r[3]}, (int32_t)m->row - 16,
                           (int32_t)m->row - (int32_t)((m->row + 15) & ~(size_t)15), 0, NULL};
+  pair_rows_job pair_job = {NULL, r[0], r[1], job.n_after, job.w_skip, 0, 0, NULL};
   for (int32_t c = 0; c < m->rows; c += 4) {
     const int32_t lanes = m->rows - c < 4 ? m->rows - c : 4;
     int32_t acc[4][4], own[4]; /* acc[pixel][channel] */
@@ -483,6 +532,20 @@ static void pixels_times_rows(const matrix *m, const int32_t *bases, const int8_
       }
     } else if (m->row <= 32) {
       short_rows(m, c, lanes, r, acc);
+    } else if (n == 2) { /* conv_by_pixels' pairs of wide windows, a last pair of a row */
+      pair_job.w = w;
+      pair_job.w1_step = lanes > 1 ? (int32_t)m->row : 0;
+      pair_job.pairs = lanes / 2 > 0 ? lanes / 2 : 1;
+      pair_job.acc = &acc[0][0];
+      pair_rows(&pair_job);
+      if (lanes == 3) {
+        pair_job.w = w + 2 * m->row;
+        pair_job.w1_step = 0;
+        pair_job.pairs = 1;
+        pair_job.acc = &acc[0][2];
+        pair_rows(&pair_job);
+      }
+      if (!bases) row_bases(m, c, lanes, own);
     } else if (!bases) {
       dots_with_sums(m, c, lanes, r, acc, own);
     } else {
@@ -509,6 +572,22 @@ static void pixels_times_rows(const matrix *m, const int32_t *bases, const int8_
   }
 }
 
+/* pixels_times_rows, few_channels for fewer than four output channels, or for one pixel
+ * row_times_units (the units a step share each input load instead): called from here, so that
+ * no frame of the three is under another. */
+static inline void pixels_or_one(const matrix *m, const int32_t *bases, const int8_t *col,
+                                 size_t stride, int32_t n, int8_t *o) {
+  if (n == 1) {
+    row_times_units(m, col, o);
+  } else if (m->rows < 4) {
+    const int8_t *const r[4] = {col, col + stride, n > 2 ? col + 2 * stride : col,
+                                n > 3 ? col + 3 * stride : col};
+    few_channels(m, bases, r, n, o);
+  } else {
+    pixels_times_rows(m, bases, col, stride, n, o);
+  }
+}
+
 /* The row_bases of all of m's rows into base (room for `room`), or NULL where there are more
  * or the convolution has two groups of PIXELS or fewer: pixels_times_rows then makes them per
  * four channels. */
@@ -526,7 +605,7 @@ __attribute__((noinline)) static void conv_1x1_in_place(const matrix *m, const i
   const int32_t *bases = all_bases(m, pixels, base, BASE_CHANNELS);
   for (size_t p = 0; p < pixels; p += PIXELS) {
     const int32_t n = pixels - p < PIXELS ? (int32_t)(pixels - p) : PIXELS;
-    pixels_times_rows(m, bases, in + p * m->row, m->row, n, out + p * m->rows);
+    pixels_or_one(m, bases, in + p * m->row, m->row, n, out + p * m->rows);
   }
 }
 
@@ -572,20 +651,21 @@ __attribute__((noinline)) static void conv_by_pixels(const matrix *m, const int8
   const size_t pixels = (size_t)g->batches * g->out_h * g->out_w;
   const int32_t *bases = all_bases(m, pixels, base, COPY_BASE_CHANNELS); /* across groups */
   const int32_t k = g->kh * g->kw * cin, groups = cin / fin, per_group = m->rows / groups;
+  const int32_t group = k * PIXELS <= COLUMN_BYTES ? PIXELS : 2; /* pixels copied at once */
   mak_window w;
   mak_window_start(g, &w);
   bool more = next_window(g, &w);
   while (more) {
     const size_t first = w.pixel;
     int32_t n = 0;
-    for (; n < PIXELS && more; ++n, more = next_window(g, &w)) {
+    for (; n < group && more; ++n, more = next_window(g, &w)) {
       if (groups == 1)
         window_row(in, g, &w, cin, (int8_t)-m->off, col + n * k);
       else
         window_row_groups(in, g, &w, cin, fin, (int8_t)-m->off, col + n * k);
     }
     if (groups == 1) {
-      pixels_times_rows(m, bases, col, (size_t)k, n, out + first * m->out_step);
+      pixels_or_one(m, bases, col, (size_t)k, n, out + first * m->out_step);
       continue;
     }
     for (int32_t i = 0; i < groups; ++i) {
@@ -601,7 +681,7 @@ __attribute__((noinline)) static void conv_by_pixels(const matrix *m, const int8
                          m->r,
                          m->out_step};
       const int8_t *rows = col + (size_t)i * m->row;
-      pixels_times_rows(&mg, bases ? bases + c : NULL, rows, (size_t)k, n,
+      pixels_or_one(&mg, bases ? bases + c : NULL, rows, (size_t)k, n,
                         out + first * m->out_step + c);
     }
   }
@@ -625,7 +705,7 @@ bool mak_mve_conv_s8(const ma_node *node, const mak_conv_data *d, const mak_wind
   if (!all_s8(node) || !offsets_ok(d->input_offset, d->output_offset)) return false;
   if (fin != cin) { /* grouped: window copies only */
     const int32_t groups = fin > 0 && cin % fin == 0 ? cin / fin : 0;
-    if (groups == 0 || cout % groups != 0 || g->kh * g->kw * cin * PIXELS > COLUMN_BYTES ||
+    if (groups == 0 || cout % groups != 0 || g->kh * g->kw * cin * 2 > COLUMN_BYTES ||
         d->input_offset < -127 || d->input_offset > 128)
       return false;
     const matrix m = {f_t->data, bias_t ? bias_t->data : NULL, d->mult, mak_conv_shifts(d),
@@ -653,7 +733,7 @@ bool mak_mve_conv_s8(const ma_node *node, const mak_conv_data *d, const mak_wind
     conv_1x1_in_place(&m, in, pixels, out);
     return true;
   }
-  if ((int32_t)m.row * PIXELS <= COLUMN_BYTES && m.off >= -127 && m.off <= 128) {
+  if ((int32_t)m.row * 2 <= COLUMN_BYTES && m.off >= -127 && m.off <= 128) {
     conv_by_pixels(&m, in, g, cin, cin, out);
     return true;
   }
@@ -721,10 +801,8 @@ bool mak_mve_fc_s8(const mak_fc_s8_job *fc) {
     conv_1x1_in_place(&m, fc->in, (size_t)fc->batches, fc->out);
     return true;
   }
-  for (int32_t b = 0; b < fc->batches; ++b) {
-    const span sp = {fc->in + (size_t)b * fc->depth, 0, fc->depth};
-    rows_times_input(&m, &sp, 1, fc->out + (size_t)b * fc->units);
-  }
+  for (int32_t b = 0; b < fc->batches; ++b)
+    row_times_units(&m, fc->in + (size_t)b * fc->depth, fc->out + (size_t)b * fc->units);
   return true;
 }
 
