@@ -35,6 +35,7 @@ from host.planning.packing import (
     write_csv,
 )
 from host.planning.plan import PlanResult, plan_model
+from host.planning.plot import check_plot_path, plot_bytes
 from host.planning.report import plan_json, plan_text
 from host.planning.scratch import predict_tflm_head
 from host.planning.targets.result import TargetArena
@@ -222,8 +223,6 @@ def _progress(quiet: bool):
 def cmd_plan(args: argparse.Namespace) -> int:
     start = time.monotonic()
     if args.plot:
-        from host.planning.plot import check_plot_path
-
         check_plot_path(args.plot)  # before any work (and before --embed writes anything)
     model = Model.load(args.model)
     existing = origin.origin(model)
@@ -332,8 +331,6 @@ def _write_outputs(
         data = check_rewrite(model, (OFFLINE_PLAN_NAME, origin.MARKER))
         outputs.append(Output(args.output or args.model, data, _written_model_check(lib)))
     if args.plot:
-        from host.planning.plot import plot_bytes
-
         outputs.append(Output(args.plot, plot_bytes(result, model, args.plot)))
     if args.header:
         outputs.append(_header_output(args, result, model.to_bytes(), lib, target))

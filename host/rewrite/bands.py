@@ -608,25 +608,6 @@ def _emit_band(
     return held[stage.t][0]
 
 
-def doc_table() -> str:
-    """docs/bands.md's table of what runs in bands, from this module's tables."""
-    types = ", ".join({FLOAT32: "float32", INT16: "int16", INT8: "int8"}[t] for t in SLICEABLE)
-    rows = [
-        "| operator | in a band | padding the original leaves implicit, made explicit with |",
-        "|---|---|---|",
-    ]
-    for name in WINDOWED:
-        how = PADDING[name]
-        banded = "only where it does not pad" if how == REFUSED else "yes"
-        rows.append(f"| {name} | {banded} | {'refused' if how == REFUSED else how} |")
-    rows.append(f"| {', '.join(PADS)} | yes | (explicit: each band takes its share of the rows) |")
-    binary = "maps of one shape, or constants not varying over rows"
-    rows.append(f"| {', '.join(BINARY)} | {binary} | - |")
-    rows.append(f"| {', '.join(UNARY)} | yes | - |")
-    rows.append("| any other (MIRROR_PAD, RESHAPE, ...) | no: it ends the stage | - |")
-    return "\n".join(rows) + f"\n\nFeature maps: {types} ([1, H, W, C])."
-
-
 def _drop_offline_plan(model: Model) -> None:
     """A plan for the original tensors means nothing after the rewrite: drop it."""
     entries = model.root.get(S.MODEL_METADATA, [])

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from host.planning.model import lifetimes, metadata
 from host.planning.packing import Buffer, plan_greedy
 from host.planning.packing.problem import align_up
-from host.runtime.binding import REC_COUNT, categories
+from host.runtime.binding import REC_COUNT, categories, kernel_requests
 from host.tflite.model import Model
 from host.tflite.ops import BUILTIN_CODES
 
@@ -106,8 +106,6 @@ def predict(
     a = ABIS[abi]
     model = Model(model_bytes)
     if requests is None:
-        from host.runtime.binding import kernel_requests
-
         requests = kernel_requests(model_bytes)
     plan = metadata.read(model)
     offline = plan.offsets if plan is not None else None

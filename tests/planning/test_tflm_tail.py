@@ -12,9 +12,6 @@ from __future__ import annotations
 
 import csv
 import json
-import shutil
-import struct
-import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -30,11 +27,10 @@ from support.tflm_oracle import (
     shared_model,
 )
 
-from host.planning.libraries.reference import known_structs
 from host.planning.targets.target import TARGETS, target_arena
 from host.planning.targets.tflm import PREPARE, predict, smallest_arena
 from host.planning.tflm.refusal import refused_ops
-from host.planning.tflm.structs import CORTEX_M, X86_64_PIP, c_declaration, layout
+from host.planning.tflm.structs import X86_64_PIP
 from host.tflite.model import Model
 
 RUNNABLE = runnable_models()
@@ -153,39 +149,6 @@ def test_plan_cli_reports_each_target(target: str, tmp_path: Path, capsys) -> No
         expected.min_arena,
     )
     assert all(isinstance(r[k], int) for k in ("head", "tail", "min_arena"))
-
-
-COMPILERS = {
-    "x86-64": (X86_64_PIP, ["gcc", "-c"]),
-    "cortex-m": (CORTEX_M, ["arm-none-eabi-gcc", "-mcpu=cortex-m4", "-mthumb", "-c"]),
-}
-
-
-@pytest.mark.parametrize("target", sorted(COMPILERS))
-def test_struct_layout_matches_compiler(target: str, tmp_path) -> None:
-    """Each struct's field list, laid out by structs.layout, has the sizeof and alignof the
-    target's C compiler gives (for Cortex-M: arm-none-eabi-gcc, with its short enums)."""
-    abi, command = COMPILERS[target]
-    if shutil.which(command[0]) is None:
-        pytest.skip(f"{command[0]} is not installed")
-    structs = known_structs(abi)
-    names = sorted(structs)
-    source = ["#include <stddef.h>", "enum small_enum { SMALL_ENUM_LAST = 127 };"]
-    source += [c_declaration(f"s{k}", structs[n]) for k, n in enumerate(names)]
-    cells = ", ".join(f"sizeof(struct s{k}), _Alignof(struct s{k})" for k in range(len(names)))
-    source.append(f"unsigned int layouts[] = {{ {cells} }};")
-    (tmp_path / "layouts.c").write_text("\n".join(source) + "\n")
-    objcopy = command[0].replace("gcc", "objcopy")
-    subprocess.run([*command, "layouts.c", "-o", "layouts.o"], cwd=tmp_path, check=True)
-    subprocess.run(
-        [objcopy, "-O", "binary", "--only-section=.data", "layouts.o", "layouts.bin"],
-        cwd=tmp_path,
-        check=True,
-    )
-    raw = (tmp_path / "layouts.bin").read_bytes()
-    values = struct.unpack(f"<{2 * len(names)}I", raw[: 8 * len(names)])
-    compiled = {n: (values[2 * k], values[2 * k + 1]) for k, n in enumerate(names)}
-    assert compiled == {n: layout(structs[n], abi) for n in names}
 
 
 UNARY = [

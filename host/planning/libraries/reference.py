@@ -45,25 +45,11 @@ from host.planning.model.operands import (
     type_size,
 )
 from host.planning.tflm.structs import (
-    AFFINE_QUANTIZATION,
-    ALLOCATION_INFO,
-    BUILTIN_DATA_ALLOCATOR,
-    BUILTIN_PARAMS,
     EVAL_TENSOR,
-    GREEDY_MEMORY_PLANNER,
-    MICRO_RESOURCE_VARIABLE,
-    MICRO_RESOURCE_VARIABLES,
-    NODE_AND_REGISTRATION,
     PADDING_VALUES,
-    RECORDING_SINGLE_ARENA_ALLOCATOR,
-    SCRATCH_BUFFER_REQUEST,
-    TFLITE_NODE,
-    TFLITE_TENSOR,
     Abi,
     params_layout,
-    recording_micro_allocator,
     sizeof,
-    subgraph_allocations,
     with_compression,
 )
 from host.tflite import schema as S
@@ -383,29 +369,6 @@ def unknown_ops(model: Model, abi: Abi) -> list[str]:
         - set(_signal_init(abi))
         - NO_OP_DATA
     )
-
-
-def known_structs(abi: Abi) -> dict[str, tuple]:
-    """Every struct layout the model uses for this ABI, by name (for checking with a compiler)."""
-    structs: dict[str, tuple] = {
-        "EvalTensor": EVAL_TENSOR,
-        "TfLiteTensor": TFLITE_TENSOR,
-        "NodeAndRegistration": NODE_AND_REGISTRATION,
-        "TfLiteNode": TFLITE_NODE,
-        "AffineQuantization": AFFINE_QUANTIZATION,
-        "RecordingSingleArenaBufferAllocator": RECORDING_SINGLE_ARENA_ALLOCATOR,
-        "GreedyMemoryPlanner": GREEDY_MEMORY_PLANNER,
-        "RecordingMicroAllocator": recording_micro_allocator(abi),
-        "MicroBuiltinDataAllocator": BUILTIN_DATA_ALLOCATOR,
-        "SubgraphAllocations": subgraph_allocations(abi),
-        "ScratchBufferRequest": SCRATCH_BUFFER_REQUEST,
-        "AllocationInfo": ALLOCATION_INFO,
-        "MicroResourceVariables": MICRO_RESOURCE_VARIABLES,
-        "MicroResourceVariable": MICRO_RESOURCE_VARIABLE,
-    }
-    structs.update({f"OpData_{k}": v for k, v in op_data(abi).items()})
-    structs.update({f"Params_{k}": v for k, v in BUILTIN_PARAMS.items()})
-    return structs
 
 
 # Kernels whose Prepare was traced (gdb, pip wheel) borrowing each of its node's tensors at most

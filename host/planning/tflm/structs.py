@@ -202,27 +202,3 @@ def params_layout(name: str, abi: Abi) -> tuple[int, int] | None:
         return PIP_PARAMS_OVERRIDE[name]
     fields = BUILTIN_PARAMS.get(name)
     return layout(fields, abi) if fields else None
-
-
-# --------------------------------------------------------------------------- C declarations
-
-_C_TYPES = {
-    "ptr": "void*", "vptr": "void*", "size_t": "size_t", "int8": "signed char",
-    "bool": "_Bool", "int16": "short", "uint16": "unsigned short", "int": "int",
-    "float": "float", "enum": "enum small_enum", "int64": "long long", "double": "double",
-}  # fmt: skip
-
-
-def c_declaration(name: str, fields: tuple[Field, ...]) -> str:
-    """The struct as C source, to let a compiler check `layout` (tests do, for each target)."""
-    body = " ".join(_c_member(f, k) for k, f in enumerate(fields))
-    return f"struct {name} {{ {body} }};"
-
-
-def _c_member(f: Field, k: int) -> str:
-    if isinstance(f, str):
-        return f"{_C_TYPES[f]} m{k};"
-    if f[0] == "array":
-        inner = _c_member(f[1], k)
-        return inner[:-1] + f"[{f[2]}];"
-    return "struct { " + " ".join(_c_member(g, j) for j, g in enumerate(f)) + f" }} m{k};"
