@@ -22,7 +22,7 @@ from host import entry
 from host.argtypes import SECONDS, file_path
 from host.device import record
 from host.paths import BUILD, REPO
-from host.planning import cli as planner
+from host.planning import cli as plan_cli
 from host.tflite import modelgen
 
 DEMO_MODEL = BUILD / "demo_int8.tflite"
@@ -63,7 +63,7 @@ def main(argv: list[str] | None = None) -> int:
         f"planning {source.name} for this runtime's kernels "
         f"(host.plan --embed --kernels microarena -o {_shown(planned)})"
     )
-    status = planner.main(
+    status = plan_cli.main(
         [str(source), "--embed", "--kernels", "microarena", "-o", str(planned), "-q"]
     )
     if status:

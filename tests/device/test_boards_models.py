@@ -256,7 +256,7 @@ def test_embedded_overlap_plan_survives_custom_plan_best(tmp_path: Path, capsys)
     does `host.emulate --model` (the builder's default, custom_plan = none). The library build
     paths (CMake, Make, PlatformIO's library script) are checked by test_library_*.py: the
     model they embed is the planned one, byte for byte."""
-    from host.planning import cli as planner
+    from host.planning import cli as plan_cli
     from host.runtime import arena
 
     demo = Path(__file__).resolve().parents[2] / "build" / "demo_int8.tflite"
@@ -264,10 +264,10 @@ def test_embedded_overlap_plan_survives_custom_plan_best(tmp_path: Path, capsys)
         pytest.skip(f"{demo} is absent (bash .ci/setup builds it)")
     model = tmp_path / "demo_int8_overlap.tflite"
     args = [str(demo), "--embed", "--overlap", "--kernels", "microarena", "-o", str(model), "-q"]
-    assert planner.main(args) == 0
+    assert plan_cli.main(args) == 0
     head = arena.predict(model.read_bytes())["head"]
     plain = tmp_path / "plain.tflite"
-    assert planner.main([*args[:2], "--kernels", "microarena", "-o", str(plain), "-q"]) == 0
+    assert plan_cli.main([*args[:2], "--kernels", "microarena", "-o", str(plain), "-q"]) == 0
     assert head < arena.predict(plain.read_bytes())["head"]  # a re-plan would lose the overlap
     try:
         elf = build_image("mps2-an386", model, plan="best")

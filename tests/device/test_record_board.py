@@ -284,7 +284,7 @@ def test_embedded_overlap_plan_survives_record_builds(
 ) -> None:
     """host.record builds the model application (--model) or uploads to the probe (--upload)
     with the plan the model carries: an --overlap plan's head is the head the board reports."""
-    from host.planning import cli as planner
+    from host.planning import cli as plan_cli
 
     needs_emulator()
     demo = ROOT / "build" / "demo_int8.tflite"
@@ -292,7 +292,7 @@ def test_embedded_overlap_plan_survives_record_builds(
         pytest.skip(f"{demo} is absent (bash .ci/setup builds it)")
     path = tmp_path / "demo_int8_overlap.tflite"
     args = [str(demo), "--embed", "--overlap", "--kernels", "microarena", "-o", str(path), "-q"]
-    assert planner.main(args) == 0
+    assert plan_cli.main(args) == 0
     capsys.readouterr()
     head = arena.predict(path.read_bytes())["head"]
     assert head < arena.predict(demo.read_bytes())["head"]
