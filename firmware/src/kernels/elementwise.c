@@ -545,7 +545,7 @@ static inline int32_t mul_q8_fast(const fast_q8 *f, int32_t x, int32_t y) {
  * the output's leading axes in rows of at least 4 values; false where it does not run. */
 static bool mve_q8(int op, const fast_q8 *f, const arith_data *d, const bcast_rows *rows,
                    const ma_tensor *a, const ma_tensor *b, const ma_tensor *out, int32_t n) {
-  if (!MA_FAST_MVE) return false;
+  if (!FAST_MVE) return false;
   const int8_t *x = a->data, *y = b->data;
   int8_t *z = out->data;
   if (d->same_shape) return mak_mve_binary_q8(op, f, x, y, z, n);

@@ -267,7 +267,7 @@ static gate_rows rows_of(const lstm_data *d, const ma_node *node) {
   gr.fc_q = chan_consts(d->fc_mult, d->fc_shift);
   gr.ig_q = chan_consts(d->ig_mult, d->ig_shift);
   gr.out_q = chan_consts(d->out_mult, d->out_shift);
-  if (MA_FAST_MVE) mak_mve_lstm_lanes(&gr, d);
+  if (FAST_MVE) mak_mve_lstm_lanes(&gr, d);
   return gr;
 }
 
@@ -372,7 +372,7 @@ static bool units_by_rows(const lstm_data *d, const gate_rows *gr, const int8_t 
 static void step_q(const lstm_data *d, const gate_rows *gr, const int8_t *x, const int8_t *h,
                    int16_t *c, int8_t *out) {
   int32_t j = 0;
-  if (MA_FAST_MVE && gr->symmetric) {
+  if (FAST_MVE && gr->symmetric) {
     mak_mve_lstm_step_q(d, gr, x, h, c, out);
     return;
   }

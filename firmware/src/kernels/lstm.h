@@ -38,7 +38,7 @@ typedef struct {
   int32_t n_in, n_cell;
   bool symmetric; /* no weight zero points */
   chan_q in_q[4], rec_q[4], fc_q, ig_q, out_q;
-#if MA_FAST_MVE
+#if FAST_MVE
   rq4 in_v[4], rec_v[4], fc_v, ig_v, out_v; /* the same, for four lanes (fast_mve_lstm.h) */
 #endif
 } gate_rows;

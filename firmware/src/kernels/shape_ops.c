@@ -100,7 +100,7 @@ static ma_status concat_prepare(struct ma_context *ctx, ma_node *node) {
 /* Copies n bytes between buffers that do not overlap, cheaply for the short runs of a
  * concatenation along an inner axis (mak_move's checks cost more than a 12-byte copy): words
  * here, 16 bytes per predicated step on Helium. */
-#if MA_FAST_MVE
+#if FAST_MVE
 #include "fast/mve/fast_mve_copy.h" /* copy_run */
 #else
 static inline void copy_run(uint8_t *dst, const uint8_t *src, size_t n) {

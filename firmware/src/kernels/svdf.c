@@ -185,7 +185,7 @@ static inline uint32_t feature_value(const svdf_run *c, int32_t sum) {
   return (uint32_t)(v + c->state_zp);
 }
 
-#if MA_FAST_MVE
+#if FAST_MVE
 #include "fast/mve/fast_mve_svdf.h" /* push_dot_s8, PUSH_DOT_OK, svdf_row_rank1_s8 */
 #else
 #if FAST_V6M || FAST_V7M

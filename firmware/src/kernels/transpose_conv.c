@@ -137,7 +137,7 @@ static void store(const ma_node *node, const mak_conv_data *d, size_t oi, int32_
 /* int8 output channels are summed in blocks of this many int32 sums on the stack. */
 #define TCONV_BLOCK 32
 
-#if MA_FAST_MVE
+#if FAST_MVE
 #include "fast/mve/fast_mve_transpose_conv.h" /* add_dot4, requant_block, init_block */
 #else
 /* acc[k] += sum_i w_k[i] * (x[i] + off) for rows w_k = w + k * ws, k < 4, wrapping. */

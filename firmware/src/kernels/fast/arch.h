@@ -2,10 +2,10 @@
  * macros (each 1 or 0), never the compiler's __ARM_* or __arm__ ones, so what each CPU gets is
  * decided here. A new architecture adds its macro here and its folder beside fast/mve/ (listed
  * in MA_KERNEL_DIRS, firmware/build.mk); docs/architecture.md "Where to add".
- *   MA_FAST_MVE  Helium, the M-profile Vector Extension's integer part (Cortex-M55, M85): the
+ *   FAST_MVE     Helium, the M-profile Vector Extension's integer part (Cortex-M55, M85): the
  *                paths of fast/mve/, which fast/'s entries and the portable operators try first.
  *   FAST_DSP     the DSP extension (M4, M7, M33, M55): SMLAD, SXTAB16, SSUB8 and SEL in fast/
- *                and pooling.c, SMMULR in elementwise.c.
+ *                and fast/dsp/, SMMULR in kernel_util.h.
  *   FAST_V7M     Armv7-M without the DSP extension (M3): the portable forms, with the 32x32->64
  *                multiply-accumulate (SMLAL) that core has.
  *   FAST_V6M     Armv6-M (M0, M0+): eight low registers, MULS (the low word of a product) and
@@ -26,9 +26,9 @@
 #define MA_FAST_ARCH_H
 
 #if defined(__ARM_FEATURE_MVE) && (__ARM_FEATURE_MVE & 1)
-#define MA_FAST_MVE 1
+#define FAST_MVE 1
 #else
-#define MA_FAST_MVE 0
+#define FAST_MVE 0
 #endif
 
 #if defined(__ARM_FEATURE_DSP) && __ARM_FEATURE_DSP

@@ -9,7 +9,7 @@
 #include "fast/mve/fast_mve_core.h"
 #include "fast/fast_s8_core.h"
 
-#if MA_FAST_MVE
+#if FAST_MVE
 #include "fast/mve/fast_mve_dot_s8.h" /* mak_dot_s8, mak_dot4_s8 */
 #else
 

@@ -1488,7 +1488,7 @@ bool mak_fast_conv_s8(const ma_node *node, const mak_conv_data *d, const mak_win
   /* Not on Helium cores: the padded weights (1 KiB) on top of the gathered pairs' widened
    * rows took demo_int8 on the M55 to 7,696 of its 8 KiB stack; its Helium paths were
    * measured without this one. */
-  if (!MA_FAST_MVE && (max_runs(g, false) > 1 || j.fstride % 4 != 0) &&
+  if (!FAST_MVE && (max_runs(g, false) > 1 || j.fstride % 4 != 0) &&
       conv_padded(&j, in, g, cin, fin, groups, out))
     return true;
   const bool pairs = !FAST_PAIRS           ? false

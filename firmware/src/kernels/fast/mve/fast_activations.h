@@ -11,7 +11,7 @@
  * multiplier and shift) over n values, four at a time, each group read before it is written
  * (an output over its input at or below it stays exact, as overlap.c assumes). false where the
  * core has no MVE. */
-#if MA_FAST_MVE
+#if FAST_MVE
 bool mak_mve_sigmoid_q8(bool is_tanh, const int8_t *in, int8_t *out, int32_t n, int32_t zp,
                         int32_t radius, int32_t mult, int32_t shift);
 #else

@@ -15,7 +15,7 @@ enum { MAK_Q8_ADD, MAK_Q8_SUB, MAK_Q8_MUL };
 
 #include "fast/mve/fast_mve_s8.h"
 
-#if MA_FAST_MVE
+#if FAST_MVE
 /* z[i] = x[i] op y[i] for i < n, four values at a time, each group's loads before its store
  * (an output over its input at or below it stays exact, as overlap.c assumes). false, having
  * done nothing, where the loop does not apply (see fast_mve_elementwise.c). */

@@ -11,7 +11,7 @@
  *   - gemmlowp's conditional multiplications by exp(-2^k) select lane by lane (VPSEL). */
 #include "fast/mve/fast_activations.h"
 
-#if MA_FAST_MVE
+#if FAST_MVE
 #include <arm_mve.h>
 
 #include "fast/mve/fast_mve_core.h"

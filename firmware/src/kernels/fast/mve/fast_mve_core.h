@@ -1,13 +1,13 @@
 /* The Helium primitives shared by the kernels that use MVE (fast_mve_s8.c: CONV_2D,
  * DEPTHWISE_CONV_2D, FULLY_CONNECTED; fast_dot_s8.h: SVDF, LSTM): requantization of four lanes
  * and dot products with their weight sums. Why they are bit-exact: fast_mve_s8.c's header
- * comment. Only for cores with MVE (MA_FAST_MVE); not part of the kernel interface. */
+ * comment. Only for cores with MVE (FAST_MVE); not part of the kernel interface. */
 #ifndef MA_FAST_MVE_CORE_H
 #define MA_FAST_MVE_CORE_H
 
 #include "fast/mve/fast_mve_s8.h"
 
-#if MA_FAST_MVE
+#if FAST_MVE
 #include <arm_mve.h>
 
 #include "fast/fast_s8_core.h"

@@ -16,7 +16,7 @@
  * values is the same either way) as the one shift, saving four instructions per four lanes. */
 #include "fast/mve/fast_elementwise.h"
 
-#if MA_FAST_MVE
+#if FAST_MVE
 #include <arm_mve.h>
 
 #define INLINE static inline __attribute__((always_inline))

@@ -1,5 +1,5 @@
 /* UNIDIRECTIONAL_SEQUENCE_LSTM's int8 steps on Helium, which lstm.c takes first where
- * MA_FAST_MVE is 1: the gates' requantizations for four lanes, built once per invocation, and a
+ * FAST_MVE is 1: the gates' requantizations for four lanes, built once per invocation, and a
  * step with symmetric weights, every gate's sums for MAK_ROW_CHUNK units by mak_mve_row_dots,
  * then the cells four units at a time in int32 lanes. */
 #ifndef MA_FAST_MVE_LSTM_H
@@ -7,7 +7,7 @@
 
 #include "lstm.h"
 
-#if MA_FAST_MVE
+#if FAST_MVE
 static rq4 rq_of(int32_t mult, int8_t shift) {
   return rq_make(vdupq_n_s32(mult), vdupq_n_s32(shift));
 }
@@ -139,7 +139,7 @@ static inline void mak_mve_lstm_step_q(const lstm_data *d, const gate_rows *gr, 
   }
 }
 #else
-/* Not called where MA_FAST_MVE is 0 (lstm.c asks it first). */
+/* Not called where FAST_MVE is 0 (lstm.c asks it first). */
 static inline void mak_mve_lstm_lanes(gate_rows *gr, const lstm_data *d) { (void)gr, (void)d; }
 static inline void mak_mve_lstm_step_q(const lstm_data *d, const gate_rows *gr, const int8_t *x,
                                        const int8_t *h, int16_t *c, int8_t *out) {

@@ -10,7 +10,7 @@
  * fraction keeps below 1: the floor is the same. c = 1 is the sum itself. */
 #include "fast/mve/fast_pool.h"
 
-#if MA_FAST_MVE
+#if FAST_MVE
 #include <arm_mve.h>
 
 /* Maxima of channels c..c+15 (the first n < 16 where p covers only them). */

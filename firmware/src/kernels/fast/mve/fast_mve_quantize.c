@@ -3,7 +3,7 @@
  * mak_add_sat. */
 #include "fast/mve/fast_quantize.h"
 
-#if MA_FAST_MVE
+#if FAST_MVE
 #include <arm_mve.h>
 
 #include "fast/mve/fast_mve_core.h"

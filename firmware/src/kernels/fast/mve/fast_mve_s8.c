@@ -21,7 +21,7 @@
  *   - clamp to the activation range minus the offset, add the offset, store the low bytes. */
 #include "fast/mve/fast_mve_s8.h"
 
-#if MA_FAST_MVE /* elsewhere fast_mve_s8.h's entry points are stubs returning false */
+#if FAST_MVE /* elsewhere fast_mve_s8.h's entry points are stubs returning false */
 #include "fast/mve/fast_mve_core.h"
 #include "overlap.h"
 

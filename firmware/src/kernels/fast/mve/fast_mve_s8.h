@@ -15,7 +15,7 @@
 #include "fast/fast_s8.h"
 #include "kernel_util.h"
 
-#if MA_FAST_MVE
+#if FAST_MVE
 bool mak_mve_conv_s8(const ma_node *node, const mak_conv_data *d, const mak_window_geom *g);
 bool mak_mve_dwconv_s8(const ma_node *node, const mak_conv_data *d, const mak_window_geom *g);
 bool mak_mve_fc_s8(const mak_fc_s8_job *fc);

@@ -15,7 +15,7 @@ typedef struct {
 
 #include "fast/mve/fast_mve_s8.h"
 
-#if MA_FAST_MVE
+#if FAST_MVE
 /* An int8 AVERAGE_POOL_2D (!is_max) or MAX_POOL_2D over the geometry g (no dilation): every
  * output pixel in order, the maxima or TFLM's rounded averages of its in-image cells clamped
  * to [lo, hi], each group of channels read over the whole window before it is written.

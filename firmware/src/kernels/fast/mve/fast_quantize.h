@@ -13,7 +13,7 @@ enum { MAK_RQ_S8, MAK_RQ_U8, MAK_RQ_S16 }; /* the input type of mak_mve_requant_
  * the multiplier, saturating plus out_zp, clamped; four at a time, each group read before it
  * is written (an output over its input at or below it stays exact, as overlap.c assumes).
  * false where the core has no MVE. */
-#if MA_FAST_MVE
+#if FAST_MVE
 bool mak_mve_requant_to_s8(const void *in, int kind, int8_t *out, int32_t n, int32_t in_zp,
                            int32_t out_zp, int32_t mult, int32_t shift);
 #else
