@@ -4,7 +4,8 @@ ASan+UBSan build and on TFLM with the same inputs (integer inputs span int8, end
 outputs compared bit for bit. The cases hit each loop's edges: channel and depth counts that
 are not multiples of the 4-wide loops (their tails), convolution pixel pairs (across rows and
 batches, an odd pixel left alone, neighbours whose clipped windows differ, windows gathered
-into one run with the zero point as padding), depthwise channels across the 32-channel block,
+into one run with the zero point as padding, windows longer than the widened rows' buffer,
+widened in parts), depthwise channels across the 32-channel block,
 depth multipliers (1 to 8, four output lanes reading different input channels), padding that
 clips the window, strides, dilation (taps no longer contiguous), batches, per-tensor and per-
 channel weights, zero points at the int8 ends, no bias, saturating outputs, grouped
@@ -126,6 +127,10 @@ CASES = [
          (3, 3), dilation=2, padding=VALID, per_channel=False, zps=(127, 0)),
     conv("3x3 SAME 16 -> 10 (rows of 48 bytes in one assembly call)", (1, 5, 6, 16), (3, 3), 10,
          (5, 6)),
+    conv("3x3 SAME 40 -> 35 (windows of 360 values widened in parts, an odd channel)",
+         (1, 4, 5, 40), (3, 3), 35, (4, 5)),
+    conv("1x1 300 -> 18 per-tensor (rows of 300 values widened in parts)", (1, 3, 4, 300),
+         (1, 1), 18, (3, 4), per_channel=False, zps=(-128, 5)),
     conv("3x3 VALID stride 2 20 -> 7 batch 2 per-tensor (pairs across batches)", (2, 7, 7, 20),
          (3, 3), 7, (3, 3), stride=2, padding=VALID, per_channel=False, zps=(127, -128)),
     conv("3x3 groups 2 (group by group)", (1, 5, 5, 4), (3, 3), 6, (5, 5), fin=2),

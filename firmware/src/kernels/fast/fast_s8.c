@@ -636,14 +636,17 @@ static void runs_sums(const rows_job *j, const run *runs, int32_t nr, ptrdiff_t 
  * time: x0's bytes 0 and 2 plus the offset, x0's 1 and 3, then x1's the same (four words per
  * four values). Every channel pair then loads the four words with one LDM instead of two
  * loads and four SXTAB16s: 15 instructions per 16 multiply-accumulates against 21. The host
- * build runs the same layout in C, so the conformance suite checks it. Windows of at most
- * WIDE_MAX values (resnet8's 3x3x64; 2,304 bytes of stack, as the Helium window copies). */
+ * build runs the same layout in C, so the conformance suite checks it. The buffer holds
+ * WIDE_MAX values (1,152 bytes of stack: resnet8's 3x3x32 windows, every 1x1 convolution of
+ * the models measured but MobileNetV2's 336 channels); longer windows are widened in parts of
+ * that many (rows2_parts), which costs the widening again per chunk of channel pairs. At 576
+ * (2,304 bytes) the DSP cores' deepest stack was 1,152 bytes more (docs/boards.md). */
 #if FAST_DSP || FAST_HOST
 #define FAST_WIDE 1
 #else
 #define FAST_WIDE 0
 #endif
-enum { WIDE_MAX = 576 };
+enum { WIDE_MAX = 288 };
 
 #if FAST_WIDE
 /* The two int16 lanes of a word: even (bytes 0 and 2) or odd (1 and 3) bytes plus the offset. */
@@ -662,6 +665,16 @@ static inline uint32_t widen_lanes(uint32_t v, int k, uint32_t off2) {
 static inline uint32_t widen_even(uint32_t v, uint32_t off2) { return widen_lanes(v, 0, off2); }
 static inline uint32_t widen_odd(uint32_t v, uint32_t off2) { return widen_lanes(v, 1, off2); }
 #endif
+
+/* acc plus the products of the int16 lanes of w and x (SMLAD, wrapping). */
+static inline int32_t lanes_mac(int32_t acc, uint32_t w, uint32_t x) {
+#if FAST_DSP
+  return __smlad((int16x2_t)w, (int16x2_t)x, acc);
+#else
+  acc = wrap_mac(acc, (int16_t)(w & 0xFFFFu), (int16_t)(x & 0xFFFFu));
+  return wrap_mac(acc, (int16_t)(w >> 16), (int16_t)(x >> 16));
+#endif
+}
 
 /* n values (a multiple of 4) of x0 and of x0 + xd into wb, widened and interleaved; returns
  * the end of what it wrote. */
@@ -698,48 +711,61 @@ typedef struct {
 
 _Static_assert(offsetof(wide_job, wstep) == 24, "wide_sums_dsp's offsets");
 /* Eight values per pass, entered at its second half when n is 4 more than a multiple of 8;
- * the frame [sp] holds wb, out, pairs left, wstep; wb's end in r1. */
+ * the frame [sp] holds wb, out, pairs left, wstep; wb's end in r1. Each pair's sums start as
+ * INIT sets r4-r7. */
+#define WIDE_SUMS_ASM(INIT) \
+  __asm__( \
+      "push {r4-r11, lr}\n\t" \
+      "ldm r0, {r4-r10}\n\t" \
+      "sub sp, sp, #16\n\t" \
+      "str r4, [sp]\n\t" \
+      "str r8, [sp, #4]\n\t" \
+      "str r9, [sp, #8]\n\t" \
+      "str r10, [sp, #12]\n\t" \
+      "mov r1, r5\n\t" \
+      "mov r2, r6\n\t" \
+      "add r3, r6, r7\n\t" \
+      "2:\n\t" \
+      "ldr r0, [sp]\n\t" \
+      INIT \
+      "sub r12, r1, r0\n\t" \
+      "tst r12, #16\n\t" \
+      "bne 4f\n\t" \
+      "1:\n\t" \
+      WIDE_HALF \
+      "4:\n\t" \
+      WIDE_HALF \
+      "cmp r0, r1\n\t" \
+      "bne 1b\n\t" \
+      "ldr r12, [sp, #4]\n\t" \
+      "stmia r12!, {r4-r7}\n\t" \
+      "str r12, [sp, #4]\n\t" \
+      "ldr r12, [sp, #12]\n\t" \
+      "add r2, r2, r12\n\t" \
+      "add r3, r3, r12\n\t" \
+      "ldr r12, [sp, #8]\n\t" \
+      "subs r12, r12, #1\n\t" \
+      "str r12, [sp, #8]\n\t" \
+      "bne 2b\n\t" \
+      "add sp, sp, #16\n\t" \
+      "pop {r4-r11, pc}")
+
+/* The sums from zero. */
 __attribute__((naked, noinline)) static void wide_sums_dsp(const wide_job *p
                                                            __attribute__((unused))) {
-  __asm__(
-      "push {r4-r11, lr}\n\t"
-      "ldm r0, {r4-r10}\n\t"
-      "sub sp, sp, #16\n\t"
-      "str r4, [sp]\n\t"
-      "str r8, [sp, #4]\n\t"
-      "str r9, [sp, #8]\n\t"
-      "str r10, [sp, #12]\n\t"
-      "mov r1, r5\n\t"
-      "mov r2, r6\n\t"
-      "add r3, r6, r7\n\t"
-      "2:\n\t"
-      "ldr r0, [sp]\n\t"
-      "movs r4, #0\n\t"
-      "movs r5, #0\n\t"
-      "movs r6, #0\n\t"
-      "movs r7, #0\n\t"
-      "sub r12, r1, r0\n\t"
-      "tst r12, #16\n\t"
-      "bne 4f\n\t"
-      "1:\n\t"
-      WIDE_HALF
-      "4:\n\t"
-      WIDE_HALF
-      "cmp r0, r1\n\t"
-      "bne 1b\n\t"
-      "ldr r12, [sp, #4]\n\t"
-      "stmia r12!, {r4-r7}\n\t"
-      "str r12, [sp, #4]\n\t"
-      "ldr r12, [sp, #12]\n\t"
-      "add r2, r2, r12\n\t"
-      "add r3, r3, r12\n\t"
-      "ldr r12, [sp, #8]\n\t"
-      "subs r12, r12, #1\n\t"
-      "str r12, [sp, #8]\n\t"
-      "bne 2b\n\t"
-      "add sp, sp, #16\n\t"
-      "pop {r4-r11, pc}");
+  WIDE_SUMS_ASM("movs r4, #0\n\t"
+                "movs r5, #0\n\t"
+                "movs r6, #0\n\t"
+                "movs r7, #0\n\t");
 }
+
+/* The sums added to those in out (a window widened part by part: rows2_parts). */
+__attribute__((naked, noinline)) static void wide_acc_dsp(const wide_job *p
+                                                          __attribute__((unused))) {
+  WIDE_SUMS_ASM("ldr r12, [sp, #4]\n\t"
+                "ldm r12, {r4-r7}\n\t");
+}
+#undef WIDE_SUMS_ASM
 
 /* wide_sums with the requantization in the same loop, for rows_job.fused_q: each pair's sums
  * start from its channels' biases and are requantized as requant_right_dsp and requant_cf's
@@ -843,27 +869,26 @@ __attribute__((naked, noinline)) static void wide_q_dsp(const wideq_job *p
 #undef WIDE_HALF
 #endif
 
-static void wide_sums(const wide_job *p) {
+/* wide_job's sums, from zero or (acc) added to those in out. */
+static void wide_sums(const wide_job *p, bool acc) {
 #if FAST_DSP
-  wide_sums_dsp(p);
+  if (acc)
+    wide_acc_dsp(p);
+  else
+    wide_sums_dsp(p);
 #else
   const int32_t n = (int32_t)(p->wb_end - p->wb); /* values: four words per four */
   const int8_t *w0 = p->w0;
   for (int32_t q = 0; q < p->pairs; ++q, w0 += 2 * p->ws) {
     int32_t a[4] = {0, 0, 0, 0};
+    if (acc) memcpy(a, p->out + 4 * q, sizeof a);
     for (int32_t i = 0; i < n; i += 4) {
       const uint32_t *x = p->wb + i;
       for (int32_t r = 0; r < 2; ++r) {
         const uint32_t w = load4(w0 + r * p->ws + i);
         const uint32_t we = widen_even(w, 0), wo = widen_odd(w, 0);
         for (int32_t k = 0; k < 2; ++k) {
-          const uint32_t xe = x[2 * k], xo = x[2 * k + 1];
-          int32_t acc = a[2 * r + k];
-          acc = wrap_mac(acc, (int16_t)(we & 0xFFFFu), (int16_t)(xe & 0xFFFFu));
-          acc = wrap_mac(acc, (int16_t)(we >> 16), (int16_t)(xe >> 16));
-          acc = wrap_mac(acc, (int16_t)(wo & 0xFFFFu), (int16_t)(xo & 0xFFFFu));
-          acc = wrap_mac(acc, (int16_t)(wo >> 16), (int16_t)(xo >> 16));
-          a[2 * r + k] = acc;
+          a[2 * r + k] = lanes_mac(lanes_mac(a[2 * r + k], we, x[2 * k]), wo, x[2 * k + 1]);
         }
       }
     }
@@ -873,29 +898,49 @@ static void wide_sums(const wide_job *p) {
 }
 #endif
 
-/* rows2's last channel of an odd count, from the input rows. */
-static void rows2_odd(const rows_job *j, const run *runs, int32_t nr, ptrdiff_t xd, int8_t *o0,
-                      int8_t *o1) {
+/* The last channel of an odd count: its bias (the sums' start) and its outputs from the sums
+ * of both rows. */
+static int32_t odd_bias(const rows_job *j) { return j->bias ? j->bias[j->cout & ~1] : 0; }
+
+static void odd_store(const rows_job *j, int32_t a0, int32_t a1, int8_t *o0, int8_t *o1) {
   const int32_t even = j->cout & ~1;
-  const int8_t *fo = j->f + even * j->fstride;
-  int32_t a0 = j->bias ? j->bias[even] : 0, a1 = a0;
-  for (int32_t i = 0; i < nr; ++i) {
-    a0 = dot1(runs[i].in, fo + runs[i].f, runs[i].n, j->off, a0);
-    a1 = dot1(runs[i].in + xd, fo + runs[i].f, runs[i].n, j->off, a1);
-  }
   const chan_q c =
       chan_consts(j->mult[j->per_channel ? even : 0], j->shift[j->per_channel ? even : 0]);
   o0[even] = requant_c(a0, &c, &j->r);
   o1[even] = requant_c(a1, &c, &j->r);
 }
 
+/* rows2's last channel of an odd count, from the input rows. */
+static void rows2_odd(const rows_job *j, const run *runs, int32_t nr, ptrdiff_t xd, int8_t *o0,
+                      int8_t *o1) {
+  const int8_t *fo = j->f + (j->cout & ~1) * j->fstride;
+  int32_t a0 = odd_bias(j), a1 = a0;
+  for (int32_t i = 0; i < nr; ++i) {
+    a0 = dot1(runs[i].in, fo + runs[i].f, runs[i].n, j->off, a0);
+    a1 = dot1(runs[i].in + xd, fo + runs[i].f, runs[i].n, j->off, a1);
+  }
+  odd_store(j, a0, a1, o0, o1);
+}
+
 #if FAST_WIDE
-/* rows2 from its rows widened into wb (to end: the window's values from filter offset f0; runs,
- * nr and xd only for an odd channel count's last channel): wide_sums per chunk of channel
- * pairs, or wide_q_dsp for them all. */
+/* rows2_odd from the widened rows (rows2_widened's arguments): the input is not read again. */
+static void odd_widened(const rows_job *j, const uint32_t *wb, const uint32_t *end, int32_t f0,
+                        int8_t *o0, int8_t *o1) {
+  const int8_t *w = j->f + (j->cout & ~1) * j->fstride + f0;
+  int32_t a0 = odd_bias(j), a1 = a0;
+  for (; wb < end; wb += 4, w += 4) {
+    const uint32_t v = load4(w), we = widen_even(v, 0), wo = widen_odd(v, 0);
+    a0 = lanes_mac(lanes_mac(a0, we, wb[0]), wo, wb[1]);
+    a1 = lanes_mac(lanes_mac(a1, we, wb[2]), wo, wb[3]);
+  }
+  odd_store(j, a0, a1, o0, o1);
+}
+
+/* rows2 from its rows widened into wb (to end: the window's values from filter offset f0):
+ * wide_sums per chunk of channel pairs, or wide_q_dsp for them all; an odd count's last
+ * channel from the same rows. */
 static void rows2_widened(const rows_job *j, const uint32_t *wb, const uint32_t *end, int32_t f0,
-                          const run *runs, int32_t nr, ptrdiff_t xd, int8_t *o0, int8_t *o1) {
-  int32_t s[4 * PAIRS];
+                          int8_t *o0, int8_t *o1) {
   const int32_t even = j->cout & ~1, wstep = (int32_t)(2 * j->fstride) - (int32_t)(end - wb);
 #if FAST_DSP
   if (j->fused_q && even > 0) {
@@ -903,30 +948,82 @@ static void rows2_widened(const rows_job *j, const uint32_t *wb, const uint32_t 
                          even / 2, wstep,  j->bias,        j->mult,             j->shift,
                          (int32_t)(o1 - o0), j->r.offset};
     wide_q_dsp(&q);
-    if (even < j->cout) rows2_odd(j, runs, nr, xd, o0, o1);
+    if (even < j->cout) odd_widened(j, wb, end, f0, o0, o1);
     return;
   }
 #endif
+  int32_t s[4 * PAIRS];
   for (int32_t oc = 0; oc < even; oc += 2 * PAIRS) {
     const int32_t np = (even - oc) / 2 < PAIRS ? (even - oc) / 2 : PAIRS;
     const wide_job p = {wb, end, j->f + oc * j->fstride + f0, (int32_t)j->fstride,
                         s,  np,  wstep};
-    wide_sums(&p);
+    wide_sums(&p, false);
     requant_rows(j, oc, 2 * np, s, 2, o0, o1);
   }
-  if (even < j->cout) rows2_odd(j, runs, nr, xd, o0, o1);
+  if (even < j->cout) odd_widened(j, wb, end, f0, o0, o1);
 }
 
-/* rows2 for windows of at most WIDE_MAX values: both rows widened once. Not inlined: the
- * buffer stays off the other paths' stack. */
-__attribute__((noinline)) static void rows2_wide(const rows_job *j, const run *runs, int32_t nr,
+/* Window values [v0, v1) (multiples of 4) of both rows of rows2_wide's window into wb, widened;
+ * returns the end of what it wrote. */
+static uint32_t *widen_part(const run *first, ptrdiff_t row, ptrdiff_t xd, int32_t v0,
+                            int32_t v1, uint32_t off2, uint32_t *wb) {
+  const int32_t n = first->n;
+  for (int32_t v = v0; v < v1;) {
+    const int32_t i = v / n, k = v - i * n, cnt = n - k < v1 - v ? n - k : v1 - v;
+    wb = widen_rows(first->in + i * row + k, xd, cnt, off2, wb);
+    v += cnt;
+  }
+  return wb;
+}
+
+/* rows2_wide for windows of more than WIDE_MAX values: for each chunk of channel pairs the
+ * window is widened WIDE_MAX values at a time into wb and the sums of the parts added up (the
+ * rows are read again for each chunk, as rows2_runs reads them; overlap.h's pair rules hold),
+ * then requantized; an odd count's last channel from the input. Not inlined: its sums stay off
+ * rows2_widened's stack. */
+__attribute__((noinline)) static void rows2_parts(const rows_job *j, const run *first, int32_t nr,
+                                                  ptrdiff_t row, ptrdiff_t xd, int8_t *o0,
+                                                  int8_t *o1, uint32_t *wb) {
+  int32_t s[4 * PAIRS];
+  const uint32_t off2 = ((uint32_t)j->off & 0xFFFFu) * 0x10001u;
+  const int32_t n = first->n, total = nr * n, even = j->cout & ~1;
+  for (int32_t oc = 0; oc < even; oc += 2 * PAIRS) {
+    const int32_t np = (even - oc) / 2 < PAIRS ? (even - oc) / 2 : PAIRS;
+    for (int32_t v0 = 0; v0 < total; v0 += WIDE_MAX) {
+      const int32_t v1 = total - v0 < WIDE_MAX ? total : v0 + WIDE_MAX;
+      const uint32_t *end = widen_part(first, row, xd, v0, v1, off2, wb);
+      const wide_job p = {wb, end, j->f + oc * j->fstride + first->f + v0, (int32_t)j->fstride,
+                          s,  np,  (int32_t)(2 * j->fstride) - (v1 - v0)};
+      wide_sums(&p, v0 > 0);
+    }
+    requant_rows(j, oc, 2 * np, s, 2, o0, o1);
+  }
+  if (even < j->cout) {
+    const int8_t *fo = j->f + even * j->fstride + first->f;
+    int32_t a0 = odd_bias(j), a1 = a0;
+    for (int32_t i = 0; i < nr; ++i) {
+      a0 = dot1(first->in + i * row, fo + i * n, n, j->off, a0);
+      a1 = dot1(first->in + i * row + xd, fo + i * n, n, j->off, a1);
+    }
+    odd_store(j, a0, a1, o0, o1);
+  }
+}
+
+/* rows2 for windows in nr runs like `first` (row bytes apart in the input, back to back in the
+ * filter): both rows widened once where the window has at most WIDE_MAX values, else
+ * rows2_parts. Not inlined: the buffer stays off the other paths' stack. */
+__attribute__((noinline)) static void rows2_wide(const rows_job *j, const run *first, int32_t nr,
                                                  ptrdiff_t row, ptrdiff_t xd, int8_t *o0,
                                                  int8_t *o1) {
   uint32_t wb[WIDE_MAX];
+  if (nr * first->n > WIDE_MAX) {
+    rows2_parts(j, first, nr, row, xd, o0, o1, wb);
+    return;
+  }
   const uint32_t off2 = ((uint32_t)j->off & 0xFFFFu) * 0x10001u;
   uint32_t *end = wb;
-  for (int32_t i = 0; i < nr; ++i) end = widen_rows(runs->in + i * row, xd, runs->n, off2, end);
-  rows2_widened(j, wb, end, runs->f, runs, nr, xd, o0, o1);
+  for (int32_t i = 0; i < nr; ++i) end = widen_rows(first->in + i * row, xd, first->n, off2, end);
+  rows2_widened(j, wb, end, first->f, o0, o1);
 }
 #endif
 
@@ -976,7 +1073,7 @@ static inline void rows2(const rows_job *j, const run *runs, int32_t nr, ptrdiff
   ptrdiff_t row = 0;
   const bool asm_form = (nr == 1 && (runs[0].n & 3) == 0) || uniform_runs(runs, nr, &row);
 #if FAST_WIDE
-  if (asm_form && nr * runs->n <= WIDE_MAX) {
+  if (asm_form) {
     rows2_wide(j, runs, nr, row, xd, o0, o1);
     return;
   }
@@ -1165,8 +1262,9 @@ static void row_sums(const int8_t *x, int32_t len, const int8_t *w, size_t ws, i
 /* One input row of len values (a FULLY_CONNECTED batch, a 1x1 convolution's pixel) against
  * every weight row of j: o[0, cout), chunk by chunk of channels, each chunk's sums before its
  * writes (so every read of the row comes no later than in channel order, as overlap.c's rule
- * wants), then the chunk's requantization. */
-static void one_row(const rows_job *j, const int8_t *x, int32_t len, int8_t *o) {
+ * wants), then the chunk's requantization. Not inlined: its sums stay off rows2_wide's stack
+ * (matrix_rows). */
+__attribute__((noinline)) static void one_row(const rows_job *j, const int8_t *x, int32_t len, int8_t *o) {
   int32_t s[ROW_CHUNK];
   for (int32_t c0 = 0; c0 < j->cout; c0 += ROW_CHUNK) {
     const int32_t n = j->cout - c0 < ROW_CHUNK ? j->cout - c0 : ROW_CHUNK;
@@ -1186,20 +1284,33 @@ static int32_t max_runs(const mak_window_geom *g, bool grouped) {
   return g->dil_w == 1 && !grouped ? g->kh : g->kh * g->kw;
 }
 
-/* The runs of group gi's window (input channels gi * fin on of pixels of cin channels; one
+/* The taps of one run of a window: a filter row's (inside the input) without dilation, else
+ * one. Group gi's window takes input channels gi * fin on of pixels of cin channels (one
  * group, fin = cin, but for grouped convolutions). */
+static inline int32_t run_span(const mak_window_geom *g, const mak_window *w, int32_t cin,
+                               int32_t fin) {
+  return g->dil_w == 1 && fin == cin ? w->fx1 - w->fx0 : 1;
+}
+
+/* The run of group gi's window from tap (fy, fx), span taps long. Walked as window_runs does
+ * where a copy of the runs would cost stack (gather, widen_pair). */
+static inline run window_run(const int8_t *in, const mak_window_geom *g, const mak_window *w,
+                             int32_t cin, int32_t fin, int32_t gi, int32_t fy, int32_t fx,
+                             int32_t span) {
+  const size_t row = ((size_t)w->b * g->in_h + w->iy0 + g->dil_h * fy) * g->in_w;
+  const run r = {in + (row + w->ix0 + g->dil_w * fx) * cin + gi * fin, (fy * g->kw + fx) * fin,
+                 span * fin};
+  return r;
+}
+
+/* The runs of group gi's window, in filter order. */
 static int32_t window_runs(const int8_t *in, const mak_window_geom *g, const mak_window *w,
                            int32_t cin, int32_t fin, int32_t gi, run *runs) {
-  const int32_t span = g->dil_w == 1 && fin == cin ? w->fx1 - w->fx0 : 1;
+  const int32_t span = run_span(g, w, cin, fin);
   int32_t n = 0;
-  for (int32_t fy = w->fy0; fy < w->fy1; ++fy) {
-    const size_t row = ((size_t)w->b * g->in_h + w->iy0 + g->dil_h * fy) * g->in_w;
-    for (int32_t fx = w->fx0; fx < w->fx1; fx += span) {
-      const run r = {in + (row + w->ix0 + g->dil_w * fx) * cin + gi * fin,
-                     (fy * g->kw + fx) * fin, span * fin};
-      runs[n++] = r;
-    }
-  }
+  for (int32_t fy = w->fy0; fy < w->fy1; ++fy)
+    for (int32_t fx = w->fx0; fx < w->fx1; fx += span)
+      runs[n++] = window_run(in, g, w, cin, fin, gi, fy, fx, span);
   return n;
 }
 
@@ -1268,14 +1379,16 @@ static bool same_taps(const mak_window *a, const mak_window *b) {
  * then take rows2's one-run loops whatever their clipping. */
 static void gather(const int8_t *in, const mak_window_geom *g, const mak_window *w, int32_t cin,
                    int32_t len, int8_t zero_point, int8_t *col) {
-  run runs[MAX_RUNS];
-  const int32_t nr = window_runs(in, g, w, cin, cin, 0, runs);
+  const int32_t span = run_span(g, w, cin, cin);
   memset(col, zero_point, (size_t)len);
-  for (int32_t i = 0; i < nr; ++i) {
-    if (runs[i].n > 8 || FAST_V7M) { /* on the M3 the byte loop cost more (conv_options) */
-      memcpy(col + runs[i].f, runs[i].in, (size_t)runs[i].n);
-    } else { /* a call per run of a few bytes costs more than the bytes */
-      for (int32_t k = 0; k < runs[i].n; ++k) col[runs[i].f + k] = runs[i].in[k];
+  for (int32_t fy = w->fy0; fy < w->fy1; ++fy) {
+    for (int32_t fx = w->fx0; fx < w->fx1; fx += span) {
+      const run r = window_run(in, g, w, cin, cin, 0, fy, fx, span);
+      if (r.n > 8 || FAST_V7M) { /* on the M3 the byte loop cost more (conv_options) */
+        memcpy(col + r.f, r.in, (size_t)r.n);
+      } else { /* a call per run of a few bytes costs more than the bytes */
+        for (int32_t k = 0; k < r.n; ++k) col[r.f + k] = r.in[k];
+      }
     }
   }
 }
@@ -1286,38 +1399,47 @@ static void gather(const int8_t *in, const mak_window_geom *g, const mak_window 
  * filter (a multiple of 4 bytes at a multiple of 4), each run widens into its place; the taps
  * outside the input (and a filter row's padding) are zeros, the zero point plus the offset.
  * Even channel counts only: rows2_odd would read the input after the pair's writes (the
- * gathered copies do not). Not inlined: its runs stay off the stack of the sums that follow. */
-__attribute__((noinline)) static bool widen_pair(const rows_job *j, const int8_t *in,
-                                                 const mak_window_geom *g, const mak_window *a,
-                                                 const mak_window *b, int32_t cin,
-                                                 uint32_t *wb) {
-  run runs[MAX_RUNS];
+ * gathered copies do not). The runs are walked twice (checked, then widened), not copied. */
+static bool widen_pair(const rows_job *j, const int8_t *in, const mak_window_geom *g,
+                       const mak_window *a, const mak_window *b, int32_t cin, uint32_t *wb) {
   if ((j->cout & 1) != 0 || !same_taps(a, b)) return false;
-  const int32_t nr = window_runs(in, g, a, cin, cin, 0, runs), len = (int32_t)j->fstride;
-  for (int32_t i = 0; i < nr; ++i)
-    if (((runs[i].n | runs[i].f) & 3) != 0) return false;
+  const int32_t span = run_span(g, a, cin, cin), len = (int32_t)j->fstride;
+  for (int32_t fy = a->fy0; fy < a->fy1; ++fy)
+    for (int32_t fx = a->fx0; fx < a->fx1; fx += span) {
+      const run r = window_run(in, g, a, cin, cin, 0, fy, fx, span);
+      if (((r.n | r.f) & 3) != 0) return false;
+    }
   const ptrdiff_t xd = (ptrdiff_t)((((int64_t)b->b - a->b) * g->in_h + (b->iy0 - a->iy0)) *
                                        g->in_w + (b->ix0 - a->ix0)) * cin;
   const uint32_t off2 = ((uint32_t)j->off & 0xFFFFu) * 0x10001u;
   int32_t at = 0; /* the runs come in filter order: zeros only in the gaps between them */
-  for (int32_t i = 0; i < nr; ++i) {
-    if (runs[i].f > at) memset(wb + at, 0, (size_t)(runs[i].f - at) * sizeof *wb);
-    at = runs[i].f + runs[i].n;
-    widen_rows(runs[i].in, xd, runs[i].n, off2, wb + runs[i].f);
-  }
+  for (int32_t fy = a->fy0; fy < a->fy1; ++fy)
+    for (int32_t fx = a->fx0; fx < a->fx1; fx += span) {
+      const run r = window_run(in, g, a, cin, cin, 0, fy, fx, span);
+      if (r.f > at) memset(wb + at, 0, (size_t)(r.f - at) * sizeof *wb);
+      at = r.f + r.n;
+      widen_rows(r.in, xd, r.n, off2, wb + r.f);
+    }
   if (at < len) memset(wb + at, 0, (size_t)(len - at) * sizeof *wb);
   return true;
 }
 #endif
 
-/* The convolution by gathered windows, in pixel pairs (the last pixel alone). */
+/* conv_gathered's buffers for windows of len bytes (a multiple of 4): two windows' copies and,
+ * where FAST_WIDE, their widened rows (len words). Its callers give them, after their own
+ * weights where they have some, from one stack array: GATHER_SCRATCH bytes, or for windows of
+ * at most COL_MAX bytes without weights GATHER_BYTES(COL_MAX). */
+#define GATHER_BYTES(len) ((FAST_WIDE ? 6 : 2) * (int64_t)(len))
+enum { GATHER_SCRATCH = 1152 };
+
+/* The convolution by gathered windows, in pixel pairs (the last pixel alone); col: its
+ * GATHER_BYTES(fstride) bytes, word-aligned. */
 static void conv_gathered(const rows_job *j, const int8_t *in, const mak_window_geom *g,
-                          int32_t cin, int8_t *out) {
+                          int32_t cin, int8_t *out, int8_t *col) {
   const int32_t len = (int32_t)j->fstride;
   const int8_t zero_point = (int8_t)-j->off;
-  int8_t col[2 * COL_MAX];
 #if FAST_WIDE
-  uint32_t wb[COL_MAX];
+  uint32_t *wb = (uint32_t *)(void *)(col + 2 * len);
 #endif
   const run rn = {col, 0, len};
   mak_window cur, next;
@@ -1331,13 +1453,13 @@ static void conv_gathered(const rows_job *j, const int8_t *in, const mak_window_
       int8_t *o1 = out + next.pixel * (size_t)j->cout;
 #if FAST_WIDE
       if (widen_pair(j, in, g, &cur, &next, cin, wb)) {
-        rows2_widened(j, wb, wb + len, 0, NULL, 0, 0, o0, o1); /* an even channel count */
+        rows2_widened(j, wb, wb + len, 0, o0, o1);
       } else {
         gather(in, g, &cur, cin, len, zero_point, col);
         gather(in, g, &next, cin, len, zero_point, col + len);
         /* rows2_wide's widening with a buffer of the gathered windows' size */
         uint32_t *end = widen_rows(col, len, len, ((uint32_t)j->off & 0xFFFFu) * 0x10001u, wb);
-        rows2_widened(j, wb, end, 0, &rn, 1, len, o0, o1);
+        rows2_widened(j, wb, end, 0, o0, o1);
       }
 #else
       gather(in, g, &cur, cin, len, zero_point, col);
@@ -1353,7 +1475,14 @@ static void conv_gathered(const rows_job *j, const int8_t *in, const mak_window_
   }
 }
 
-enum { PAD_WEIGHTS = 1024 }; /* bytes of padded weights on the stack */
+/* conv_gathered with its buffers, for windows of at most COL_MAX bytes. Not inlined: they
+ * stay off the stack of the other paths. */
+__attribute__((noinline)) static void conv_gathered_own(const rows_job *j, const int8_t *in,
+                                                        const mak_window_geom *g, int32_t cin,
+                                                        int8_t *out) {
+  uint32_t buf[GATHER_BYTES(COL_MAX) / 4];
+  conv_gathered(j, in, g, cin, out, (int8_t *)buf);
+}
 
 /* Small windows whose filter rows are not whole words (first layers of three channels, 3 x 1 x 6
  * filters, conv1d_audio's 1 x 3 x 10) or that are grouped (at most 4 groups, windows of several
@@ -1362,17 +1491,19 @@ enum { PAD_WEIGHTS = 1024 }; /* bytes of padded weights on the stack */
  * zeros in the others') padded with zeros to a multiple of 4 bytes, so that the windows take
  * the gathered, widened pairs (the padding holds the zero point: 0 after the offset) instead
  * of runs of a few bytes each. A grouped layer then multiplies zeros too (groups times its
- * products), which still costs less than its runs of fin bytes. Not inlined: the weights stay
- * off the stack of the other paths. */
+ * products), which still costs less than its runs of fin bytes. The weights and
+ * conv_gathered's buffers share GATHER_SCRATCH bytes of stack. Not inlined: they stay off the
+ * stack of the other paths. */
 __attribute__((noinline)) static bool conv_padded(const rows_job *j, const int8_t *in,
                                                   const mak_window_geom *g, int32_t cin,
                                                   int32_t fin, int32_t groups, int8_t *out) {
   const int32_t taps = g->kh * g->kw, k = taps * fin, fs = (taps * cin + 3) & ~3;
   const int32_t all = j->cout * groups;
-  if (!FAST_WIDE || (groups == 1 && fs == k) || groups > 4 || fs > COL_MAX ||
-      (int64_t)all * fs > PAD_WEIGHTS || j->off < -127 || j->off > 128)
+  if (!FAST_WIDE || (groups == 1 && fs == k) || groups > 4 ||
+      (int64_t)all * fs + GATHER_BYTES(fs) > GATHER_SCRATCH || j->off < -127 || j->off > 128)
     return false;
-  int8_t w[PAD_WEIGHTS];
+  uint32_t buf[GATHER_SCRATCH / 4];
+  int8_t *w = (int8_t *)buf;
   memset(w, 0, (size_t)(all * fs));
   for (int32_t c = 0; c < all; ++c) {
     const int8_t *f = j->f + (size_t)c * k;
@@ -1383,7 +1514,7 @@ __attribute__((noinline)) static bool conv_padded(const rows_job *j, const int8_
   p.f = w;
   p.fstride = (size_t)fs;
   p.cout = all;
-  conv_gathered(&p, in, g, cin, out);
+  conv_gathered(&p, in, g, cin, out, w + all * fs);
   return true;
 }
 
@@ -1416,15 +1547,57 @@ static bool fused_q_fits(const rows_job *j, const mak_conv_data *d) {
   return true;
 }
 
-/* The convolution window by window (in pixel pairs where `pairs`), group by group, each
- * window's runs taken from the input where they lie. Not inlined: its runs stay off the stack
- * of the other paths. */
+/* Whether group gi's window is rows2_wide's: nr runs like *first, row bytes apart in the input
+ * and back to back in the filter, of whole words (rows2's test, found from the taps without a
+ * copy of the runs): one run per filter row where the rows are whole or only one, or one row
+ * of single taps. */
+#if FAST_WIDE
+static bool wide_window(const int8_t *in, const mak_window_geom *g, const mak_window *w,
+                        int32_t cin, int32_t fin, int32_t gi, run *first, int32_t *nr,
+                        ptrdiff_t *row) {
+  const int32_t span = run_span(g, w, cin, fin), rows = w->fy1 - w->fy0, cols = w->fx1 - w->fx0;
+  if (rows <= 0 || cols <= 0) return false;
+  *first = window_run(in, g, w, cin, fin, gi, w->fy0, w->fx0, span);
+  if (span == cols) { /* a run per filter row */
+    if (rows > 1 && span != g->kw) return false;
+    *nr = rows;
+    *row = (ptrdiff_t)g->dil_h * g->in_w * cin;
+  } else { /* a run per tap */
+    if (rows > 1) return false;
+    *nr = cols;
+    *row = (ptrdiff_t)g->dil_w * cin;
+  }
+  return (first->n & 3) == 0;
+}
+#endif
+
+/* One window of group gi from its runs: conv_pixel, or with the next pixel's (o1, xd bytes
+ * further) rows2_runs. Not inlined where rows2_wide runs: the runs stay off its stack. */
+#if FAST_WIDE
+__attribute__((noinline))
+#endif
+static void window_by_runs(const rows_job *j, const int8_t *in, const mak_window_geom *g,
+                           const mak_window *w, int32_t cin, int32_t fin, int32_t gi,
+                           ptrdiff_t xd, int8_t *o0, int8_t *o1) {
+  run runs[MAX_RUNS];
+  const int32_t nr = window_runs(in, g, w, cin, fin, gi, runs);
+  if (o1 == NULL) {
+    conv_pixel(j, runs, nr, o0);
+    return;
+  }
+  ptrdiff_t row = 0;
+  const bool asm_form = (nr == 1 && (runs[0].n & 3) == 0) || uniform_runs(runs, nr, &row);
+  rows2_runs(j, runs, nr, asm_form, row, xd, o0, o1);
+}
+
+/* The convolution window by window (in pixel pairs where `pairs`), group by group: rows2_wide
+ * where the window is its form, else from the window's runs. Not inlined: its windows stay
+ * off the stack of the other paths. */
 __attribute__((noinline)) static void conv_windows(const rows_job *j, const int8_t *in,
                                                    const mak_window_geom *g, int32_t cin,
                                                    int32_t fin, int32_t groups, bool pairs,
                                                    int8_t *out) {
   const int32_t cout = j->cout * groups;
-  run runs[MAX_RUNS];
   mak_window cur, next;
   mak_window_start(g, &cur);
   bool more = mak_window_next(g, &cur);
@@ -1435,13 +1608,20 @@ __attribute__((noinline)) static void conv_windows(const rows_job *j, const int8
     const int64_t pix = ((int64_t)next.b - cur.b) * g->in_h * g->in_w +
                         (int64_t)(next.iy0 - cur.iy0) * g->in_w + (next.ix0 - cur.ix0);
     int8_t *o0 = out + cur.pixel * (size_t)cout, *o1 = out + next.pixel * (size_t)cout;
+    const ptrdiff_t xd = (ptrdiff_t)(pix * cin);
     for (int32_t gi = 0; gi < groups; ++gi) {
       const rows_job jg = group_job(j, gi);
-      const int32_t nr = window_runs(in, g, &cur, cin, fin, gi, runs);
-      if (pair)
-        rows2(&jg, runs, nr, (ptrdiff_t)(pix * cin), o0 + gi * j->cout, o1 + gi * j->cout);
-      else
-        conv_pixel(&jg, runs, nr, o0 + gi * j->cout);
+      int8_t *p0 = o0 + gi * j->cout, *p1 = pair ? o1 + gi * j->cout : NULL;
+#if FAST_WIDE
+      run first;
+      int32_t nr;
+      ptrdiff_t row;
+      if (pair && wide_window(in, g, &cur, cin, fin, gi, &first, &nr, &row)) {
+        rows2_wide(&jg, &first, nr, row, xd, p0, p1);
+        continue;
+      }
+#endif
+      window_by_runs(&jg, in, g, &cur, cin, fin, gi, xd, p0, p1);
     }
     if (pair) more = mak_window_next(g, &next);
     cur = next;
@@ -1482,7 +1662,7 @@ bool mak_fast_conv_s8(const ma_node *node, const mak_conv_data *d, const mak_win
    * pair are copied before either pixel is written: overlap.c's CONV_2D rule holds. */
   if (groups == 1 && max_runs(g, false) > 1 && j.fstride <= COL_MAX && j.fstride % 4 == 0 &&
       d->input_offset >= -127 && d->input_offset <= 128) {
-    conv_gathered(&j, in, g, cin, out);
+    conv_gathered_own(&j, in, g, cin, out);
     return true;
   }
   /* Not on Helium cores: the padded weights (1 KiB) on top of the gathered pairs' widened
@@ -1500,27 +1680,26 @@ bool mak_fast_conv_s8(const ma_node *node, const mak_conv_data *d, const mak_win
 
 /* -------------------------------------- DEPTHWISE_CONV_2D of one input channel */
 
-enum { DW1_WEIGHTS = 1024 }; /* bytes of transposed weights on the stack */
-
 /* A depthwise convolution of one input channel (multiplier cout: person_detect's first layer,
  * micro_speech's) is a convolution of one input channel: output channel c's filter is the
  * depthwise filter's channel c, tap by tap. Its weights are transposed once per invoke into
  * rows of kh x kw bytes padded with zeros to a multiple of 4 (the padded taps of the gathered
  * windows hold the zero point: 0 after the offset, so they add nothing), and the windows take
  * the gathered path, in pixel pairs widened once, where input and output share no byte and
- * the filter rows are whole words (pair_direct then widens most windows from the input; with
+ * the filter rows are whole words (widen_pair then widens most windows from the input; with
  * 3-tap rows the byte copies cost more than the blocks of fast_depthwise_s8.c). Where the
- * widened rows pay: the DSP cores and the host build (which checks the logic). */
+ * widened rows pay: the DSP cores and the host build (which checks the logic). The weights and
+ * conv_gathered's buffers share GATHER_SCRATCH bytes of stack. */
 bool mak_fast_dw1_s8(const ma_node *node, const mak_conv_data *d, const mak_window_geom *g) {
   const ma_tensor *in_t = node->inputs[0], *f_t = node->inputs[1], *bias_t = mak_input(node, 2);
   const int32_t cout = node->outputs[0]->dims[3], taps = g->kh * g->kw;
   const int32_t fs = (taps + 3) & ~3;
-  if (!FAST_WIDE || !all_s8(node) || in_t->dims[3] != 1 || g->kw % 4 != 0 || fs > COL_MAX ||
-      (int64_t)fs * cout > DW1_WEIGHTS || max_runs(g, false) > MAX_RUNS ||
-      !offsets_ok(d->input_offset, d->output_offset) || d->input_offset < -127 ||
+  if (!FAST_WIDE || !all_s8(node) || in_t->dims[3] != 1 || g->kw % 4 != 0 ||
+      (int64_t)fs * cout + GATHER_BYTES(fs) > GATHER_SCRATCH || !offsets_ok(d->input_offset, d->output_offset) || d->input_offset < -127 ||
       d->input_offset > 128 || !mak_disjoint(in_t, node->outputs[0]))
     return false;
-  int8_t w[DW1_WEIGHTS];
+  uint32_t buf[GATHER_SCRATCH / 4];
+  int8_t *w = (int8_t *)buf;
   const int8_t *f = f_t->data;
   for (int32_t c = 0; c < cout; ++c) {
     int8_t *row = w + (size_t)c * fs;
@@ -1538,7 +1717,7 @@ bool mak_fast_dw1_s8(const ma_node *node, const mak_conv_data *d, const mak_wind
                 make_range(d->output_offset, d->act_min, d->act_max),
                 false};
   j.fused_q = fused_q_fits(&j, d);
-  conv_gathered(&j, in_t->data, g, 1, node->outputs[0]->data);
+  conv_gathered(&j, in_t->data, g, 1, node->outputs[0]->data, w + fs * cout);
   return true;
 }
 
