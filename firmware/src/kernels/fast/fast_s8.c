@@ -92,6 +92,58 @@ __attribute__((naked, noinline)) static void dot4_v6m(dot4_job *j __attribute__(
       V6M_EPILOGUE);
 }
 #undef DOT4_V6M_ROW
+
+/* The same for two weight rows (the pair past a layer's blocks of four channels), the sums in
+ * r4, r5: five instructions per multiply-accumulate, where dot1's C loop takes about eight.
+ * Only r4-r7 are saved: the loop keeps off r8-r11. */
+typedef struct {
+  const int8_t *x_end, *w_end; /* x + n; the first weight row + n */
+  int32_t ws, n, off;
+  int32_t acc[2];
+} dot2_job;
+
+_Static_assert(offsetof(dot2_job, acc) == 20, "dot2_v6m's offsets");
+__attribute__((naked, noinline)) static void dot2_v6m(dot2_job *j __attribute__((unused))) {
+  __asm__(
+      ".syntax unified\n\t"
+      "push {r0, r4-r7, lr}\n\t"
+      "ldr r1, [r0, #0]\n\t"
+      "ldr r2, [r0, #4]\n\t"
+      "ldr r7, [r0, #8]\n\t"
+      "adds r3, r2, r7\n\t"
+      "ldr r6, [r0, #16]\n\t"
+      "mov r12, r6\n\t"
+      "ldr r4, [r0, #20]\n\t"
+      "ldr r5, [r0, #24]\n\t"
+      "ldr r6, [r0, #12]\n\t"
+      "rsbs r0, r6, #0\n\t"
+      "1:\n\t"
+      "ldrsb r6, [r1, r0]\n\t"
+      "add r6, r6, r12\n\t"
+      "ldrsb r7, [r2, r0]\n\t"
+      "muls r7, r6, r7\n\t"
+      "adds r4, r4, r7\n\t"
+      "ldrsb r7, [r3, r0]\n\t"
+      "muls r7, r6, r7\n\t"
+      "adds r5, r5, r7\n\t"
+      "adds r0, r0, #1\n\t"
+      "bne 1b\n\t"
+      "ldr r0, [sp]\n\t"
+      "str r4, [r0, #20]\n\t"
+      "str r5, [r0, #24]\n\t"
+      "pop {r0, r4-r7, pc}");
+}
+
+/* acc[r] += sum_i w[r * ws + i] * (x[i] + off) for the two weight rows r. */
+static void dot2(const int8_t *x, const int8_t *w, size_t ws, int32_t n, int32_t off,
+                 int32_t acc[2]) {
+  if (n > 0) {
+    dot2_job j = {x + n, w + n, (int32_t)ws, n, off, {acc[0], acc[1]}};
+    dot2_v6m(&j);
+    acc[0] = j.acc[0];
+    acc[1] = j.acc[1];
+  }
+}
 #endif
 
 /* acc[r] += sum_i w[r * ws + i] * (x[i] + off) for the four weight rows r. Not inlined on
@@ -1358,6 +1410,20 @@ static void conv_pixel(const rows_job *j, const run *runs, int32_t nr, int8_t *o
       o[oc + k] = requant_c(acc[k], &c, &j->r);
     }
   }
+#if FAST_V6M
+  if (oc + 2 <= j->cout) {
+    const int8_t *fo = j->f + oc * j->fstride;
+    int32_t acc[2];
+    for (int k = 0; k < 2; ++k) acc[k] = j->bias ? j->bias[oc + k] : 0;
+    for (int32_t i = 0; i < nr; ++i)
+      dot2(runs[i].in, fo + runs[i].f, j->fstride, runs[i].n, j->off, acc);
+    for (int k = 0; k < 2; ++k) {
+      if (j->per_channel) c = chan_consts(j->mult[oc + k], j->shift[oc + k]);
+      o[oc + k] = requant_c(acc[k], &c, &j->r);
+    }
+    oc += 2;
+  }
+#endif
   for (; oc < j->cout; ++oc) {
     const int8_t *fo = j->f + oc * j->fstride;
     int32_t acc = j->bias ? j->bias[oc] : 0;
@@ -1367,6 +1433,46 @@ static void conv_pixel(const rows_job *j, const run *runs, int32_t nr, int8_t *o
     o[oc] = requant_c(acc, &c, &j->r);
   }
 }
+
+#if FAST_V6M
+/* Armv6-M, grouped convolutions whose groups' windows fit COL_MAX together: pixel by pixel,
+ * each group's fin input channels of the window copied once, in filter order, one group's
+ * window (k = taps * fin bytes) after the other (the taps outside the input hold the zero
+ * point: 0 after the offset), then conv_pixel on each group's copy. The window is walked once
+ * per pixel, not once per group (conv_options' first layer, two groups of two channels: 476
+ * instructions per output before, window_runs and a job copy per group). Every read of a
+ * pixel's window comes before its writes, as in conv_pixel's order. */
+static bool conv_groups_v6m(const rows_job *j, const int8_t *in, const mak_window_geom *g,
+                            int32_t cin, int32_t fin, int32_t groups, int8_t *out) {
+  const int32_t k = (int32_t)j->fstride, all = groups * j->cout;
+  if (groups * k > COL_MAX || j->off < -127 || j->off > 128) return false;
+  int8_t col[COL_MAX];
+  rows_job jg = *j;
+  mak_window w;
+  mak_window_start(g, &w);
+  while (mak_window_next(g, &w)) {
+    if (w.fy1 - w.fy0 < g->kh || w.fx1 - w.fx0 < g->kw) memset(col, -j->off, (size_t)(groups * k));
+    for (int32_t fy = w.fy0; fy < w.fy1; ++fy) {
+      const size_t row = ((size_t)w.b * g->in_h + w.iy0 + g->dil_h * fy) * g->in_w;
+      const int8_t *p = in + (row + w.ix0 + g->dil_w * w.fx0) * cin;
+      int8_t *c = col + (fy * g->kw + w.fx0) * fin;
+      for (int32_t fx = w.fx0; fx < w.fx1; ++fx, p += g->dil_w * cin, c += fin)
+        for (int32_t gi = 0; gi < groups; ++gi)
+          for (int32_t i = 0; i < fin; ++i) c[gi * k + i] = p[gi * fin + i];
+    }
+    int8_t *o = out + w.pixel * (size_t)all;
+    for (int32_t gi = 0; gi < groups; ++gi) {
+      const run rn = {col + gi * k, 0, k};
+      jg.f = j->f + (size_t)gi * j->cout * j->fstride;
+      jg.bias = j->bias ? j->bias + gi * j->cout : NULL;
+      jg.mult = j->mult + (j->per_channel ? gi * j->cout : 0);
+      jg.shift = j->shift + (j->per_channel ? gi * j->cout : 0);
+      conv_pixel(&jg, &rn, 1, o + gi * j->cout);
+    }
+  }
+  return true;
+}
+#endif
 
 /* Whether two windows take the same taps (so the same runs, a constant distance apart). */
 static bool same_taps(const mak_window *a, const mak_window *b) {
@@ -1671,6 +1777,9 @@ bool mak_fast_conv_s8(const ma_node *node, const mak_conv_data *d, const mak_win
   if (!FAST_MVE && (max_runs(g, false) > 1 || j.fstride % 4 != 0) &&
       conv_padded(&j, in, g, cin, fin, groups, out))
     return true;
+#if FAST_V6M
+  if (groups > 1 && conv_groups_v6m(&j, in, g, cin, fin, groups, out)) return true;
+#endif
   const bool pairs = !FAST_PAIRS           ? false
                      : groups == 1 ? mak_window_pairs_fit(in_t, node->outputs[0], g, cin, cout)
                                  : mak_disjoint(in_t, node->outputs[0]);

@@ -195,6 +195,39 @@ typedef struct {
 } wide32;
 
 static inline wide32 mul_add_wide(int32_t a, int32_t b, uint32_t lo, uint32_t hi) {
+#if FAST_V6M
+  /* The same sums with the carries in ADCS (GCC 12 compares for each: 19 instructions here
+   * against about 40). ah bh is added last, with the third carry. */
+  uint32_t t, u, v;
+  __asm__(
+      ".syntax unified\n\t" /* GCC marks Thumb-1 inline assembly divided */
+      "uxth %[t], %[a]\n\t"
+      "uxth %[u], %[b]\n\t"
+      "asrs %[a], %[a], #16\n\t"
+      "asrs %[b], %[b], #16\n\t"
+      "movs %[v], %[t]\n\t"
+      "muls %[v], %[u], %[v]\n\t" /* al bl */
+      "muls %[u], %[a], %[u]\n\t" /* ah bl */
+      "muls %[t], %[b], %[t]\n\t" /* al bh */
+      "muls %[a], %[b], %[a]\n\t" /* ah bh */
+      "asrs %[b], %[u], #16\n\t"
+      "lsls %[u], %[u], #16\n\t"
+      "adds %[lo], %[lo], %[v]\n\t"
+      "adcs %[hi], %[hi], %[b]\n\t"
+      "asrs %[v], %[t], #16\n\t"
+      "lsls %[t], %[t], #16\n\t"
+      "adds %[lo], %[lo], %[u]\n\t"
+      "adcs %[hi], %[hi], %[v]\n\t"
+      "adds %[lo], %[lo], %[t]\n\t"
+      "adcs %[hi], %[hi], %[a]\n\t"
+      ".syntax divided"
+      : [a] "+l"(a), [b] "+l"(b), [lo] "+l"(lo), [hi] "+l"(hi), [t] "=&l"(t), [u] "=&l"(u),
+        [v] "=&l"(v)
+      :
+      : "cc");
+  const wide32 r = {lo, hi};
+  return r;
+#else
   const uint32_t al = (uint32_t)a & 0xFFFFu, bl = (uint32_t)b & 0xFFFFu;
   const int32_t ah = a >> 16, bh = b >> 16;
   const int32_t m1 = ah * (int32_t)bl, m2 = (int32_t)al * bh;
@@ -207,6 +240,7 @@ static inline wide32 mul_add_wide(int32_t a, int32_t b, uint32_t lo, uint32_t hi
   hi += (uint32_t)(m2 >> 16) + (t < u);
   const wide32 r = {t, hi};
   return r;
+#endif
 }
 #endif
 
