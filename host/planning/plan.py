@@ -72,7 +72,6 @@ class SharedBytes:
 class PlanResult:
     model: str
     planner: str
-    runtime: str  # whose interpreter: "tflm" or "microarena"
     lib: KernelLibrary  # whose kernels' scratch (and overlap rules) it plans around
     tensors: list[PlannedTensor]
     scratch: list[Scratch]
@@ -84,7 +83,6 @@ class PlanResult:
     warnings: list[str] = field(default_factory=list)
     overlap_bound: int | None = None  # lower bound with the allowed overlaps (--overlap)
     shared: list[SharedBytes] = field(default_factory=list)  # overlaps the plan uses
-    kernel_set: str = ""  # the kernels an overlapping plan is proven for
     tflm_refusal: TflmRefusal | None = None  # why TFLM will not load the model, if it will not
     # Why the microarena runtime will not open the model (or "not checked (...)"), if so.
     microarena_refusal: str | None = None
@@ -92,7 +90,7 @@ class PlanResult:
     @property
     def head_reported(self) -> bool:
         """Whether the runtime the head was planned for loads the model and so reports it."""
-        if self.runtime == "tflm":
+        if self.lib.runtime == "tflm":
             return self.tflm_refusal is None
         return self.microarena_refusal is None
 
@@ -258,7 +256,6 @@ def plan_model(
     return PlanResult(
         model=model.source,
         planner=planner,
-        runtime=lib.runtime,
         lib=lib,
         tensors=tensors,
         scratch=scratch,
@@ -270,6 +267,5 @@ def plan_model(
         warnings=warnings,
         overlap_bound=lower_bound(everything, overlaps) if overlap else None,
         shared=_shared(pairs, final, {b.id: b.size for b in tbufs}) if best_fixed else [],
-        kernel_set=lib.label if overlap else "",
         tflm_refusal=tflm_refusal(model, *registrations(lib.name)),
     )

@@ -55,8 +55,8 @@ def plan_text(r: PlanResult, target: TargetArena | None = None) -> str:
 def _head_status(r: PlanResult) -> str:
     """Whether the head is one the runtime will report: not if it refuses the model."""
     if r.head_reported:
-        return f"exact: what {_runtime_name(r.runtime)} reports with this plan"
-    if r.runtime == "tflm":
+        return f"exact: what {_runtime_name(r.lib.runtime)} reports with this plan"
+    if r.lib.runtime == "tflm":
         return "as planned; TFLM reports none: it refuses this model, see below"
     if (r.microarena_refusal or "").startswith("not checked"):
         return "as planned; not exact: whether the microarena runtime opens it was not checked"
@@ -105,7 +105,7 @@ def _overlap_lines(r: PlanResult) -> list[str]:
         f"overlap bound    {bound} bytes (max live bytes less what the allowed overlaps save); "
         f"head is {below} bytes below the no-overlap bound",
         f"overlaps         {len(r.shared)} operators write their output over their input; "
-        f"proven for the {r.kernel_set} only (other kernels loop differently: do not run "
+        f"proven for the {r.lib.label} only (other kernels loop differently: do not run "
         "this plan with them; the planned model records these kernels)",
     ]
     for s in r.shared:
@@ -123,13 +123,13 @@ def plan_json(
     if r.overlap_bound is not None:
         extra = {
             "overlap_bound": r.overlap_bound,
-            "kernel_set": r.kernel_set,
+            "kernel_set": r.lib.label,  # the kernels the overlaps are proven for
             "overlaps": [vars(s) for s in r.shared],
         }
     return {
         "model": r.model,
         "planner": r.planner,
-        "runtime": r.runtime,
+        "runtime": r.lib.runtime,
         "kernels": r.lib.name,
         "cpu": r.lib.cpu,
         "head": target.head if target else r.head,
