@@ -143,6 +143,24 @@ def test_only_fast_arch_h_tests_the_target() -> None:
     assert not found, sorted(found)
 
 
+def test_portable_kernels_hold_no_isa_code() -> None:
+    """The optimised forms live under fast/ (docs/architecture.md, "Where to add"): no portable
+    kernel file holds inline assembly, an intrinsics header or a call of a Helium or DSP
+    intrinsic, but kernel_util.h's SMMULR and SSAT (named there as not yet so)."""
+    isa = re.compile(
+        r"__asm__|\basm\s*\(|<arm_(?:mve|acle)\.h>"  # assembly, the intrinsics headers
+        r"|\bv\w+q(?:_\w+)?\s*\("  # Helium's vaddq_s32(, vctp8q(, ...
+        r"|\b__(?:sxt|smla|smul|smmul|ssat|usat|qadd|qsub|sel|ssub)\w*\s*\("  # ACLE's DSP
+    )
+    found = {
+        f"{p.name}: {m}"
+        for p in sorted(KERNELS.glob("*.[ch]"))
+        if p.name != "kernel_util.h"
+        for m in isa.findall(p.read_text())
+    }
+    assert not found, sorted(found)
+
+
 def test_every_kernel_folder_is_built() -> None:
     """Every folder of kernel sources (an architecture's under fast/) is in build.mk's
     MA_KERNEL_DIRS, which the Makefile, CMake, microarena.mk and PlatformIO builds read: a
