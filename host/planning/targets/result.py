@@ -20,7 +20,7 @@ class TargetArena:
     min_arena_tail: int | None = None
     categories: list[Category] = field(default_factory=list)
     other: dict[str, int] = field(default_factory=dict)  # the rest of the tail, bytes by kind
-    kernels: list[dict] = field(default_factory=list)  # per operator: options, Init, Prepare
+    operators: list[dict] = field(default_factory=list)  # per operator: options, Init, Prepare
     library: str = ""  # the kernel library assumed (--kernels)
     cpu: str | None = None  # the CPU it was assumed for, where that matters (CMSIS-NN)
     exact: dict[str, bool] = field(default_factory=dict)  # per figure: head, tail, min_arena
@@ -35,7 +35,7 @@ class TargetArena:
             "min_arena_tail": self.min_arena_tail,
             "categories": [vars(c) for c in self.categories],
             "other": self.other,
-            "kernels": self.kernels,
+            "kernels": self.operators,  # the key --json has always had
             "kernel_library": self.library,
             "cpu": self.cpu,
             "exact": self.exact,

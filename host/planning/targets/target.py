@@ -127,7 +127,7 @@ def _tflm(model: Model, target: str, lib: KernelLibrary) -> TargetArena:
             if (r := p.categories.get(name)) and (r.used or r.requested)
         ],
         other={k: p.categories[k].used for k in UNCATEGORIZED if k in p.categories},
-        kernels=p.kernels,
+        operators=p.operators,
         library=lib.name,
         cpu=lib.cpu,
         exact={"head": head_exact, "tail": known, "min_arena": head_exact and p.exact},

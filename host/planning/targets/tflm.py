@@ -176,7 +176,7 @@ class TflmArena:
     limited_by: str = ""  # what one byte less runs out of
     limit_exact: bool = True  # False: the minimum is an upper bound (kernel Prepare)
     unknown: list[str] = field(default_factory=list)  # operators not modelled
-    kernels: list[dict] = field(default_factory=list)  # requested bytes per operator
+    operators: list[dict] = field(default_factory=list)  # requested bytes per operator
 
     @property
     def total(self) -> int:
@@ -455,7 +455,7 @@ def predict(
         tail=arena_size - a.tail,
         categories=a.recorded,
         unknown=lib.unknown_ops(model, abi),
-        kernels=[_kernel_bytes(sg, op, alloc) for sg, op, alloc in replay.ops],
+        operators=[_kernel_bytes(sg, op, alloc) for sg, op, alloc in replay.ops],
     )
     result.min_arena = _min_arena(a.trace, result.total)
     result.min_arena_tail = result.min_arena - (a.trace.tail_left(result.min_arena) or 0)
