@@ -4,11 +4,11 @@ operator is from the board's MAC limit (issue 29's table in docs/speed.md).
 Each model's profiling image (`host.record --profile`'s: the model application with the
 operator hook, only the model's kernels, no offline plan) runs on QEMU with -icount shift=0;
 each operator's SysTick ticks x the board's qemu_tick_ns are its instructions. TFLM's are the
-CMSIS-NN runs' per-node figures in tests/data/tflm_cmsis_nn/measured.json (same board, no
-plan), joined by node index. MACs are the multiply-accumulates of the node's int8 products
-(CONV_2D, DEPTHWISE_CONV_2D, FULLY_CONNECTED: output elements x taps of each); "MAC/instr" is
-MACs per instruction, against the limit of the core's widest int8 multiply-accumulate: 16 on
-Helium (one VMLADAVA), 2 on the DSP cores (one SMLAD).
+CMSIS-NN runs' per-node figures in tests/data/tflm_cmsis_nn/measured.json and unseen_m4.json
+(same board, no plan), joined by node index. MACs are the multiply-accumulates of the node's
+int8 products (CONV_2D, DEPTHWISE_CONV_2D, FULLY_CONNECTED: output elements x taps of each);
+"MAC/instr" is MACs per instruction, against the limit of the core's widest int8
+multiply-accumulate: 16 on Helium (one VMLADAVA), 2 on the DSP cores (one SMLAD).
 
     .venv/bin/python benchmarks/op_bench.py --board mps3-an547 --models tiny_sww_int8
     .venv/bin/python benchmarks/op_bench.py --board mps3-an547 --models tiny_kws_dscnn_int8 --json
@@ -25,7 +25,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from speed_bench import PEERS, model_path  # noqa: E402
+from speed_bench import PEERS, UNSEEN, model_path  # noqa: E402
 
 from host.device import emulate  # noqa: E402
 from host.device.boards import build_image, get_board  # noqa: E402
@@ -51,8 +51,9 @@ def node_macs(model: Model, index: int) -> int:
 
 
 def peer_nodes(model: str, board: str) -> dict[int, int]:
-    """TFLM + CMSIS-NN's instructions per node of subgraph 0 (measured.json), by node index."""
-    runs = json.loads(PEERS.read_text())["runs"]
+    """TFLM + CMSIS-NN's instructions per node of subgraph 0 (measured.json, or unseen_m4.json
+    for the models not given), by node index."""
+    runs = [r for p in (PEERS, UNSEEN) if p.exists() for r in json.loads(p.read_text())["runs"]]
     for r in runs:
         if (r["model"], r["board"], r["kernels"], r["plan"]) == (model, board, "cmsis-nn", "none"):
             return {n["node"]: n["instructions"] for n in r.get("nodes", [])}
