@@ -7,6 +7,7 @@
 #define MA_FAST_DOT_S8_H
 
 #include "fast/mve/fast_mve_core.h"
+#include "fast/fast_s8.h" /* mak_dot4_rows */
 #include "fast/fast_s8_core.h"
 
 #if FAST_MVE

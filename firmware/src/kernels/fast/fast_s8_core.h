@@ -8,7 +8,7 @@
 #define MA_FAST_S8_CORE_H
 
 #include "fast/arch.h"
-#include "fast/fast_s8.h"
+#include "kernel_util.h"
 
 #include <string.h>
 

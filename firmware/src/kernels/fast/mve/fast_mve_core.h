@@ -5,7 +5,7 @@
 #ifndef MA_FAST_MVE_CORE_H
 #define MA_FAST_MVE_CORE_H
 
-#include "fast/mve/fast_mve_s8.h"
+#include "fast/arch.h"
 
 #if FAST_MVE
 #include <arm_mve.h>
