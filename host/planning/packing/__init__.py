@@ -37,6 +37,7 @@ __all__ = [
     "plan",
     "read_csv",
     "validate",
+    "work_per_second",
     "write_csv",
 ]
 
@@ -51,6 +52,12 @@ __all__ = [
 # first can the result depend on the machine (docs/planning.md, "Determinism").
 WORK_PER_SECOND = 6_000_000  # the compiled core
 PYTHON_WORK_PER_SECOND = 50_000  # the Python core
+
+
+def work_per_second() -> int:
+    """The work rate of the search core that runs here (read at each call: tests patch them)."""
+    return PYTHON_WORK_PER_SECOND if search._core is None else WORK_PER_SECOND
+
 
 Progress = Callable[[str], None]
 
@@ -109,8 +116,7 @@ def _plan_best(
     )
     if best_arena <= lower or time.monotonic() >= deadline:
         return best  # optimal already, or the set-up has used the time
-    rate = PYTHON_WORK_PER_SECOND if search._core is None else WORK_PER_SECOND
-    budget = int(rate * time_limit)
+    budget = int(work_per_second() * time_limit)
     return search_plan(buffers, best, lower, alignment, budget, deadline, progress, overlaps)
 
 
