@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "fast/fast_s8.h"
+#include "fast/mve/fast_mve_s8.h"
 #include "kernel_util.h"
 #include "kernels.h"
 
@@ -137,12 +138,12 @@ static int32_t conv_16x8(const ma_node *node, const mak_conv_data *d, const mak_
                           d->output_offset, d->act_min, d->act_max);
 }
 
-static ma_status conv_eval(struct ma_context *ctx, ma_node *node) {
-  (void)ctx;
-  const mak_conv_data *d = node->user_data;
+/* The reference loop (float, int16, and int8 where no fast path serves). Not inlined: its
+ * locals stay off the stack of the fast paths. */
+__attribute__((noinline)) static void conv_ref(const ma_node *node, const mak_conv_data *d,
+                                               const mak_window_geom *gp) {
   const int8_t *shift = mak_conv_shifts(d);
-  const mak_window_geom g = window_geom(node, d);
-  if (mak_fast_conv_s8(node, d, &g)) return MA_OK;
+  const mak_window_geom g = *gp;
   const ma_tensor *bias_t = mak_input(node, 2);
   const int32_t cin = node->inputs[0]->dims[3], cout = node->outputs[0]->dims[3];
   const int32_t fin = node->inputs[1]->dims[3];
@@ -189,13 +190,23 @@ static ma_status conv_eval(struct ma_context *ctx, ma_node *node) {
       }
     }
   }
+}
+
+static ma_status conv_eval(struct ma_context *ctx, ma_node *node) {
+  (void)ctx;
+  const mak_conv_data *d = node->user_data;
+  const mak_window_geom g = window_geom(node, d);
+  if (mak_mve_conv_s8(node, d, &g) || mak_fast_conv_s8(node, d, &g)) return MA_OK;
+  conv_ref(node, d, &g);
   return MA_OK;
 }
 
 
 
-/* 16x8 depthwise: each output channel's exact int64 sum, its bias, mak_requantize16. */
-static void dwconv_16x8(const ma_node *node, const mak_conv_data *d, const mak_window_geom *g) {
+/* 16x8 depthwise: each output channel's exact int64 sum, its bias, mak_requantize16. Not
+ * inlined, as dwconv_ref. */
+__attribute__((noinline)) static void dwconv_16x8(const ma_node *node, const mak_conv_data *d,
+                                                  const mak_window_geom *g) {
   const int16_t *in = node->inputs[0]->data;
   const int8_t *f = node->inputs[1]->data;
   const ma_tensor *bias = mak_input(node, 2);
@@ -286,7 +297,7 @@ static ma_status dwconv_eval(struct ma_context *ctx, ma_node *node) {
   (void)ctx;
   const mak_conv_data *d = node->user_data;
   const mak_window_geom g = window_geom(node, d);
-  if (mak_fast_dwconv_s8(node, d, &g)) return MA_OK;
+  if (mak_mve_dwconv_s8(node, d, &g) || mak_fast_dwconv_s8(node, d, &g)) return MA_OK;
   if (node->inputs[0]->type == MA_INT16)
     dwconv_16x8(node, d, &g);
   else

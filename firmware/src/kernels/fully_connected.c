@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "fast/fast_s8.h"
+#include "fast/mve/fast_mve_s8.h"
 #include "kernel_util.h"
 #include "kernels.h"
 
@@ -183,7 +184,7 @@ static ma_status fc_eval(struct ma_context *ctx, ma_node *node) {
                             d->n_mult,
                             d->mult,
                             (const int8_t *)(d->mult + d->n_mult)};
-  if (d->u.q.filter_offset == 0 && mak_fast_fc_s8(&fc)) return MA_OK;
+  if (d->u.q.filter_offset == 0 && (mak_mve_fc_s8(&fc) || mak_fast_fc_s8(&fc))) return MA_OK;
   const int32_t units = d->units, depth = d->depth, filter_offset = d->u.q.filter_offset;
   for (int32_t b = 0; b < d->batches; ++b) {
     for (int32_t u = 0; u < units; ++u) {

@@ -1,7 +1,6 @@
 /* The fast int8 path of DEPTHWISE_CONV_2D (see fast_s8.h; the shared primitives and why they
  * are bit-exact: fast_s8_core.h, fast_s8.c). */
 #include "fast/fast_s8_core.h"
-#include "fast/mve/fast_mve_s8.h"
 #include "overlap.h"
 
 /* The taps of one output pixel: `rows` x `cols` taps from input `in` (channel 0) and filter
@@ -723,7 +722,7 @@ __attribute__((noinline)) static void dw_pixels(const ma_node *node, const mak_c
 }
 
 bool mak_fast_dwconv_s8(const ma_node *node, const mak_conv_data *d, const mak_window_geom *g) {
-  if (mak_mve_dwconv_s8(node, d, g) || mak_fast_dw1_s8(node, d, g)) return true;
+  if (mak_fast_dw1_s8(node, d, g)) return true;
   if (!all_s8(node) || !offsets_ok(d->input_offset, d->output_offset)) return false;
   dw_pixels(node, d, g);
   return true;

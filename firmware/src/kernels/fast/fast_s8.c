@@ -1735,7 +1735,6 @@ __attribute__((noinline)) static void conv_windows(const rows_job *j, const int8
 }
 
 bool mak_fast_conv_s8(const ma_node *node, const mak_conv_data *d, const mak_window_geom *g) {
-  if (mak_mve_conv_s8(node, d, g)) return true;
   const ma_tensor *in_t = node->inputs[0], *f_t = node->inputs[1], *bias_t = mak_input(node, 2);
   const int32_t cin = in_t->dims[3], fin = f_t->dims[3], cout = node->outputs[0]->dims[3];
   if (!all_s8(node) || fin <= 0 || cin % fin != 0 || cout % (cin / fin) != 0 ||
@@ -1833,7 +1832,6 @@ bool mak_fast_dw1_s8(const ma_node *node, const mak_conv_data *d, const mak_wind
 /* ---------------------------------------------------------- FULLY_CONNECTED */
 
 bool mak_fast_fc_s8(const mak_fc_s8_job *fc) {
-  if (mak_mve_fc_s8(fc)) return true;
   if (!FAST_ENABLED || !offsets_ok(fc->input_offset, fc->output_offset)) return false;
   /* A batch is a 1x1 convolution's pixel: one run of depth bytes, one weight row per unit. */
   const rows_job j = {fc->w,

@@ -1,9 +1,10 @@
 /* Helium (M-profile Vector Extension) int8 paths of CONV_2D, DEPTHWISE_CONV_2D and
  * FULLY_CONNECTED, for cores with MVE (Cortex-M55, M85): fast_mve_s8.c.
  *
- * The fast_s8.h entry points try these first; each returns false, having done nothing, when
+ * The kernels (conv.c, fully_connected.c) try these before fast_s8.h's entry points, so that
+ * the portable paths' frames are not under them; each returns false, having done nothing, when
  * the node is outside what it handles (or the core has no MVE), and the caller goes on with
- * its own path. Same contract as fast_s8.h: results bit-identical to the reference loops,
+ * the other paths. Same contract as fast_s8.h: results bit-identical to the reference loops,
  * output pixels written in order, each pixel's (depthwise block's) reads before its first
  * write, so overlap.c's rules hold unchanged. */
 #ifndef MA_FAST_MVE_S8_H
