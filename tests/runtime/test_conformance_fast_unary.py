@@ -8,7 +8,8 @@ point covers both signs, both saturation radii and 0; QUANTIZE (int8, uint8 and 
 with multipliers below and above 1 (left shifts), saturating outputs and zero points at the
 ends.
 tests/runtime/test_runtime_mve_qemu.py runs them on the Cortex-M55 against TFLM (the
-firmware's deterministic input: 251 distinct values).
+firmware's deterministic input: 251 distinct values); QUANTIZE of equal scales (quantize.c's
+offset a word at a time, QADD8 on the DSP) also runs on the Cortex-M4 (test_runtime_qemu.py).
 """
 
 from __future__ import annotations
@@ -45,6 +46,11 @@ CASES = [
          [q8(SHAPE, 0.004, 0)]),
     Case("QUANTIZE uint8 -> int8 right shift", "QUANTIZE", [T(SHAPE, U8, [0.01], [3])],
          [q8(SHAPE, 0.03, -100)]),
+    # equal scales: the offset alone (quantize.c's words), saturating both ways
+    Case("QUANTIZE uint8 -> int8 equal scales zero points 200 and 10", "QUANTIZE",
+         [T(SHAPE, U8, [0.004], [200])], [q8(SHAPE, 0.004, 10)]),
+    Case("QUANTIZE int8 -> int8 equal scales zero points -100 and 20", "QUANTIZE",
+         [q8(SHAPE, 0.02, -100)], [q8(SHAPE, 0.02, 20)]),
 ]  # fmt: skip
 
 

@@ -143,6 +143,9 @@ SINGLE_OPS: dict[str, tuple[str, list[T], list[T], str | None, dict[int, tuple[s
         + [T((2, 5), F32, variable=True), T((2, 5), F32, variable=True)] + [None] * 4,
         [f32((3, 2, 5))], "UnidirectionalSequenceLSTMOptions",
         {0: ("b", 4), 1: ("f", 0.8), 3: ("B", 1)}),
+    # the rows after the last axes of one element (yamnet's input transpose)
+    "TRANSPOSE int8 last axis of 1": ("TRANSPOSE", [q8((1, 6, 9, 1), 0.1, 0),
+        T((4,), I32, data=[0, 2, 1, 3])], [q8((1, 9, 6, 1), 0.1, 0)], "TransposeOptions", {}),
 }  # fmt: skip
 
 

@@ -100,6 +100,10 @@ static void cells4(const pool_cells *pc, int32_t c, bool is_max, int32_t r[4]) {
  * last depth % 4 one at a time. */
 static void pool_s8_pixel(const pool_data *d, const pool_cells *pc, bool is_max, int32_t depth,
                           int8_t *out) {
+  if (FAST_DSP && is_max) {
+    mak_dsp_max_pixel(pc, depth, d->act_min, d->act_max, out);
+    return;
+  }
   const int32_t count = pc->rows * pc->cols;
   int32_t c = 0;
   for (; c + 4 <= depth; c += 4) {
@@ -123,6 +127,33 @@ static void pool_s8_pixel(const pool_data *d, const pool_cells *pc, bool is_max,
   }
 }
 
+static int32_t min32(int32_t a, int32_t b) { return a < b ? a : b; }
+
+/* The output pixels of an int8 pool in order (no dilation), each window's in-image cells
+ * found by two comparisons per axis instead of mak_window_next's general steps (which took
+ * as much as a pixel of few channels). -1 at a window with no cell in the image. On the DSP
+ * cores and the host (which checks it); the other cores keep the walk below. */
+static int pool_s8_walk(const pool_data *d, const mak_window_geom *g, const int8_t *in,
+                        int8_t *out, int32_t depth, bool is_max) {
+  const size_t row_step = (size_t)g->in_w * (size_t)depth;
+  for (int32_t b = 0; b < g->batches; ++b) {
+    for (int32_t oy = 0; oy < g->out_h; ++oy) {
+      const int32_t iy = oy * g->stride_h - g->pad_h;
+      const int32_t y0 = iy < 0 ? 0 : iy, y1 = min32(iy + g->kh, g->in_h);
+      for (int32_t ox = 0; ox < g->out_w; ++ox, out += depth) {
+        const int32_t ix = ox * g->stride_w - g->pad_w;
+        const int32_t x0 = ix < 0 ? 0 : ix, x1 = min32(ix + g->kw, g->in_w);
+        if (y1 <= y0 || x1 <= x0) return -1;
+        const pool_cells pc = {in + ((size_t)b * g->in_h + (size_t)y0) * row_step +
+                                   (size_t)x0 * (size_t)depth,
+                               y1 - y0, x1 - x0, (size_t)depth, row_step};
+        pool_s8_pixel(d, &pc, is_max, depth, out);
+      }
+    }
+  }
+  return 1;
+}
+
 static ma_status pool_eval(struct ma_context *ctx, ma_node *node) {
   const int32_t kind = node->variant;
   const pool_data *d = node->user_data;
@@ -132,10 +163,12 @@ static ma_status pool_eval(struct ma_context *ctx, ma_node *node) {
                              d->filter_h, d->filter_w, d->stride_h, d->stride_w, 1, 1,
                              d->pad_h, d->pad_w};
   const bool is_f32 = in->type == MA_FLOAT32, is_i16 = in->type == MA_INT16;
-  const int done = in->type == MA_INT8 && kind != POOL_L2
-                       ? mak_mve_pool_s8(&g, in->data, out->data, depth, kind == POOL_MAX,
-                                         d->act_min, d->act_max)
-                       : 0;
+  int done = in->type == MA_INT8 && kind != POOL_L2
+                 ? mak_mve_pool_s8(&g, in->data, out->data, depth, kind == POOL_MAX,
+                                   d->act_min, d->act_max)
+                 : 0;
+  if ((FAST_DSP || FAST_HOST) && done == 0 && in->type == MA_INT8 && kind != POOL_L2)
+    done = pool_s8_walk(d, &g, in->data, out->data, depth, kind == POOL_MAX);
   if (done < 0)
     return ma_fail(ctx, MA_ERR_KERNEL, "%s: a window lies outside the input", pool_name(node));
   if (done > 0) return MA_OK;

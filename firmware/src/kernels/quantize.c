@@ -9,6 +9,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "fast/fast_s8_core.h"
 #include "fast/mve/fast_quantize.h"
 #include "kernel_util.h"
 #include "kernels.h"
@@ -126,6 +127,36 @@ static void requantize(const quant_data *d, const ma_tensor *in, ma_tensor *out,
   }
 }
 
+/* int8 or uint8 to int8 with a multiplier of exactly 1 (equal scales: mak_quantize_multiplier
+ * gives 2^30 and a shift of 1, and MultiplyByQuantizedMultiplier of x - zp by it is x - zp, for
+ * zero points of at most 2^16): x - in_zp + out_zp saturated, four values per word. uint8
+ * becomes int8 by flipping each byte's top bit (x - 128), so the offset left is out_zp - in_zp
+ * (+ 128 for uint8): none for the converter's uint8 inputs (same scale, zero point 128
+ * lower), else one QADD8 (saturating per byte) on the DSP. Word i is read before it is
+ * written, as the reference order wants. False, having done nothing, for other nodes. */
+static bool requantize_offset_s8(const quant_data *d, const void *in, int8_t *out, int32_t n) {
+  if (d->mult != (INT32_C(1) << 30) || d->shift != 1 || d->out_type != MA_INT8 ||
+      (d->in_type != MA_INT8 && d->in_type != MA_UINT8) || d->in_zp < -65536 ||
+      d->in_zp > 65536 || d->out_zp < -65536 || d->out_zp > 65536)
+    return false;
+  const bool u8 = d->in_type == MA_UINT8;
+  const int32_t off = d->out_zp - d->in_zp + (u8 ? 128 : 0);
+  if (off != 0 && (!FAST_DSP || off < INT8_MIN || off > INT8_MAX)) return false;
+  const uint32_t flip = u8 ? 0x80808080u : 0u;
+  const uint8_t *x = in;
+  int32_t i = 0;
+  for (; i + 4 <= n; i += 4) {
+    uint32_t w = load4((const int8_t *)x + i) ^ flip;
+#if FAST_DSP
+    if (off != 0) w = (uint32_t)__qadd8((int8x4_t)w, (int8x4_t)((uint8_t)off * 0x01010101u));
+#endif
+    memcpy(out + i, &w, 4);
+  }
+  for (; i < n; ++i)
+    out[i] = (int8_t)mak_clamp((int8_t)(uint8_t)(x[i] ^ (uint8_t)flip) + off, INT8_MIN, INT8_MAX);
+  return true;
+}
+
 /* Reads of the node: its operands' data only (eval_data_only). */
 static ma_status quantize_eval(struct ma_context *ctx, ma_node *node) {
   (void)ctx;
@@ -140,7 +171,7 @@ static ma_status quantize_eval(struct ma_context *ctx, ma_node *node) {
                             d->shift))
     return MA_OK;
   if (in_type != MA_FLOAT32) {
-    requantize(d, in, node->outputs[0], n);
+    if (!requantize_offset_s8(d, in->data, out->data, n)) requantize(d, in, node->outputs[0], n);
   } else if (out_type == MA_INT8) {
     for (int32_t i = 0; i < n; ++i)
       ((int8_t *)out->data)[i] =

@@ -183,16 +183,21 @@ static ma_status pad_prepare(struct ma_context *ctx, ma_node *node) {
   return MA_OK;
 }
 
-/* n elements of the pad value: one memset where its bytes are all equal (the usual zero
- * point or zero), else element by element. */
-static void fill(uint8_t *dst, const uint8_t *value, size_t esize, int32_t n) {
+/* n elements of the pad value: where its bytes are all equal (the usual zero point or zero) a
+ * word at a time once dst is aligned (newlib-nano's memset stores byte by byte), else element
+ * by element. */
+static void fill(uint8_t *dst, const uint8_t *value, size_t esize, size_t n) {
   bool same = true;
   for (size_t b = 1; b < esize; ++b) same = same && value[b] == value[0];
-  if (same) {
-    memset(dst, value[0], (size_t)n * esize);
+  if (!same) {
+    for (size_t i = 0; i < n; ++i) mak_copy_elem(dst + i * esize, value, esize);
     return;
   }
-  for (int32_t i = 0; i < n; ++i) mak_copy_elem(dst + (size_t)i * esize, value, esize);
+  size_t bytes = n * esize;
+  for (; bytes > 0 && ((uintptr_t)dst & 3u) != 0; --bytes) *dst++ = value[0];
+  const uint32_t word = value[0] * 0x01010101u;
+  for (; bytes >= 4; bytes -= 4, dst += 4) memcpy(dst, &word, 4); /* aligned: one STR */
+  for (; bytes > 0; --bytes) *dst++ = value[0];
 }
 
 static ma_status pad_eval(struct ma_context *ctx, ma_node *node) {
@@ -217,11 +222,15 @@ static ma_status pad_eval(struct ma_context *ctx, ma_node *node) {
     const int16_t z = (int16_t)mak_zero_point(out, 0);
     memcpy(pad, &z, 2);
   }
-  uint8_t *dst = out->data;
-  fill(dst, pad, esize, ma_num_elements(out));
-  if (ma_num_elements(in) == 0) return MA_OK;
+  uint8_t *dst = out->data, *const end = dst + (size_t)ma_num_elements(out) * esize;
+  if (ma_num_elements(in) == 0) {
+    fill(dst, pad, esize, (size_t)(end - dst) / esize);
+    return MA_OK;
+  }
   /* The dimensions inside the innermost padded one are whole in both tensors, so each run
-   * (that dimension's input extent times them) is contiguous in both: copy run by run. */
+   * (that dimension's input extent times them) is contiguous in both: copy run by run, in
+   * output order, the pad value filling only the gaps between runs (every output byte written
+   * once; PAD has no overlap rule, so its output never shares a byte with its input). */
   int32_t k = n > 0 ? n - 1 : 0;
   while (k > 0 && before[k] == 0 && out->dims[k] == in->dims[k]) --k;
   const size_t run = (size_t)mak_dims_product(in, k, n) * esize;
@@ -234,15 +243,19 @@ static ma_status pad_eval(struct ma_context *ctx, ma_node *node) {
   int32_t idx[MA_MAX_DIMS] = {0};
   const int32_t runs = mak_dims_product(in, 0, k);
   const uint8_t *src = in->data;
+  uint8_t *filled = dst; /* the output is written below this */
   for (int32_t r = 0; r < runs; ++r, src += run) {
     size_t off = n > 0 ? (size_t)before[k] * out_stride[k] : 0;
     for (int32_t dd = 0; dd < k; ++dd) off += (size_t)(idx[dd] + before[dd]) * out_stride[dd];
+    fill(filled, pad, esize, (size_t)(dst + off - filled) / esize);
     mak_move(dst + off, src, run);
+    filled = dst + off + run;
     for (int32_t dd = k - 1; dd >= 0; --dd) {
       if (++idx[dd] < in->dims[dd]) break;
       idx[dd] = 0;
     }
   }
+  fill(filled, pad, esize, (size_t)(end - filled) / esize);
   return MA_OK;
 }
 
@@ -275,6 +288,16 @@ static ma_status transpose_prepare(struct ma_context *ctx, ma_node *node) {
   return node->inputs[1]->is_const ? transpose_check(ctx, node, MA_ERR_MODEL) : MA_OK;
 }
 
+/* n elements of esize bytes to dst from src, step elements apart in src. */
+static void copy_strided(uint8_t *dst, const uint8_t *src, size_t step, int32_t n, size_t esize) {
+  if (esize == 1) {
+    for (int32_t j = 0; j < n; ++j, src += step) dst[j] = *src;
+    return;
+  }
+  for (int32_t j = 0; j < n; ++j, src += step * esize)
+    mak_copy_elem(dst + (size_t)j * esize, src, esize);
+}
+
 static ma_status transpose_eval(struct ma_context *ctx, ma_node *node) {
   ma_status st = transpose_check(ctx, node, MA_ERR_KERNEL);
   if (st != MA_OK) return st;
@@ -289,12 +312,18 @@ static ma_status transpose_eval(struct ma_context *ctx, ma_node *node) {
   }
   for (int32_t i = 0; i < n; ++i) stride[i] = in_stride[mak_index_at(perm, i)];
   const int32_t total = ma_num_elements(out);
+  /* The output's last axis longer than 1 a row at a time (its input stride fixed; the axes
+   * after it have one element), the axes before it stepped once per row instead of once per
+   * element. */
+  int32_t last = n - 1;
+  while (last > 0 && out->dims[last] == 1) --last;
+  const int32_t row = n > 0 ? out->dims[last] : 1, step = n > 0 ? stride[last] : 0;
   const uint8_t *src = in->data;
   uint8_t *dst = out->data;
   size_t off = 0;
-  for (int32_t i = 0; i < total; ++i) {
-    mak_copy_elem(dst + (size_t)i * esize, src + off * esize, esize);
-    for (int32_t dd = n - 1; dd >= 0; --dd) {
+  for (int32_t i = 0; i < total; i += row, dst += (size_t)row * esize) {
+    copy_strided(dst, src + off * esize, (size_t)step, row, esize);
+    for (int32_t dd = last - 1; dd >= 0; --dd) {
       off += (size_t)stride[dd];
       if (++idx[dd] < out->dims[dd]) break;
       off -= (size_t)stride[dd] * (size_t)out->dims[dd];
