@@ -255,7 +255,7 @@ def _prepare_section() -> list[str]:
         "invoke instead), where a runtime that went on would compute "
         "something else. This runtime refuses the same models at open, and host.plan says "
         "neither runs them. The rows are `host/planning/tflm/prepare.py`'s table, which "
-        "host.plan reads; `tests/planning/test_tflm_prepare.py` builds a model breaking each "
+        "host.plan reads; `tests/planning/tflm/test_prepare.py` builds a model breaking each "
         "row for each operator and checks that the pip TFLM, this runtime and host.plan all "
         "refuse it.",
         "",

@@ -27,7 +27,8 @@ import traceback
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-for p in (REPO, REPO / "tests", REPO / "tests" / "runtime", REPO / "tests" / "planning"):
+TESTS = REPO / "tests"
+for p in (REPO, TESTS, TESTS / "runtime", TESTS / "planning" / "targets"):
     sys.path.insert(0, str(p))
 
 COLUMNS = ("model", "tflm", "plan_head", "plan_out", "runtime", "arena_ours", "arena_tflm")
@@ -60,7 +61,7 @@ def _tflm_runs(data: bytes) -> str | None:
 def _plan(path: Path, row: dict) -> None:
     import numpy as np
     from support.tflm_oracle import run_tflm
-    from test_tflm_tail import _measure
+    from test_tflm import _measure
 
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "planned.tflite"

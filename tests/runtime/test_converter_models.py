@@ -34,7 +34,7 @@ EXPECT: dict[str, tuple[str, str | None] | None] = {
     "conv1d_audio_int8": None,
     "conv_options_int8": None,
     # SPLIT_V's empty third part: TFLM refuses outputs with a 0 dimension (tools/
-    # make_keras_models.py says why), tests/planning/test_tflm_tail.py checks TFLM does.
+    # make_keras_models.py says why), tests/planning/targets/test_tflm.py checks TFLM does.
     "gru_no_reset_after_float": ("SPLIT_V", "output tensor 26 has dimension 1 of size 0"),
     "gru_float": None,
     "gru_int8": None,

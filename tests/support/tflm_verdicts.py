@@ -1,6 +1,6 @@
 """What the pip TFLM says loading and invoking each of many models, run in child processes:
 a failed check in TFLM's Prepare aborts the process, so the next child goes on after the model
-that stopped one. Used by tests/planning/test_tflm_prepare.py and tools/sweep_prepare.py."""
+that stopped one. Used by tests/planning/tflm/test_prepare.py and tools/sweep_prepare.py."""
 
 from __future__ import annotations
 

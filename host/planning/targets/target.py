@@ -2,7 +2,7 @@
 
 Targets:
 - tflm-x86_64: the pip `tflite-micro` interpreter (64-bit pointers; checked to the byte by
-  tests/planning/test_tflm_tail.py on every runnable shared model and the converter-made models);
+  tests/planning/targets/test_tflm.py on every runnable shared model and the converter-made models);
 - tflm-cortex-m: TFLM on a 32-bit Cortex-M (4-byte pointers, arm-none-eabi-gcc's 1-byte enums,
   no compression), derived from the same replay, with the reference or CMSIS-NN kernels
   (checked against TFLM + CMSIS-NN measured on QEMU boards);

@@ -2,7 +2,7 @@
 TFLM refuses a model that breaks one (or stops on a failed check), where a runtime that went on
 would compute something else (bytes copied under another quantization, a lookup table for
 another scale). One table: host.plan's verdict on TFLM (tflm_refusal) reads it,
-docs/operators.md lists it (tools/gen_operators_doc.py), and tests/planning/test_tflm_prepare.py
+docs/operators.md lists it (tools/gen_operators_doc.py), and tests/planning/tflm/test_prepare.py
 builds a model breaking each row and checks that the pip TFLM, this runtime and host.plan all
 refuse it. The facts come from TFLM's kernel sources, read, and from the pip TFLM, run."""
 

@@ -3,7 +3,8 @@ real TFLM (the pip tflite-micro interpreter): each operator's scratch requests, 
 one-operator model whose tensors an offline plan pins from offset 0, so TFLM's head minus the
 tensors is exactly what its kernels requested; the operators listed as requesting none.
 (The shared models' heads, which add TFLM's planning of that scratch, are
-tests/planning/test_scratch.py's; the persistent allocations, tests/planning/test_tflm_tail.py's.)
+tests/planning/test_scratch.py's; the persistent allocations,
+tests/planning/targets/test_tflm.py's.)
 """
 
 from __future__ import annotations

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Callable, Iterator
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -42,8 +41,6 @@ from host.planning.tflm.prepare import (
 from host.planning.tflm.refusal import tflm_refusal
 from host.runtime.binding import Interpreter, MicroarenaError
 from host.tflite.model import Model
-
-REPO = Path(__file__).resolve().parents[2]
 
 TYPE_CODES = {"INT8": I8, "INT16": I16}
 RANGE = {I8: (-128, 127), I16: (-32768, 32767)}

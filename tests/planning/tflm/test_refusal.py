@@ -13,6 +13,7 @@ import pytest
 from support.conformance import I8, I16, Case, T, single_op_model
 from support.tflm_oracle import capture_output, oracle
 
+from host.paths import REPO
 from host.planning.cli import main
 from host.planning.tflm import registered
 from host.planning.tflm.refusal import tflm_refusal
@@ -20,7 +21,6 @@ from host.runtime.binding import Interpreter, MicroarenaError
 from host.tflite.model import Model
 from host.tflite.ops import BUILTIN_CODES
 
-REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "tools"))
 
 import gen_operators_doc  # noqa: E402
