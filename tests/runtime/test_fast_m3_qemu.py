@@ -58,6 +58,14 @@ M3_CASES = [
     conv(
         "1x1 36 -> 9 one pixel (four-channel passes, odd channel)", (1, 1, 1, 36), (1, 1), 9, (1, 1)
     ),
+    conv(
+        "1x1 40 -> 19 (widened pairs: 32 + 8 values, 16 + 2 channels, an odd channel)",
+        (1, 3, 4, 40),
+        (1, 1),
+        19,
+        (3, 4),
+        zps=(9, -2),
+    ),
     fc("depth 44 units 13 (four-row blocks, a tail of one)", (1, 44), 13),
     fc("depth 100 units 8 two batches", (2, 100), 8, zps=(-128, 0)),
 ]

@@ -1079,6 +1079,142 @@ __attribute__((noinline)) static void rows2_wide(const rows_job *j, const run *f
 }
 #endif
 
+#if FAST_V7M
+/* On the M3, rows2's one-run and uniform windows take their values plus the offset from a
+ * buffer of int32 pairs (x0[i], x1[i]), V7M_CHUNK values at a time, filled once per chunk of
+ * channels: one LDM then gives two values of both rows, and each weight's LDRSB serves two
+ * MLAs with no add of the offset: 28 instructions per 16 multiply-accumulates against 41 for
+ * MAC2X2_V7M_STEP's (256 bytes of stack). */
+enum { V7M_CHUNK = 32 };
+/* Fewer output channels do not pay for the widening (conv_options' 6: 485,840 -> 496,880
+ * instructions per invoke). */
+enum { V7M_MIN_COUT = 8 };
+
+/* The sums of `pairs` channel pairs over one chunk of n values (n a multiple of 4), added to
+ * s (four per pair, pairs_sums' order): the first pair's weight rows at w0 and w0 + ws, the
+ * next pair's wstep further. Field order: the assembly's. */
+typedef struct {
+  const int32_t *x, *x_end; /* the widened pairs: 2n words */
+  const int8_t *w0;
+  int32_t ws, wstep;
+  int32_t *s;
+  int32_t pairs;
+} wide2x2_job;
+
+/* Two values of both rows (r8-r11) against the two weight rows (r12: row 0, lr: row 1). */
+#define WIDE2X2_V7M_TWO \
+  "ldm r0!, {r8-r11}\n\t" \
+  "ldrsb r12, [r1], #1\n\t" \
+  "ldrsb lr, [r2], #1\n\t" \
+  "mla r4, r12, r8, r4\n\t" \
+  "mla r5, r12, r9, r5\n\t" \
+  "mla r6, lr, r8, r6\n\t" \
+  "mla r7, lr, r9, r7\n\t" \
+  "ldrsb r12, [r1], #1\n\t" \
+  "ldrsb lr, [r2], #1\n\t" \
+  "mla r4, r12, r10, r4\n\t" \
+  "mla r5, r12, r11, r5\n\t" \
+  "mla r6, lr, r10, r6\n\t" \
+  "mla r7, lr, r11, r7\n\t"
+
+_Static_assert(offsetof(wide2x2_job, pairs) == 24, "wide2x2_v7m's offsets");
+/* The frame: [sp] x, w0 of the pair, ws, wstep, s, pairs left; the sums in r4-r7, the
+ * buffer's pointer and end in r0 and r3, the weight rows in r1 and r2. */
+__attribute__((naked, noinline)) static void wide2x2_v7m(const wide2x2_job *j
+                                                         __attribute__((unused))) {
+  __asm__(
+      "push {r4-r11, lr}\n\t"
+      "sub sp, sp, #24\n\t"
+      "ldm r0, {r1-r7}\n\t"
+      "stm sp, {r1, r3-r7}\n\t"
+      "mov r3, r2\n\t"
+      "2:\n\t"
+      "ldrd r0, r1, [sp]\n\t"
+      "ldr r12, [sp, #8]\n\t"
+      "add r2, r1, r12\n\t"
+      "ldr r12, [sp, #16]\n\t"
+      "ldm r12, {r4-r7}\n\t"
+      "1:\n\t"
+      WIDE2X2_V7M_TWO WIDE2X2_V7M_TWO
+      "cmp r0, r3\n\t"
+      "bne 1b\n\t"
+      "ldr r12, [sp, #16]\n\t"
+      "stmia r12!, {r4-r7}\n\t"
+      "str r12, [sp, #16]\n\t"
+      "ldrd r12, lr, [sp, #8]\n\t"
+      "ldr r12, [sp, #4]\n\t"
+      "add r12, r12, lr\n\t"
+      "str r12, [sp, #4]\n\t"
+      "ldr r12, [sp, #20]\n\t"
+      "subs r12, r12, #1\n\t"
+      "str r12, [sp, #20]\n\t"
+      "bne 2b\n\t"
+      "add sp, sp, #24\n\t"
+      "pop {r4-r11, pc}");
+}
+#undef WIDE2X2_V7M_TWO
+
+/* b[2i] = x0[i] + off, b[2i + 1] = x0[i + xd] + off for i < n. */
+static void widen2_v7m(const int8_t *x0, ptrdiff_t xd, int32_t n, int32_t off, int32_t *b) {
+  for (int32_t i = 0; i < n; ++i, b += 2) {
+    b[0] = x0[i] + off;
+    b[1] = x0[i + xd] + off;
+  }
+}
+
+typedef struct {
+  int32_t xb[2 * V7M_CHUNK]; /* the widened values */
+  int32_t s[4 * PAIRS];      /* a chunk of channel pairs' sums */
+} v7m_buffers;
+
+/* rows2 for windows in nr runs like `first` (n bytes, a multiple of 4, `row` apart in the
+ * input, back to back in the filter) on the M3: per chunk of channel pairs, the window chunk
+ * by chunk of values, each widened then multiplied by every pair's weights (a window of one
+ * chunk is widened once); an odd count's last channel from the input. The input is read whole
+ * for each chunk of channels before its outputs are written, as rows2_runs does. */
+__attribute__((noinline)) static void rows2_v7m_in(const rows_job *j, const run *first,
+                                                   int32_t nr, ptrdiff_t row, ptrdiff_t xd,
+                                                   int8_t *o0, int8_t *o1, v7m_buffers *b) {
+  int32_t *xb = b->xb, *s = b->s;
+  const int32_t n = first->n, even = j->cout & ~1;
+  const bool once = nr == 1 && n <= V7M_CHUNK;
+  if (once) widen2_v7m(first->in, xd, n, j->off, xb);
+  for (int32_t oc = 0; oc < even; oc += 2 * PAIRS) {
+    const int32_t np = (even - oc) / 2 < PAIRS ? (even - oc) / 2 : PAIRS;
+    const int8_t *w = j->f + oc * j->fstride + first->f;
+    memset(s, 0, (size_t)np * 4 * sizeof *s);
+    for (int32_t i = 0; i < nr; ++i) {
+      for (int32_t k = 0; k < n; k += V7M_CHUNK) {
+        const int32_t len = n - k < V7M_CHUNK ? n - k : V7M_CHUNK;
+        if (!once) widen2_v7m(first->in + i * row + k, xd, len, j->off, xb);
+        const wide2x2_job q = {xb, xb + 2 * len, w + i * n + k, (int32_t)j->fstride,
+                               (int32_t)(2 * j->fstride), s, np};
+        wide2x2_v7m(&q);
+      }
+    }
+    requant_rows(j, oc, 2 * np, s, 2, o0, o1);
+  }
+  if (even < j->cout) {
+    const int8_t *fo = j->f + even * j->fstride + first->f;
+    int32_t a0 = odd_bias(j), a1 = a0;
+    for (int32_t i = 0; i < nr; ++i) {
+      a0 = dot1(first->in + i * row, fo + i * n, n, j->off, a0);
+      a1 = dot1(first->in + i * row + xd, fo + i * n, n, j->off, a1);
+    }
+    odd_store(j, a0, a1, o0, o1);
+  }
+}
+
+/* rows2_v7m_in with buffers of its own. Not inlined: they stay off its callers' stack (but for
+ * conv_windows', which lends the room of its runs). */
+__attribute__((noinline)) static void rows2_v7m(const rows_job *j, const run *first, int32_t nr,
+                                                ptrdiff_t row, ptrdiff_t xd, int8_t *o0,
+                                                int8_t *o1) {
+  v7m_buffers b;
+  rows2_v7m_in(j, first, nr, row, xd, o0, o1, &b);
+}
+#endif
+
 /* rows2 from the input rows, without widening them: the sums of a chunk of channel pairs (in
  * assembly for the whole chunk where the runs are asm_form), then their requantization. Not
  * inlined: its sums stay off rows2_wide's stack. */
@@ -1115,6 +1251,7 @@ __attribute__((noinline)) static void rows2_runs(const rows_job *j, const run *r
   if (even < j->cout) rows2_odd(j, runs, nr, xd, o0, o1);
 }
 
+
 /* Two rows of outputs (o0, o1), channels [0, cout), from input rows whose runs are `runs`
  * (first row) and the same runs xd bytes further (second row): widened once where the window
  * is in assembly form (one run of 4k bytes: 1x1 convolutions, FULLY_CONNECTED, gathered
@@ -1127,6 +1264,12 @@ static inline void rows2(const rows_job *j, const run *runs, int32_t nr, ptrdiff
 #if FAST_WIDE
   if (asm_form) {
     rows2_wide(j, runs, nr, row, xd, o0, o1);
+    return;
+  }
+#endif
+#if FAST_V7M
+  if (asm_form && j->cout >= V7M_MIN_COUT) {
+    rows2_v7m(j, runs, nr, row, xd, o0, o1);
     return;
   }
 #endif
@@ -1657,7 +1800,7 @@ static bool fused_q_fits(const rows_job *j, const mak_conv_data *d) {
  * and back to back in the filter, of whole words (rows2's test, found from the taps without a
  * copy of the runs): one run per filter row where the rows are whole or only one, or one row
  * of single taps. */
-#if FAST_WIDE
+#if FAST_WIDE || FAST_V7M
 static bool wide_window(const int8_t *in, const mak_window_geom *g, const mak_window *w,
                         int32_t cin, int32_t fin, int32_t gi, run *first, int32_t *nr,
                         ptrdiff_t *row) {
@@ -1724,6 +1867,16 @@ __attribute__((noinline)) static void conv_windows(const rows_job *j, const int8
       ptrdiff_t row;
       if (pair && wide_window(in, g, &cur, cin, fin, gi, &first, &nr, &row)) {
         rows2_wide(&jg, &first, nr, row, xd, p0, p1);
+        continue;
+      }
+#elif FAST_V7M
+      run first;
+      int32_t nr;
+      ptrdiff_t row;
+      if (pair && jg.cout >= V7M_MIN_COUT &&
+          wide_window(in, g, &cur, cin, fin, gi, &first, &nr, &row)) {
+        v7m_buffers b; /* in the room of window_by_runs' runs, a sibling scope */
+        rows2_v7m_in(&jg, &first, nr, row, xd, p0, p1, &b);
         continue;
       }
 #endif
