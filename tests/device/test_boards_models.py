@@ -35,11 +35,11 @@ MODEL_NAMES = [
     "litert_while_multi_subgraphs",
     "tiny_ic_resnet8_int8",
 ]
-# The DSP cores' deepest runs (docs/boards.md's Stack table: 4,808 bytes on the M4, 4,816 on
-# the M7, ResNet-8's CONV_2D pixel pairs widened in parts) and a little room: a change that
-# deepens the convolutions' frames fails here instead of overflowing a user's smaller stack
-# into the arena (docs/library.md).
-DSP_STACK_BUDGET = {"mps2-an386": 4960, "mps2-an500": 4960}
+# The DSP cores' deepest runs (docs/boards.md's Stack table: 4,728 bytes on the M4 and 4,740 on
+# the M7, the WHILE model; ResNet-8's CONV_2D pixel pairs widened in parts 4,656 and 4,664)
+# and a little room: a change that deepens the kernels' frames fails here instead of
+# overflowing a user's smaller stack into the arena (docs/library.md).
+DSP_STACK_BUDGET = {"mps2-an386": 4880, "mps2-an500": 4880}
 OUTPUT_LINE = re.compile(r"^output (\d+) type=(\d+) bytes=(\d+) crc32=([0-9a-f]{8}) data=(\S+)$")
 ARENA_LINE = re.compile(r"\[RecordingMicroAllocator\] Arena allocation (total|head|tail) (\d+)")
 
