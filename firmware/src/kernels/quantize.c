@@ -9,6 +9,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "fast/dsp/fast_dsp_quantize.h"
 #include "fast/fast_s8_core.h"
 #include "fast/mve/fast_quantize.h"
 #include "kernel_util.h"
@@ -132,8 +133,9 @@ static void requantize(const quant_data *d, const ma_tensor *in, ma_tensor *out,
  * zero points of at most 2^16): x - in_zp + out_zp saturated, four values per word. uint8
  * becomes int8 by flipping each byte's top bit (x - 128), so the offset left is out_zp - in_zp
  * (+ 128 for uint8): none for the converter's uint8 inputs (same scale, zero point 128
- * lower), else one QADD8 (saturating per byte) on the DSP. Word i is read before it is
- * written, as the reference order wants. False, having done nothing, for other nodes. */
+ * lower), else one QADD8 (saturating per byte) on the DSP (fast/dsp/fast_dsp_quantize.h).
+ * Word i is read before it is written, as the reference order wants. False, having done
+ * nothing, for other nodes. */
 static bool requantize_offset_s8(const quant_data *d, const void *in, int8_t *out, int32_t n) {
   if (d->mult != (INT32_C(1) << 30) || d->shift != 1 || d->out_type != MA_INT8 ||
       (d->in_type != MA_INT8 && d->in_type != MA_UINT8) || d->in_zp < -65536 ||
@@ -147,9 +149,7 @@ static bool requantize_offset_s8(const quant_data *d, const void *in, int8_t *ou
   int32_t i = 0;
   for (; i + 4 <= n; i += 4) {
     uint32_t w = load4((const int8_t *)x + i) ^ flip;
-#if FAST_DSP
-    if (off != 0) w = (uint32_t)__qadd8((int8x4_t)w, (int8x4_t)((uint8_t)off * 0x01010101u));
-#endif
+    if (FAST_DSP && off != 0) w = mak_dsp_qadd8(w, off);
     memcpy(out + i, &w, 4);
   }
   for (; i < n; ++i)
