@@ -14,6 +14,7 @@
 #include "fast/fast_s8_core.h"
 #include "kernel_util.h"
 #include "kernels.h"
+#include "pooling.h"
 
 typedef struct {
   int16_t stride_w, stride_h, filter_w, filter_h, pad_w, pad_h;
@@ -77,7 +78,7 @@ static ma_status pool_prepare(struct ma_context *ctx, ma_node *node) {
  * lanes (exact for windows of at most 255 cells) and a maximum takes four per SSUB8 + SEL;
  * TFLM's int32 sum and its rounding division are unchanged. On Helium fast_mve_pool.c walks the whole node, 16 (maximum) or 8
  * (average) channels a step, in the same order of reads and writes. */
-typedef mak_pool_cells pool_cells; /* fast_pool.h */
+typedef mak_pool_cells pool_cells; /* pooling.h */
 
 static int32_t round_div(int32_t sum, int32_t count) {
   return sum > 0 ? (sum + count / 2) / count : (sum - count / 2) / count;

@@ -6,7 +6,7 @@
 #define MA_FAST_DSP_POOL_H
 
 #include "fast/fast_s8_core.h"
-#include "fast/mve/fast_pool.h"
+#include "pooling.h"
 
 #if FAST_DSP
 static inline uint32_t max4(uint32_t a, uint32_t b) { /* lane-wise signed maximum */

@@ -1,19 +1,11 @@
-/* int8 AVERAGE_POOL_2D and MAX_POOL_2D: one output pixel's window cells inside the image
- * (pooling.c), and the Helium loop over a whole node (fast_mve_pool.c). */
+/* The Helium loop over a whole int8 AVERAGE_POOL_2D or MAX_POOL_2D node (fast_mve_pool.c). */
 #ifndef MA_FAST_POOL_H
 #define MA_FAST_POOL_H
 
 #include <stdbool.h>
-#include <stddef.h>
-#include <stdint.h>
-
-typedef struct {
-  const int8_t *first;       /* the window's first in-image cell, channel 0 */
-  int32_t rows, cols;        /* in-image cells */
-  size_t col_step, row_step; /* bytes between neighbouring cells */
-} mak_pool_cells;
 
 #include "fast/mve/fast_mve_s8.h"
+#include "pooling.h"
 
 #if FAST_MVE
 /* An int8 AVERAGE_POOL_2D (!is_max) or MAX_POOL_2D over the geometry g (no dilation): every
