@@ -50,6 +50,7 @@ from host.planning.tflm.prepare import prepare_refusals
 from host.planning.tflm.refusal import tflm_refusal
 from host.progress import say
 from host.runtime.arena import predict
+from host.runtime.binding import open_refusal
 from host.terminal import printable
 from host.tflite.compare import check_rewrite
 from host.tflite.model import OFFLINE_PLAN_NAME, Model, ModelError, read_model
@@ -393,12 +394,10 @@ def _microarena_refusal(model: Model) -> str | None:
     escaped for a terminal, since it quotes the model's names. A model that breaks a Prepare
     condition of TFLM's (host.planning.tflm.prepare) is never said to run: the runtime
     refuses what TFLM refuses rather than compute something else."""
-    from host.runtime.support import refusal
-
     broken = prepare_refusals(model)
     table = f"TFLM's Prepare refuses {', '.join(broken)}" if broken else None
     try:
-        why = refusal(model.to_bytes())
+        why = open_refusal(model.to_bytes())
     except (OSError, RuntimeError) as e:  # no C compiler here: say so, the plan stands
         return table or f"not checked ({e})"
     why = why or table

@@ -417,6 +417,16 @@ class Interpreter:
         return lines
 
 
+def open_refusal(model: bytes) -> str | None:
+    """None when the runtime opens the model, else why not: with an unsupported operator, the
+    runtime's list of every one (operator, position and reason)."""
+    try:
+        Interpreter(model)
+    except MicroarenaError as e:
+        return e.message
+    return None
+
+
 @dataclass(frozen=True)
 class Request:
     """A set-up request whose size a kernel decides (see ma_open_logged)."""

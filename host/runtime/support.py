@@ -1,11 +1,10 @@
-"""What the microarena runtime runs: its operators (and the types docs/operators.md found them
-to run), and whether it runs a given model, naming every operator it cannot."""
+"""What the microarena runtime runs: its operators, and the types docs/operators.md found them
+to run (`python -m host.run --list-ops`). Whether it opens a given model is binding.open_refusal."""
 
 from __future__ import annotations
 
 from host.device.firmware import runtime_operators
 from host.paths import CHECKOUT, REPO
-from host.runtime.binding import Interpreter, MicroarenaError
 
 OPERATORS_DOC = REPO / "docs" / "operators.md"
 
@@ -31,13 +30,3 @@ def list_operators() -> list[str]:
         runs = types.get(op, ("", ""))[0]
         lines.append(f"{op:<40} {runs or '(types: see docs/operators.md)'}")
     return lines
-
-
-def refusal(model: bytes) -> str | None:
-    """None when the runtime opens the model, else why not: with an unsupported operator, the
-    runtime's list of every one (operator, position and reason)."""
-    try:
-        Interpreter(model)
-    except MicroarenaError as e:
-        return e.message
-    return None

@@ -53,9 +53,9 @@ def _chain(ops: int) -> bytes:
 def runtime_built() -> None:
     """host.plan asks this project's runtime whether it opens the model: its library is
     built on first use, CPU time the limit does not cover. Built here, before measuring."""
-    from host.runtime.support import refusal
+    from host.runtime.binding import open_refusal
 
-    refusal(mg.build_demo_model())
+    open_refusal(mg.build_demo_model())
 
 
 def _run(*args: str) -> tuple[subprocess.CompletedProcess[str], float, float]:
