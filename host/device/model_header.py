@@ -21,7 +21,8 @@ import tempfile
 from pathlib import Path
 
 from host.fileio import write_text_atomic
-from host.planning.build_plan import CHOICES
+from host.planning.build_plan import CHOICES, build_plan_step
+from host.runtime.arena import predict
 from host.tflite.model import Model, ModelError, read_model
 from host.tflite.ops import BUILTIN_CODES, BUILTIN_NAMES
 
@@ -34,8 +35,6 @@ BYTES_PER_LINE = 16
 
 def arena_size(model: bytes, abi: str = "cortex-m") -> tuple[int, str]:
     """(bytes, source): what this runtime needs for the model on `abi`, 16-aligned."""
-    from host.runtime.arena import predict
-
     size = int(predict(model, abi)["required"])
     return (size + 15) // 16 * 16, "predicted:host.runtime.arena.required"
 
@@ -90,8 +89,6 @@ def write_if_changed(path: Path, text: str) -> None:
 def planned(model_path: Path, opts: argparse.Namespace) -> bytes:
     """The model's bytes, planned by host.plan as opts ask, by the one rule of every build path
     (host.planning.build_plan: an embedded plan stays unless --plan replace)."""
-    from host.planning.build_plan import build_plan_step
-
     data = read_model(model_path)
     planner, says = build_plan_step(model_path, opts.plan)
     print(f"microarena: {says}")

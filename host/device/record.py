@@ -30,8 +30,10 @@ from host.device.tflm_text import (
 )
 from host.fileio import Output, read_file, read_stream, write_outputs
 from host.progress import percent_steps, say
-from host.tflite.model import ModelError, read_model
+from host.tflite.model import Model, ModelError, builtin_name, read_model
 
+# host.planning, host.runtime and host.device's boards, emulate and probe are imported in the
+# functions that use them: they load numpy, which --help, --log and --list-ports do without.
 if TYPE_CHECKING:
     from host.device.boards import Board
 
@@ -228,7 +230,7 @@ def file_reader(path: str) -> Reader:
 
 
 def list_ports() -> list[dict]:
-    from serial.tools import list_ports as lp
+    from serial.tools import list_ports as lp  # pyserial, as in open_port
 
     return [
         {"device": p.device, "description": p.description, "hwid": p.hwid}
@@ -274,7 +276,6 @@ def load_prediction(model: str, target: str = "microarena") -> dict:
 def _runtime_plan_words(model: str) -> str:
     """Which figures the microarena prediction is: this runtime's, with the model's plan."""
     from host.planning.origin import origin
-    from host.tflite.model import Model
 
     o = origin(Model.load(model))
     return "this runtime (microarena kernels), " + (
@@ -286,7 +287,6 @@ def _refuse_other_kernels_overlap(model: str) -> None:
     """An --overlap plan proven for other kernels than this runtime's: refused, saying how to
     re-plan (its overlaps may corrupt outputs here; the board's runtime refuses it too)."""
     from host.planning.origin import origin, replan_hint
-    from host.tflite.model import Model
 
     m = Model.load(model)
     o = origin(m)
@@ -337,10 +337,8 @@ def _offset_differences(r: wire.WireReport, offsets: dict, sizes: list[int]) -> 
 def subgraph_sizes(model: str) -> list[int] | None:
     """Tensors per subgraph, to match the record's tensor numbering with the planner's."""
     try:
-        from host.tflite.model import Model
-
         return [len(sg.tensors) for sg in Model.load(model).subgraphs]
-    except (ImportError, OSError, ValueError):
+    except (OSError, ValueError):
         return None
 
 
@@ -376,8 +374,6 @@ def to_json(
 def profile_rows(r: wire.WireReport, emulated: Board | None) -> list[dict]:
     """The record's per-operator ticks as instructions (emulated board) or cycles, each with
     its operator name and share of the invoke, slowest first."""
-    from host.tflite.model import builtin_name
-
     unit = "instructions" if emulated is not None else "cycles"
     scale = emulated.qemu_tick_ns if emulated is not None else 1.0
     total = sum(o.ticks for o in r.ops if o.subgraph == 0) or 1

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 
 from host.planning.tflm.categories import Category
 from host.terminal import printable
+from host.tflite.model import Model
 
 TAG = "[RecordingMicroAllocator]"
 MAX_NOTES = 20  # bad lines (and, in the recorder, rejected records) listed; more only counted
@@ -124,10 +125,11 @@ def tflm_prediction(model_path: str, target: str) -> dict:
     the model as it is (embedded plan included), for an arena whose end is 16-byte aligned. On
     a board: with the kernels host.plan recorded planning it for, else the target's default
     (CMSIS-NN on a Cortex-M4)."""
+    # host.planning is imported here: it loads numpy, which host.record's start-up (its
+    # importer) does without
     from host.planning.libraries.registry import library
     from host.planning.origin import origin
     from host.planning.targets.target import target_arena
-    from host.tflite.model import Model
 
     model = Model.load(model_path)
     o = origin(model)

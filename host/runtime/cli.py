@@ -31,6 +31,7 @@ from host.runtime.binding import (
     RuntimeBuildError,
     TensorInfo,
 )
+from host.runtime.support import list_operators
 from host.tflite.model import Model, read_model
 
 MAX_ARENA = 2**32 - 1  # the runtime's reports hold 32-bit sizes; no microcontroller has more
@@ -159,7 +160,7 @@ def run(args: argparse.Namespace) -> dict:
 
 def _plan_hint(path: str) -> str | None:
     """Why the model's offline plan may not suit this runtime, and how to re-plan it."""
-    from host.planning.origin import replan_hint
+    from host.planning.origin import replan_hint  # late: host.run starts without the planner
 
     try:
         return replan_hint(Model(read_model(path), path), path)
@@ -170,8 +171,6 @@ def _plan_hint(path: str) -> str | None:
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     if args.list_ops:
-        from host.runtime.support import list_operators
-
         print("\n".join(list_operators()))
         return 0
     if args.model is None:
