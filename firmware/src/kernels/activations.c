@@ -17,7 +17,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "fast/mve/fast_activations.h"
+#include "fast/mve/fast_mve_activations.h"
 #include "kernel_util.h"
 #include "kernels.h"
 

@@ -21,7 +21,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "fast/mve/fast_elementwise.h"
+#include "fast/mve/fast_mve_elementwise.h"
 #include "kernel_util.h"
 #include "kernels.h"
 
@@ -460,7 +460,7 @@ static inline int32_t sqd_q(const arith_data *d, int32_t x, int32_t y) {
  * - int8 values plus offsets of at most 255 in magnitude keep ADD/SUB's inputs shifted by 20
  *   below 2^28, their rescaled sum below 2^29, and MUL's products below 2^16 (shifted left by
  *   at most 14: below 2^30); the output offset is then added without saturation. */
-typedef mak_fast_q8 fast_q8; /* fast_elementwise.h */
+typedef mak_fast_q8 fast_q8; /* fast_mve_elementwise.h */
 
 static inline int32_t srdhm_small(int32_t a, int32_t m) { /* |a| < 2^30, m >= 0 */
   return mak_dhm_2a(a * 2, m);

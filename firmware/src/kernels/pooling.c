@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "fast/dsp/fast_dsp_pool.h"
-#include "fast/mve/fast_pool.h"
+#include "fast/mve/fast_mve_pool.h"
 #include "fast/fast_s8_core.h"
 #include "kernel_util.h"
 #include "kernels.h"
@@ -76,8 +76,9 @@ static ma_status pool_prepare(struct ma_context *ctx, ma_node *node) {
  * read still precedes the writes that could reach its byte, and overlap.c's pooling rule holds.
  * On the DSP (fast/dsp/fast_dsp_pool.h) an average sums two channels per SXTAB16 in 16-bit
  * lanes (exact for windows of at most 255 cells) and a maximum takes four per SSUB8 + SEL;
- * TFLM's int32 sum and its rounding division are unchanged. On Helium fast_mve_pool.c walks the whole node, 16 (maximum) or 8
- * (average) channels a step, in the same order of reads and writes. */
+ * TFLM's int32 sum and its rounding division are unchanged. On Helium fast_mve_pool.c walks
+ * the whole node, 16 (maximum) or 8 (average) channels a step, in the same order of reads and
+ * writes. */
 typedef mak_pool_cells pool_cells; /* pooling.h */
 
 static int32_t round_div(int32_t sum, int32_t count) {

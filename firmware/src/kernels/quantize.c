@@ -11,7 +11,7 @@
 
 #include "fast/dsp/fast_dsp_quantize.h"
 #include "fast/fast_s8_core.h"
-#include "fast/mve/fast_quantize.h"
+#include "fast/mve/fast_mve_quantize.h"
 #include "kernel_util.h"
 #include "kernels.h"
 

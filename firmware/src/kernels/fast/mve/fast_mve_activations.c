@@ -1,4 +1,4 @@
-/* Helium int8 LOGISTIC and TANH (see fast_activations.h): kernel_util.c's gemmlowp fixed-point
+/* Helium int8 LOGISTIC and TANH (see fast_mve_activations.h): kernel_util.c's gemmlowp fixed-point
  * functions, four int32 lanes at a time, every step its exact vector form:
  *   - SaturatingRoundingDoublingHighMul is VQRDMULH (saturating the one overflowing product,
  *     INT32_MIN * INT32_MIN, to INT32_MAX as gemmlowp does); fixed-point + and - wrap (VADD);
@@ -9,7 +9,7 @@
  *   - RoundingHalfSum(a, INT32_MAX) is VRHADD, floor((a + b + 1) / 2), for a >= 0 (the
  *     reciprocals only see exponentials, which are >= 0): gemmlowp's (sum + 1) / 2 there;
  *   - gemmlowp's conditional multiplications by exp(-2^k) select lane by lane (VPSEL). */
-#include "fast/mve/fast_activations.h"
+#include "fast/mve/fast_mve_activations.h"
 
 #if FAST_MVE
 #include <arm_mve.h>

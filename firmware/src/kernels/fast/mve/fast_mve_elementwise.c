@@ -1,4 +1,4 @@
-/* Helium int8 ADD, SUB and MUL (see fast_elementwise.h), four int32 lanes at a time.
+/* Helium int8 ADD, SUB and MUL (see fast_mve_elementwise.h), four int32 lanes at a time.
  *
  * The steps are elementwise.c's short forms, lane by lane: with the operands' ranges that
  * fast_q8_init checks every intermediate stays below 2^30 in magnitude, so plain VADD and VSHL
@@ -14,7 +14,7 @@
  * (|v| <= 383: v 2^21 < 2^30). The output shift may be 0: a loop without it, and one with.
  * ADD's larger-scale input is always the 1/2 one: ADD takes it first (the sum of the two int32
  * values is the same either way) as the one shift, saving four instructions per four lanes. */
-#include "fast/mve/fast_elementwise.h"
+#include "fast/mve/fast_mve_elementwise.h"
 
 #if FAST_MVE
 #include <arm_mve.h>

@@ -1,4 +1,4 @@
-/* Helium int8 pools (see fast_pool.h): sixteen channels of a maximum per VMAX, eight of a sum
+/* Helium int8 pools (see fast_mve_pool.h): sixteen channels of a maximum per VMAX, eight of a sum
  * per widening load and VADD in int16 lanes (exact for windows of at most 255 cells: |sum| <=
  * 255 * 128).
  *
@@ -8,7 +8,7 @@
  * M = floor(2^32 / c) + 1 (c >= 2): M c = 2^32 + t with 0 < t <= c, so n M / 2^32 exceeds n / c
  * by n t / (c 2^32) < n / 2^32 < 2^-17 (n < 2^15), less than the 1/c >= 1/255 that n / c's
  * fraction keeps below 1: the floor is the same. c = 1 is the sum itself. */
-#include "fast/mve/fast_pool.h"
+#include "fast/mve/fast_mve_pool.h"
 
 #if FAST_MVE
 #include <arm_mve.h>

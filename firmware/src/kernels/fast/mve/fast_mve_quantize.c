@@ -1,7 +1,7 @@
-/* Helium QUANTIZE int8/uint8/int16 -> int8 (see fast_quantize.h): x - zero point wraps as
+/* Helium QUANTIZE int8/uint8/int16 -> int8 (see fast_mve_quantize.h): x - zero point wraps as
  * mak_wrap_sub (VSUB), mbqm4 is mak_mbqm (fast_mve_s8.c's proof), VQADD saturates as
  * mak_add_sat. */
-#include "fast/mve/fast_quantize.h"
+#include "fast/mve/fast_mve_quantize.h"
 
 #if FAST_MVE
 #include <arm_mve.h>

@@ -1,7 +1,7 @@
 /* int8 ADD, SUB and MUL in TFLite's steps with the operands' ranges known (elementwise.c's
  * short forms, which check the ranges), and their Helium loop (fast_mve_elementwise.c). */
-#ifndef MA_FAST_ELEMENTWISE_H
-#define MA_FAST_ELEMENTWISE_H
+#ifndef MA_FAST_MVE_ELEMENTWISE_H
+#define MA_FAST_MVE_ELEMENTWISE_H
 
 #include <stdbool.h>
 #include <stdint.h>

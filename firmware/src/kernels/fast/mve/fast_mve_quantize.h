@@ -1,6 +1,6 @@
 /* The Helium loop of QUANTIZE's int8/uint8/int16 -> int8 requantization (fast_mve_quantize.c). */
-#ifndef MA_FAST_QUANTIZE_H
-#define MA_FAST_QUANTIZE_H
+#ifndef MA_FAST_MVE_QUANTIZE_H
+#define MA_FAST_MVE_QUANTIZE_H
 
 #include <stdbool.h>
 #include <stdint.h>

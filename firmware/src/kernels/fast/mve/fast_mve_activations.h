@@ -1,6 +1,6 @@
 /* The Helium loop of int8 LOGISTIC and TANH (fast_mve_activations.c). */
-#ifndef MA_FAST_ACTIVATIONS_H
-#define MA_FAST_ACTIVATIONS_H
+#ifndef MA_FAST_MVE_ACTIVATIONS_H
+#define MA_FAST_MVE_ACTIVATIONS_H
 
 #include <stdbool.h>
 #include <stdint.h>

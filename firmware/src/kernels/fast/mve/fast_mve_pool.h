@@ -1,6 +1,6 @@
 /* The Helium loop over a whole int8 AVERAGE_POOL_2D or MAX_POOL_2D node (fast_mve_pool.c). */
-#ifndef MA_FAST_POOL_H
-#define MA_FAST_POOL_H
+#ifndef MA_FAST_MVE_POOL_H
+#define MA_FAST_MVE_POOL_H
 
 #include <stdbool.h>
 
