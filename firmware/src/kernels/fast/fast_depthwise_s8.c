@@ -1,5 +1,6 @@
 /* The fast int8 path of DEPTHWISE_CONV_2D (see fast_s8.h; the shared primitives and why they
  * are bit-exact: fast_s8_core.h, fast_s8.c). */
+#include "fast/fast_s8.h"
 #include "fast/fast_s8_core.h"
 #include "overlap.h"
 
