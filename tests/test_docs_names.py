@@ -1,6 +1,6 @@
 """Every `host.…` name and repository path that README.md and docs/ mention exists: a module
 (`host.runtime.arena`, a `python -m` entry such as `host.plan`), a module's attribute
-(`host.planning.cli.predict_model`) or a file, so the documentation follows the code when
+(`host.runtime.arena.predict_model`) or a file, so the documentation follows the code when
 modules move."""
 
 from __future__ import annotations

@@ -257,7 +257,7 @@ TARGETS = ("microarena", "tflm-cortex-m", "tflm-x86_64")
 
 
 def load_prediction(model: str, target: str = "microarena") -> dict:
-    from host.planning.cli import predict_model
+    from host.runtime.arena import predict_model
     from host.runtime.binding import MicroarenaError
 
     try:

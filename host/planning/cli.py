@@ -49,11 +49,10 @@ from host.planning.targets.target import (
 from host.planning.tflm.prepare import prepare_refusals
 from host.planning.tflm.refusal import tflm_refusal
 from host.progress import say
-from host.runtime.arena import predict
 from host.runtime.binding import open_refusal
 from host.terminal import printable
 from host.tflite.compare import check_rewrite
-from host.tflite.model import OFFLINE_PLAN_NAME, Model, ModelError, read_model
+from host.tflite.model import OFFLINE_PLAN_NAME, Model, ModelError
 
 DEFAULT_MAC_BUDGET = 0.1
 HEADER_NAME = "g_model"  # TFLM's examples' name for the model array
@@ -414,17 +413,6 @@ def _target(
     except Exception as e:  # the figures are extra information; the plan stands without them
         result.warnings.append(f"arena prediction for {target} unavailable: {e}")
         return None
-
-
-def predict_model(path: str) -> dict:
-    """What this project's runtime will report for the model as it is (plan included).
-
-    head/tail/total/temporary come from host.runtime.arena, the exact Python model of the
-    firmware's allocator; the recorder compares a board's report with this.
-    """
-    data = read_model(path)
-    Model(data, path)  # clear errors for a bad model before the predictor sees it
-    return dict(predict(data))
 
 
 def cmd_check(args: argparse.Namespace) -> int:

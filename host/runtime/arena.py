@@ -24,7 +24,7 @@ from host.planning.model import lifetimes, metadata
 from host.planning.packing import Buffer, plan_greedy
 from host.planning.packing.problem import align_up
 from host.runtime.binding import REC_COUNT, categories, kernel_requests
-from host.tflite.model import Model
+from host.tflite.model import Model, read_model
 from host.tflite.ops import BUILTIN_CODES
 
 ALIGN = 16  # MA_ALIGN
@@ -220,3 +220,11 @@ def predict(
         },
         "kernel_sizes": "exact",
     }
+
+
+def predict_model(path: str) -> dict:
+    """predict() of a model file as it is (plan included): what the recorder compares a
+    board's report with. A bad model gets the reader's clear error first."""
+    data = read_model(path)
+    Model(data, path)
+    return dict(predict(data))

@@ -258,7 +258,7 @@ def test_plan_comparison(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> 
         pytest.skip(f"{model} is absent")
     log = tmp_path / "r.log"
     try:
-        from host.planning.cli import predict_model
+        from host.runtime.arena import predict_model
 
         pred = predict_model(str(model))
     except (ImportError, ValueError, RuntimeError) as e:

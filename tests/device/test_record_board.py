@@ -59,7 +59,7 @@ def tflm_output_crc(path: Path) -> tuple[int, int]:
 
 def prediction(path: Path) -> dict | None:
     try:
-        from host.planning.cli import predict_model
+        from host.runtime.arena import predict_model
 
         return predict_model(str(path))
     except (ImportError, ValueError, RuntimeError):
