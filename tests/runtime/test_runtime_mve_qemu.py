@@ -54,10 +54,10 @@ pytestmark = pytest.mark.skipif(
 )
 
 BOARD = "mps3-an547"
-# The deepest run's stack (docs/boards.md's Stack table: 5,624 bytes, micro_speech's
+# The deepest run's stack (docs/boards.md's Stack table: 5,104 bytes, micro_speech's
 # DEPTHWISE_CONV_2D) and a little room: a change that deepens the Helium paths' frames fails
 # here instead of overflowing a user's smaller stack into the arena.
-MVE_STACK_BUDGET = 5760
+MVE_STACK_BUDGET = 5248
 # Depthwise-separable (KWS), residual (ResNet-8) and small convolutional and FC models; the
 # larger ones (person_detect, VWW, the autoencoder) do not fit beside them in the 512 KiB ITCM.
 SHARED = ["tflm_micro_speech_int8", "tiny_kws_dscnn_int8", "tiny_ic_resnet8_int8"]
@@ -100,6 +100,8 @@ MVE_CASES = [
        per_channel=True),
     conv("3x3 SAME 40 -> 7 (windows copied two at a time, channel pairs and a last channel)",
          (1, 3, 3, 40), (3, 3), 7, (3, 3)),
+    conv("3x3 SAME 40 -> 67 (two windows at a time with the weight sums, a last three channels)",
+         (1, 4, 3, 40), (3, 3), 67, (4, 3)),
     conv("3x3 SAME groups 2 of 20 channels -> 10 (two windows at a time, a last channel)",
          (1, 3, 2, 40), (3, 3), 10, (3, 2), fin=20, per_channel=False),
 ]  # fmt: skip

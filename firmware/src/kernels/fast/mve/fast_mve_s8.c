@@ -388,13 +388,14 @@ __attribute__((naked, noinline)) static void channel_rows(
 
 /* Two pixels' rows x0, x1 against pairs of consecutive weight rows (the second `w1_step` after
  * the first: the row, or 0 for a last single channel, which then fills two columns alike): the
- * dot products into acc[pixel * 4 + channel] (acc as int32_t[2][4]). The field order is the
- * register order the loads below fill. */
+ * dot products into acc[pixel * 4 + channel] (acc as int32_t[2][4]), and with pair_rows_sums
+ * the rows' sums into sums[channel]. The field order is the register order the loads below
+ * fill. */
 typedef struct {
   const int8_t *w, *x0, *x1;
   int32_t n_after, w_skip, w1_step; /* as channel_rows_job's */
   int32_t pairs;
-  int32_t *acc;
+  int32_t *acc, *sums;
 } pair_rows_job;
 
 /* pair_rows' loop: channel_rows' for two pixels and two channels at a time, each of the four
@@ -437,6 +438,64 @@ __attribute__((naked, noinline)) static void pair_rows(
       "subs r10, #1\n\t"
       "bne 1b\n\t"
       "add sp, #8\n\t"
+      "pop {r4-r11, pc}\n");
+}
+
+/* pair_rows with the weight rows' sums (VADDVA of the two weight vectors, into sums[2k] and
+ * sums[2k + 1]): for nodes too wide for the stacked weight sums. Two more accumulators, so the
+ * step, the count and the sums pointer live on the stack. */
+__attribute__((naked, noinline)) static void pair_rows_sums(
+    __attribute__((unused)) const pair_rows_job *job) { /* r0: read by the assembly */
+  __asm__(
+      "push {r4-r11, lr}\n\t"
+      "ldr r1, [r0]\n\t"
+      "ldrd r5, r7, [r0, #4]\n\t"
+      "ldrd r9, r11, [r0, #12]\n\t"
+      "ldr r2, [r0, #20]\n\t"
+      "ldr r3, [r0, #24]\n\t"
+      "ldr r4, [r0, #32]\n\t"
+      "ldr r0, [r0, #28]\n\t"
+      "push {r2, r3, r4}\n\t"
+      "push {r5, r7}\n"
+      "1:\n\t"
+      "ldr r3, [sp, #8]\n\t"
+      "add r3, r1\n\t"
+      "vldrb.8 q0, [r1], #16\n\t"
+      "vldrb.8 q1, [r3], #16\n\t"
+      "vldrb.8 q2, [r5], #16\n\t"
+      "vaddv.s8 r10, q0\n\t"
+      "vaddv.s8 r12, q1\n\t"
+      "vmladav.s8 r2, q2, q0\n\t"
+      "vmladav.s8 r4, q2, q1\n\t"
+      "vldrb.8 q2, [r7], #16\n\t"
+      "vmladav.s8 r6, q2, q0\n\t"
+      "vmladav.s8 r8, q2, q1\n\t"
+      "dlstp.8 lr, r9\n"
+      "2:\n\t"
+      "vldrb.8 q0, [r1], #16\n\t"
+      "vldrb.8 q1, [r3], #16\n\t"
+      "vldrb.8 q2, [r5], #16\n\t"
+      "vaddva.s8 r10, q0\n\t"
+      "vaddva.s8 r12, q1\n\t"
+      "vmladava.s8 r2, q2, q0\n\t"
+      "vmladava.s8 r4, q2, q1\n\t"
+      "vldrb.8 q2, [r7], #16\n\t"
+      "vmladava.s8 r6, q2, q0\n\t"
+      "vmladava.s8 r8, q2, q1\n\t"
+      "letp lr, 2b\n\t"
+      "strd r2, r4, [r0]\n\t"
+      "strd r6, r8, [r0, #16]\n\t"
+      "adds r0, #8\n\t"
+      "ldr r2, [sp, #16]\n\t"
+      "strd r10, r12, [r2], #8\n\t"
+      "str r2, [sp, #16]\n\t"
+      "ldrd r5, r7, [sp]\n\t"
+      "add r1, r3, r11\n\t"
+      "ldr r2, [sp, #12]\n\t"
+      "subs r2, #1\n\t"
+      "str r2, [sp, #12]\n\t"
+      "bne 1b\n\t"
+      "add sp, #20\n\t"
       "pop {r4-r11, pc}\n");
 }
 
@@ -514,7 +573,7 @@ __attribute__((noinline)) static void pixels_times_rows(const matrix *m, const i
   const int32_t out_step = m->out_step;
   channel_rows_job job = {NULL, {r[0], r[1], r[2], r[3]}, (int32_t)m->row - 16,
                           (int32_t)m->row - (int32_t)((m->row + 15) & ~(size_t)15), 0, NULL};
-  pair_rows_job pair_job = {NULL, r[0], r[1], job.n_after, job.w_skip, 0, 0, NULL};
+  pair_rows_job pair_job = {NULL, r[0], r[1], job.n_after, job.w_skip, 0, 0, NULL, NULL};
   for (int32_t c = 0; c < m->rows; c += 4) {
     const int32_t lanes = m->rows - c < 4 ? m->rows - c : 4;
     int32_t acc[4][4], own[4]; /* acc[pixel][channel] */
@@ -537,15 +596,24 @@ __attribute__((noinline)) static void pixels_times_rows(const matrix *m, const i
       pair_job.w1_step = lanes > 1 ? (int32_t)m->row : 0;
       pair_job.pairs = lanes / 2 > 0 ? lanes / 2 : 1;
       pair_job.acc = &acc[0][0];
-      pair_rows(&pair_job);
+      pair_job.sums = own;
+      if (bases)
+        pair_rows(&pair_job);
+      else
+        pair_rows_sums(&pair_job);
       if (lanes == 3) {
         pair_job.w = w + 2 * m->row;
         pair_job.w1_step = 0;
         pair_job.pairs = 1;
         pair_job.acc = &acc[0][2];
-        pair_rows(&pair_job);
+        pair_job.sums = own + 2;
+        if (bases)
+          pair_rows(&pair_job);
+        else
+          pair_rows_sums(&pair_job);
       }
-      if (!bases) row_bases(m, c, lanes, own);
+      for (int32_t j = 0; j < lanes && !bases; ++j)
+        own[j] = with_offset(m->bias ? m->bias[c + j] : 0, 0, own[j], m->off);
     } else if (!bases) {
       dots_with_sums(m, c, lanes, r, acc, own);
     } else {
@@ -815,15 +883,18 @@ typedef struct {
   int32_t rows, cols;
 } taps;
 
-/* A group of eight channels' requantization constants and biases in the lanes of their sums
- * (sums8: even channels, then odd), made once per node (dw_table) so that each group loads
- * them whole instead of gathering them and deriving the shifts for every pixel. */
+/* A group of eight channels' requantization constants in the lanes of their sums (sums8: even
+ * channels, then odd), made once per node (dw_table) so that each group loads them whole
+ * instead of gathering them and deriving the shifts for every pixel; its biases come by VLD2
+ * (even and odd channels apart) from the node's own array. */
 typedef struct {
-  int32_t mult[8], bias[8];
+  int32_t mult[8];
   int8_t left[8], right[8]; /* as rq4's, right in [-31, 0] */
 } dw_consts;
 
-enum { DW_TABLE_GROUPS = 16 }; /* tables of up to 128 channels (1,280 bytes of stack) */
+/* Tables of up to 128 channels (768 bytes of stack); wider nodes, and nodes whose channels are
+ * not whole groups of eight, gather their constants (requant_gathered). */
+enum { DW_TABLE_GROUPS = 16 };
 
 /* What every pixel of a depthwise convolution shares. */
 typedef struct {
@@ -942,9 +1013,11 @@ static sums8 zero_sums(void) {
   return a;
 }
 
-/* The biases of a group from its table entry: where its sums start. */
-static inline sums8 table_bias(const dw_consts *k) {
-  const sums8 a = {vldrwq_s32(k->bias), vldrwq_s32(k->bias + 4)};
+/* The biases of the whole group c..c + 7: where its sums start. */
+static inline sums8 table_bias(const dw_node *n, int32_t c) {
+  if (!n->bias) return zero_sums();
+  const int32x4x2_t b = vld2q_s32(n->bias + c);
+  const sums8 a = {b.val[0], b.val[1]};
   return a;
 }
 
@@ -969,16 +1042,16 @@ static inline __attribute__((always_inline)) int16x8_t requant_table(sums8 a, co
   return vaddq_n_s16(v, (int16_t)r->offset);
 }
 
-/* Whether a node's output range and offset fit int16 lanes (requant_table). */
+/* Whether a node's channels are whole groups for the table and its output range and offset fit
+ * int16 lanes (requant_table). */
 static bool dw_table_ok(const out_range *r, int32_t cout) {
-  return cout <= 8 * DW_TABLE_GROUPS && r->lo >= INT16_MIN && r->hi <= INT16_MAX &&
-         r->offset >= INT16_MIN && r->offset <= INT16_MAX;
+  return cout <= 8 * DW_TABLE_GROUPS && cout % 8 == 0 && r->lo >= INT16_MIN &&
+         r->hi <= INT16_MAX && r->offset >= INT16_MIN && r->offset <= INT16_MAX;
 }
 
-/* The table of every group of a node's channels (lanes past the last channel zero). */
+/* The table of every group of a node's channels (whole groups: dw_table_ok). */
 static void dw_table(const dw_node *n, dw_consts *tab) {
-  const int32_t whole = n->cout / 8 * 8;
-  for (int32_t c = 0; c < whole; c += 8) { /* VLD2 splits the even and odd channels */
+  for (int32_t c = 0; c < n->cout; c += 8) { /* VLD2 splits the even and odd channels */
     dw_consts *k = tab + c / 8;
     const uint32x4_t even = vidupq_n_u32(0, 2), odd = vidupq_n_u32(1, 2);
     const int32x4_t se = n->per_channel ? vldrbq_gather_offset_s32(n->shift + c, even)
@@ -989,23 +1062,10 @@ static void dw_table(const dw_node *n, dw_consts *tab) {
     const rq4 e = rq_make(m.val[0], se), o = rq_make(m.val[1], so);
     vstrwq_s32(k->mult, e.mult);
     vstrwq_s32(k->mult + 4, o.mult);
-    const int32x4x2_t b = n->bias ? vld2q_s32(n->bias + c)
-                                  : (int32x4x2_t){{vdupq_n_s32(0), vdupq_n_s32(0)}};
-    vstrwq_s32(k->bias, b.val[0]);
-    vstrwq_s32(k->bias + 4, b.val[1]);
     vstrbq_s32(k->left, e.left);
     vstrbq_s32(k->left + 4, o.left);
     vstrbq_s32(k->right, e.right);
     vstrbq_s32(k->right + 4, o.right);
-  }
-  for (int32_t c = whole; c < (n->cout + 7) / 8 * 8; ++c) { /* a last part group */
-    dw_consts *k = tab + c / 8;
-    const int32_t lane = (c % 8) / 2 + (c % 2) * 4, q = n->per_channel ? c : 0;
-    const int32_t shift = c < n->cout ? n->shift[q] : 0;
-    k->mult[lane] = c < n->cout ? n->mult[q] : 0;
-    k->bias[lane] = c < n->cout && n->bias ? n->bias[c] : 0;
-    k->left[lane] = (int8_t)(shift > 0 ? shift : 0);
-    k->right[lane] = (int8_t)(shift > 0 ? 0 : (shift < -31 ? -31 : shift));
   }
 }
 
@@ -1017,7 +1077,7 @@ static void dw_block(const taps *t, const dw_node *n, int32_t c0, int32_t k, int
     for (int32_t c = c0; c < c0 + k; c += 8) {
       if (n->tab) {
         const dw_consts *e = n->tab + c / 8;
-        vstrbq_s16(o + c, requant_table(dw8_full(t, n, c, table_bias(e)), e, &n->r));
+        vstrbq_s16(o + c, requant_table(dw8_full(t, n, c, table_bias(n, c)), e, &n->r));
         continue;
       }
       vstrbq_s16(o + c, requant_gathered(dw8_full(t, n, c, zero_sums()), n, c, 8));
@@ -1029,7 +1089,7 @@ static void dw_block(const taps *t, const dw_node *n, int32_t c0, int32_t k, int
     const int32_t lanes = k - j < 8 ? k - j : 8;
     if (n->tab) { /* c0 + j: a multiple of 8 */
       const dw_consts *e = n->tab + (c0 + j) / 8;
-      v[j / 8] = requant_table(dw8_any(t, n, c0 + j, lanes, table_bias(e)), e, &n->r);
+      v[j / 8] = requant_table(dw8_any(t, n, c0 + j, lanes, table_bias(n, c0 + j)), e, &n->r);
       continue;
     }
     v[j / 8] = requant_gathered(dw8_any(t, n, c0 + j, lanes, zero_sums()), n, c0 + j, lanes);
@@ -1053,7 +1113,7 @@ static inline __attribute__((always_inline)) void dw_pair(const taps *t, const i
                                                           int8_t *o, int8_t *o1) {
   for (int32_t c = 0; c < n->cout; c += 8) {
     const dw_consts *e = n->tab ? n->tab + c / 8 : NULL;
-    sums8 a = e ? table_bias(e) : zero_sums(), b = a;
+    sums8 a = e ? table_bias(n, c) : zero_sums(), b = a;
     const int8_t *ip = t->in + c / n->dmult, *jp = in1 + c / n->dmult, *fp = t->f + c;
     for (int32_t y = 0; y < t->rows; ++y, ip += n->in_row, jp += n->in_row, fp += n->f_row) {
       const int8_t *i = ip, *j = jp, *k = fp;
