@@ -71,12 +71,19 @@ def _unseen_rows() -> list[list[str]]:
 
 
 def test_unseen_table_is_speed_bench_output_against_the_measured_tflm() -> None:
-    """Every model not given, on the M4F, M7, M33 and M55, with TFLM's figures from the data
-    (none for the M7 and M33) and the ratios this runtime's figure over them."""
+    """Every model not given, on the M4F, M7, M33, M55, M3 and M0+, with TFLM's figures from
+    the data (none for the M7 and M33) and the ratios this runtime's figure over them."""
     bench = _bench()
     peers = bench.peer_instructions()
     rows = _unseen_rows()
-    boards = ("mps2-an386", "mps2-an500", "mps2-an505", "mps3-an547")
+    boards = (
+        "mps2-an386",
+        "mps2-an500",
+        "mps2-an505",
+        "mps3-an547",
+        "mps2-an385",
+        "mps2-an385-m0plus",
+    )
     assert {(r[0], r[1]) for r in rows} == {(m, b) for m in bench.unseen_models() for b in boards}
     for row in rows:
         _check_against_tflm(row, peers)
