@@ -169,7 +169,7 @@ static ma_status pool_eval(struct ma_context *ctx, ma_node *node) {
                  ? mak_mve_pool_s8(&g, in->data, out->data, depth, kind == POOL_MAX,
                                    d->act_min, d->act_max)
                  : 0;
-  if ((FAST_DSP || FAST_HOST) && done == 0 && in->type == MA_INT8 && kind != POOL_L2)
+  if (FAST_ENABLED && done == 0 && in->type == MA_INT8 && kind != POOL_L2)
     done = pool_s8_walk(d, &g, in->data, out->data, depth, kind == POOL_MAX);
   if (done < 0)
     return ma_fail(ctx, MA_ERR_KERNEL, "%s: a window lies outside the input", pool_name(node));

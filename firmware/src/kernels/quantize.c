@@ -95,12 +95,34 @@ static ma_status dequantize_prepare(struct ma_context *ctx, ma_node *node) {
  * exact remainder, because roundf and a float -> int64 conversion are library calls on Arm. */
 static int32_t quantize_one(const quant_data *d, float v, int32_t lo, int32_t hi) {
   const float q = v / d->out_scale;
+#if defined(__arm__) && defined(__ARM_FP)
   if (!(q > -QUANT_SATURATED)) return q != q ? mak_clamp(d->out_zp, lo, hi) : lo;
   if (q > QUANT_SATURATED) return hi;
   int32_t r = (int32_t)q;
   const float rest = q - (float)r; /* exact: r is q truncated and below 2^24 */
   if (rest >= 0.5f) ++r;
   else if (rest <= -0.5f) --r;
+#else
+  /* Without a floating-point unit (M0+, M3; and the host, which checks it) from q's bits, as
+   * each float operation there is a library call. From 2^20 up (exponent e of 147: infinities
+   * too) the output saturates to the sign's end, as above (2^20 itself rounds to 2^20, past
+   * every int8 and int16 output whatever the zero point); below, q is the significand m (24
+   * bits) times 2^(e - 150) and its magnitude rounded half up is (m + 2^(s - 1)) >> s with
+   * s = 150 - e, 0 below 0.5 (e < 126). */
+  uint32_t bits;
+  memcpy(&bits, &q, sizeof bits);
+  const int32_t e = (int32_t)(bits >> 23 & 0xFFu), s = 150 - e;
+  if (e >= 147) {
+    if (e == 255 && (bits & 0x7FFFFFu) != 0) return mak_clamp(d->out_zp, lo, hi); /* NaN */
+    return bits >> 31 ? lo : hi;
+  }
+  int32_t r = 0;
+  if (e >= 126) {
+    const uint32_t m = (bits & 0x7FFFFFu) | 0x800000u;
+    r = (int32_t)((m + (UINT32_C(1) << (s - 1))) >> s);
+    if (bits >> 31) r = -r;
+  }
+#endif
   const int64_t z = (int64_t)r + d->out_zp;
   return z < lo ? lo : (z > hi ? hi : (int32_t)z);
 }
