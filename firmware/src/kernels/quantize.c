@@ -95,7 +95,7 @@ static ma_status dequantize_prepare(struct ma_context *ctx, ma_node *node) {
  * exact remainder, because roundf and a float -> int64 conversion are library calls on Arm. */
 static int32_t quantize_one(const quant_data *d, float v, int32_t lo, int32_t hi) {
   const float q = v / d->out_scale;
-#if defined(__arm__) && defined(__ARM_FP)
+#if FAST_FPU
   if (!(q > -QUANT_SATURATED)) return q != q ? mak_clamp(d->out_zp, lo, hi) : lo;
   if (q > QUANT_SATURATED) return hi;
   int32_t r = (int32_t)q;

@@ -16,6 +16,9 @@
  *                included, so that the conformance suite checks those loops' logic there.
  *   FAST_SAT     SSAT (Armv7-M and later, with GCC's __ssat): mak_clamp to the int8 or int16
  *                range in one instruction, which GCC does not find by itself.
+ *   FAST_FPU     a single-precision floating-point unit (the M4F, M7, M33 and M55 builds): float
+ *                arithmetic is an instruction. Without it (M0+, M3) each is a library call, so
+ *                quantize.c rounds from the float's bits; the host takes that form too, to check it.
  * Two choices follow from them:
  *   FAST_ENABLED  fast/'s int8 loops are built (every target above, and the host).
  *   FAST_WORDS    the C forms that take a word's bytes apart (quad_in, quad_dot: the dot
@@ -53,6 +56,12 @@
 #define FAST_HOST 0
 #else
 #define FAST_HOST 1
+#endif
+
+#if defined(__arm__) && defined(__ARM_FP)
+#define FAST_FPU 1
+#else
+#define FAST_FPU 0
 #endif
 
 #if defined(__ARM_FEATURE_SAT) && __ARM_FEATURE_SAT && defined(__GNUC__)
