@@ -20,8 +20,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from host.device.boards import build_image  # noqa: E402
-from host.device.firmware import registered_kernels  # noqa: E402
 from host.paths import BUILD, FIRMWARE  # noqa: E402
+from host.runtime.sources import registered_kernels  # noqa: E402
 
 KERNELS = FIRMWARE / "src" / "kernels"
 

@@ -1,6 +1,6 @@
 # The one definition of the runtime's sources and compile flags. Read by firmware/Makefile
 # (include), the PlatformIO builder (boards/platform/builder/main.py) and the probe build
-# (host/device/firmware.py parses it): keep to plain `NAME := words` lines, paths relative to
+# (host/runtime/sources.py parses it): keep to plain `NAME := words` lines, paths relative to
 # this folder. Kernels are every .c file in the folders of MA_KERNEL_DIRS: MA_KERNEL_DIR (the
 # contract, the registry and the portable operators) and the optimised paths by architecture
 # under it (docs/architecture.md); a new architecture's folder is added here.

@@ -21,6 +21,7 @@ import ast
 import functools
 from pathlib import Path
 
+import pytest
 from support.cycles import find_cycle
 
 from host.paths import HOST
@@ -214,14 +215,17 @@ def reach(graph: dict[str, dict[str, int]], start: str, prefix: str) -> list[str
     return []
 
 
-def test_planning_imports_nothing_of_the_device() -> None:
-    """host/planning knows no serial port or board, not even through another package (such as
-    host/runtime): facts the wire record and a plan share (such as TFLM's report categories)
-    sit in host/planning, and host/device imports them."""
+@pytest.mark.parametrize("package", ["host.planning", "host.runtime"])
+def test_package_imports_nothing_of_the_device(package: str) -> None:
+    """host/planning and host/runtime know no serial port or board, not even through another
+    package: facts a device module shares with them sit below, and host/device imports them
+    (TFLM's report categories in host/planning, which the wire record carries; the runtime's
+    sources and operators in host/runtime/sources.py, which the board builds read)."""
     graph = import_graph()
-    reached = [reach(graph, m, "host.device") for m in graph if m.startswith("host.planning.")]
+    reached = [reach(graph, m, "host.device") for m in graph if m.startswith(f"{package}.")]
     chains = sorted(" -> ".join(c) for c in reached if c)
-    assert not chains, "host/planning imports host/device: " + "; ".join(chains)
+    assert not chains, f"{package} imports host/device: " + "; ".join(chains)
+    assert any(m.startswith(f"{package}.") for m in graph)
     assert "host.planning.tflm.categories" in graph["host.device.wire"]
     assert reach({"a": {"b": 1}, "b": {"c": 1}, "c": {}}, "a", "c") == ["a", "b", "c"]
     assert reach(graph, "host.device.record", "host.planning.tflm")  # the walk is transitive

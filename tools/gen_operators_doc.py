@@ -29,11 +29,11 @@ sys.path[:0] = [str(REPO), str(REPO / "tests")]
 
 from support.case_tables import SINGLE_OPS_FILE, conformance_cases, load_test_module  # noqa: E402
 
-from host.device.firmware import runtime_operators  # noqa: E402
 from host.fileio import write_text_atomic  # noqa: E402
 from host.planning.tflm.prepare import CONDITIONS  # noqa: E402
 from host.planning.tflm.refusal import refused_ops  # noqa: E402
 from host.runtime.binding import Interpreter, MicroarenaError  # noqa: E402
+from host.runtime.sources import runtime_operators  # noqa: E402
 from host.tflite import schema as S  # noqa: E402
 from host.tflite.flatbuf import set_child  # noqa: E402
 from host.tflite.model import Model  # noqa: E402

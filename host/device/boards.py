@@ -17,6 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
+from host.device import pio_core
 from host.fileio import check_file, write_text_atomic
 from host.paths import BOARDS, BUILD, CHECKOUT, FIRMWARE, REPO
 from host.tflite.model import MAX_MODEL_BYTES
@@ -172,8 +173,6 @@ def pio_project() -> Path:
     package's firmware and boards, with its own offline core folder."""
     if CHECKOUT:
         return REPO
-    from host.device import pio_core
-
     core = PACKAGE_PROJECT / ".pio-core"
     ini = PACKAGE_INI.format(core=core, firmware=FIRMWARE.as_posix(), boards=BOARDS.as_posix())
     ini += "".join(f"\n[env:{b}]\nboard = {b}\n" for b in all_boards())

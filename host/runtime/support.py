@@ -3,8 +3,8 @@ to run (`python -m host.run --list-ops`). Whether it opens a given model is bind
 
 from __future__ import annotations
 
-from host.device.firmware import runtime_operators
 from host.paths import CHECKOUT, REPO
+from host.runtime.sources import runtime_operators
 
 OPERATORS_DOC = REPO / "docs" / "operators.md"
 

@@ -14,8 +14,8 @@ import pytest
 
 from host.device import pio_core
 from host.device.boards import all_boards, build_image, pio_executable
-from host.device.firmware import runtime_build
 from host.paths import SHARED_MODELS
+from host.runtime.sources import runtime_build
 
 REPO = Path(__file__).resolve().parents[2]
 

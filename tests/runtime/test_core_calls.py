@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 from support.cycles import find_cycle
 
-from host.device.firmware import read_build_mk, runtime_build
 from host.paths import FIRMWARE
+from host.runtime.sources import read_build_mk, runtime_build
 
 CORE = FIRMWARE / "src" / "core"
 

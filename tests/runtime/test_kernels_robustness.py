@@ -25,7 +25,7 @@ from support.kernel_harness import (
     run_hand_node,
 )
 
-from host.device.firmware import read_build_mk
+from host.runtime.sources import read_build_mk
 
 Q = {"scale": 0.1, "zp": 0}
 BAD_NODES: dict[str, tuple[str, list, list, dict, int, tuple[str, str, str]]] = {

@@ -15,11 +15,11 @@ from pathlib import Path
 
 import pytest
 
-from host.device.firmware import runtime_build
 from host.paths import SHARED_MODELS
 from host.planning.model import metadata
 from host.runtime import arena
 from host.runtime.binding import MA_ERR_UNSUPPORTED, Interpreter, MicroarenaError
+from host.runtime.sources import runtime_build
 from host.tflite.model import Model
 
 REPO = Path(__file__).resolve().parents[2]

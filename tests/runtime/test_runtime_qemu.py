@@ -27,7 +27,6 @@ from test_conformance_fast_unary import CASES as FAST_UNARY_CASES
 from test_conformance_recurrent import CASES as RECURRENT_CASES
 from test_conformance_shape import CASES as SHAPE_CASES
 
-from host.device.firmware import read_build_mk
 from host.paths import SHARED_MODELS
 from host.planning.libraries import loops
 from host.planning.libraries.microarena import MICROARENA
@@ -36,6 +35,7 @@ from host.planning.model.lifetimes import align_up
 from host.planning.plan import plan_model
 from host.runtime import arena
 from host.runtime.binding import Interpreter, MicroarenaError
+from host.runtime.sources import read_build_mk
 from host.tflite.model import Model
 
 REPO = Path(__file__).resolve().parents[2]

@@ -167,8 +167,8 @@ def test_merging_under_address_and_undefined_sanitizers(tmp_path) -> None:
 
 
 def test_list_ops_names_what_the_runtime_runs(capsys) -> None:
-    from host.device.firmware import runtime_operators
     from host.runtime.cli import main
+    from host.runtime.sources import runtime_operators
 
     assert main(["--list-ops"]) == 0
     lines = capsys.readouterr().out.splitlines()

@@ -5,10 +5,10 @@ repository's board support.
 A user's board vendor ships start-up code, a linker script and a C library back end; CMake
 then builds the user's project with the vendor's toolchain file and links them. For the
 emulated boards the same parts are boards/common and boards/<board> (the files, flags and
-memory sizes the PlatformIO platform uses, from host.device.firmware): compiled here into
-libboard.a and handed to CMake, next to cmake/arm-none-eabi.cmake, as the link line's standard
-libraries (CMAKE_C_STANDARD_LIBRARIES: CMAKE_EXE_LINKER_FLAGS would replace the toolchain
-file's --gc-sections and nano.specs).
+memory sizes the PlatformIO platform uses, from host.device.firmware and
+host.runtime.sources): compiled here into libboard.a and handed to CMake, next to
+cmake/arm-none-eabi.cmake, as the link line's standard libraries (CMAKE_C_STANDARD_LIBRARIES:
+CMAKE_EXE_LINKER_FLAGS would replace the toolchain file's --gc-sections and nano.specs).
 """
 
 from __future__ import annotations
@@ -26,10 +26,9 @@ from host.device.firmware import (
     board_value,
     machine_flags,
     memory_size_symbols,
-    read_build_mk,
-    registered_kernels,
 )
 from host.paths import BOARDS, REPO
+from host.runtime.sources import read_build_mk, registered_kernels
 
 
 def example_outputs(text: str) -> list[bytes]:

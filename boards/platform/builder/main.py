@@ -34,9 +34,9 @@ from host.device.firmware import (  # noqa: E402
     board_sources,
     machine_flags,
     memory_size_symbols,
-    runtime_build,
 )
 from host.paths import BOARDS, BUILD, CHECKOUT, FIRMWARE  # noqa: E402
+from host.runtime.sources import runtime_build  # noqa: E402
 
 # The folders host/paths.py knows: the checkout's, or the installed package's data.
 boards_root = str(BOARDS)
