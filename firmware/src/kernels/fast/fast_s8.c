@@ -20,6 +20,38 @@
 #include "fast/mve/fast_mve_s8.h"
 #include "overlap.h"
 
+/* What a convolution's (or FULLY_CONNECTED's) rows of outputs need. */
+typedef struct {
+  const int8_t *f; /* filters, one per output channel, fstride bytes apart */
+  size_t fstride;
+  const int32_t *bias;
+  const int32_t *mult;
+  const int8_t *shift;
+  bool per_channel;
+  int32_t cout, off;
+  out_range r;
+  /* Per-channel, every shift below 0, a bias, the activation range all of int8: rows2_wide
+   * requantizes in its assembly loop (set by the convolution; zero elsewhere). */
+  bool fused_q;
+} rows_job;
+
+typedef struct {
+  const int8_t *in;
+  int32_t f; /* offset in each output channel's filter */
+  int32_t n;
+} run;
+
+enum { COL_MAX = 128 }; /* bytes of a window gathered into one run (two on the stack) */
+
+/* requant, with the constants of chan_consts. */
+static inline int8_t requant_c(int32_t acc, const chan_q *c, const out_range *r) {
+  return clamp_out(c->half ? REQUANT_RIGHT(acc, c->mult, c->amount, c->half)
+                           : requant_left(acc, c->mult, c->amount),
+                   r);
+}
+
+#include "fast/fast_s8_steps.h"
+
 #if FAST_V7M
 /* One input value of dot4 on the M3: plus the offset, times the four rows' weights. */
 #define DOT4_V7M_STEP \
@@ -35,131 +67,15 @@
   "mla %[a2], %[u], %[t], %[a2]\n\t"
 #endif
 
-#if FAST_V6M
-/* dot4 on Armv6-M, whose LDRSB takes only a register offset and whose MULS and ADDS only the
- * eight low registers: one index counting from -n up to 0 (its ADDS sets the loop's flag)
- * over the ends of the input and of the four weight rows (r0-r5), the input plus the offset
- * in r6 serving four MULS; the sums live in r8-r11 (ADD takes high registers), the offset in
- * r12: four instructions per multiply-accumulate. n at least 1. Field order: the assembly's. */
-typedef struct {
-  const int8_t *x_end, *w_end; /* x + n; the first weight row + n */
-  int32_t ws, n, off;
-  int32_t acc[4];
-} dot4_job;
-
-_Static_assert(offsetof(dot4_job, acc) == 20, "dot4_v6m's offsets");
-#define DOT4_V6M_ROW(ROW, ACC) \
-  "ldrsb r7, [" ROW ", r0]\n\t" \
-  "muls r7, r6, r7\n\t" \
-  "add " ACC ", " ACC ", r7\n\t"
-__attribute__((naked, noinline)) static void dot4_v6m(dot4_job *j __attribute__((unused))) {
-  __asm__(
-      V6M_PROLOGUE
-      "ldr r1, [r0, #0]\n\t"
-      "ldr r2, [r0, #4]\n\t"
-      "ldr r7, [r0, #8]\n\t"
-      "adds r3, r2, r7\n\t"
-      "adds r4, r3, r7\n\t"
-      "adds r5, r4, r7\n\t"
-      "ldr r6, [r0, #16]\n\t"
-      "mov r12, r6\n\t"
-      "ldr r6, [r0, #20]\n\t"
-      "mov r8, r6\n\t"
-      "ldr r6, [r0, #24]\n\t"
-      "mov r9, r6\n\t"
-      "ldr r6, [r0, #28]\n\t"
-      "mov r10, r6\n\t"
-      "ldr r6, [r0, #32]\n\t"
-      "mov r11, r6\n\t"
-      "ldr r6, [r0, #12]\n\t"
-      "rsbs r0, r6, #0\n\t"
-      "1:\n\t"
-      "ldrsb r6, [r1, r0]\n\t"
-      "add r6, r6, r12\n\t"
-      DOT4_V6M_ROW("r2", "r8") DOT4_V6M_ROW("r3", "r9") DOT4_V6M_ROW("r4", "r10")
-      DOT4_V6M_ROW("r5", "r11")
-      "adds r0, r0, #1\n\t"
-      "bne 1b\n\t"
-      "ldr r0, [sp]\n\t"
-      "mov r6, r8\n\t"
-      "str r6, [r0, #20]\n\t"
-      "mov r6, r9\n\t"
-      "str r6, [r0, #24]\n\t"
-      "mov r6, r10\n\t"
-      "str r6, [r0, #28]\n\t"
-      "mov r6, r11\n\t"
-      "str r6, [r0, #32]\n\t"
-      V6M_EPILOGUE);
-}
-#undef DOT4_V6M_ROW
-
-/* The same for two weight rows (the pair past a layer's blocks of four channels), the sums in
- * r4, r5: five instructions per multiply-accumulate, where dot1's C loop takes about eight.
- * Only r4-r7 are saved: the loop keeps off r8-r11. */
-typedef struct {
-  const int8_t *x_end, *w_end; /* x + n; the first weight row + n */
-  int32_t ws, n, off;
-  int32_t acc[2];
-} dot2_job;
-
-_Static_assert(offsetof(dot2_job, acc) == 20, "dot2_v6m's offsets");
-__attribute__((naked, noinline)) static void dot2_v6m(dot2_job *j __attribute__((unused))) {
-  __asm__(
-      ".syntax unified\n\t"
-      "push {r0, r4-r7, lr}\n\t"
-      "ldr r1, [r0, #0]\n\t"
-      "ldr r2, [r0, #4]\n\t"
-      "ldr r7, [r0, #8]\n\t"
-      "adds r3, r2, r7\n\t"
-      "ldr r6, [r0, #16]\n\t"
-      "mov r12, r6\n\t"
-      "ldr r4, [r0, #20]\n\t"
-      "ldr r5, [r0, #24]\n\t"
-      "ldr r6, [r0, #12]\n\t"
-      "rsbs r0, r6, #0\n\t"
-      "1:\n\t"
-      "ldrsb r6, [r1, r0]\n\t"
-      "add r6, r6, r12\n\t"
-      "ldrsb r7, [r2, r0]\n\t"
-      "muls r7, r6, r7\n\t"
-      "adds r4, r4, r7\n\t"
-      "ldrsb r7, [r3, r0]\n\t"
-      "muls r7, r6, r7\n\t"
-      "adds r5, r5, r7\n\t"
-      "adds r0, r0, #1\n\t"
-      "bne 1b\n\t"
-      "ldr r0, [sp]\n\t"
-      "str r4, [r0, #20]\n\t"
-      "str r5, [r0, #24]\n\t"
-      "pop {r0, r4-r7, pc}");
-}
-
-/* acc[r] += sum_i w[r * ws + i] * (x[i] + off) for the two weight rows r. */
-static void dot2(const int8_t *x, const int8_t *w, size_t ws, int32_t n, int32_t off,
-                 int32_t acc[2]) {
-  if (n > 0) {
-    dot2_job j = {x + n, w + n, (int32_t)ws, n, off, {acc[0], acc[1]}};
-    dot2_v6m(&j);
-    acc[0] = j.acc[0];
-    acc[1] = j.acc[1];
-  }
-}
-#endif
 
 /* acc[r] += sum_i w[r * ws + i] * (x[i] + off) for the four weight rows r. Not inlined on
  * DSP builds: its assembly loop needs 13 registers, more than a caller leaves free. */
+#ifndef S8_HAS_DOT4
 #if FAST_DSP || FAST_V7M
 __attribute__((noinline))
 #endif
 static void dot4(const int8_t *x, const int8_t *w, size_t ws, int32_t n, int32_t off,
                         int32_t acc[4]) {
-#if FAST_V6M
-  if (n > 0) {
-    dot4_job j = {x + n, w + n, (int32_t)ws, n, off, {acc[0], acc[1], acc[2], acc[3]}};
-    dot4_v6m(&j);
-    memcpy(acc, j.acc, sizeof j.acc);
-  }
-#else
   const int8_t *w0 = w, *w1 = w + ws, *w2 = w1 + ws, *w3 = w2 + ws;
   int32_t a0 = acc[0], a1 = acc[1], a2 = acc[2], a3 = acc[3];
   int32_t i = 0;
@@ -239,26 +155,24 @@ static void dot4(const int8_t *x, const int8_t *w, size_t ws, int32_t n, int32_t
   acc[1] = a1;
   acc[2] = a2;
   acc[3] = a3;
-#endif
 }
+#endif
 
 void mak_dot4_rows(const int8_t *x, const int8_t *w, size_t ws, int32_t n, int32_t off,
                    int32_t acc[4]) {
   dot4(x, w, ws, n, off, acc);
 }
 
+#ifndef S8_HAS_DOT1
 static inline int32_t dot1(const int8_t *x, const int8_t *w, int32_t n, int32_t off, int32_t a) {
   int32_t i = 0;
-  for (; !FAST_V6M && i + 4 <= n; i += 4) /* Armv6-M: byte loads beat taking words apart */ a = quad_dot(a, quad_in(load4(x + i), off), load4(w + i));
+  for (; i + 4 <= n; i += 4) a = quad_dot(a, quad_in(load4(x + i), off), load4(w + i));
   for (; i < n; ++i) a = wrap_mac(a, w[i], x[i] + off);
   return a;
 }
+#endif
 
 /* ------------------------------------------------------------ 2 x 2 block */
-
-/* Whether pixel and batch pairs run (rows2): not on Armv6-M, whose eight low registers do
- * not hold the 2 x 2 block's pointers, inputs and weights (dot4 takes every pixel there). */
-#define FAST_PAIRS (!FAST_V6M)
 
 /* The sums of two input rows (x0, x0 + xd) with two weight rows (w0, w0 + ws) over n values:
  * acc[0] += x0.w0, acc[1] += x1.w0, acc[2] += x0.w1, acc[3] += x1.w1. Each input word then
@@ -383,33 +297,8 @@ static void mac2x2(block2x2 *b, int32_t n, int32_t off) {
   }
 }
 
-/* requant, with the constants of chan_consts. */
-static inline int8_t requant_c(int32_t acc, const chan_q *c, const out_range *r) {
-  return clamp_out(c->half ? REQUANT_RIGHT(acc, c->mult, c->amount, c->half)
-                           : requant_left(acc, c->mult, c->amount),
-                   r);
-}
 
-/* What a convolution's (or FULLY_CONNECTED's) rows of outputs need. */
-typedef struct {
-  const int8_t *f; /* filters, one per output channel, fstride bytes apart */
-  size_t fstride;
-  const int32_t *bias;
-  const int32_t *mult;
-  const int8_t *shift;
-  bool per_channel;
-  int32_t cout, off;
-  out_range r;
-  /* Per-channel, every shift below 0, a bias, the activation range all of int8: rows2_wide
-   * requantizes in its assembly loop (set by the convolution; zero elsewhere). */
-  bool fused_q;
-} rows_job;
 
-typedef struct {
-  const int8_t *in;
-  int32_t f; /* offset in each output channel's filter */
-  int32_t n;
-} run;
 
 /* The sums of nruns runs of n bytes each (n a multiple of 4), `row` bytes apart in two input
  * rows (x0, x1), with the weights of `pairs` channel pairs, contiguous in each weight row:
@@ -1545,12 +1434,10 @@ static rows_job group_job(const rows_job *j, int32_t gi) {
   return r;
 }
 
-enum { COL_MAX = 128 }; /* bytes of a window gathered into one run (two on the stack) */
-
 /* One output pixel, all channels, in order: four channels per pass over the window. */
 static void conv_pixel(const rows_job *j, const run *runs, int32_t nr, int8_t *o) {
-#if FAST_V6M
-  /* Armv6-M: a window of several runs is first copied into one, as gather does (the taps
+#if FAST_ONE_RUN
+  /* A window of several runs is first copied into one, as gather does (the taps
    * outside the input hold the zero point), so that each block of four channels costs one
    * dot4 call (a grouped 3x3 layer of two channels per group took nine). */
   int8_t col[COL_MAX];
@@ -1576,7 +1463,7 @@ static void conv_pixel(const rows_job *j, const run *runs, int32_t nr, int8_t *o
       o[oc + k] = requant_c(acc[k], &c, &j->r);
     }
   }
-#if FAST_V6M
+#if FAST_ONE_RUN
   if (oc + 2 <= j->cout) {
     const int8_t *fo = j->f + oc * j->fstride;
     int32_t acc[2];
@@ -1600,16 +1487,16 @@ static void conv_pixel(const rows_job *j, const run *runs, int32_t nr, int8_t *o
   }
 }
 
-#if FAST_V6M
-/* Armv6-M, grouped convolutions whose groups' windows fit COL_MAX together: pixel by pixel,
+#if FAST_ONE_RUN
+/* Grouped convolutions whose groups' windows fit COL_MAX together: pixel by pixel,
  * each group's fin input channels of the window copied once, in filter order, one group's
  * window (k = taps * fin bytes) after the other (the taps outside the input hold the zero
  * point: 0 after the offset), then conv_pixel on each group's copy. The window is walked once
  * per pixel, not once per group (conv_options' first layer, two groups of two channels: 476
  * instructions per output before, window_runs and a job copy per group). Every read of a
  * pixel's window comes before its writes, as in conv_pixel's order. */
-static bool conv_groups_v6m(const rows_job *j, const int8_t *in, const mak_window_geom *g,
-                            int32_t cin, int32_t fin, int32_t groups, int8_t *out) {
+static bool conv_groups_copied(const rows_job *j, const int8_t *in, const mak_window_geom *g,
+                               int32_t cin, int32_t fin, int32_t groups, int8_t *out) {
   const int32_t k = (int32_t)j->fstride, all = groups * j->cout;
   if (groups * k > COL_MAX || j->off < -127 || j->off > 128) return false;
   int8_t col[COL_MAX];
@@ -1952,8 +1839,8 @@ bool mak_fast_conv_s8(const ma_node *node, const mak_conv_data *d, const mak_win
   if (!FAST_MVE && (max_runs(g, false) > 1 || j.fstride % 4 != 0) &&
       conv_padded(&j, in, g, cin, fin, groups, out))
     return true;
-#if FAST_V6M
-  if (groups > 1 && conv_groups_v6m(&j, in, g, cin, fin, groups, out)) return true;
+#if FAST_ONE_RUN
+  if (groups > 1 && conv_groups_copied(&j, in, g, cin, fin, groups, out)) return true;
 #endif
   const bool pairs = !FAST_PAIRS           ? false
                      : groups == 1 ? mak_window_pairs_fit(in_t, node->outputs[0], g, cin, cout)
