@@ -152,7 +152,7 @@ ISA_CODE = re.compile(
 # fast/arch.h's feature macros (FAST_FPU aside: quantize.c's one float form).
 ARCH_TEST = re.compile(r"\bFAST_(?:DSP|V7M|V6M|HOST|SAT|MVE)\b")
 # The one #if ladder of each entry family (docs/architecture.md, "Where to add").
-DISPATCH_HEADERS = {"fast/arch.h"}
+DISPATCH_HEADERS = {"fast/arch.h", "fast/fast_s8_steps.h"}
 # The portable entries that ask an architecture's step first, one call or include each
 # (docs/architecture.md lists them): outside issue 28's depthwise/core split.
 ENTRY_CALLS = {
