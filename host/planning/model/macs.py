@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 from host.rewrite import bands as rw
 from host.tflite.model import Model, Operator, Subgraph
 
@@ -12,7 +14,8 @@ def op_macs(model: Model, sg: Subgraph, op: Operator) -> int:
         return rw.describe_op(model, sg, op).macs * sg.tensors[op.outputs[0]].shape[1]
     if op.name == "FULLY_CONNECTED":
         w, out = sg.tensors[op.inputs[1]], sg.tensors[op.outputs[0]]
-        return out.nbytes() // max(1, out.shape[-1]) * w.shape[0] * w.shape[1] if out.shape else 0
+        rows = math.prod(out.shape[:-1])  # the batches: whatever the output's element size
+        return rows * w.shape[0] * w.shape[1] if out.shape else 0
     return 0
 
 
