@@ -165,7 +165,6 @@ ENTRY_CALLS = {
 }
 # Not yet so (issue 28, item 3): each entry must still hold what it is exempt for.
 NOT_YET = {
-    "fast/fast_s8.c": "s8split moves its forms into fast/<isa>/",
     "kernel_util.c": "the tap range's Armv6-M division strategy (FAST_V6M)",
     "fast/fast_depthwise_s8.c": "dwsplit moves its forms into fast/<isa>/",
     "fast/fast_s8_core.h": "dwsplit moves its forms into fast/<isa>/",

@@ -15,7 +15,13 @@
  * pass over the windows where it may (rows2), else four output channels of one pixel per pass
  * (conv_pixel: one input load serves four weight rows). FULLY_CONNECTED runs the same code, a
  * batch being a pixel of one run. Windows of one run of 4k bytes (1x1 convolutions,
- * FULLY_CONNECTED) keep the channel loop in assembly too and requantize afterwards. */
+ * FULLY_CONNECTED) keep the channel loop in assembly too and requantize afterwards.
+ *
+ * This file holds that loop structure and the portable C forms of its steps (what the host
+ * and a CPU without a folder build). Each architecture's forms of the steps (its assembly
+ * loops and intrinsics) are in its folder, fast/dsp/, fast/v7m/ and fast/v6m/, whose header
+ * fast_s8_steps.h includes, with the blocking choices that follow (FAST_PAIRS, FAST_WIDE,
+ * ...): this file asks those, never the architecture. */
 #include "fast/fast_s8_core.h"
 #include "fast/mve/fast_mve_s8.h"
 #include "overlap.h"
@@ -50,92 +56,85 @@ static inline int8_t requant_c(int32_t acc, const chan_q *c, const out_range *r)
                    r);
 }
 
+/* The sums of two input rows (x0, x0 + xd) with two weight rows (w0, w0 + ws) over n values:
+ * acc[0] += x0.w0, acc[1] += x1.w0, acc[2] += x0.w1, acc[3] += x1.w1. Each input word then
+ * serves two weight rows and each weight word two input rows (1.5 instructions per
+ * multiply-accumulate on the DSP form, against 1.6 for dot4), and a pixel pair shares the
+ * requantization constants of its channels. */
+typedef struct {
+  const int8_t *x0, *x1, *w0, *w1;
+  const int8_t *x_end; /* x0 + n rounded down to a multiple of 4 (the assembly's loop end) */
+  uint32_t off2;       /* the input offset in both int16 lanes */
+  int32_t acc[4];
+} block2x2;
+
+/* The sums of nruns runs of n bytes each (n a multiple of 4), `row` bytes apart in two input
+ * rows (x0, x1), with the weights of `pairs` channel pairs, contiguous in each weight row:
+ * pair q's weight rows start at w0 and w1 plus q * (wstep + nruns * n). Written to out as
+ * four sums per pair: its first channel with x0 and x1, its second with x0 and x1.
+ * Field order: the assembly's. */
+typedef struct {
+  const int8_t *x_end; /* x0 + n */
+  uint32_t off2;       /* the input offset in both int16 lanes */
+  const int8_t *x0, *x1;
+  int32_t wstep; /* from the end of a pair's weight rows to the next pair's */
+  int32_t *out;
+  int32_t pairs;
+  const int8_t *w0, *w1;
+  int32_t xstep; /* row - n: from a run's end to the next run */
+  int32_t nruns, n, row;
+  int32_t runs_left; /* the assembly's counter */
+} pairs_job;
+
+/* The sums of one input row (x) with `blocks` blocks of four weight rows (w, ws bytes apart,
+ * a block 4 ws after the previous one) over the row's first n values (n a multiple of 4, at
+ * least 4; x_end = x + n): out[4 b + r] for row r of block b. Field order: the assembly's. */
+typedef struct {
+  const int8_t *x, *x_end, *w;
+  int32_t ws;
+  int32_t *out;
+  int32_t blocks;
+  uint32_t off2; /* the input offset in both int16 lanes */
+  int32_t step;  /* 4 ws - n: from the end of a block's rows to the next block */
+} quads_job;
+
+/* The sums of the widened rows (wb to wb_end) with `pairs` channel pairs' weight rows (w0 and
+ * w0 + ws, the next pair 2 ws further), written to out as pairs_sums does. Field order: the
+ * assembly's. */
+typedef struct {
+  const uint32_t *wb, *wb_end;
+  const int8_t *w0;
+  int32_t ws;
+  int32_t *out;
+  int32_t pairs;
+  int32_t wstep; /* 2 ws - n: from the end of a pair's first weight row to the next pair's */
+} wide_job;
+
+/* Channel pairs per pairs_sums call: 32 sums (128 bytes) on the stack. overlap.h's pair rules
+ * follow it. */
+enum { PAIRS = MAK_PAIR_CHUNK / 2 };
+
+static inline int32_t wrap_add(int32_t a, int32_t b) {
+  return (int32_t)((uint32_t)a + (uint32_t)b);
+}
+
+/* Defined below; Armv7-M's rows2_v7m (fast/v7m/) calls them too. */
+static inline int32_t dot1(const int8_t *x, const int8_t *w, int32_t n, int32_t off, int32_t a);
+static int32_t odd_bias(const rows_job *j);
+static void odd_store(const rows_job *j, int32_t a0, int32_t a1, int8_t *o0, int8_t *o1);
+__attribute__((noinline)) static void requant_rows(const rows_job *j, int32_t ch0, int32_t n,
+                                                   const int32_t *s, int32_t rows, int8_t *o0,
+                                                   int8_t *o1);
+
 #include "fast/fast_s8_steps.h"
 
-#if FAST_V7M
-/* One input value of dot4 on the M3: plus the offset, times the four rows' weights. */
-#define DOT4_V7M_STEP \
-  "ldrsb %[t], [%[x]], #1\n\t" \
-  "add %[t], %[t], %[off]\n\t" \
-  "ldrsb %[u], [%[wa], %[ws]]\n\t" \
-  "mla %[a1], %[u], %[t], %[a1]\n\t" \
-  "ldrsb %[u], [%[wa]], #1\n\t" \
-  "mla %[a0], %[u], %[t], %[a0]\n\t" \
-  "ldrsb %[u], [%[wb], %[ws]]\n\t" \
-  "mla %[a3], %[u], %[t], %[a3]\n\t" \
-  "ldrsb %[u], [%[wb]], #1\n\t" \
-  "mla %[a2], %[u], %[t], %[a2]\n\t"
-#endif
-
-
-/* acc[r] += sum_i w[r * ws + i] * (x[i] + off) for the four weight rows r. Not inlined on
- * DSP builds: its assembly loop needs 13 registers, more than a caller leaves free. */
 #ifndef S8_HAS_DOT4
-#if FAST_DSP || FAST_V7M
-__attribute__((noinline))
-#endif
+/* acc[r] += sum_i w[r * ws + i] * (x[i] + off) for the four weight rows r. */
 static void dot4(const int8_t *x, const int8_t *w, size_t ws, int32_t n, int32_t off,
-                        int32_t acc[4]) {
+                 int32_t acc[4]) {
   const int8_t *w0 = w, *w1 = w + ws, *w2 = w1 + ws, *w3 = w2 + ws;
   int32_t a0 = acc[0], a1 = acc[1], a2 = acc[2], a3 = acc[3];
   int32_t i = 0;
-#if FAST_DSP
-  if (n >= 4) { /* the loop below, in assembly: GCC 12 spills it to the stack */
-    const int8_t *xq = x, *x_end = x + (n & ~3), *wa = w0, *wb = w2;
-    const int16x2_t off2 = (int16x2_t)(((uint32_t)off & 0xFFFFu) * 0x10001u);
-    int32_t t, u, xe, xo;
-    __asm__(
-        "1:\n\t"
-        "ldr %[t], [%[x]], #4\n\t"
-        "sxtab16 %[xe], %[off2], %[t]\n\t"
-        "sxtab16 %[xo], %[off2], %[t], ror #8\n\t"
-        "ldr %[t], [%[wa], %[ws]]\n\t"
-        "sxtb16 %[u], %[t]\n\t"
-        "smlad %[a1], %[u], %[xe], %[a1]\n\t"
-        "sxtb16 %[t], %[t], ror #8\n\t"
-        "smlad %[a1], %[t], %[xo], %[a1]\n\t"
-        "ldr %[t], [%[wa]], #4\n\t"
-        "sxtb16 %[u], %[t]\n\t"
-        "smlad %[a0], %[u], %[xe], %[a0]\n\t"
-        "sxtb16 %[t], %[t], ror #8\n\t"
-        "smlad %[a0], %[t], %[xo], %[a0]\n\t"
-        "ldr %[t], [%[wb], %[ws]]\n\t"
-        "sxtb16 %[u], %[t]\n\t"
-        "smlad %[a3], %[u], %[xe], %[a3]\n\t"
-        "sxtb16 %[t], %[t], ror #8\n\t"
-        "smlad %[a3], %[t], %[xo], %[a3]\n\t"
-        "ldr %[t], [%[wb]], #4\n\t"
-        "sxtb16 %[u], %[t]\n\t"
-        "smlad %[a2], %[u], %[xe], %[a2]\n\t"
-        "sxtb16 %[t], %[t], ror #8\n\t"
-        "smlad %[a2], %[t], %[xo], %[a2]\n\t"
-        "ldr %[u], %[end]\n\t"
-        "cmp %[x], %[u]\n\t"
-        "bne 1b"
-        : [a0] "+r"(a0), [a1] "+r"(a1), [a2] "+r"(a2), [a3] "+r"(a3), [x] "+r"(xq),
-          [wa] "+r"(wa), [wb] "+r"(wb), [t] "=&r"(t), [u] "=&r"(u), [xe] "=&r"(xe),
-          [xo] "=&r"(xo)
-        : [ws] "r"(ws), [off2] "r"(off2), [end] "m"(x_end)
-        : "cc", "memory");
-    i = n & ~3;
-  }
-#elif FAST_V7M
-  if (n >= 4) { /* one byte per LDRSB, the input plus offset serving four MLAs */
-    const int8_t *xq = x, *x_end = x + (n & ~3), *wa = w0, *wb = w2;
-    int32_t t, u;
-    __asm__(
-        "1:\n\t"
-        DOT4_V7M_STEP DOT4_V7M_STEP DOT4_V7M_STEP DOT4_V7M_STEP
-        "ldr %[u], %[end]\n\t"
-        "cmp %[x], %[u]\n\t"
-        "bne 1b"
-        : [a0] "+r"(a0), [a1] "+r"(a1), [a2] "+r"(a2), [a3] "+r"(a3), [x] "+r"(xq),
-          [wa] "+r"(wa), [wb] "+r"(wb), [t] "=&r"(t), [u] "=&r"(u)
-        : [ws] "r"(ws), [off] "r"(off), [end] "m"(x_end)
-        : "cc", "memory");
-    i = n & ~3;
-  }
-#else
   for (; i + 4 <= n; i += 4) {
     const quad q = quad_in(load4(x + i), off);
     a0 = quad_dot(a0, q, load4(w0 + i));
@@ -143,7 +142,6 @@ static void dot4(const int8_t *x, const int8_t *w, size_t ws, int32_t n, int32_t
     a2 = quad_dot(a2, q, load4(w2 + i));
     a3 = quad_dot(a3, q, load4(w3 + i));
   }
-#endif
   for (; i < n; ++i) {
     const int32_t xi = x[i] + off;
     a0 = wrap_mac(a0, w0[i], xi);
@@ -174,111 +172,9 @@ static inline int32_t dot1(const int8_t *x, const int8_t *w, int32_t n, int32_t 
 
 /* ------------------------------------------------------------ 2 x 2 block */
 
-/* The sums of two input rows (x0, x0 + xd) with two weight rows (w0, w0 + ws) over n values:
- * acc[0] += x0.w0, acc[1] += x1.w0, acc[2] += x0.w1, acc[3] += x1.w1. Each input word then
- * serves two weight rows and each weight word two input rows (1.5 instructions per
- * multiply-accumulate on the DSP form, against 1.6 for dot4), and a pixel pair shares the
- * requantization constants of its channels. */
-typedef struct {
-  const int8_t *x0, *x1, *w0, *w1;
-  const int8_t *x_end; /* x0 + n rounded down to a multiple of 4 (the assembly's loop end) */
-  uint32_t off2;       /* the input offset in both int16 lanes */
-  int32_t acc[4];
-} block2x2;
-
-#if FAST_DSP || FAST_V7M
-/* Four values of the 2x2 block in assembly: it needs all 14 free registers (sums r4-r7:
- * x0.w0, x1.w0, x0.w1, x1.w1; the input words as int16 pairs r8-r11; temporaries r12, lr;
- * pointers x0, x1, w0, w1 in r0-r3), so the loop end ([sp]) and the offset pair ([sp, #4])
- * stay on the stack. */
-#if FAST_V7M
-/* On the M3 one byte per LDRSB (the offset, sign-extended from the pair's low lane, in lr):
- * each input plus offset serves two MLAs, each weight two. */
-#define MAC2X2_V7M_STEP \
-  "ldrsb r8, [r0], #1\n\t" \
-  "ldrsb r9, [r1], #1\n\t" \
-  "add r8, r8, lr\n\t" \
-  "add r9, r9, lr\n\t" \
-  "ldrsb r10, [r2], #1\n\t" \
-  "ldrsb r11, [r3], #1\n\t" \
-  "mla r4, r10, r8, r4\n\t" \
-  "mla r5, r10, r9, r5\n\t" \
-  "mla r6, r11, r8, r6\n\t" \
-  "mla r7, r11, r9, r7\n\t"
-#define MAC2X2_HALF \
-  "ldrsh lr, [sp, #4]\n\t" \
-  MAC2X2_V7M_STEP MAC2X2_V7M_STEP MAC2X2_V7M_STEP MAC2X2_V7M_STEP
-#else
-/* Two weight words (r2, r3 rows) widened once, each against both rows' widened inputs
- * (r8-r11): the 2 x 2 block's sums r4-r7. Shared by MAC2X2_HALF and WIDE_HALF. */
-#define WEIGHTS_2X2 \
-  "ldr r12, [r2], #4\n\t" \
-  "sxtb16 lr, r12\n\t" \
-  "smlad r4, lr, r8, r4\n\t" \
-  "smlad r5, lr, r10, r5\n\t" \
-  "sxtb16 r12, r12, ror #8\n\t" \
-  "smlad r4, r12, r9, r4\n\t" \
-  "smlad r5, r12, r11, r5\n\t" \
-  "ldr r12, [r3], #4\n\t" \
-  "sxtb16 lr, r12\n\t" \
-  "smlad r6, lr, r8, r6\n\t" \
-  "smlad r7, lr, r10, r7\n\t" \
-  "sxtb16 r12, r12, ror #8\n\t" \
-  "smlad r6, r12, r9, r6\n\t" \
-  "smlad r7, r12, r11, r7\n\t"
-
-#define MAC2X2_HALF \
-  "ldr lr, [sp, #4]\n\t" \
-  "ldr r12, [r0], #4\n\t" \
-  "sxtab16 r8, lr, r12\n\t" \
-  "sxtab16 r9, lr, r12, ror #8\n\t" \
-  "ldr r12, [r1], #4\n\t" \
-  "sxtab16 r10, lr, r12\n\t" \
-  "sxtab16 r11, lr, r12, ror #8\n\t" \
-  WEIGHTS_2X2
-#endif
-
-/* Eight values per pass (the loop end read once per eight), entered at its second half when
- * the run's length is 4 more than a multiple of 8 (label 5: a run's start). At least 4. */
-#define MAC2X2_LOOP \
-  "5:\n\t" \
-  "ldr lr, [sp]\n\t" \
-  "sub lr, lr, r0\n\t" \
-  "tst lr, #4\n\t" \
-  "bne 4f\n\t" \
-  "1:\n\t" \
-  MAC2X2_HALF \
-  "4:\n\t" \
-  MAC2X2_HALF \
-  "ldr lr, [sp]\n\t" \
-  "cmp r0, lr\n\t" \
-  "bne 1b\n\t"
-
-_Static_assert(offsetof(block2x2, x_end) == 16 && offsetof(block2x2, off2) == 20 &&
-                   offsetof(block2x2, acc) == 24,
-               "mac2x2_dsp's offsets");
-__attribute__((naked, noinline)) static void mac2x2_dsp(block2x2 *b __attribute__((unused))) {
-  __asm__(
-      "push {r0, r4-r11, lr}\n\t"
-      "ldrd r12, lr, [r0, #16]\n\t" /* x_end, off2 */
-      "push {r12, lr}\n\t"
-      "add r12, r0, #24\n\t"
-      "ldm r12, {r4-r7}\n\t"
-      "ldm r0, {r0-r3}\n\t"
-      MAC2X2_LOOP
-      "ldr r0, [sp, #8]\n\t"
-      "add r0, r0, #24\n\t"
-      "stm r0, {r4-r7}\n\t"
-      "add sp, sp, #12\n\t"
-      "pop {r4-r11, pc}");
-}
-#endif
-
+#ifndef S8_HAS_MAC2X2
 static void mac2x2(block2x2 *b, int32_t n, int32_t off) {
   int32_t i = n & ~3;
-#if FAST_DSP || FAST_V7M
-  if (i > 0) mac2x2_dsp(b);
-#else
   for (int32_t k = 0; k < i; k += 4) {
     const quad q0 = quad_in(load4(b->x0 + k), off), q1 = quad_in(load4(b->x1 + k), off);
     const uint32_t w0 = load4(b->w0 + k), w1 = load4(b->w1 + k);
@@ -287,7 +183,6 @@ static void mac2x2(block2x2 *b, int32_t n, int32_t off) {
     b->acc[2] = quad_dot(b->acc[2], q0, w1);
     b->acc[3] = quad_dot(b->acc[3], q1, w1);
   }
-#endif
   for (; i < n; ++i) {
     const int32_t x0 = b->x0[i] + off, x1 = b->x1[i] + off, w0 = b->w0[i], w1 = b->w1[i];
     b->acc[0] = wrap_mac(b->acc[0], w0, x0);
@@ -296,117 +191,10 @@ static void mac2x2(block2x2 *b, int32_t n, int32_t off) {
     b->acc[3] = wrap_mac(b->acc[3], w1, x1);
   }
 }
-
-
-
-
-/* The sums of nruns runs of n bytes each (n a multiple of 4), `row` bytes apart in two input
- * rows (x0, x1), with the weights of `pairs` channel pairs, contiguous in each weight row:
- * pair q's weight rows start at w0 and w1 plus q * (wstep + nruns * n). Written to out as
- * four sums per pair: its first channel with x0 and x1, its second with x0 and x1.
- * Field order: the assembly's. */
-typedef struct {
-  const int8_t *x_end; /* x0 + n */
-  uint32_t off2;       /* the input offset in both int16 lanes */
-  const int8_t *x0, *x1;
-  int32_t wstep; /* from the end of a pair's weight rows to the next pair's */
-  int32_t *out;
-  int32_t pairs;
-  const int8_t *w0, *w1;
-  int32_t xstep; /* row - n: from a run's end to the next run */
-  int32_t nruns, n, row;
-  int32_t runs_left; /* the assembly's counter */
-} pairs_job;
-
-#if FAST_DSP || FAST_V7M
-_Static_assert(offsetof(pairs_job, w1) == 32 && offsetof(pairs_job, runs_left) == 52,
-               "pairs_sums_dsp's offsets");
-/* A channel pair's start: the input pointers reset, the sums zero. */
-#define PAIR_START \
-  "ldrd r0, r1, [sp, #8]\n\t" \
-  "movs r4, #0\n\t" \
-  "movs r5, #0\n\t" \
-  "movs r6, #0\n\t" \
-  "movs r7, #0\n\t"
-/* A channel pair's end: its sums stored, the weight pointers on to the next pair. */
-#define PAIR_END \
-  "ldr r12, [sp, #20]\n\t" \
-  "stmia r12!, {r4-r7}\n\t" \
-  "str r12, [sp, #20]\n\t" \
-  "ldr r12, [sp, #16]\n\t" \
-  "add r2, r2, r12\n\t" \
-  "add r3, r3, r12\n\t" \
-  "ldr r12, [sp, #24]\n\t" \
-  "subs r12, r12, #1\n\t" \
-  "str r12, [sp, #24]\n\t" \
-  "bne 2b\n\t"
-
-/* The channel loop around MAC2X2_LOOP for one run: the run's pointers, loop end and offset
- * live in a stack frame ([sp]: x_end, off2, x0, x1, wstep, out, pairs), the sums in
- * registers. */
-__attribute__((naked, noinline)) static void pairs_sums_dsp(pairs_job *p __attribute__((unused))) {
-  __asm__(
-      "push {r4-r11, lr}\n\t"
-      "sub sp, sp, #32\n\t"
-      "ldm r0, {r1-r9}\n\t"
-      "stm sp, {r1-r7}\n\t"
-      "mov r2, r8\n\t"
-      "mov r3, r9\n\t"
-      "2:\n\t"
-      PAIR_START
-      MAC2X2_LOOP
-      PAIR_END
-      "add sp, sp, #32\n\t"
-      "pop {r4-r11, pc}");
-}
-
-/* The same over nruns runs: the frame goes on with [sp, #28]: xstep, nruns, n, row, runs
- * left; after each run the input pointers skip to the next run and its end moves a row. */
-__attribute__((naked, noinline)) static void pairs_runs_dsp(pairs_job *p __attribute__((unused))) {
-  __asm__(
-      "push {r4-r11, lr}\n\t"
-      "sub sp, sp, #48\n\t"
-      "ldm r0!, {r1-r9}\n\t"
-      "stm sp, {r1-r7}\n\t"
-      "mov r2, r8\n\t"
-      "mov r3, r9\n\t"
-      "ldm r0, {r4-r8}\n\t"
-      "add r12, sp, #28\n\t"
-      "stm r12, {r4-r8}\n\t"
-      "2:\n\t"
-      PAIR_START
-      "ldr r12, [sp, #36]\n\t"
-      "add r12, r0, r12\n\t"
-      "str r12, [sp]\n\t"
-      "ldr r12, [sp, #32]\n\t"
-      "str r12, [sp, #44]\n\t"
-      MAC2X2_LOOP
-      "ldr r12, [sp, #44]\n\t"
-      "subs r12, r12, #1\n\t"
-      "beq 3f\n\t"
-      "str r12, [sp, #44]\n\t"
-      "ldr r12, [sp, #28]\n\t"
-      "add r0, r0, r12\n\t"
-      "add r1, r1, r12\n\t"
-      "ldr r12, [sp, #40]\n\t"
-      "ldr lr, [sp]\n\t"
-      "add lr, lr, r12\n\t"
-      "str lr, [sp]\n\t"
-      "b 5b\n\t"
-      "3:\n\t"
-      PAIR_END
-      "add sp, sp, #48\n\t"
-      "pop {r4-r11, pc}");
-}
 #endif
 
+#ifndef S8_HAS_PAIRS_SUMS
 static void pairs_sums(pairs_job *p) {
-#if FAST_DSP || FAST_V7M
-  if (p->nruns > 1)
-    pairs_runs_dsp(p);
-  else
-    pairs_sums_dsp(p);
-#else
   const int32_t step = p->wstep + p->nruns * p->n;
   const int32_t off = (int16_t)(p->off2 & 0xFFFFu);
   for (int32_t q = 0; q < p->pairs; ++q) {
@@ -418,8 +206,8 @@ static void pairs_sums(pairs_job *p) {
     }
     memcpy(p->out + 4 * q, b.acc, sizeof b.acc);
   }
-#endif
 }
+#endif
 
 /* Whether the window's runs are nr > 1 runs of equal length, a multiple of 4, at a constant
  * distance in the input (*row) and back to back in the filter: pairs_sums' form. */
@@ -433,33 +221,18 @@ static bool uniform_runs(const run *runs, int32_t nr, ptrdiff_t *row) {
   return true;
 }
 
-/* Channel pairs per pairs_sums call: 32 sums (128 bytes) on the stack. overlap.h's pair rules
- * follow it. */
-enum { PAIRS = MAK_PAIR_CHUNK / 2 };
-
-static inline int32_t wrap_add(int32_t a, int32_t b) {
-  return (int32_t)((uint32_t)a + (uint32_t)b);
-}
-
-/* requant_c's clamp with `full` (a constant where inlined): the activation range is all of
- * int8, where on the DSP the offset is added saturating and SSAT clamps, the same value (a sum
- * past int32 was past the range before). */
+#ifndef S8_HAS_REQUANT_CF
+/* requant_c where the activation range is all of int8 (`full`, a constant where inlined): the
+ * same clamp here; the DSP's form takes SSAT. */
 static inline int8_t requant_cf(int32_t acc, const chan_q *c, const out_range *r, bool full) {
-#if FAST_DSP
-  if (full) {
-    const int32_t y = c->half ? REQUANT_RIGHT(acc, c->mult, c->amount, c->half)
-                              : requant_left(acc, c->mult, c->amount);
-    return (int8_t)__ssat(__qadd(y, r->offset), 8);
-  }
-#else
   (void)full;
-#endif
   return requant_c(acc, c, r);
 }
+#endif
 
 enum { ROW_CHUNK = 32 }; /* output channels one_row sums before requantizing: 128 stack bytes */
 
-#if FAST_DSP || FAST_HOST
+#if FAST_EVEN_ROW && !defined(S8_HAS_EVEN_ROW)
 /* requant_right for an even half (e >= 2, quarter = half / 2) in one instruction fewer: k =
  * half + (acc >> 31) has the sign's low bit, so requant_right's low word is acc's sign bit
  * and 2^30, its high word k >> 1 = quarter + (acc >> 31). */
@@ -467,12 +240,7 @@ static inline int32_t requant_right_even(int32_t acc, int32_t mult, int32_t e_mi
                                          int32_t quarter) {
   uint32_t lo = ((uint32_t)acc & UINT32_C(0x80000000)) | UINT32_C(0x40000000);
   int32_t hi = quarter + (acc >> 31);
-#if FAST_DSP
-  __asm__("smlal %0, %1, %2, %3" : "+r"(lo), "+r"(hi) : "r"(acc), "r"(mult));
-  return hi >> e_minus_1;
-#else
   return (int32_t)mul_add_wide(acc, mult, lo, (uint32_t)hi).hi >> e_minus_1;
-#endif
 }
 
 /* requant_as's loop for one row, per-tensor constants of an even half: no test of the
@@ -483,14 +251,7 @@ static inline __attribute__((always_inline)) void requant_even_row(
   const int32_t quarter = c->half >> 1;
   for (int32_t k = 0; k < n; ++k) {
     const int32_t y = requant_right_even(wrap_add(s[k], bias[k]), c->mult, c->amount, quarter);
-#if FAST_DSP
-    if (full) {
-      o[k] = (int8_t)__ssat(__qadd(y, r->offset), 8);
-      continue;
-    }
-#else
     (void)full;
-#endif
     o[k] = clamp_out(y, r);
   }
 }
@@ -503,7 +264,7 @@ static inline __attribute__((always_inline)) void requant_as(
   const int32_t *m = j->mult + (per_channel ? ch0 : 0);
   const int8_t *sh = j->shift + (per_channel ? ch0 : 0);
   chan_q c = chan_consts(m[0], sh[0]);
-#if FAST_DSP || FAST_HOST
+#if FAST_EVEN_ROW
   if (rows == 1 && !per_channel && c.half > 1) {
     requant_even_row(&c, &r, n, s, bias, o0, full);
     return;
@@ -582,67 +343,27 @@ static void runs_sums(const rows_job *j, const run *runs, int32_t nr, ptrdiff_t 
  * the models measured but MobileNetV2's 336 channels); longer windows are widened in parts of
  * that many (rows2_parts), which costs the widening again per chunk of channel pairs. At 576
  * (2,304 bytes) the DSP cores' deepest stack was 1,152 bytes more (docs/boards.md). */
-#if FAST_DSP || FAST_HOST
-#define FAST_WIDE 1
-#else
-#define FAST_WIDE 0
-#endif
 enum { WIDE_MAX = 288 };
 
-#if FAST_WIDE
+#if FAST_WIDE && !defined(S8_HAS_WIDE)
 /* The two int16 lanes of a word: even (bytes 0 and 2) or odd (1 and 3) bytes plus the offset. */
-#if FAST_DSP
-static inline uint32_t widen_even(uint32_t v, uint32_t off2) {
-  return (uint32_t)__sxtab16((int16x2_t)off2, (int8x4_t)v);
-}
-static inline uint32_t widen_odd(uint32_t v, uint32_t off2) {
-  return (uint32_t)sxtab16_ror8((int16x2_t)off2, v);
-}
-#else
 static inline uint32_t widen_lanes(uint32_t v, int k, uint32_t off2) {
   const int32_t off = (int16_t)(off2 & 0xFFFFu);
   return ((uint32_t)(lane(v, k) + off) & 0xFFFFu) | (uint32_t)(lane(v, k + 2) + off) << 16;
 }
 static inline uint32_t widen_even(uint32_t v, uint32_t off2) { return widen_lanes(v, 0, off2); }
 static inline uint32_t widen_odd(uint32_t v, uint32_t off2) { return widen_lanes(v, 1, off2); }
-#endif
 
 /* acc plus the products of the int16 lanes of w and x (SMLAD, wrapping). */
 static inline int32_t lanes_mac(int32_t acc, uint32_t w, uint32_t x) {
-#if FAST_DSP
-  return __smlad((int16x2_t)w, (int16x2_t)x, acc);
-#else
   acc = wrap_mac(acc, (int16_t)(w & 0xFFFFu), (int16_t)(x & 0xFFFFu));
   return wrap_mac(acc, (int16_t)(w >> 16), (int16_t)(x >> 16));
-#endif
 }
 
 /* n values (a multiple of 4) of x0 and of x0 + xd into wb, widened and interleaved; returns
  * the end of what it wrote. */
 static uint32_t *widen_rows(const int8_t *x0, ptrdiff_t xd, int32_t n, uint32_t off2,
                             uint32_t *wb) {
-#if FAST_DSP
-  if (n > 0) { /* in assembly: two STRDs per four values where GCC stores word by word */
-    const int8_t *x1 = x0 + xd, *end = x0 + n;
-    uint32_t a, b, e, o;
-    __asm__ volatile(
-        "1:\n\t"
-        "ldr %[a], [%[x0]], #4\n\t"
-        "ldr %[b], [%[x1]], #4\n\t"
-        "sxtab16 %[e], %[off2], %[a]\n\t"
-        "sxtab16 %[o], %[off2], %[a], ror #8\n\t"
-        "strd %[e], %[o], [%[wb]], #8\n\t"
-        "sxtab16 %[e], %[off2], %[b]\n\t"
-        "sxtab16 %[o], %[off2], %[b], ror #8\n\t"
-        "strd %[e], %[o], [%[wb]], #8\n\t"
-        "cmp %[x0], %[end]\n\t"
-        "bne 1b"
-        : [x0] "+&r"(x0), [x1] "+&r"(x1), [wb] "+&r"(wb), [a] "=&r"(a), [b] "=&r"(b),
-          [e] "=&r"(e), [o] "=&r"(o)
-        : [off2] "r"(off2), [end] "r"(end)
-        : "cc", "memory");
-  }
-#else
   for (int32_t i = 0; i < n; i += 4, wb += 4) {
     const uint32_t a = load4(x0 + i), b = load4(x0 + xd + i);
     wb[0] = widen_even(a, off2);
@@ -650,197 +371,11 @@ static uint32_t *widen_rows(const int8_t *x0, ptrdiff_t xd, int32_t n, uint32_t 
     wb[2] = widen_even(b, off2);
     wb[3] = widen_odd(b, off2);
   }
-#endif
   return wb;
 }
 
-/* The sums of the widened rows (wb to wb_end) with `pairs` channel pairs' weight rows (w0 and
- * w0 + ws, the next pair 2 ws further), written to out as pairs_sums does. Field order: the
- * assembly's. */
-typedef struct {
-  const uint32_t *wb, *wb_end;
-  const int8_t *w0;
-  int32_t ws;
-  int32_t *out;
-  int32_t pairs;
-  int32_t wstep; /* 2 ws - n: from the end of a pair's first weight row to the next pair's */
-} wide_job;
-
-#if FAST_DSP
-/* Four values: one LDM of the widened words (r8-r11), each weight word widened once and
- * serving both rows; sums r4-r7 as pairs_sums'. */
-#define WIDE_HALF \
-  "ldm r0!, {r8-r11}\n\t" \
-  WEIGHTS_2X2
-
-_Static_assert(offsetof(wide_job, wstep) == 24, "wide_sums_dsp's offsets");
-/* Eight values per pass, entered at its second half when n is 4 more than a multiple of 8;
- * the frame [sp] holds wb, out, pairs left, wstep; wb's end in r1. Each pair's sums start as
- * INIT sets r4-r7. */
-#define WIDE_SUMS_ASM(INIT) \
-  __asm__( \
-      "push {r4-r11, lr}\n\t" \
-      "ldm r0, {r4-r10}\n\t" \
-      "sub sp, sp, #16\n\t" \
-      "str r4, [sp]\n\t" \
-      "str r8, [sp, #4]\n\t" \
-      "str r9, [sp, #8]\n\t" \
-      "str r10, [sp, #12]\n\t" \
-      "mov r1, r5\n\t" \
-      "mov r2, r6\n\t" \
-      "add r3, r6, r7\n\t" \
-      "2:\n\t" \
-      "ldr r0, [sp]\n\t" \
-      INIT \
-      "sub r12, r1, r0\n\t" \
-      "tst r12, #16\n\t" \
-      "bne 4f\n\t" \
-      "1:\n\t" \
-      WIDE_HALF \
-      "4:\n\t" \
-      WIDE_HALF \
-      "cmp r0, r1\n\t" \
-      "bne 1b\n\t" \
-      "ldr r12, [sp, #4]\n\t" \
-      "stmia r12!, {r4-r7}\n\t" \
-      "str r12, [sp, #4]\n\t" \
-      "ldr r12, [sp, #12]\n\t" \
-      "add r2, r2, r12\n\t" \
-      "add r3, r3, r12\n\t" \
-      "ldr r12, [sp, #8]\n\t" \
-      "subs r12, r12, #1\n\t" \
-      "str r12, [sp, #8]\n\t" \
-      "bne 2b\n\t" \
-      "add sp, sp, #16\n\t" \
-      "pop {r4-r11, pc}")
-
-/* The sums from zero. */
-__attribute__((naked, noinline)) static void wide_sums_dsp(const wide_job *p
-                                                           __attribute__((unused))) {
-  WIDE_SUMS_ASM("movs r4, #0\n\t"
-                "movs r5, #0\n\t"
-                "movs r6, #0\n\t"
-                "movs r7, #0\n\t");
-}
-
-/* The sums added to those in out (a window widened part by part: rows2_parts). */
-__attribute__((naked, noinline)) static void wide_acc_dsp(const wide_job *p
-                                                          __attribute__((unused))) {
-  WIDE_SUMS_ASM("ldr r12, [sp, #4]\n\t"
-                "ldm r12, {r4-r7}\n\t");
-}
-#undef WIDE_SUMS_ASM
-
-/* wide_sums with the requantization in the same loop, for rows_job.fused_q: each pair's sums
- * start from its channels' biases and are requantized as requant_right_dsp and requant_cf's
- * full clamp, then stored (channel c of the first row at o0 + c, of the second at o0 + od + c).
- * Field order: the assembly's (the job is copied to the frame whole). */
-typedef struct {
-  const uint32_t *wb, *wb_end;
-  const int8_t *w0;
-  int32_t ws;
-  int8_t *o0;
-  int32_t pairs;
-  int32_t wstep;
-  const int32_t *bias, *mult;
-  const int8_t *shift;
-  int32_t od, offset;
-} wideq_job;
-
-/* One sum A requantized with multiplier M and amount E (e - 1), half 2^E in r0. */
-#define WIDE_RQ(A, M, E) \
-  "add r12, r0, " A ", asr #31\n\t" \
-  "lsl lr, r12, #31\n\t" \
-  "orr lr, lr, #0x40000000\n\t" \
-  "asr r12, r12, #1\n\t" \
-  "smlal lr, r12, " A ", " M "\n\t" \
-  "asr " A ", r12, " E "\n\t"
-#define WIDE_OUT(A) \
-  "qadd " A ", " A ", r8\n\t" \
-  "ssat " A ", #8, " A "\n\t"
-
-_Static_assert(sizeof(wideq_job) == 48 && offsetof(wideq_job, offset) == 44,
-               "wide_q_dsp's frame");
-__attribute__((naked, noinline)) static void wide_q_dsp(const wideq_job *p
-                                                        __attribute__((unused))) {
-  __asm__(
-      "push {r4-r11, lr}\n\t"
-      "sub sp, sp, #48\n\t"
-      "ldm r0, {r1-r12}\n\t"
-      "stm sp, {r1-r12}\n\t"
-      "ldr r1, [sp, #4]\n\t"
-      "ldr r2, [sp, #8]\n\t"
-      "ldr r3, [sp, #12]\n\t"
-      "add r3, r2, r3\n\t"
-      "2:\n\t"
-      "ldr r0, [sp, #28]\n\t"
-      "ldr r4, [r0], #4\n\t"
-      "ldr r6, [r0], #4\n\t"
-      "str r0, [sp, #28]\n\t"
-      "mov r5, r4\n\t"
-      "mov r7, r6\n\t"
-      "ldr r0, [sp]\n\t"
-      "sub r12, r1, r0\n\t"
-      "tst r12, #16\n\t"
-      "bne 4f\n\t"
-      "1:\n\t"
-      WIDE_HALF
-      "4:\n\t"
-      WIDE_HALF
-      "cmp r0, r1\n\t"
-      "bne 1b\n\t"
-      "ldr r0, [sp, #32]\n\t"
-      "ldr r8, [r0], #4\n\t"
-      "ldr r9, [r0], #4\n\t"
-      "str r0, [sp, #32]\n\t"
-      "ldr r0, [sp, #36]\n\t"
-      "ldrsb r10, [r0], #1\n\t"
-      "ldrsb r11, [r0], #1\n\t"
-      "str r0, [sp, #36]\n\t"
-      "mvn r10, r10\n\t"
-      "mvn r11, r11\n\t"
-      "mov r0, #1\n\t"
-      "lsl r0, r0, r10\n\t"
-      WIDE_RQ("r4", "r8", "r10")
-      WIDE_RQ("r5", "r8", "r10")
-      "mov r0, #1\n\t"
-      "lsl r0, r0, r11\n\t"
-      WIDE_RQ("r6", "r9", "r11")
-      WIDE_RQ("r7", "r9", "r11")
-      "ldr r8, [sp, #44]\n\t"
-      WIDE_OUT("r4") WIDE_OUT("r5") WIDE_OUT("r6") WIDE_OUT("r7")
-      "ldr r0, [sp, #16]\n\t"
-      "ldr r9, [sp, #40]\n\t"
-      "strb r4, [r0]\n\t"
-      "strb r5, [r0, r9]\n\t"
-      "add r0, r0, #1\n\t"
-      "strb r6, [r0]\n\t"
-      "strb r7, [r0, r9]\n\t"
-      "add r0, r0, #1\n\t"
-      "str r0, [sp, #16]\n\t"
-      "ldr r12, [sp, #24]\n\t"
-      "add r2, r2, r12\n\t"
-      "add r3, r3, r12\n\t"
-      "ldr r12, [sp, #20]\n\t"
-      "subs r12, r12, #1\n\t"
-      "str r12, [sp, #20]\n\t"
-      "bne 2b\n\t"
-      "add sp, sp, #48\n\t"
-      "pop {r4-r11, pc}");
-}
-#undef WIDE_RQ
-#undef WIDE_OUT
-#undef WIDE_HALF
-#endif
-
 /* wide_job's sums, from zero or (acc) added to those in out. */
 static void wide_sums(const wide_job *p, bool acc) {
-#if FAST_DSP
-  if (acc)
-    wide_acc_dsp(p);
-  else
-    wide_sums_dsp(p);
-#else
   const int32_t n = (int32_t)(p->wb_end - p->wb); /* values: four words per four */
   const int8_t *w0 = p->w0;
   for (int32_t q = 0; q < p->pairs; ++q, w0 += 2 * p->ws) {
@@ -858,7 +393,6 @@ static void wide_sums(const wide_job *p, bool acc) {
     }
     memcpy(p->out + 4 * q, a, sizeof a);
   }
-#endif
 }
 #endif
 
@@ -906,12 +440,9 @@ static void odd_widened(const rows_job *j, const uint32_t *wb, const uint32_t *e
 static void rows2_widened(const rows_job *j, const uint32_t *wb, const uint32_t *end, int32_t f0,
                           int8_t *o0, int8_t *o1) {
   const int32_t even = j->cout & ~1, wstep = (int32_t)(2 * j->fstride) - (int32_t)(end - wb);
-#if FAST_DSP
+#if FAST_WIDE_Q
   if (j->fused_q && even > 0) {
-    const wideq_job q = {wb,      end,     j->f + f0, (int32_t)j->fstride, o0,
-                         even / 2, wstep,  j->bias,        j->mult,             j->shift,
-                         (int32_t)(o1 - o0), j->r.offset};
-    wide_q_dsp(&q);
+    wide_q(j, wb, end, f0, even, wstep, o0, o1);
     if (even < j->cout) odd_widened(j, wb, end, f0, o0, o1);
     return;
   }
@@ -991,142 +522,6 @@ __attribute__((noinline)) static void rows2_wide(const rows_job *j, const run *f
 }
 #endif
 
-#if FAST_V7M
-/* On the M3, rows2's one-run and uniform windows take their values plus the offset from a
- * buffer of int32 pairs (x0[i], x1[i]), V7M_CHUNK values at a time, filled once per chunk of
- * channels: one LDM then gives two values of both rows, and each weight's LDRSB serves two
- * MLAs with no add of the offset: 28 instructions per 16 multiply-accumulates against 41 for
- * MAC2X2_V7M_STEP's (256 bytes of stack). */
-enum { V7M_CHUNK = 32 };
-/* Fewer output channels do not pay for the widening (conv_options' 6: 485,840 -> 496,880
- * instructions per invoke). */
-enum { V7M_MIN_COUT = 8 };
-
-/* The sums of `pairs` channel pairs over one chunk of n values (n a multiple of 4), added to
- * s (four per pair, pairs_sums' order): the first pair's weight rows at w0 and w0 + ws, the
- * next pair's wstep further. Field order: the assembly's. */
-typedef struct {
-  const int32_t *x, *x_end; /* the widened pairs: 2n words */
-  const int8_t *w0;
-  int32_t ws, wstep;
-  int32_t *s;
-  int32_t pairs;
-} wide2x2_job;
-
-/* Two values of both rows (r8-r11) against the two weight rows (r12: row 0, lr: row 1). */
-#define WIDE2X2_V7M_TWO \
-  "ldm r0!, {r8-r11}\n\t" \
-  "ldrsb r12, [r1], #1\n\t" \
-  "ldrsb lr, [r2], #1\n\t" \
-  "mla r4, r12, r8, r4\n\t" \
-  "mla r5, r12, r9, r5\n\t" \
-  "mla r6, lr, r8, r6\n\t" \
-  "mla r7, lr, r9, r7\n\t" \
-  "ldrsb r12, [r1], #1\n\t" \
-  "ldrsb lr, [r2], #1\n\t" \
-  "mla r4, r12, r10, r4\n\t" \
-  "mla r5, r12, r11, r5\n\t" \
-  "mla r6, lr, r10, r6\n\t" \
-  "mla r7, lr, r11, r7\n\t"
-
-_Static_assert(offsetof(wide2x2_job, pairs) == 24, "wide2x2_v7m's offsets");
-/* The frame: [sp] x, w0 of the pair, ws, wstep, s, pairs left; the sums in r4-r7, the
- * buffer's pointer and end in r0 and r3, the weight rows in r1 and r2. */
-__attribute__((naked, noinline)) static void wide2x2_v7m(const wide2x2_job *j
-                                                         __attribute__((unused))) {
-  __asm__(
-      "push {r4-r11, lr}\n\t"
-      "sub sp, sp, #24\n\t"
-      "ldm r0, {r1-r7}\n\t"
-      "stm sp, {r1, r3-r7}\n\t"
-      "mov r3, r2\n\t"
-      "2:\n\t"
-      "ldrd r0, r1, [sp]\n\t"
-      "ldr r12, [sp, #8]\n\t"
-      "add r2, r1, r12\n\t"
-      "ldr r12, [sp, #16]\n\t"
-      "ldm r12, {r4-r7}\n\t"
-      "1:\n\t"
-      WIDE2X2_V7M_TWO WIDE2X2_V7M_TWO
-      "cmp r0, r3\n\t"
-      "bne 1b\n\t"
-      "ldr r12, [sp, #16]\n\t"
-      "stmia r12!, {r4-r7}\n\t"
-      "str r12, [sp, #16]\n\t"
-      "ldrd r12, lr, [sp, #8]\n\t"
-      "ldr r12, [sp, #4]\n\t"
-      "add r12, r12, lr\n\t"
-      "str r12, [sp, #4]\n\t"
-      "ldr r12, [sp, #20]\n\t"
-      "subs r12, r12, #1\n\t"
-      "str r12, [sp, #20]\n\t"
-      "bne 2b\n\t"
-      "add sp, sp, #24\n\t"
-      "pop {r4-r11, pc}");
-}
-#undef WIDE2X2_V7M_TWO
-
-/* b[2i] = x0[i] + off, b[2i + 1] = x0[i + xd] + off for i < n. */
-static void widen2_v7m(const int8_t *x0, ptrdiff_t xd, int32_t n, int32_t off, int32_t *b) {
-  for (int32_t i = 0; i < n; ++i, b += 2) {
-    b[0] = x0[i] + off;
-    b[1] = x0[i + xd] + off;
-  }
-}
-
-typedef struct {
-  int32_t xb[2 * V7M_CHUNK]; /* the widened values */
-  int32_t s[4 * PAIRS];      /* a chunk of channel pairs' sums */
-} v7m_buffers;
-
-/* rows2 for windows in nr runs like `first` (n bytes, a multiple of 4, `row` apart in the
- * input, back to back in the filter) on the M3: per chunk of channel pairs, the window chunk
- * by chunk of values, each widened then multiplied by every pair's weights (a window of one
- * chunk is widened once); an odd count's last channel from the input. The input is read whole
- * for each chunk of channels before its outputs are written, as rows2_runs does. */
-__attribute__((noinline)) static void rows2_v7m_in(const rows_job *j, const run *first,
-                                                   int32_t nr, ptrdiff_t row, ptrdiff_t xd,
-                                                   int8_t *o0, int8_t *o1, v7m_buffers *b) {
-  int32_t *xb = b->xb, *s = b->s;
-  const int32_t n = first->n, even = j->cout & ~1;
-  const bool once = nr == 1 && n <= V7M_CHUNK;
-  if (once) widen2_v7m(first->in, xd, n, j->off, xb);
-  for (int32_t oc = 0; oc < even; oc += 2 * PAIRS) {
-    const int32_t np = (even - oc) / 2 < PAIRS ? (even - oc) / 2 : PAIRS;
-    const int8_t *w = j->f + oc * j->fstride + first->f;
-    memset(s, 0, (size_t)np * 4 * sizeof *s);
-    for (int32_t i = 0; i < nr; ++i) {
-      for (int32_t k = 0; k < n; k += V7M_CHUNK) {
-        const int32_t len = n - k < V7M_CHUNK ? n - k : V7M_CHUNK;
-        if (!once) widen2_v7m(first->in + i * row + k, xd, len, j->off, xb);
-        const wide2x2_job q = {xb, xb + 2 * len, w + i * n + k, (int32_t)j->fstride,
-                               (int32_t)(2 * j->fstride), s, np};
-        wide2x2_v7m(&q);
-      }
-    }
-    requant_rows(j, oc, 2 * np, s, 2, o0, o1);
-  }
-  if (even < j->cout) {
-    const int8_t *fo = j->f + even * j->fstride + first->f;
-    int32_t a0 = odd_bias(j), a1 = a0;
-    for (int32_t i = 0; i < nr; ++i) {
-      a0 = dot1(first->in + i * row, fo + i * n, n, j->off, a0);
-      a1 = dot1(first->in + i * row + xd, fo + i * n, n, j->off, a1);
-    }
-    odd_store(j, a0, a1, o0, o1);
-  }
-}
-
-/* rows2_v7m_in with buffers of its own. Not inlined: they stay off its callers' stack (but for
- * conv_windows', which lends the room of its runs). */
-__attribute__((noinline)) static void rows2_v7m(const rows_job *j, const run *first, int32_t nr,
-                                                ptrdiff_t row, ptrdiff_t xd, int8_t *o0,
-                                                int8_t *o1) {
-  v7m_buffers b;
-  rows2_v7m_in(j, first, nr, row, xd, o0, o1, &b);
-}
-#endif
-
 /* rows2 from the input rows, without widening them: the sums of a chunk of channel pairs (in
  * assembly for the whole chunk where the runs are asm_form), then their requantization. Not
  * inlined: its sums stay off rows2_wide's stack. */
@@ -1163,7 +558,6 @@ __attribute__((noinline)) static void rows2_runs(const rows_job *j, const run *r
   if (even < j->cout) rows2_odd(j, runs, nr, xd, o0, o1);
 }
 
-
 /* Two rows of outputs (o0, o1), channels [0, cout), from input rows whose runs are `runs`
  * (first row) and the same runs xd bytes further (second row): widened once where the window
  * is in assembly form (one run of 4k bytes: 1x1 convolutions, FULLY_CONNECTED, gathered
@@ -1179,7 +573,7 @@ static inline void rows2(const rows_job *j, const run *runs, int32_t nr, ptrdiff
     return;
   }
 #endif
-#if FAST_V7M
+#if FAST_WIDE32
   if (asm_form && j->cout >= V7M_MIN_COUT) {
     rows2_v7m(j, runs, nr, row, xd, o0, o1);
     return;
@@ -1190,155 +584,16 @@ static inline void rows2(const rows_job *j, const run *runs, int32_t nr, ptrdiff
 
 /* ------------------------------------------------------------- one input row */
 
-/* The sums of one input row (x) with `blocks` blocks of four weight rows (w, ws bytes apart,
- * a block 4 ws after the previous one) over the row's first n values (n a multiple of 4, at
- * least 4; x_end = x + n): out[4 b + r] for row r of block b. Field order: the assembly's. */
-typedef struct {
-  const int8_t *x, *x_end, *w;
-  int32_t ws;
-  int32_t *out;
-  int32_t blocks;
-  uint32_t off2; /* the input offset in both int16 lanes */
-  int32_t step;  /* 4 ws - n: from the end of a block's rows to the next block */
-} quads_job;
-
-#if FAST_V7M
-/* The offset pair's low lane, sign-extended, in r12; four input values, each plus the offset
- * serving the four rows' MLAs (r8 the input, r10 a weight). */
-#define QUADS_OFFSET "sxth r12, r10\n\t"
-#define QUADS_V7M_ONE \
-  "ldrsb r8, [r0], #1\n\t" \
-  "add r8, r8, r12\n\t" \
-  "ldrsb r10, [r1, r3]\n\t" \
-  "mla r5, r10, r8, r5\n\t" \
-  "ldrsb r10, [r1], #1\n\t" \
-  "mla r4, r10, r8, r4\n\t" \
-  "ldrsb r10, [r2, r3]\n\t" \
-  "mla r7, r10, r8, r7\n\t" \
-  "ldrsb r10, [r2], #1\n\t" \
-  "mla r6, r10, r8, r6\n\t"
-#define QUADS_STEP QUADS_V7M_ONE QUADS_V7M_ONE QUADS_V7M_ONE QUADS_V7M_ONE
-#elif FAST_DSP
-#define QUADS_OFFSET "mov r12, r10\n\t"
-#define QUADS_STEP \
-  "ldr r10, [r0], #4\n\t" \
-  "sxtab16 r8, r12, r10\n\t" \
-  "sxtab16 r9, r12, r10, ror #8\n\t" \
-  "ldr r10, [r1, r3]\n\t" \
-  "sxtb16 r11, r10\n\t" \
-  "smlad r5, r11, r8, r5\n\t" \
-  "sxtb16 r10, r10, ror #8\n\t" \
-  "smlad r5, r10, r9, r5\n\t" \
-  "ldr r10, [r1], #4\n\t" \
-  "sxtb16 r11, r10\n\t" \
-  "smlad r4, r11, r8, r4\n\t" \
-  "sxtb16 r10, r10, ror #8\n\t" \
-  "smlad r4, r10, r9, r4\n\t" \
-  "ldr r10, [r2, r3]\n\t" \
-  "sxtb16 r11, r10\n\t" \
-  "smlad r7, r11, r8, r7\n\t" \
-  "sxtb16 r10, r10, ror #8\n\t" \
-  "smlad r7, r10, r9, r7\n\t" \
-  "ldr r10, [r2], #4\n\t" \
-  "sxtb16 r11, r10\n\t" \
-  "smlad r6, r11, r8, r6\n\t" \
-  "sxtb16 r10, r10, ror #8\n\t" \
-  "smlad r6, r10, r9, r6\n\t"
-#endif
-
-#if FAST_DSP
-/* Sixteen values per pass (the loop end compared once per sixteen). A row of 4 (k + 4 m)
- * values, k in 1..3, takes its first pass from step 4 - k: QUADS_ENTRY, once per call, finds
- * that step's address from the first two steps' (the steps are the same instructions, so the
- * same size) and keeps it at [sp, #16], and each block jumps there with one LDR to PC (an
- * interworking load: the address has its Thumb bit set). */
-#define QUADS_FRAME "24"
-#define QUADS_ENTRY \
-  "sub r12, r4, r5\n\t" \
-  "and r12, r12, #12\n\t" \
-  "lsr r12, r12, #2\n\t" \
-  "adr.w r0, 1f\n\t" \
-  "adr.w r1, 4f\n\t" \
-  "sub r1, r1, r0\n\t" \
-  "mla r0, r12, r1, r0\n\t" \
-  "orr r0, r0, #1\n\t" \
-  "str r0, [sp, #16]\n\t"
-#define QUADS_LOOP \
-  "ldr pc, [sp, #16]\n\t" \
-  "1:\n\t" \
-  QUADS_STEP \
-  "4:\n\t" \
-  QUADS_STEP \
-  QUADS_STEP \
-  QUADS_STEP \
-  "cmp r0, lr\n\t" \
-  "bne 1b\n\t"
-#elif FAST_V7M
-#define QUADS_FRAME "16"
-#define QUADS_ENTRY
-#define QUADS_LOOP \
-  "1:\n\t" \
-  QUADS_STEP \
-  "cmp r0, lr\n\t" \
-  "bne 1b\n\t"
-#endif
-
-#if FAST_DSP || FAST_V7M
-_Static_assert(offsetof(quads_job, step) == 28, "quads_sums_dsp's offsets");
-/* dot4's loop for every block, its sums in r4-r7 (rows 0-3), the input as int16 pairs in r8,
- * r9, the rows in r1 (0 and 1, r3 = ws apart) and r2 (2 and 3), the offset pair in r12, the
- * input's end in lr; the frame [sp] holds x, out, blocks left, step and (DSP) the loop's
- * entry. */
-__attribute__((naked, noinline)) static void quads_sums_dsp(const quads_job *p
-                                                            __attribute__((unused))) {
-  __asm__(
-      "push {r4-r11, lr}\n\t"
-      "ldm r0, {r4-r11}\n\t"
-      "sub sp, sp, #" QUADS_FRAME "\n\t"
-      QUADS_ENTRY
-      "str r4, [sp]\n\t"
-      "str r8, [sp, #4]\n\t"
-      "str r9, [sp, #8]\n\t"
-      "str r11, [sp, #12]\n\t"
-      "mov lr, r5\n\t"
-      "mov r1, r6\n\t"
-      "mov r3, r7\n\t"
-      QUADS_OFFSET
-      "add r2, r1, r3, lsl #1\n\t"
-      "2:\n\t"
-      "ldr r0, [sp]\n\t"
-      "movs r4, #0\n\t"
-      "movs r5, #0\n\t"
-      "movs r6, #0\n\t"
-      "movs r7, #0\n\t"
-      QUADS_LOOP
-      "ldr r10, [sp, #4]\n\t"
-      "stmia r10!, {r4-r7}\n\t"
-      "str r10, [sp, #4]\n\t"
-      "ldr r10, [sp, #12]\n\t"
-      "add r1, r1, r10\n\t"
-      "add r2, r2, r10\n\t"
-      "ldr r10, [sp, #8]\n\t"
-      "subs r10, r10, #1\n\t"
-      "str r10, [sp, #8]\n\t"
-      "bne 2b\n\t"
-      "add sp, sp, #" QUADS_FRAME "\n\t"
-      "pop {r4-r11, pc}");
-}
-#endif
-
+#ifndef S8_HAS_QUADS_SUMS
 static void quads_sums(const quads_job *p) {
-#if FAST_DSP || FAST_V7M
-  quads_sums_dsp(p);
-#else
   const int32_t off = (int16_t)(p->off2 & 0xFFFFu), n = (int32_t)(p->x_end - p->x);
   for (int32_t b = 0; b < p->blocks; ++b) {
     int32_t acc[4] = {0, 0, 0, 0};
     dot4(p->x, p->w + (size_t)b * 4 * p->ws, (size_t)p->ws, n, off, acc);
     memcpy(p->out + 4 * b, acc, sizeof acc);
   }
-#endif
 }
+#endif
 
 /* s[k] = sum_i w[k * ws + i] * (x[i] + off), i < len, for the n weight rows k < n (wrapping as
  * int32): four rows per pass over the row, then the other rows one by one, then the last
@@ -1543,7 +798,7 @@ static void gather(const int8_t *in, const mak_window_geom *g, const mak_window 
   for (int32_t fy = w->fy0; fy < w->fy1; ++fy) {
     for (int32_t fx = w->fx0; fx < w->fx1; fx += span) {
       const run r = window_run(in, g, w, cin, cin, 0, fy, fx, span);
-      if (r.n > 8 || FAST_V7M) { /* on the M3 the byte loop cost more (conv_options) */
+      if (r.n > 8 || FAST_MEMCPY_RUNS) {
         memcpy(col + r.f, r.in, (size_t)r.n);
       } else { /* a call per run of a few bytes costs more than the bytes */
         for (int32_t k = 0; k < r.n; ++k) col[r.f + k] = r.in[k];
@@ -1698,7 +953,7 @@ static bool is_matrix(const mak_window_geom *g) {
 /* rows_job.fused_q for a convolution: per-channel multipliers whose shifts are all below 0 (a
  * rounding right shift: requant_right's form alone), a bias, and the full int8 range. */
 static bool fused_q_fits(const rows_job *j, const mak_conv_data *d) {
-  if (!FAST_DSP || !j->per_channel || j->bias == NULL || j->r.lo + j->r.offset != INT8_MIN ||
+  if (!FAST_WIDE_Q || !j->per_channel || j->bias == NULL || j->r.lo + j->r.offset != INT8_MIN ||
       j->r.hi + j->r.offset != INT8_MAX)
     return false;
   for (int32_t c = 0; c < d->n_mult; ++c)
@@ -1710,7 +965,7 @@ static bool fused_q_fits(const rows_job *j, const mak_conv_data *d) {
  * and back to back in the filter, of whole words (rows2's test, found from the taps without a
  * copy of the runs): one run per filter row where the rows are whole or only one, or one row
  * of single taps. */
-#if FAST_WIDE || FAST_V7M
+#if FAST_WIDE || FAST_WIDE32
 static bool wide_window(const int8_t *in, const mak_window_geom *g, const mak_window *w,
                         int32_t cin, int32_t fin, int32_t gi, run *first, int32_t *nr,
                         ptrdiff_t *row) {
@@ -1779,7 +1034,7 @@ __attribute__((noinline)) static void conv_windows(const rows_job *j, const int8
         rows2_wide(&jg, &first, nr, row, xd, p0, p1);
         continue;
       }
-#elif FAST_V7M
+#elif FAST_WIDE32
       run first;
       int32_t nr;
       ptrdiff_t row;
@@ -1836,7 +1091,7 @@ bool mak_fast_conv_s8(const ma_node *node, const mak_conv_data *d, const mak_win
   /* Not on Helium cores: the padded weights (1 KiB) on top of the gathered pairs' widened
    * rows took demo_int8 on the M55 to 7,696 of its 8 KiB stack; its Helium paths were
    * measured without this one. */
-  if (!FAST_MVE && (max_runs(g, false) > 1 || j.fstride % 4 != 0) &&
+  if (FAST_PADDED && (max_runs(g, false) > 1 || j.fstride % 4 != 0) &&
       conv_padded(&j, in, g, cin, fin, groups, out))
     return true;
 #if FAST_ONE_RUN
