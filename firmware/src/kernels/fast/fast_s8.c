@@ -118,7 +118,7 @@ static inline int32_t wrap_add(int32_t a, int32_t b) {
   return (int32_t)((uint32_t)a + (uint32_t)b);
 }
 
-/* Defined below; Armv7-M's rows2_v7m (fast/v7m/) calls them too. */
+/* Defined below; fast/v7m/'s rows2_v7m_in calls them too. */
 static inline int32_t dot1(const int8_t *x, const int8_t *w, int32_t n, int32_t off, int32_t a);
 static int32_t odd_bias(const rows_job *j);
 static void odd_store(const rows_job *j, int32_t a0, int32_t a1, int8_t *o0, int8_t *o1);
@@ -574,8 +574,8 @@ static inline void rows2(const rows_job *j, const run *runs, int32_t nr, ptrdiff
   }
 #endif
 #if FAST_WIDE32
-  if (asm_form && j->cout >= V7M_MIN_COUT) {
-    rows2_v7m(j, runs, nr, row, xd, o0, o1);
+  if (asm_form && j->cout >= WIDE32_MIN_COUT) {
+    rows2_wide32(j, runs, nr, row, xd, o0, o1);
     return;
   }
 #endif
@@ -1038,10 +1038,10 @@ __attribute__((noinline)) static void conv_windows(const rows_job *j, const int8
       run first;
       int32_t nr;
       ptrdiff_t row;
-      if (pair && jg.cout >= V7M_MIN_COUT &&
+      if (pair && jg.cout >= WIDE32_MIN_COUT &&
           wide_window(in, g, &cur, cin, fin, gi, &first, &nr, &row)) {
-        v7m_buffers b; /* in the room of window_by_runs' runs, a sibling scope */
-        rows2_v7m_in(&jg, &first, nr, row, xd, p0, p1, &b);
+        wide32_buffers b; /* in the room of window_by_runs' runs, a sibling scope */
+        rows2_wide32_in(&jg, &first, nr, row, xd, p0, p1, &b);
         continue;
       }
 #endif

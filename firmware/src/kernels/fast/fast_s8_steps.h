@@ -21,7 +21,7 @@
  *   FAST_EVEN_ROW    requant_as' row of per-tensor constants of an even half
  *                    (requant_even_row): the DSP, and the host to check it.
  *   FAST_WIDE32      rows2 takes one-run and uniform windows from a buffer of int32 pairs
- *                    (rows2_v7m: the M3's MLAs).
+ *                    (rows2_wide32, fast/v7m/: the M3's MLAs).
  *   FAST_MEMCPY_RUNS gather copies every run with memcpy (on the M3 the byte loop for runs of
  *                    at most 8 bytes cost more: conv_options).
  *   FAST_PADDED      conv_padded's padded weights run (not on Helium cores: its 1 KiB on top

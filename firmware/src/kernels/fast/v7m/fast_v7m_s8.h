@@ -112,7 +112,7 @@ static void dot4(const int8_t *x, const int8_t *w, size_t ws, int32_t n, int32_t
 enum { V7M_CHUNK = 32 };
 /* Fewer output channels do not pay for the widening (conv_options' 6: 485,840 -> 496,880
  * instructions per invoke). */
-enum { V7M_MIN_COUT = 8 };
+enum { WIDE32_MIN_COUT = 8 };
 
 /* The sums of `pairs` channel pairs over one chunk of n values (n a multiple of 4), added to
  * s (four per pair, pairs_sums' order): the first pair's weight rows at w0 and w0 + ws, the
@@ -189,7 +189,7 @@ static void widen2_v7m(const int8_t *x0, ptrdiff_t xd, int32_t n, int32_t off, i
 typedef struct {
   int32_t xb[2 * V7M_CHUNK]; /* the widened values */
   int32_t s[4 * PAIRS];      /* a chunk of channel pairs' sums */
-} v7m_buffers;
+} wide32_buffers;
 
 /* rows2 for windows in nr runs like `first` (n bytes, a multiple of 4, `row` apart in the
  * input, back to back in the filter) on the M3: per chunk of channel pairs, the window chunk
@@ -198,7 +198,7 @@ typedef struct {
  * for each chunk of channels before its outputs are written, as rows2_runs does. */
 __attribute__((noinline)) static void rows2_v7m_in(const rows_job *j, const run *first,
                                                    int32_t nr, ptrdiff_t row, ptrdiff_t xd,
-                                                   int8_t *o0, int8_t *o1, v7m_buffers *b) {
+                                                   int8_t *o0, int8_t *o1, wide32_buffers *b) {
   int32_t *xb = b->xb, *s = b->s;
   const int32_t n = first->n, even = j->cout & ~1;
   const bool once = nr == 1 && n <= V7M_CHUNK;
@@ -234,8 +234,21 @@ __attribute__((noinline)) static void rows2_v7m_in(const rows_job *j, const run 
 __attribute__((noinline)) static void rows2_v7m(const rows_job *j, const run *first, int32_t nr,
                                                 ptrdiff_t row, ptrdiff_t xd, int8_t *o0,
                                                 int8_t *o1) {
-  v7m_buffers b;
+  wide32_buffers b;
   rows2_v7m_in(j, first, nr, row, xd, o0, o1, &b);
+}
+
+/* fast_s8.c's names of this form (FAST_WIDE32): rows2's, and conv_windows' with the buffers in
+ * its frame. */
+static inline void rows2_wide32(const rows_job *j, const run *first, int32_t nr, ptrdiff_t row,
+                                ptrdiff_t xd, int8_t *o0, int8_t *o1) {
+  rows2_v7m(j, first, nr, row, xd, o0, o1);
+}
+
+static inline void rows2_wide32_in(const rows_job *j, const run *first, int32_t nr,
+                                   ptrdiff_t row, ptrdiff_t xd, int8_t *o0, int8_t *o1,
+                                   wide32_buffers *b) {
+  rows2_v7m_in(j, first, nr, row, xd, o0, o1, b);
 }
 
 #endif
