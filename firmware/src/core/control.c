@@ -170,47 +170,103 @@ ma_status ma_core_prepare(ma_interp *it, ma_inode *n, ma_frame *f) {
   }
 }
 
-static void copy(ma_tensor *dst, const ma_tensor *src) {
-  if (dst->data != src->data && dst->bytes > 0) memmove(dst->data, src->data, dst->bytes);
+/* The operands of a control-flow operator, read from the model when it runs (never optional:
+ * ma_core_prepare checked), so that no frame of it stays on the stack while its subgraphs run. */
+typedef struct {
+  fb_vec ins, outs;
+  int32_t callee[2];
+} flow_op;
+
+/* Data of the i-th tensor of index vector v of subgraph sg (operands, inputs or outputs). */
+static void *data_of(ma_interp *it, int32_t sg, fb_vec v, uint32_t i) {
+  return it->subgraphs[sg].data[(int32_t)fbt_u32(it->rd.buf, v.pos + 4 * i)];
 }
 
-static void copy_to_inputs(ma_interp *it, ma_tensor **from, int32_t count, int32_t callee) {
+/* Copies src over the tensor described by dst (whole, the sizes being equal: prepare). */
+static void copy(const ma_tensor *dst, const void *src) {
+  if (dst->data != src && dst->bytes > 0) memmove(dst->data, src, dst->bytes);
+}
+
+/* Operands [from, from + count) of v in subgraph sg to the callee's inputs. Not inlined (nor
+ * the copies below), so that their descriptor is not in the frame a WHILE keeps while its
+ * subgraphs run. */
+__attribute__((noinline)) static void copy_to_inputs(ma_interp *it, int32_t sg, fb_vec v,
+                                                     uint32_t from, uint32_t count,
+                                                     int32_t callee) {
   ma_subgraph *c = &it->subgraphs[callee];
   ma_tensor t;
-  for (int32_t i = 0; i < count; i++) copy(sg_tensor(it, callee, c->inputs, (uint32_t)i, &t), from[i]);
+  for (uint32_t i = 0; i < count; i++) {
+    copy(sg_tensor(it, callee, c->inputs, i, &t), data_of(it, sg, v, from + i));
+  }
 }
 
-static void copy_from_outputs(ma_interp *it, ma_tensor **to, int32_t count, int32_t callee) {
+/* The callee's outputs to the operands in v of subgraph sg. */
+__attribute__((noinline)) static void copy_from_outputs(ma_interp *it, int32_t sg, fb_vec v,
+                                                        int32_t callee) {
   ma_subgraph *c = &it->subgraphs[callee];
   ma_tensor t;
-  for (int32_t i = 0; i < count; i++) copy(to[i], sg_tensor(it, callee, c->outputs, (uint32_t)i, &t));
+  for (uint32_t i = 0; i < v.len; i++) {
+    copy(sg_tensor(it, sg, v, i, &t), data_of(it, callee, c->outputs, i));
+  }
 }
 
-static int truthy(const ma_tensor *t) { return ((const uint8_t *)t->data)[0] != 0; }
+/* Operands `from` of subgraph sg to operands `to` (WHILE's inputs to its outputs). */
+__attribute__((noinline)) static void copy_operands(ma_interp *it, int32_t sg, fb_vec from,
+                                                    fb_vec to) {
+  ma_tensor t;
+  for (uint32_t i = 0; i < to.len; i++) {
+    copy(sg_tensor(it, sg, to, i, &t), data_of(it, sg, from, i));
+  }
+}
 
-static ma_status eval_while(ma_interp *it, ma_frame *f) {
-  ma_node *node = &f->node;
-  int32_t cond = f->callee[0], body = f->callee[1];
-  ma_tensor cond_desc;
-  const ma_tensor *cond_out = sg_tensor(it, cond, it->subgraphs[cond].outputs, 0, &cond_desc);
-  copy_to_inputs(it, node->inputs, node->n_inputs, cond);
+static int truthy(const void *data) { return ((const uint8_t *)data)[0] != 0; }
+
+static ma_status eval_while(ma_interp *it, int32_t sg, const flow_op *op) {
+  int32_t cond = op->callee[0], body = op->callee[1];
+  const void *cond_out = data_of(it, cond, it->subgraphs[cond].outputs, 0);
+  copy_to_inputs(it, sg, op->ins, 0, op->ins.len, cond);
   ma_status st = ma_invoke_subgraph(it, cond);
   if (st != MA_OK) return st;
-  for (int32_t i = 0; i < node->n_inputs; i++) copy(node->outputs[i], node->inputs[i]);
+  copy_operands(it, sg, op->ins, op->outs);
   for (int32_t iter = 0; truthy(cond_out); iter++) {
     if (iter >= it->max_while) {
       return ma_fail(it, MA_ERR_KERNEL, "WHILE ran %d iterations without ending",
                      (int)it->max_while);
     }
-    copy_to_inputs(it, node->outputs, node->n_outputs, body);
+    copy_to_inputs(it, sg, op->outs, 0, op->outs.len, body);
     st = ma_invoke_subgraph(it, body);
     if (st != MA_OK) return st;
-    copy_from_outputs(it, node->outputs, node->n_outputs, body);
-    copy_to_inputs(it, node->outputs, node->n_outputs, cond);
+    copy_from_outputs(it, sg, op->outs, body);
+    copy_to_inputs(it, sg, op->outs, 0, op->outs.len, cond);
     st = ma_invoke_subgraph(it, cond);
     if (st != MA_OK) return st;
   }
   return MA_OK;
+}
+
+/* IF, WHILE or CALL_ONCE, without a frame: the subgraphs it runs nest only this call's few
+ * bytes on the stack, not a frame of descriptors per level. */
+static ma_status eval_flow(ma_interp *it, int32_t sg, ma_inode *n) {
+  flow_op op;
+  const fb_tab t = fbt_table(it->rd.buf, n->op_pos); /* verified at load */
+  op.ins = fbt_vector(it->rd.buf, &t, 1);
+  op.outs = fbt_vector(it->rd.buf, &t, 2);
+  ma_op_callees(it, n, op.callee);
+  switch (n->code) {
+    case MA_OP_IF: {
+      int32_t branch = truthy(data_of(it, sg, op.ins, 0)) ? op.callee[0] : op.callee[1];
+      copy_to_inputs(it, sg, op.ins, 1, op.ins.len - 1, branch);
+      ma_status st = ma_invoke_subgraph(it, branch);
+      if (st == MA_OK) copy_from_outputs(it, sg, op.outs, branch);
+      return st;
+    }
+    case MA_OP_WHILE:
+      return eval_while(it, sg, &op);
+    default: /* CALL_ONCE */
+      if (n->state != 0) return MA_OK;
+      n->state = 1;
+      return ma_invoke_subgraph(it, op.callee[0]);
+  }
 }
 
 static ma_status eval_resource(ma_interp *it, ma_node *node) {
@@ -233,48 +289,180 @@ static ma_status eval_resource(ma_interp *it, ma_node *node) {
   return MA_OK;
 }
 
-ma_status ma_core_eval(ma_interp *it, ma_inode *n, ma_frame *f) {
-  ma_node *node = &f->node;
-  switch (node->builtin_code) {
-    case MA_OP_IF: {
-      int32_t branch = truthy(node->inputs[0]) ? f->callee[0] : f->callee[1];
-      copy_to_inputs(it, node->inputs + 1, node->n_inputs - 1, branch);
-      ma_status st = ma_invoke_subgraph(it, branch);
-      if (st == MA_OK) copy_from_outputs(it, node->outputs, node->n_outputs, branch);
-      return st;
+/* Entries of an operand list for the tensor indices in v, and their descriptors, each with its
+ * data pointer alone (v's indices were checked against the subgraph by parse_operator). */
+static inline void data_descriptors(const uint8_t *buf, void *const *data, fb_vec v,
+                                    ma_tensor **list, ma_tensor *desc) {
+  for (uint32_t j = 0; j < v.len; j++) {
+    const int32_t x = (int32_t)fbt_u32(buf, v.pos + 4 * j);
+    if (x < 0) {
+      list[j] = NULL;
+      continue;
     }
-    case MA_OP_WHILE:
-      return eval_while(it, f);
-    case MA_OP_CALL_ONCE:
-      if (n->state != 0) return MA_OK;
-      n->state = 1;
-      return ma_invoke_subgraph(it, f->callee[0]);
-    default:
-      return eval_resource(it, node);
+#if !defined(__arm__) /* host builds (the conformance suite): a read of another field shows */
+    memset(&desc[j], 0xA5, sizeof desc[j]);
+#endif
+    desc[j].data = data[x];
+    list[j] = &desc[j];
   }
 }
+
+/* The frame of an invoke of operator n of subgraph sg whose kernel's eval reads only its
+ * operands' data (eval_data_only) in list and desc, which hold its operands (prepare
+ * counted them: n->state): only its operand vectors are read from the model; the node's
+ * options, custom options and the descriptors' other fields are left unset (poisoned on the
+ * host, where the conformance suite would see a read of them). */
+static inline __attribute__((always_inline)) void build_data_frame(ma_interp *it, int32_t sg,
+                                                                   const ma_inode *n,
+                                                                   const ma_kernel *kernel,
+                                                                   ma_tensor **list,
+                                                                   ma_tensor *desc,
+                                                                   ma_frame *f) {
+  const uint8_t *buf = it->rd.buf;
+  const ma_subgraph *s = &it->subgraphs[sg];
+  void *const *data = s->data;
+  const fb_tab op = fbt_table(buf, n->op_pos);
+  const fb_vec ins = fbt_vector(buf, &op, 1);
+  const fb_vec outs = fbt_vector(buf, &op, 2);
+  data_descriptors(buf, data, ins, list, desc);
+  data_descriptors(buf, data, outs, list + ins.len, desc + ins.len);
+#if !defined(__arm__)
+  memset(&f->node, 0xA5, sizeof f->node);
+#endif
+  f->node.n_inputs = (int32_t)ins.len;
+  f->node.n_outputs = (int32_t)outs.len;
+  f->node.inputs = list;
+  f->node.outputs = list + ins.len;
+  f->node.user_data = n->user_data;
+  f->node.builtin_code = n->code;
+  f->node.eval_data_only = 1;
+  f->node.index = (int32_t)(n - s->nodes);
+  f->node.variant = kernel->variant;
+  f->kernel = kernel;
+}
+
+/* Builds the frame of operator n of subgraph sg for an invoke in list and desc, of cap
+ * entries (MA_FEW_OPERANDS or MA_MAX_OPERANDS): 1 if built, 0 if its operands are more, -1 if
+ * it is one that invokes a subgraph (IF, WHILE, CALL_ONCE), which runs without a frame. */
+static inline __attribute__((always_inline)) int build_eval_frame(ma_interp *it, int32_t sg,
+                                                                  ma_inode *n,
+                                                                  ma_tensor **list,
+                                                                  ma_tensor *desc, uint32_t cap,
+                                                                  ma_frame *f) {
+  const ma_kernel *kernel = ma_find_kernel(n->code); /* NULL for the core's operators */
+  if (kernel != NULL && n->state != MA_EVAL_FULL) {
+    if (n->state == MA_EVAL_DATA_MANY && cap < MA_MAX_OPERANDS) return 0;
+    build_data_frame(it, sg, n, kernel, list, desc, f);
+    return 1;
+  }
+  if (kernel == NULL && n->code != MA_OP_VAR_HANDLE && n->code != MA_OP_READ_VARIABLE &&
+      n->code != MA_OP_ASSIGN_VARIABLE) {
+    return -1;
+  }
+  ma_frame_room(f, list, desc, cap);
+  return ma_build_eval_frame(it, sg, n, kernel, f);
+}
+
+/* The operator loop's frame: room for the operands of most operators. */
+typedef struct {
+  ma_frame f;
+  ma_tensor *list[MA_FEW_OPERANDS];
+  ma_tensor desc[MA_FEW_OPERANDS];
+} few_frame;
+
+/* build_eval_frame in a few_frame, out of the loop (which then keeps fewer registers). */
+__attribute__((noinline)) static int build_few_frame(ma_interp *it, int32_t sg, ma_inode *n,
+                                                     few_frame *ff) {
+  return build_eval_frame(it, sg, n, ff->list, ff->desc, MA_FEW_OPERANDS, &ff->f);
+}
+
+/* Runs operator k of subgraph sg, whose frame f is built: its kernel's eval, or a resource
+ * operator's, between the operator hook's calls. */
+static inline ma_status run_built(ma_interp *it, int32_t sg, int32_t k, ma_frame *f) {
+  const ma_op_hook hook = it->cb.op_hook;
+  const int32_t code = f->node.builtin_code;
+  if (hook != NULL) hook(it->log_ctx, sg, k, code, 0);
+  ma_status st;
+  if (f->kernel == NULL) {
+    st = eval_resource(it, &f->node);
+  } else {
+    st = f->kernel->eval(it, &f->node);
+    if (st != MA_OK) st = ma_at_operator(it, st, sg, k, "eval");
+  }
+  if (hook != NULL) hook(it->log_ctx, sg, k, code, 1);
+  return st;
+}
+
+/* Operator k, of more operands than the operator loop's frame holds, in a frame of its own. */
+__attribute__((noinline)) static ma_status run_large(ma_interp *it, int32_t sg, int32_t k) {
+  ma_tensor *list[MA_MAX_OPERANDS];
+  ma_tensor desc[MA_MAX_OPERANDS];
+  ma_frame f;
+  build_eval_frame(it, sg, &it->subgraphs[sg].nodes[k], list, desc, MA_MAX_OPERANDS, &f);
+  return run_built(it, sg, k, &f);
+}
+
+/* Runs the operators of subgraph sg from k on, in ff, up to one that invokes a subgraph (IF,
+ * WHILE, CALL_ONCE): returns its index (n_nodes if none), or minus the status of an operator
+ * that failed. */
+static inline __attribute__((always_inline)) int32_t run_span(ma_interp *it, int32_t sg,
+                                                              int32_t k, few_frame *ff) {
+  ma_subgraph *s = &it->subgraphs[sg];
+  for (; k < s->n_nodes; k++) {
+    const int built = build_few_frame(it, sg, &s->nodes[k], ff);
+    if (built < 0) break;
+    ma_status st = built ? run_built(it, sg, k, &ff->f) : run_large(it, sg, k);
+    if (st != MA_OK) return -(int32_t)st;
+  }
+  return k;
+}
+
+/* run_span with a frame of its own, off the stack once it returns: a subgraph that IF, WHILE
+ * or CALL_ONCE invokes runs through this, so that its operator's subgraphs do not nest frames. */
+__attribute__((noinline)) static int32_t run_operators(ma_interp *it, int32_t sg, int32_t k) {
+  few_frame ff;
+  return run_span(it, sg, k, &ff);
+}
+
+/* Operator k of subgraph sg, which invokes a subgraph (IF, WHILE, CALL_ONCE), between the
+ * operator hook's calls: as run_span, the index of the next operator or minus a status. */
+static int32_t run_flow(ma_interp *it, int32_t sg, int32_t k) {
+  ma_inode *n = &it->subgraphs[sg].nodes[k];
+  const ma_op_hook hook = it->cb.op_hook;
+  if (hook != NULL) hook(it->log_ctx, sg, k, n->code, 0);
+  ma_status st = eval_flow(it, sg, n);
+  if (hook != NULL) hook(it->log_ctx, sg, k, n->code, 1);
+  return st != MA_OK ? -(int32_t)st : k + 1;
+}
+
+static ma_status span_status(int32_t k) { return k < 0 ? (ma_status)-k : MA_OK; }
 
 ma_status ma_invoke_subgraph(ma_interp *it, int32_t sg) {
   if (it->depth >= MA_MAX_NESTING) {
     return ma_fail(it, MA_ERR_KERNEL, "subgraph nesting deeper than %d", MA_MAX_NESTING);
   }
   it->depth++;
-  ma_subgraph *s = &it->subgraphs[sg];
-  ma_status st = MA_OK;
-  for (int32_t k = 0; k < s->n_nodes && st == MA_OK; k++) {
-    ma_inode *n = &s->nodes[k];
-    ma_frame f;
-    ma_build_eval_frame(it, sg, n, &f);
-    const ma_op_hook hook = it->cb.op_hook;
-    if (hook != NULL) hook(it->log_ctx, sg, k, n->code, 0);
-    if (f.kernel == NULL) {
-      st = ma_core_eval(it, n, &f);
-    } else {
-      st = f.kernel->eval(it, &f.node);
-      if (st != MA_OK) st = ma_at_operator(it, st, sg, k, "eval");
-    }
-    if (hook != NULL) hook(it->log_ctx, sg, k, n->code, 1);
+  const int32_t n_nodes = it->subgraphs[sg].n_nodes;
+  int32_t k = run_operators(it, sg, 0);
+  while (k >= 0 && k < n_nodes) {
+    k = run_flow(it, sg, k);
+    if (k >= 0) k = run_operators(it, sg, k);
   }
   it->depth--;
-  return st;
+  return span_status(k);
+}
+
+ma_status ma_invoke_main(ma_interp *it) {
+  /* The loop's frame is here, not in a call of its own: one call fewer per invoke, for the
+   * price of this frame staying on the stack while subgraphs run (once, not per level). */
+  few_frame ff;
+  it->depth = 1;
+  const int32_t n_nodes = it->subgraphs[0].n_nodes;
+  int32_t k = run_span(it, 0, 0, &ff);
+  while (k >= 0 && k < n_nodes) {
+    k = run_flow(it, 0, k);
+    if (k >= 0) k = run_span(it, 0, k, &ff);
+  }
+  it->depth = 0;
+  return span_status(k);
 }

@@ -18,21 +18,41 @@ typedef struct {
   uint32_t op_pos;   /* operator table in the model */
   int32_t code;      /* builtin operator code */
   int32_t state;     /* CALL_ONCE: done flag; VAR_HANDLE: resource id (the handle's data);
-                        a kernel's operator: its prepare's eval_data_only */
+                        a kernel's operator: MA_EVAL_* */
 } ma_inode;
+
+/* The state of a kernel's operator after prepare: how its eval frames are built. */
+enum {
+  MA_EVAL_FULL = 0,      /* every descriptor in full */
+  MA_EVAL_DATA = 1,      /* eval_data_only, in the operator loop's frame (MA_FEW_OPERANDS) */
+  MA_EVAL_DATA_MANY = 2  /* eval_data_only, of more operands than that frame holds */
+};
 
 /* Operands per operator (LSTM has 24 inputs), so an operator's view fits a bounded frame. */
 #define MA_MAX_OPERANDS 26
+/* Operands of the frames the operator loop holds for the operators of most models (CONV_2D,
+ * FULLY_CONNECTED, DEPTHWISE_CONV_2D, element-wise: 3 or 4; TRANSPOSE_CONV 5, SVDF 6): an
+ * operator with more is built in a frame of MA_MAX_OPERANDS, its own call's. */
+#define MA_FEW_OPERANDS 6
 
 /* An operator as kernels see it, built on the stack for each prepare / eval from the
- * (verified) model: descriptors are never stored, only each tensor's data pointer is. */
+ * (verified) model: descriptors are never stored, only each tensor's data pointer is. The
+ * descriptors and the list pointing at them are the builder's caller's: `cap` entries each. */
 typedef struct {
   ma_node node;
   const ma_kernel *kernel; /* the operator's kernel, NULL for the core's own operators */
   int32_t callee[2]; /* subgraphs invoked by IF/WHILE/CALL_ONCE, -1 if none */
-  ma_tensor *list[MA_MAX_OPERANDS];
-  ma_tensor desc[MA_MAX_OPERANDS];
+  ma_tensor **list;
+  ma_tensor *desc;
+  uint32_t cap;
 } ma_frame;
+
+/* Gives f room for `cap` operands: list and desc, arrays of cap entries each. */
+static inline void ma_frame_room(ma_frame *f, ma_tensor **list, ma_tensor *desc, uint32_t cap) {
+  f->list = list;
+  f->desc = desc;
+  f->cap = cap;
+}
 
 typedef struct {
   void **data;            /* per tensor: model (constant), head, tail (variable) or NULL */
@@ -125,10 +145,15 @@ ma_status ma_at_operator(ma_interp *it, ma_status st, int32_t sg, int32_t k, con
 
 /* model.c */
 ma_status ma_parse_model(ma_interp *it);
-ma_status ma_build_frame(ma_interp *it, int32_t sg, ma_inode *n, ma_frame *f);
-/* ma_build_frame for an invoke: for an operator whose kernel set eval_data_only, the
- * descriptors hold only their data. */
-void ma_build_eval_frame(ma_interp *it, int32_t sg, ma_inode *n, ma_frame *f);
+/* The frame of operator n, every descriptor in full, in f's room (ma_frame_room). Returns 0,
+ * building nothing, when the operator has more operands than the room holds (never more
+ * than MA_MAX_OPERANDS: parse_operator). */
+int ma_build_frame(ma_interp *it, int32_t sg, ma_inode *n, ma_frame *f);
+/* ma_build_frame for an invoke of an operator run by `kernel` (NULL: a resource operator)
+ * that did not set eval_data_only (ma_build_data_frame builds those). Returns 0 as
+ * ma_build_frame does. */
+int ma_build_eval_frame(ma_interp *it, int32_t sg, ma_inode *n, const ma_kernel *kernel,
+                        ma_frame *f);
 /* The operator's input and output index vectors (validated at load). */
 void ma_op_io(ma_interp *it, const ma_inode *n, fb_vec *ins, fb_vec *outs);
 /* Subgraphs an operator invokes (IF/WHILE: 2, CALL_ONCE: 1), -1 when none or invalid. */
@@ -146,7 +171,8 @@ ma_status ma_plan(ma_interp *it);
  * subgraphs through the loop that runs them, so the recursion stays in this one file: the
  * core's files call each other without a cycle (tests/runtime/test_core_calls.py). */
 ma_status ma_invoke_subgraph(ma_interp *it, int32_t sg);
+/* Runs subgraph 0 (ma_invoke), as ma_invoke_subgraph(it, 0) from nesting depth 0. */
+ma_status ma_invoke_main(ma_interp *it);
 ma_status ma_core_prepare(ma_interp *it, ma_inode *n, ma_frame *f);
-ma_status ma_core_eval(ma_interp *it, ma_inode *n, ma_frame *f);
 
 #endif

@@ -129,6 +129,45 @@ static ma_status check_const_alignment(ma_interp *it, const ma_node *node) {
   return MA_OK;
 }
 
+/* Prepares operator n from its built frame f. */
+static inline ma_status prepare_built(ma_interp *it, ma_inode *n, ma_frame *f) {
+  ma_status st;
+  if (ma_is_core_op(n->code)) {
+    st = ma_core_prepare(it, n, f);
+  } else {
+    st = check_const_alignment(it, &f->node);
+    if (st == MA_OK && f->kernel->prepare != NULL) st = f->kernel->prepare(it, &f->node);
+    n->user_data = f->node.user_data;
+    n->state = f->node.eval_data_only == 0 ? MA_EVAL_FULL
+               : f->node.n_inputs + f->node.n_outputs <= MA_FEW_OPERANDS ? MA_EVAL_DATA
+                                                                         : MA_EVAL_DATA_MANY;
+  }
+  if (st == MA_OK) st = check_output_shapes(it, &f->node);
+  return st;
+}
+
+/* prepare_operator for an operator of more operands than its frame holds. */
+__attribute__((noinline)) static ma_status prepare_large(ma_interp *it, int32_t s, ma_inode *n) {
+  ma_tensor *list[MA_MAX_OPERANDS];
+  ma_tensor desc[MA_MAX_OPERANDS];
+  ma_frame f;
+  ma_frame_room(&f, list, desc, MA_MAX_OPERANDS);
+  ma_build_frame(it, s, n, &f);
+  return prepare_built(it, n, &f);
+}
+
+/* Prepares operator n of subgraph s in a frame of its operands' size (as the invoke runs it):
+ * not inlined, so that the frame is off the stack once it returns. */
+__attribute__((noinline)) static ma_status prepare_operator(ma_interp *it, int32_t s,
+                                                            ma_inode *n) {
+  ma_tensor *list[MA_FEW_OPERANDS];
+  ma_tensor desc[MA_FEW_OPERANDS];
+  ma_frame f;
+  ma_frame_room(&f, list, desc, MA_FEW_OPERANDS);
+  if (!ma_build_frame(it, s, n, &f)) return prepare_large(it, s, n);
+  return prepare_built(it, n, &f);
+}
+
 static ma_status prepare_all(ma_interp *it) {
   int32_t handles = 0;
   for (int32_t s = 0; s < it->n_subgraphs; s++) {
@@ -161,19 +200,7 @@ static ma_status prepare_all(ma_interp *it) {
       it->cur_subgraph = s;
       it->cur_node = k;
       if (it->msg != NULL && it->msg_size > 0) it->msg[0] = 0;
-      ma_frame f;
-      st = ma_build_frame(it, s, n, &f);
-      if (st != MA_OK) return st;
-      if (ma_is_core_op(n->code)) {
-        st = ma_core_prepare(it, n, &f);
-      } else {
-        const ma_kernel *kernel = ma_find_kernel(n->code);
-        st = check_const_alignment(it, &f.node);
-        if (st == MA_OK && kernel->prepare != NULL) st = kernel->prepare(it, &f.node);
-        n->user_data = f.node.user_data;
-        n->state = f.node.eval_data_only != 0;
-      }
-      if (st == MA_OK) st = check_output_shapes(it, &f.node);
+      st = prepare_operator(it, s, n);
       if (st == MA_ERR_UNSUPPORTED) {
         ma_at_operator(it, st, s, k, "prepare");
         ma_list_unsupported(it);
@@ -286,8 +313,7 @@ ma_status ma_open_logged(ma_interp **out, const void *model, size_t model_size, 
 ma_status ma_invoke(ma_interp *it) {
   if (it == NULL) return MA_ERR_ARG;
   if (it->msg != NULL && it->msg_size > 0) it->msg[0] = 0;
-  it->depth = 0;
-  return ma_invoke_subgraph(it, 0);
+  return ma_invoke_main(it);
 }
 
 void ma_set_op_hook(ma_interp *it, ma_op_hook hook, void *ctx) {

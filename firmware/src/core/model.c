@@ -328,13 +328,12 @@ void ma_op_callees(ma_interp *it, const ma_inode *n, int32_t callee[2]) {
 }
 
 /* The frame of operator n, every descriptor in full (prepare, and the invokes of operators
- * whose kernel's eval reads more than its operands' data). */
-static void build_frame(ma_interp *it, int32_t sg, ma_inode *n, ma_frame *f) {
+ * whose kernel's eval reads more than its operands' data: ma_build_data_frame), of operands
+ * ins then outs. */
+static inline void build_frame(ma_interp *it, int32_t sg, ma_inode *n, fb_tab op, fb_vec ins,
+                               fb_vec outs, ma_frame *f) {
   const uint8_t *buf = it->rd.buf;
   /* Verified by parse_operator at load, so read without checks (this runs on every invoke). */
-  const fb_tab op = fbt_table(buf, n->op_pos);
-  const fb_vec ins = fbt_vector(buf, &op, 1);
-  const fb_vec outs = fbt_vector(buf, &op, 2);
   const uint32_t type_at = fbt_off(buf, &op, 3);
   const uint8_t opt_type = type_at != 0 ? buf[op.pos + type_at] : 0;
   const fb_tab opts = fbt_subtable(buf, &op, 4);
@@ -362,71 +361,30 @@ static void build_frame(ma_interp *it, int32_t sg, ma_inode *n, ma_frame *f) {
   f->node.index = (int32_t)(n - it->subgraphs[sg].nodes);
 }
 
-/* Entries `at`.. of the operand list for the tensor indices in v: each descriptor with its data
- * pointer alone (v's indices were checked against the subgraph by parse_operator at load). */
-static inline void data_descriptors(const uint8_t *buf, void *const *data, fb_vec v,
-                                    ma_tensor **list, ma_tensor *desc) {
-  for (uint32_t j = 0; j < v.len; j++) {
-    const int32_t x = (int32_t)fbt_u32(buf, v.pos + 4 * j);
-    if (x < 0) {
-      list[j] = NULL;
-      continue;
-    }
-#if !defined(__arm__) /* host builds (the conformance suite): a read of another field shows */
-    memset(&desc[j], 0xA5, sizeof desc[j]);
-#endif
-    desc[j].data = data[x];
-    list[j] = &desc[j];
-  }
-}
-
-/* The frame of an invoke of an operator whose kernel's eval reads only its operands' data
- * (eval_data_only): only the operator's operand vectors are read from the model; the node's
- * options, custom options and descriptors' other fields are left unset (poisoned on the
- * host, where the conformance suite would see a read of them). */
-static void build_data_frame(ma_interp *it, int32_t sg, ma_inode *n, ma_frame *f) {
+int ma_build_frame(ma_interp *it, int32_t sg, ma_inode *n, ma_frame *f) {
   const uint8_t *buf = it->rd.buf;
   const fb_tab op = fbt_table(buf, n->op_pos);
   const fb_vec ins = fbt_vector(buf, &op, 1);
   const fb_vec outs = fbt_vector(buf, &op, 2);
-  void *const *data = it->subgraphs[sg].data;
-  data_descriptors(buf, data, ins, f->list, f->desc);
-  data_descriptors(buf, data, outs, f->list + ins.len, f->desc + ins.len);
-#if !defined(__arm__)
-  memset(&f->node, 0xA5, sizeof f->node);
-#endif
-  f->node.n_inputs = (int32_t)ins.len;
-  f->node.n_outputs = (int32_t)outs.len;
-  f->node.inputs = f->list;
-  f->node.outputs = f->list + ins.len;
-  f->node.user_data = n->user_data;
-  f->node.builtin_code = n->code;
-  f->node.eval_data_only = 1;
-  f->node.index = (int32_t)(n - it->subgraphs[sg].nodes);
-}
-
-ma_status ma_build_frame(ma_interp *it, int32_t sg, ma_inode *n, ma_frame *f) {
-  build_frame(it, sg, n, f);
+  if (ins.len + outs.len > f->cap) return 0;
+  build_frame(it, sg, n, op, ins, outs, f);
   f->kernel = ma_find_kernel(n->code); /* NULL for control flow */
   f->node.variant = f->kernel != NULL ? f->kernel->variant : 0;
   ma_op_callees(it, n, f->callee);
-  return MA_OK;
+  return 1;
 }
 
-void ma_build_eval_frame(ma_interp *it, int32_t sg, ma_inode *n, ma_frame *f) {
-  const ma_kernel *kernel = ma_find_kernel(n->code); /* NULL for control flow */
-  if (kernel != NULL && n->state != 0) {
-    build_data_frame(it, sg, n, f);
-  } else {
-    build_frame(it, sg, n, f);
-  }
+int ma_build_eval_frame(ma_interp *it, int32_t sg, ma_inode *n, const ma_kernel *kernel,
+                        ma_frame *f) {
+  const uint8_t *buf = it->rd.buf;
+  const fb_tab op = fbt_table(buf, n->op_pos);
+  const fb_vec ins = fbt_vector(buf, &op, 1);
+  const fb_vec outs = fbt_vector(buf, &op, 2);
+  if (ins.len + outs.len > f->cap) return 0;
+  build_frame(it, sg, n, op, ins, outs, f);
   f->kernel = kernel;
   f->node.variant = kernel != NULL ? kernel->variant : 0;
-  if (kernel == NULL) {
-    ma_op_callees(it, n, f->callee);
-  } else {
-    f->callee[0] = f->callee[1] = -1; /* a kernel's operator calls no subgraph */
-  }
+  return 1;
 }
 
 /* host.plan's marker beside its plan (JSON, host/planning/plan_origin.py): with "overlap": true

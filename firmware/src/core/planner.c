@@ -176,6 +176,44 @@ typedef struct {
   int64_t need; /* the rule's smallest safe input offset minus output offset */
 } overlap_why;
 
+/* Whether operator k, whose frame f is built and whose inputs are ins, may write y over x (see
+ * overlap_allowed). */
+static inline int rules_allow(ma_interp *it, int32_t k, ma_frame *f, fb_vec ins, const buf *x,
+                              const buf *y, overlap_why *why) {
+  why->op = k;
+  why->need = INT64_MIN; /* no slot constrains it yet */
+  int read = 0;
+  for (uint32_t j = 0; j < ins.len; j++) {
+    if (fb_vec_i32(&it->rd, ins, j) != x->owner) continue;
+    read++;
+    int64_t d;
+    int any;
+    if (mak_copied_in_place(&f->node, (int32_t)j, &d)) {
+      if (read > 1 || (int64_t)x->offline - y->offline != d) return 0;
+      why->need = INT64_MAX; /* exactly at d, which the check below cannot state: see the end */
+      continue;
+    }
+    if (!mak_overlap_rule(it, &f->node, (int32_t)j, &d, &any)) return 0;
+    if (!any && d > why->need) why->need = d;
+  }
+  if (!read) return 0; /* x is not this operator's input: no rule covers it */
+  if (why->need == INT64_MAX) return read == 1; /* one copy onto itself */
+  why->has_rule = 1;
+  return (int64_t)x->offline - y->offline >= why->need;
+}
+
+/* rules_allow for an operator of more operands than overlap_allowed's frame holds. */
+__attribute__((noinline)) static int rules_allow_large(ma_interp *it, int32_t k, fb_vec ins,
+                                                       const buf *x, const buf *y,
+                                                       overlap_why *why) {
+  ma_tensor *list[MA_MAX_OPERANDS];
+  ma_tensor desc[MA_MAX_OPERANDS];
+  ma_frame f;
+  ma_frame_room(&f, list, desc, MA_MAX_OPERANDS);
+  ma_build_frame(it, 0, &it->subgraphs[0].nodes[k], &f);
+  return rules_allow(it, k, &f, ins, x, y, why);
+}
+
 /* May input x share bytes with output y at their offline offsets? Only for an operator of
  * subgraph 0 that creates y where x is last used, and only where the overlap rule of its
  * kernel (mak_overlap_rule) holds for every input slot x is read through. Never for a graph
@@ -192,29 +230,13 @@ static int overlap_allowed(ma_interp *it, const buf *x, const buf *y, overlap_wh
     ma_op_io(it, &s0->nodes[k], &ins, &outs);
     if (outs.len != 1 || fb_vec_i32(&it->rd, outs, 0) != y->owner) continue;
     ma_op_callees(it, &s0->nodes[k], callee);
+    if (callee[0] >= 0 || callee[1] >= 0) return 0;
+    ma_tensor *list[MA_FEW_OPERANDS];
+    ma_tensor desc[MA_FEW_OPERANDS];
     ma_frame f;
-    if (callee[0] >= 0 || callee[1] >= 0 || ma_build_frame(it, 0, &s0->nodes[k], &f) != MA_OK)
-      return 0;
-    why->op = k;
-    why->need = INT64_MIN; /* no slot constrains it yet */
-    int read = 0;
-    for (uint32_t j = 0; j < ins.len; j++) {
-      if (fb_vec_i32(&it->rd, ins, j) != x->owner) continue;
-      read++;
-      int64_t d;
-      int any;
-      if (mak_copied_in_place(&f.node, (int32_t)j, &d)) {
-        if (read > 1 || (int64_t)x->offline - y->offline != d) return 0;
-        why->need = INT64_MAX; /* exactly at d, which the check below cannot state: see the end */
-        continue;
-      }
-      if (!mak_overlap_rule(it, &f.node, (int32_t)j, &d, &any)) return 0;
-      if (!any && d > why->need) why->need = d;
-    }
-    if (!read) return 0; /* x is not this operator's input: no rule covers it */
-    if (why->need == INT64_MAX) return read == 1; /* one copy onto itself */
-    why->has_rule = 1;
-    return (int64_t)x->offline - y->offline >= why->need;
+    ma_frame_room(&f, list, desc, MA_FEW_OPERANDS);
+    if (!ma_build_frame(it, 0, &s0->nodes[k], &f)) return rules_allow_large(it, k, ins, x, y, why);
+    return rules_allow(it, k, &f, ins, x, y, why);
   }
   return 0;
 }
