@@ -113,8 +113,9 @@ static int32_t invocations_of(const char *name) {
 }
 
 /* The model named on the command line ("name" or "name*N"), the first one when none is named,
- * or NULL; *invocations is N (1 without "*N"). */
-static const ma_app_model *choose_model(int32_t *invocations) {
+ * or NULL; *invocations is N (1 without "*N"). Not inlined: its buffer leaves the stack before
+ * the model runs. */
+__attribute__((noinline)) static const ma_app_model *choose_model(int32_t *invocations) {
   char buf[512];
   const char *name = board_cmdline(buf, sizeof buf);
   if (name == NULL) {
@@ -154,38 +155,10 @@ static void print_banner(const ma_app_model *model) {
   board_puts(" arena_source=" MA_APP_ARENA_SOURCE "\n");
 }
 
-int main(void) {
-  int32_t invocations = 1;
-  const ma_app_model *model = choose_model(&invocations);
-  if (model == NULL) return BOARD_EXIT_FAIL;
-  char info[128];
-  join3(info, sizeof info, "board=" MA_BOARD_NAME " model=", model->name, "");
-  char msg[160];
-  ma_interp *it = NULL;
-  print_banner(model);
-  ma_status st = ma_open(&it, model->data, model->size, arena, sizeof arena, msg, sizeof msg);
-  /* The stack high-water of the set-up (since start-up), then of the invoke alone. */
-  const uint32_t stack_open = board_stack_used();
-  board_stack_paint();
-  if (st != MA_OK) {
-    board_puts("error: ma_open: ");
-    board_puts(msg);
-    board_puts("\n");
-    ma_wire_emit_failure((int32_t)st, msg, 0u, info, uart_put, NULL);
-    board_puts("status=error\n");
-    return BOARD_EXIT_FAIL;
-  }
-#ifdef MA_APP_PROFILE
-  ma_set_op_hook(it, time_op, NULL);
-#endif
-  uint64_t ticks = 0;
-  for (int32_t n = 0; n < invocations && st == MA_OK; n++) {
-    /* Filled again each time: an invocation may reuse an input's bytes once it is read. */
-    for (int32_t i = 0; i < ma_num_inputs(it); i++) ma_fill_deterministic_input(ma_input(it, i));
-    const uint64_t t0 = board_ticks();
-    st = ma_invoke(it);
-    ticks = board_ticks() - t0;
-  }
+/* After the invokes: the outputs, ticks, stack and arena report; returns main's exit code. Not
+ * inlined: its record is not on the stack while the model runs. */
+__attribute__((noinline)) static int finish(ma_interp *it, ma_status st, uint64_t ticks,
+                                            uint32_t stack_open, const char *info) {
   const uint32_t stack_invoke = board_stack_used();
   const uint32_t stack_used = stack_open > stack_invoke ? stack_open : stack_invoke;
   if (st == MA_OK) {
@@ -218,4 +191,40 @@ int main(void) {
   ma_wire_emit_interp(it, &run, uart_put, NULL);
   board_puts(st == MA_OK ? "status=ok\n" : "status=error\n");
   return st == MA_OK ? BOARD_EXIT_OK : BOARD_EXIT_FAIL;
+}
+
+int main(void) {
+  int32_t invocations = 1;
+  const ma_app_model *model = choose_model(&invocations);
+  if (model == NULL) return BOARD_EXIT_FAIL;
+  /* Static, as the arena: the stack measured while the model runs is the runtime's. */
+  static char info[128];
+  join3(info, sizeof info, "board=" MA_BOARD_NAME " model=", model->name, "");
+  static char msg[160];
+  ma_interp *it = NULL;
+  print_banner(model);
+  ma_status st = ma_open(&it, model->data, model->size, arena, sizeof arena, msg, sizeof msg);
+  /* The stack high-water of the set-up (since start-up), then of the invoke alone. */
+  const uint32_t stack_open = board_stack_used();
+  board_stack_paint();
+  if (st != MA_OK) {
+    board_puts("error: ma_open: ");
+    board_puts(msg);
+    board_puts("\n");
+    ma_wire_emit_failure((int32_t)st, msg, 0u, info, uart_put, NULL);
+    board_puts("status=error\n");
+    return BOARD_EXIT_FAIL;
+  }
+#ifdef MA_APP_PROFILE
+  ma_set_op_hook(it, time_op, NULL);
+#endif
+  uint64_t ticks = 0;
+  for (int32_t n = 0; n < invocations && st == MA_OK; n++) {
+    /* Filled again each time: an invocation may reuse an input's bytes once it is read. */
+    for (int32_t i = 0; i < ma_num_inputs(it); i++) ma_fill_deterministic_input(ma_input(it, i));
+    const uint64_t t0 = board_ticks();
+    st = ma_invoke(it);
+    ticks = board_ticks() - t0;
+  }
+  return finish(it, st, ticks, stack_open, info);
 }
