@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import functools
 import subprocess
+from collections.abc import Iterable
 from pathlib import Path
 
 import pytest
@@ -38,7 +39,7 @@ FILE_MARKERS: dict[str, tuple[str, ...]] = {
     "device/test_library_cmake_boards.py": ("slow",),
     "device/test_library_pio.py": ("pio", "qemu", "slow"),
     "device/test_library_tflm.py": ("pio", "qemu", "slow"),
-    "device/test_record_board.py": ("qemu", "slow"),
+    "device/test_record_board.py": ("pio", "qemu", "slow"),
     "device/test_record_upload.py": ("slow",),  # fault injection waits out its timeouts
     "planning/test_overlap_plan.py": ("slow",),
     "runtime/test_bands_qemu.py": ("qemu",),
@@ -79,10 +80,11 @@ ORACLE_USES = (
 HERE = Path(__file__).resolve().parent
 
 # Under pytest-xdist (`-n auto`, the README's test command) each file runs whole on one worker,
-# so its module fixtures build once. The files with these markers build into the checkout's
-# shared folders (build/pio, build/arm, the PlatformIO core): they form one unit of work, which
-# one worker runs in turn while the others take the rest.
-SHARED_BUILD_MARKERS = {"pio", "qemu"}
+# so its module fixtures build once. The files that build with PlatformIO build into the
+# checkout's shared folders (build/pio, its object cache, the PlatformIO core): they form one
+# unit of work, which one worker runs in turn while the others take the rest. The QEMU files
+# that link their own images do so in their tmp_path, from the controller's `make arm`.
+SHARED_BUILD_MARKERS = {"pio"}
 SHARED_BUILD_FILES = {
     f"tests/{f}" for f, m in FILE_MARKERS.items() if SHARED_BUILD_MARKERS & set(m)
 }
@@ -111,7 +113,26 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object | 
             file = nodeid.split("::", 1)[0]
             return "shared builds" if file in SHARED_BUILD_FILES else file
 
+        def _assign_work_unit(self, node: object) -> None:
+            # Longest first, so that no long file starts last while the other workers idle.
+            first = max(self.workqueue, key=lambda scope: _weight(scope, self.workqueue[scope]))
+            self.workqueue.move_to_end(first, last=False)
+            super()._assign_work_unit(node)
+
     return ByFile(config, log)
+
+
+def _weight(scope: str, nodeids: Iterable[str]) -> tuple[bool, int, int]:
+    """How long a unit of work takes, roughly: the shared builds (the longest), then by its
+    slow tests, then by its tests."""
+    ids = list(nodeids)
+    return scope == "shared builds", sum(map(_is_slow, ids)), len(ids)
+
+
+def _is_slow(nodeid: str) -> bool:
+    file, *_, name = nodeid.split("::")
+    rel = file.removeprefix(f"{HERE.name}/")
+    return "slow" in FILE_MARKERS.get(rel, ()) or name.split("[", 1)[0] in SLOW_TESTS
 
 
 @functools.cache
