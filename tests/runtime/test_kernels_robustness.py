@@ -152,7 +152,15 @@ ISA_CODE = re.compile(
 # fast/arch.h's feature macros (FAST_FPU aside: quantize.c's one float form).
 ARCH_TEST = re.compile(r"\bFAST_(?:DSP|V7M|V6M|HOST|SAT|MVE)\b")
 # The one #if ladder of each entry family (docs/architecture.md, "Where to add").
-DISPATCH_HEADERS = {"fast/arch.h", "fast/fast_s8_steps.h"}
+DISPATCH_HEADERS = {
+    "fast/arch.h",
+    "fast/fast_core_steps.h",  # fast_s8_core.h's steps
+    "fast/fast_dot_s8.h",  # the dot products (Helium's, or DOT4_ROWS)
+    "fast/fast_dw_steps.h",  # fast_depthwise_s8.c's steps
+    "fast/fast_fixed_steps.h",  # kernel_util.h's mak_dhm_2a and mak_clamp
+    "fast/fast_s8_steps.h",  # fast_s8.c's steps
+    "fast/fast_svdf_steps.h",  # svdf.c's steps
+}
 # The portable entries that ask an architecture's step first, one call or include each
 # (docs/architecture.md lists them): outside issue 28's depthwise/core split.
 ENTRY_CALLS = {
@@ -166,12 +174,6 @@ ENTRY_CALLS = {
 # Not yet so (issue 28, item 3): each entry must still hold what it is exempt for.
 NOT_YET = {
     "kernel_util.c": "the tap range's Armv6-M division strategy (FAST_V6M)",
-    "fast/fast_depthwise_s8.c": "dwsplit moves its forms into fast/<isa>/",
-    "fast/fast_s8_core.h": "dwsplit moves its forms into fast/<isa>/",
-    "fast/fast_dot_s8.h": "dwsplit moves its forms into fast/<isa>/",
-    "kernel_util.h": "dwsplit moves SMMULR and SSAT into fast/<isa>/",
-    "svdf.c": "dwsplit moves its Armv6-M/7-M form into fast/<isa>/",
-    "lstm.h": "dwsplit moves its Helium fields behind fast/mve/",
 }
 
 

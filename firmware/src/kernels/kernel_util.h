@@ -13,11 +13,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "fast/arch.h"
 #include "ma_kernel.h"
-#if FAST_SAT
-#include <arm_acle.h>
-#endif
 
 /* Schema enums (ActivationFunctionType, Padding). */
 enum { MAK_ACT_NONE = 0, MAK_ACT_RELU = 1, MAK_ACT_RELU_N1_TO_1 = 2, MAK_ACT_RELU6 = 3 };
@@ -26,6 +22,13 @@ enum { MAK_PAD_SAME = 0, MAK_PAD_VALID = 1 };
  * innermost loop walks filter and input contiguously (conv.c); its overlap rule depends on it
  * (overlap.c, and DW_BLOCK in host/planning/kernels/microarena.py). */
 enum { MAK_DW_BLOCK = 32 };
+
+/* The portable form of mak_dhm_2a (below), which fast/fast_fixed_steps.h picks or replaces by
+ * an architecture's. */
+static inline int32_t mak_dhm_2a_c(int32_t a2, int32_t b) {
+  return (int32_t)(((int64_t)a2 * (int64_t)b + (INT64_C(1) << 31)) >> 32);
+}
+#include "fast/fast_fixed_steps.h" /* MAK_CLAMP_SAT, MAK_DHM_2A */
 
 /* ---- integer rounding (tflite/kernels/internal/common.h semantics) ---- */
 int32_t mak_srdhm(int32_t a, int32_t b);                     /* SaturatingRoundingDoublingHighMul */
@@ -86,13 +89,7 @@ static inline int32_t mak_dhm(int32_t a, int32_t b) { /* a or b != INT32_MIN */
   return (int32_t)(((int64_t)a * (int64_t)b + (INT64_C(1) << 30)) >> 31);
 }
 static inline int32_t mak_dhm_2a(int32_t a2, int32_t b) { /* srdhm(a2 / 2, b), a2 even */
-#if FAST_DSP && defined(__GNUC__)
-  int32_t r;
-  __asm__("smmulr %0, %1, %2" : "=r"(r) : "r"(a2), "r"(b));
-  return r;
-#else
-  return (int32_t)(((int64_t)a2 * (int64_t)b + (INT64_C(1) << 31)) >> 32);
-#endif
+  return MAK_DHM_2A(a2, b);
 }
 static inline int32_t mak_wrap_add_i(int32_t a, int32_t b) {
   return (int32_t)((uint32_t)a + (uint32_t)b);
@@ -270,14 +267,9 @@ void mak_bcast_start(mak_bcast_iter *it);
 void mak_bcast_next(const mak_bcast *bc, mak_bcast_iter *it);
 
 /* v clamped to [lo, hi]; to the int8 or int16 range (constant bounds) one SSAT where the core
- * has it (Armv7-M and later): GCC does not find it by itself. */
+ * has it (MAK_CLAMP_SAT: fast/v7m/fast_v7m_fixed.h). */
 static inline int32_t mak_clamp(int32_t v, int32_t lo, int32_t hi) {
-#if FAST_SAT
-  if (__builtin_constant_p(lo) && __builtin_constant_p(hi)) {
-    if (lo == INT8_MIN && hi == INT8_MAX) return __ssat(v, 8);
-    if (lo == INT16_MIN && hi == INT16_MAX) return __ssat(v, 16);
-  }
-#endif
+  MAK_CLAMP_SAT(v, lo, hi);
   return v < lo ? lo : (v > hi ? hi : v);
 }
 /* a + b saturated to int32: TFLM adds offsets to requantized values in plain int32, which a

@@ -8,7 +8,7 @@
 #include <stdint.h>
 
 #include "fast/fast_s8_core.h"
-#include "fast/mve/fast_mve_core.h"
+#include "fast/mve/fast_mve_lstm_data.h" /* LSTM_GATE_LANES */
 
 enum { GATE_I = 0, GATE_F = 1, GATE_G = 2, GATE_O = 3 };
 enum { ACT_TANH = 4, ACT_SIGMOID = 6 }; /* ActivationFunctionType */
@@ -38,9 +38,7 @@ typedef struct {
   int32_t n_in, n_cell;
   bool symmetric; /* no weight zero points */
   chan_q in_q[4], rec_q[4], fc_q, ig_q, out_q;
-#if FAST_MVE
-  rq4 in_v[4], rec_v[4], fc_v, ig_v, out_v; /* the same, for four lanes (fast_mve_lstm.h) */
-#endif
+  LSTM_GATE_LANES /* the same for an architecture's vector lanes, or nothing */
 } gate_rows;
 
 #endif

@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "fast/fast_dot_s8.h"
+#include "fast/fast_svdf_steps.h"
 #include "kernel_util.h"
 #include "kernels.h"
 #include "svdf.h"
@@ -185,28 +186,7 @@ static inline uint32_t feature_value(const svdf_run *c, int32_t sum) {
   return (uint32_t)(v + c->state_zp);
 }
 
-#if FAST_MVE
-#include "fast/mve/fast_mve_svdf.h" /* push_dot_s8, PUSH_DOT_OK, svdf_row_rank1_s8 */
-#else
-#if FAST_V6M || FAST_V7M
-/* push_row of an int8 row and the row's product with the time weights wt (state values plus
- * state_off) on the cores without the DSP extension, a byte at a time (taking words apart
- * costs more there): each step is moved down and multiplied while in a register. */
-static inline int32_t push_dot_s8(uint8_t *row, const uint8_t *wt, int32_t n, uint32_t v,
-                                  int32_t state_off) {
-  int8_t *r = (int8_t *)row;
-  const int8_t *w = (const int8_t *)wt;
-  uint32_t acc = 0;
-  for (int32_t k = 0; k + 1 < n; ++k) {
-    const int32_t x = r[k + 1];
-    r[k] = (int8_t)x;
-    acc += (uint32_t)(w[k] * (x + state_off));
-  }
-  r[n - 1] = (int8_t)(uint8_t)v;
-  return (int32_t)(acc + (uint32_t)(w[n - 1] * ((int8_t)(uint8_t)v + state_off)));
-}
-#define PUSH_DOT_OK(n, state_off) ((n) >= 1)
-#else
+#ifndef SVDF_HAS_PUSH_DOT
 /* push_row of an int8 row of whole words and the row's product with the time weights wt (state
  * values plus state_off), in one pass: each moved word is stored and multiplied while in a
  * register. */
@@ -228,6 +208,7 @@ static inline int32_t push_dot_s8(uint8_t *row, const uint8_t *wt, int32_t n, ui
 #define PUSH_DOT_OK(n, state_off) ((n) % 4 == 0 && offsets_ok(state_off, 0))
 #endif
 
+#ifndef SVDF_HAS_RANK1
 /* svdf_row_q for the usual node (every shared SVDF model's): rank 1, an int8 state of rows of
  * whole words (any length on Helium: fast/mve/fast_mve_svdf.h), on a core where push_dot_s8
  * pays; each filter is its unit. */
@@ -249,10 +230,6 @@ static void svdf_row_rank1_s8(const svdf_run *c, const int8_t *xb, uint8_t *stat
   }
 }
 #endif
-
-/* Whether push_dot_s8 pays: with the DSP (word loads taken apart by SXTB16), Helium and the
- * byte form of the cores without DSP; the host runs the word form. */
-#define SVDF_FUSED (FAST_WORDS || FAST_V6M || FAST_V7M)
 
 /* Filter f of one batch row: its memory row pushed with the new value v, and the row's product
  * with the filter's time weights. */

@@ -4,8 +4,8 @@
  * in MA_KERNEL_DIRS, firmware/build.mk); docs/architecture.md "Where to add".
  *   FAST_MVE     Helium, the M-profile Vector Extension's integer part (Cortex-M55, M85): the
  *                paths of fast/mve/, which fast/'s entries and the portable operators try first.
- *   FAST_DSP     the DSP extension (M4, M7, M33, M55): SMLAD, SXTAB16, SSUB8 and SEL in fast/
- *                and fast/dsp/, SMMULR in kernel_util.h.
+ *   FAST_DSP     the DSP extension (M4, M7, M33, M55): SMLAD, SXTAB16, SSUB8, SEL and SMMULR
+ *                in fast/dsp/ (and fast_s8.c).
  *   FAST_V7M     Armv7-M without the DSP extension (M3): the portable forms, with the 32x32->64
  *                multiply-accumulate (SMLAL) that core has.
  *   FAST_V6M     Armv6-M (M0, M0+): eight low registers, MULS (the low word of a product) and

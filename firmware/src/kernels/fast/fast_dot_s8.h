@@ -2,7 +2,8 @@
  * multiply int8 vectors (SVDF, UNIDIRECTIONAL_SEQUENCE_LSTM, TRANSPOSE_CONV): on Helium 16
  * values per step (fast/mve/fast_mve_dot_s8.h), elsewhere four values per step with
  * fast_s8_core.h's loads and multiply-accumulates where those pay (SMLAD on the DSP; the host
- * runs their portable form), the plain loop on other cores and for the tail. */
+ * runs their portable form), the plain loop on other cores and for the tail. The one choice of
+ * these forms by architecture (the Helium header, DOT4_ROWS). */
 #ifndef MA_FAST_DOT_S8_H
 #define MA_FAST_DOT_S8_H
 
@@ -13,6 +14,10 @@
 #if FAST_MVE
 #include "fast/mve/fast_mve_dot_s8.h" /* mak_dot_s8, mak_dot4_s8 */
 #else
+/* mak_dot4_s8 hands evenly spaced rows (SVDF's feature rows, TRANSPOSE_CONV's channels) to the
+ * convolutions' assembly loop mak_dot4_rows on the cores where it is one: four MULS or MLA
+ * per input value, where the plain loop below spills its eight pointers and sums on Armv6-M. */
+#define DOT4_ROWS (FAST_V6M || FAST_V7M)
 
 /* sum_k w[k] * (x[k] + x_off), wrapping as TFLM's int32 sums (the order does not change them). */
 static inline int32_t mak_dot_s8(const int8_t *w, const int8_t *x, int32_t n, int32_t x_off) {
@@ -29,10 +34,7 @@ static inline int32_t mak_dot_s8(const int8_t *w, const int8_t *x, int32_t n, in
 static inline void mak_dot4_s8(const int8_t *const w[4], const int8_t *x, int32_t n,
                                int32_t x_off, int32_t s[4]) {
   int32_t k = 0, a0 = 0, a1 = 0, a2 = 0, a3 = 0;
-#if FAST_V6M || FAST_V7M
-  /* Rows evenly spaced (SVDF's feature rows, TRANSPOSE_CONV's channels): the convolutions'
-   * assembly loop (four MULS or MLA per input value; the plain loop below spills its eight
-   * pointers and sums on Armv6-M). */
+#if DOT4_ROWS
   const ptrdiff_t ws = w[1] - w[0];
   if (ws > 0 && w[2] - w[1] == ws && w[3] - w[2] == ws) {
     s[0] = s[1] = s[2] = s[3] = 0;
@@ -63,14 +65,5 @@ static inline void mak_dot4_s8(const int8_t *const w[4], const int8_t *x, int32_
 }
 
 #endif
-
-/* a + b saturated to int32 (mak_add_sat): one QADD on the DSP. */
-static inline int32_t mak_qadd(int32_t a, int32_t b) {
-#if FAST_DSP
-  return __qadd(a, b);
-#else
-  return mak_add_sat(a, b);
-#endif
-}
 
 #endif

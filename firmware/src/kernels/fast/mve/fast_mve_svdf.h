@@ -1,12 +1,15 @@
-/* SVDF's int8 steps on Helium (svdf.c includes this in place of its own push_dot_s8 and
- * svdf_row_rank1_s8): a memory row pushed one step and multiplied with its time weights, 16
- * steps per predicated vector, and the rank-1 row with four filters' requantizations per
- * vector. */
+/* SVDF's int8 steps on Helium (fast/fast_svdf_steps.h chooses this in place of svdf.c's own
+ * push_dot_s8 and svdf_row_rank1_s8): a memory row pushed one step and multiplied with its
+ * time weights, 16 steps per predicated vector, and the rank-1 row with four filters'
+ * requantizations per vector. */
 #ifndef MA_FAST_MVE_SVDF_H
 #define MA_FAST_MVE_SVDF_H
 
 #include "fast/mve/fast_mve_core.h"
 #include "svdf.h"
+
+#define SVDF_HAS_PUSH_DOT
+#define SVDF_HAS_RANK1
 
 /* push_row of an int8 row and the row's product with the time weights wt (state values plus
  * state_off), on Helium, for any row length: each vector of the row's steps 1.. is loaded,
