@@ -27,6 +27,8 @@ needs_qemu = pytest.mark.skipif(
 )
 ALL_BOARDS = sorted(all_boards())
 HELLO_BUILD = REPO / "build" / "pio" / "hello"  # shared with tests/device/test_emulate.py
+# The builder's object cache (boards/platform/builder/main.py), "" for none.
+OBJECT_CACHE = os.environ.get("MICROARENA_BUILD_CACHE", str(REPO / "build" / "objects"))
 KERAS_PAIR = ("mlp_int8", "conv1d_audio_int8")
 
 
@@ -36,16 +38,21 @@ def pio(
     app: str = "hello",
     model: Path | None = None,
     timeout: float = 300,
-    cache: bool = True,
+    cache: Path | None = None,
 ):
+    """`pio` in the checkout; with cache (a new folder) every file compiles into that object
+    cache, so that the log shows every compiler warning, and its objects then join the shared
+    cache: later builds with the same compile commands (mps2-an386's runtime is nrf52840_dk's)
+    need not compile them again."""
     env = dict(os.environ, PLATFORMIO_DISABLE_UPGRADE_CHECK="true", MICROARENA_APP=app)
-    if not cache:  # compile every file, so that the log shows every compiler warning
-        env["MICROARENA_BUILD_CACHE"] = ""
+    if cache is not None:
+        assert not cache.exists()
+        env["MICROARENA_BUILD_CACHE"] = str(cache)
     if model is not None:
         env["MICROARENA_MODEL"] = str(model)
     if build_dir is not None:
         env["PLATFORMIO_BUILD_DIR"] = str(build_dir)
-    return subprocess.run(
+    proc = subprocess.run(
         [pio_executable(), *args, "-d", str(REPO)],
         capture_output=True,
         text=True,
@@ -53,6 +60,11 @@ def pio(
         timeout=timeout,
         check=False,
     )
+    if cache is not None and proc.returncode == 0 and OBJECT_CACHE:
+        # Its objects are keyed by what decides their bytes, as in any object cache.
+        for folder in (f for f in cache.iterdir() if f.is_dir()):
+            shutil.copytree(folder, Path(OBJECT_CACHE, folder.name), dirs_exist_ok=True)
+    return proc
 
 
 def test_setup_writes_scons_stub_idempotently(tmp_path: Path) -> None:
@@ -128,7 +140,7 @@ def fresh_builds(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
     args = ["run", "-v"]
     for board in ALL_BOARDS:
         args += ["-e", board]
-    proc = pio(*args, build_dir=build_dir, cache=False)
+    proc = pio(*args, build_dir=build_dir, cache=build_dir / "objects")
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     return build_dir, proc.stdout + proc.stderr
 
@@ -153,7 +165,7 @@ def test_real_boards_build_the_model_application_without_warnings(tmp_path: Path
         pytest.skip(f"shared model {model} is absent (tests read ../shared/models)")
     real = [b for b, spec in all_boards().items() if not spec.emulated]
     args = ["run", "-v"] + [arg for board in real for arg in ("-e", board)]
-    proc = pio(*args, build_dir=tmp_path, app="model", model=model, cache=False)
+    proc = pio(*args, build_dir=tmp_path, app="model", model=model, cache=tmp_path / "objects")
     log = proc.stdout + proc.stderr
     assert proc.returncode == 0, log[-3000:]
     assert [ln for ln in log.splitlines() if re.search(r"warning", ln, re.IGNORECASE)] == []
