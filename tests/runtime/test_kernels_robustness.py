@@ -162,7 +162,7 @@ DISPATCH_HEADERS = {
     "fast/fast_svdf_steps.h",  # svdf.c's steps
 }
 # The portable entries that ask an architecture's step first, one call or include each
-# (docs/architecture.md lists them): outside issue 28's depthwise/core split.
+# (docs/architecture.md, "Where to add", lists them).
 ENTRY_CALLS = {
     "elementwise.c",
     "lstm.c",
@@ -170,10 +170,6 @@ ENTRY_CALLS = {
     "quantize.c",
     "shape_ops.c",
     "transpose_conv.c",
-}
-# Not yet so (issue 28, item 3): each entry must still hold what it is exempt for.
-NOT_YET = {
-    "kernel_util.c": "the tap range's Armv6-M division strategy (FAST_V6M)",
 }
 
 
@@ -193,12 +189,7 @@ def test_portable_kernels_hold_no_isa_code() -> None:
     "Where to add"): no portable kernel file and none of fast/'s top-level files holds inline
     assembly, an intrinsics header or a call of a Helium or DSP intrinsic."""
     files = portable_files()
-    found = {
-        f"{name}: {m}"
-        for name, text in files.items()
-        if name not in NOT_YET
-        for m in ISA_CODE.findall(text)
-    }
+    found = {f"{name}: {m}" for name, text in files.items() for m in ISA_CODE.findall(text)}
     assert not found, sorted(found)
 
 
@@ -206,21 +197,18 @@ def test_only_dispatch_headers_test_the_architecture() -> None:
     """Outside the architectures' folders only the dispatch headers (one #if ladder per entry
     family) and the portable entries' dispatching calls ask FAST_DSP, FAST_V7M, FAST_V6M,
     FAST_HOST, FAST_SAT or FAST_MVE: the loops call one step name that every architecture's
-    header provides. Each file still exempt must still hold such a test or ISA code (else its
-    exemption goes)."""
+    header provides, and a strategy is a named choice (FAST_WORDS, FAST_DIV_CALL, ...) defined
+    in fast/arch.h or beside a ladder."""
     files = portable_files()
     allowed = DISPATCH_HEADERS | ENTRY_CALLS
-    listed = allowed | set(NOT_YET)
-    assert listed <= set(files), sorted(listed - set(files))
+    assert allowed <= set(files), sorted(allowed - set(files))
     found = {
         f"{name}: {m}"
         for name, text in files.items()
-        if name not in allowed and name not in NOT_YET
+        if name not in allowed
         for m in set(ARCH_TEST.findall(text))
     }
     assert not found, sorted(found)
-    stale = [n for n in NOT_YET if not (ARCH_TEST.search(files[n]) or ISA_CODE.search(files[n]))]
-    assert not stale, stale
 
 
 def test_every_kernel_folder_is_built() -> None:

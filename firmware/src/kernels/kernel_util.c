@@ -429,7 +429,7 @@ void mak_tap_range(int32_t origin, int32_t dil, int32_t taps, int32_t size, int3
   /* first: smallest k with origin + dil * k >= 0; end: one past the largest k with
    * origin + dil * k < size (dil > 0, checked at prepare). */
   int32_t f, e;
-  if (FAST_V6M && dil == 1) { /* Armv6-M divides in a library call: 4 per window */
+  if (FAST_DIV_CALL && dil == 1) { /* divisions are library calls: 4 per window */
     f = origin >= 0 ? 0 : -origin;
     e = origin >= size ? 0 : size - origin;
   } else {

@@ -19,12 +19,15 @@
  *   FAST_FPU     a single-precision floating-point unit (the M4F, M7, M33 and M55 builds): float
  *                arithmetic is an instruction. Without it (M0+, M3) each is a library call, so
  *                quantize.c rounds from the float's bits; the host takes that form too, to check it.
- * Two choices follow from them:
+ * Three choices follow from them:
  *   FAST_ENABLED  fast/'s int8 loops are built (every target above, and the host).
  *   FAST_WORDS    the C forms that take a word's bytes apart (quad_in, quad_dot: the dot
  *                 products of SVDF and LSTM) pay only with the DSP; on the M3 they took
  *                 mnist_lstm from 0.65 M to 1.41 M instructions, so there those kernels keep
- *                 their plain loops. */
+ *                 their plain loops.
+ *   FAST_DIV_CALL no divide instruction (Armv6-M): a division is a library call, so
+ *                 kernel_util.c's mak_tap_range finds an undilated window's taps by
+ *                 comparisons (4 calls a window fewer). */
 #ifndef MA_FAST_ARCH_H
 #define MA_FAST_ARCH_H
 
@@ -80,6 +83,12 @@
 #define FAST_WORDS 1
 #else
 #define FAST_WORDS 0
+#endif
+
+#if FAST_V6M
+#define FAST_DIV_CALL 1
+#else
+#define FAST_DIV_CALL 0
 #endif
 
 #endif
