@@ -309,15 +309,12 @@ static inline void data_descriptors(const uint8_t *buf, void *const *data, fb_ve
 
 /* The frame of an invoke of operator n of subgraph sg whose kernel's eval reads only its
  * operands' data (eval_data_only) in list and desc, which hold its operands (prepare
- * counted them: n->state): only its operand vectors are read from the model; the node's
+ * counted them: MA_EVAL_DATA): only its operand vectors are read from the model; the node's
  * options, custom options and the descriptors' other fields are left unset (poisoned on the
  * host, where the conformance suite would see a read of them). */
-static inline __attribute__((always_inline)) void build_data_frame(ma_interp *it, int32_t sg,
-                                                                   const ma_inode *n,
-                                                                   const ma_kernel *kernel,
-                                                                   ma_tensor **list,
-                                                                   ma_tensor *desc,
-                                                                   ma_frame *f) {
+static inline void build_data_frame(ma_interp *it, int32_t sg, const ma_inode *n,
+                                    const ma_kernel *kernel, ma_tensor **list, ma_tensor *desc,
+                                    ma_frame *f) {
   const uint8_t *buf = it->rd.buf;
   const ma_subgraph *s = &it->subgraphs[sg];
   void *const *data = s->data;
@@ -341,28 +338,6 @@ static inline __attribute__((always_inline)) void build_data_frame(ma_interp *it
   f->kernel = kernel;
 }
 
-/* Builds the frame of operator n of subgraph sg for an invoke in list and desc, of cap
- * entries (MA_FEW_OPERANDS or MA_MAX_OPERANDS): 1 if built, 0 if its operands are more, -1 if
- * it is one that invokes a subgraph (IF, WHILE, CALL_ONCE), which runs without a frame. */
-static inline __attribute__((always_inline)) int build_eval_frame(ma_interp *it, int32_t sg,
-                                                                  ma_inode *n,
-                                                                  ma_tensor **list,
-                                                                  ma_tensor *desc, uint32_t cap,
-                                                                  ma_frame *f) {
-  const ma_kernel *kernel = ma_find_kernel(n->code); /* NULL for the core's operators */
-  if (kernel != NULL && n->state != MA_EVAL_FULL) {
-    if (n->state == MA_EVAL_DATA_MANY && cap < MA_MAX_OPERANDS) return 0;
-    build_data_frame(it, sg, n, kernel, list, desc, f);
-    return 1;
-  }
-  if (kernel == NULL && n->code != MA_OP_VAR_HANDLE && n->code != MA_OP_READ_VARIABLE &&
-      n->code != MA_OP_ASSIGN_VARIABLE) {
-    return -1;
-  }
-  ma_frame_room(f, list, desc, cap);
-  return ma_build_eval_frame(it, sg, n, kernel, f);
-}
-
 /* The operator loop's frame: room for the operands of most operators. */
 typedef struct {
   ma_frame f;
@@ -370,18 +345,29 @@ typedef struct {
   ma_tensor desc[MA_FEW_OPERANDS];
 } few_frame;
 
-/* build_eval_frame in a few_frame, out of the loop (which then keeps fewer registers). */
+/* Builds the frame of operator n of subgraph sg for an invoke in ff: 1 if built, 0 if its
+ * operands are more than ff holds, -1 if it is one that invokes a subgraph (IF, WHILE,
+ * CALL_ONCE), which runs without a frame. Not inlined: the loop around it keeps fewer
+ * registers. */
 __attribute__((noinline)) static int build_few_frame(ma_interp *it, int32_t sg, ma_inode *n,
                                                      few_frame *ff) {
-  return build_eval_frame(it, sg, n, ff->list, ff->desc, MA_FEW_OPERANDS, &ff->f);
+  const ma_kernel *kernel = ma_find_kernel(n->code); /* NULL for the core's operators */
+  if (kernel != NULL && n->state == MA_EVAL_DATA) {
+    build_data_frame(it, sg, n, kernel, ff->list, ff->desc, &ff->f);
+    return 1;
+  }
+  if (kernel == NULL && n->code != MA_OP_VAR_HANDLE && n->code != MA_OP_READ_VARIABLE &&
+      n->code != MA_OP_ASSIGN_VARIABLE) {
+    return -1;
+  }
+  return ma_build_eval_frame(it, sg, n, kernel, &ff->f); /* in the room run_span gave */
 }
 
 /* Runs operator k of subgraph sg, whose frame f is built: its kernel's eval, or a resource
  * operator's, between the operator hook's calls. */
 static inline ma_status run_built(ma_interp *it, int32_t sg, int32_t k, ma_frame *f) {
   const ma_op_hook hook = it->cb.op_hook;
-  const int32_t code = f->node.builtin_code;
-  if (hook != NULL) hook(it->log_ctx, sg, k, code, 0);
+  if (hook != NULL) hook(it->log_ctx, sg, k, it->subgraphs[sg].nodes[k].code, 0);
   ma_status st;
   if (f->kernel == NULL) {
     st = eval_resource(it, &f->node);
@@ -389,16 +375,19 @@ static inline ma_status run_built(ma_interp *it, int32_t sg, int32_t k, ma_frame
     st = f->kernel->eval(it, &f->node);
     if (st != MA_OK) st = ma_at_operator(it, st, sg, k, "eval");
   }
-  if (hook != NULL) hook(it->log_ctx, sg, k, code, 1);
+  if (hook != NULL) hook(it->log_ctx, sg, k, it->subgraphs[sg].nodes[k].code, 1);
   return st;
 }
 
-/* Operator k, of more operands than the operator loop's frame holds, in a frame of its own. */
+/* Operator k, of more operands than the operator loop's frame holds, in a frame of its own (a
+ * full one: data frames fit the loop's, MA_EVAL_DATA). */
 __attribute__((noinline)) static ma_status run_large(ma_interp *it, int32_t sg, int32_t k) {
   ma_tensor *list[MA_MAX_OPERANDS];
   ma_tensor desc[MA_MAX_OPERANDS];
   ma_frame f;
-  build_eval_frame(it, sg, &it->subgraphs[sg].nodes[k], list, desc, MA_MAX_OPERANDS, &f);
+  ma_inode *n = &it->subgraphs[sg].nodes[k];
+  ma_frame_room(&f, list, desc, MA_MAX_OPERANDS);
+  ma_build_eval_frame(it, sg, n, ma_find_kernel(n->code), &f);
   return run_built(it, sg, k, &f);
 }
 
@@ -408,6 +397,7 @@ __attribute__((noinline)) static ma_status run_large(ma_interp *it, int32_t sg, 
 static inline __attribute__((always_inline)) int32_t run_span(ma_interp *it, int32_t sg,
                                                               int32_t k, few_frame *ff) {
   ma_subgraph *s = &it->subgraphs[sg];
+  ma_frame_room(&ff->f, ff->list, ff->desc, MA_FEW_OPERANDS); /* for full frames */
   for (; k < s->n_nodes; k++) {
     const int built = build_few_frame(it, sg, &s->nodes[k], ff);
     if (built < 0) break;
@@ -417,16 +407,17 @@ static inline __attribute__((always_inline)) int32_t run_span(ma_interp *it, int
   return k;
 }
 
-/* run_span with a frame of its own, off the stack once it returns: a subgraph that IF, WHILE
- * or CALL_ONCE invokes runs through this, so that its operator's subgraphs do not nest frames. */
+/* run_span in a frame of its own, off the stack once it returns: the subgraphs IF, WHILE and
+ * CALL_ONCE run go through this, so that they do not nest frames. */
 __attribute__((noinline)) static int32_t run_operators(ma_interp *it, int32_t sg, int32_t k) {
   few_frame ff;
   return run_span(it, sg, k, &ff);
 }
 
 /* Operator k of subgraph sg, which invokes a subgraph (IF, WHILE, CALL_ONCE), between the
- * operator hook's calls: as run_span, the index of the next operator or minus a status. */
-static int32_t run_flow(ma_interp *it, int32_t sg, int32_t k) {
+ * operator hook's calls: as run_span, the index of the next operator or minus a status. Not
+ * inlined, so that a subgraph without such operators runs without its frame. */
+__attribute__((noinline)) static int32_t run_flow(ma_interp *it, int32_t sg, int32_t k) {
   ma_inode *n = &it->subgraphs[sg].nodes[k];
   const ma_op_hook hook = it->cb.op_hook;
   if (hook != NULL) hook(it->log_ctx, sg, k, n->code, 0);
@@ -434,8 +425,6 @@ static int32_t run_flow(ma_interp *it, int32_t sg, int32_t k) {
   if (hook != NULL) hook(it->log_ctx, sg, k, n->code, 1);
   return st != MA_OK ? -(int32_t)st : k + 1;
 }
-
-static ma_status span_status(int32_t k) { return k < 0 ? (ma_status)-k : MA_OK; }
 
 ma_status ma_invoke_subgraph(ma_interp *it, int32_t sg) {
   if (it->depth >= MA_MAX_NESTING) {
@@ -449,12 +438,13 @@ ma_status ma_invoke_subgraph(ma_interp *it, int32_t sg) {
     if (k >= 0) k = run_operators(it, sg, k);
   }
   it->depth--;
-  return span_status(k);
+  return k < 0 ? (ma_status)-k : MA_OK;
 }
 
 ma_status ma_invoke_main(ma_interp *it) {
-  /* The loop's frame is here, not in a call of its own: one call fewer per invoke, for the
-   * price of this frame staying on the stack while subgraphs run (once, not per level). */
+  /* The loop's frame is here, not in run_operators: one call fewer per invoke (2% of the
+   * smallest model's instructions), for the price of this frame staying on the stack while a
+   * control-flow operator's subgraphs run (once, not per level). */
   few_frame ff;
   it->depth = 1;
   const int32_t n_nodes = it->subgraphs[0].n_nodes;
@@ -464,5 +454,5 @@ ma_status ma_invoke_main(ma_interp *it) {
     if (k >= 0) k = run_span(it, 0, k, &ff);
   }
   it->depth = 0;
-  return span_status(k);
+  return k < 0 ? (ma_status)-k : MA_OK;
 }

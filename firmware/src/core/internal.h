@@ -23,9 +23,9 @@ typedef struct {
 
 /* The state of a kernel's operator after prepare: how its eval frames are built. */
 enum {
-  MA_EVAL_FULL = 0,      /* every descriptor in full */
-  MA_EVAL_DATA = 1,      /* eval_data_only, in the operator loop's frame (MA_FEW_OPERANDS) */
-  MA_EVAL_DATA_MANY = 2  /* eval_data_only, of more operands than that frame holds */
+  MA_EVAL_FULL = 0, /* every descriptor in full */
+  MA_EVAL_DATA = 1  /* eval_data_only, of operands the operator loop's frame holds (no
+                       operator of more sets it today; one would get full frames) */
 };
 
 /* Operands per operator (LSTM has 24 inputs), so an operator's view fits a bounded frame. */
@@ -150,7 +150,7 @@ ma_status ma_parse_model(ma_interp *it);
  * than MA_MAX_OPERANDS: parse_operator). */
 int ma_build_frame(ma_interp *it, int32_t sg, ma_inode *n, ma_frame *f);
 /* ma_build_frame for an invoke of an operator run by `kernel` (NULL: a resource operator)
- * that did not set eval_data_only (ma_build_data_frame builds those). Returns 0 as
+ * that did not set eval_data_only (control.c builds those itself). Returns 0 as
  * ma_build_frame does. */
 int ma_build_eval_frame(ma_interp *it, int32_t sg, ma_inode *n, const ma_kernel *kernel,
                         ma_frame *f);

@@ -129,8 +129,9 @@ static ma_status check_const_alignment(ma_interp *it, const ma_node *node) {
   return MA_OK;
 }
 
-/* Prepares operator n from its built frame f. */
-static inline ma_status prepare_built(ma_interp *it, ma_inode *n, ma_frame *f) {
+/* Prepares operator n from its built frame f (one copy for both frame sizes: set-up is not
+ * the hot path). */
+__attribute__((noinline)) static ma_status prepare_built(ma_interp *it, ma_inode *n, ma_frame *f) {
   ma_status st;
   if (ma_is_core_op(n->code)) {
     st = ma_core_prepare(it, n, f);
@@ -138,9 +139,10 @@ static inline ma_status prepare_built(ma_interp *it, ma_inode *n, ma_frame *f) {
     st = check_const_alignment(it, &f->node);
     if (st == MA_OK && f->kernel->prepare != NULL) st = f->kernel->prepare(it, &f->node);
     n->user_data = f->node.user_data;
-    n->state = f->node.eval_data_only == 0 ? MA_EVAL_FULL
-               : f->node.n_inputs + f->node.n_outputs <= MA_FEW_OPERANDS ? MA_EVAL_DATA
-                                                                         : MA_EVAL_DATA_MANY;
+    n->state = f->node.eval_data_only != 0 &&
+                       f->node.n_inputs + f->node.n_outputs <= MA_FEW_OPERANDS
+                   ? MA_EVAL_DATA
+                   : MA_EVAL_FULL;
   }
   if (st == MA_OK) st = check_output_shapes(it, &f->node);
   return st;

@@ -328,8 +328,7 @@ void ma_op_callees(ma_interp *it, const ma_inode *n, int32_t callee[2]) {
 }
 
 /* The frame of operator n, every descriptor in full (prepare, and the invokes of operators
- * whose kernel's eval reads more than its operands' data: ma_build_data_frame), of operands
- * ins then outs. */
+ * that control.c does not build as data frames), of operands ins then outs. */
 static inline void build_frame(ma_interp *it, int32_t sg, ma_inode *n, fb_tab op, fb_vec ins,
                                fb_vec outs, ma_frame *f) {
   const uint8_t *buf = it->rd.buf;
@@ -361,19 +360,6 @@ static inline void build_frame(ma_interp *it, int32_t sg, ma_inode *n, fb_tab op
   f->node.index = (int32_t)(n - it->subgraphs[sg].nodes);
 }
 
-int ma_build_frame(ma_interp *it, int32_t sg, ma_inode *n, ma_frame *f) {
-  const uint8_t *buf = it->rd.buf;
-  const fb_tab op = fbt_table(buf, n->op_pos);
-  const fb_vec ins = fbt_vector(buf, &op, 1);
-  const fb_vec outs = fbt_vector(buf, &op, 2);
-  if (ins.len + outs.len > f->cap) return 0;
-  build_frame(it, sg, n, op, ins, outs, f);
-  f->kernel = ma_find_kernel(n->code); /* NULL for control flow */
-  f->node.variant = f->kernel != NULL ? f->kernel->variant : 0;
-  ma_op_callees(it, n, f->callee);
-  return 1;
-}
-
 int ma_build_eval_frame(ma_interp *it, int32_t sg, ma_inode *n, const ma_kernel *kernel,
                         ma_frame *f) {
   const uint8_t *buf = it->rd.buf;
@@ -384,6 +370,12 @@ int ma_build_eval_frame(ma_interp *it, int32_t sg, ma_inode *n, const ma_kernel 
   build_frame(it, sg, n, op, ins, outs, f);
   f->kernel = kernel;
   f->node.variant = kernel != NULL ? kernel->variant : 0;
+  return 1;
+}
+
+int ma_build_frame(ma_interp *it, int32_t sg, ma_inode *n, ma_frame *f) {
+  if (!ma_build_eval_frame(it, sg, n, ma_find_kernel(n->code), f)) return 0;
+  ma_op_callees(it, n, f->callee); /* for control flow (-1 for other operators) */
   return 1;
 }
 

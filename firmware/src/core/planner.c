@@ -177,8 +177,8 @@ typedef struct {
 } overlap_why;
 
 /* Whether operator k, whose frame f is built and whose inputs are ins, may write y over x (see
- * overlap_allowed). */
-static inline int rules_allow(ma_interp *it, int32_t k, ma_frame *f, fb_vec ins, const buf *x,
+ * overlap_allowed; one copy for both frame sizes). */
+__attribute__((noinline)) static int rules_allow(ma_interp *it, int32_t k, ma_frame *f, fb_vec ins, const buf *x,
                               const buf *y, overlap_why *why) {
   why->op = k;
   why->need = INT64_MIN; /* no slot constrains it yet */
