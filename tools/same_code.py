@@ -29,6 +29,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from host.device.firmware import machine_flags  # noqa: E402
+from host.fileio import write_text_atomic  # noqa: E402
 from host.paths import BOARDS, FIRMWARE  # noqa: E402
 from host.runtime.sources import runtime_build  # noqa: E402
 
@@ -75,7 +76,7 @@ def write_core(firmware: Path, core: str, cc: list[str], objdump: str, out: Path
         for src in runtime_build(firmware).sources:
             obj = Path(tmp) / f"{src.stem}.o"
             subprocess.run([*cc, "-c", str(src), "-o", str(obj)], check=True, cwd=firmware)
-            (out / core / f"{src.stem}.dis").write_text(normalised(objdump, obj))
+            write_text_atomic(out / core / f"{src.stem}.dis", normalised(objdump, obj))
 
 
 def differing(before: Path, after: Path, cores: list[str]) -> list[str]:
