@@ -1,7 +1,7 @@
 """Show that a change to the runtime's C sources changed no instruction: compile every runtime
-source (firmware/build.mk's lists) for each emulated core, with its board's flags, and for the
-host, and write each object's disassembly with addresses and encodings stripped and its
-functions sorted by name, so that moving code between files, renaming a macro or reordering
+source (firmware/build.mk's lists) for each CPU of the emulated boards, with its board's flags,
+and for the host, and write each object's disassembly with addresses and encodings stripped and
+its functions sorted by name, so that moving code between files, renaming a macro or reordering
 functions leaves the text unchanged.
 
     git worktree add /tmp/old HEAD~1                 # the commit before the change
@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import filecmp
-import json
 import re
 import subprocess
 import sys
@@ -28,23 +27,24 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from host.device.firmware import machine_flags  # noqa: E402
+from host.device.boards import emulated_boards  # noqa: E402
+from host.device.firmware import board_json, machine_flags  # noqa: E402
 from host.fileio import write_text_atomic  # noqa: E402
-from host.paths import BOARDS, FIRMWARE  # noqa: E402
+from host.paths import FIRMWARE  # noqa: E402
 from host.runtime.sources import runtime_build  # noqa: E402
 
-# One board per core the emulated boards cover (the code depends on the core, not the board).
-CORES = {
-    "m0plus": "mps2-an385-m0plus",
-    "m3": "mps2-an385",
-    "m4": "mps2-an386",
-    "m7": "mps2-an500",
-    "m33": "mps2-an505",
-    "m55": "mps3-an547",
-}
 ADDRESS = re.compile(r"^\s*[0-9a-f]+:\t")
 OFFSET_LABEL = re.compile(r"<[^>]*\+0x[0-9a-f]+>")
 TARGET = re.compile(r"\b[0-9a-f]{4,8} <([^>+]*)>")
+
+
+def cores() -> dict[str, list[str]]:
+    """Each CPU an emulated board has (cortex-m4, ...) -> its machine flags, from board.json."""
+    out = {}
+    for board in emulated_boards():
+        build = board_json(board)["build"]
+        out.setdefault(build["cpu"], machine_flags(build))
+    return out
 
 
 def compilers(firmware: Path) -> dict[str, tuple[list[str], str]]:
@@ -52,10 +52,9 @@ def compilers(firmware: Path) -> dict[str, tuple[list[str], str]]:
     build = runtime_build(firmware)
     common = [*build.warn, "-O2", *(f"-I{d}" for d in build.include_dirs)]
     out = {"host": (["gcc", *common, "-fPIC", "-ffunction-sections"], "objdump")}
-    for core, board in CORES.items():
-        facts = json.loads((BOARDS / board / "board.json").read_text())["build"]
-        cc = ["arm-none-eabi-gcc", *common, *build.arm_flags, *machine_flags(facts)]
-        out[core] = ([f for f in cc if f != "-g"], "arm-none-eabi-objdump")
+    for cpu, flags in cores().items():
+        cc = ["arm-none-eabi-gcc", *common, *build.arm_flags, *flags]
+        out[cpu] = ([f for f in cc if f != "-g"], "arm-none-eabi-objdump")
     return out
 
 
@@ -95,7 +94,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("out", type=Path, help="folder for <core>/<object>.dis (made if absent)")
     ap.add_argument("--compare", type=Path, metavar="BEFORE", help="an earlier run's folder")
-    ap.add_argument("--cores", nargs="+", choices=["host", *CORES], help="default: all")
+    ap.add_argument("--cores", nargs="+", choices=["host", *cores()], help="default: all")
     ap.add_argument("--firmware", type=Path, default=FIRMWARE,
                     help="the firmware folder to compile (default: this checkout's)")  # fmt: skip
     args = ap.parse_args(argv)

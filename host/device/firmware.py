@@ -6,10 +6,23 @@ the probe build (host/device/probe.py) and tests read both.
 
 from __future__ import annotations
 
+import json
+import os
 from collections.abc import Callable
 from pathlib import Path
 
-from host.paths import BOARDS
+from host.paths import BOARDS, BUILD
+
+
+def board_json(board_id: str) -> dict:
+    """boards/<board_id>/board.json, whole."""
+    return json.loads((BOARDS / board_id / "board.json").read_text())
+
+
+def object_cache() -> str:
+    """Where builds share compiled objects: MICROARENA_BUILD_CACHE, else the checkout's (or the
+    user's cache's) build/objects; an empty MICROARENA_BUILD_CACHE turns sharing off ("")."""
+    return os.environ.get("MICROARENA_BUILD_CACHE", str(BUILD / "objects"))
 
 
 def machine_flags(build: dict) -> list[str]:

@@ -14,6 +14,7 @@ import pytest
 
 from host.device import pio_core
 from host.device.boards import all_boards, build_image, pio_executable
+from host.device.firmware import object_cache
 from host.paths import SHARED_MODELS
 from host.runtime.sources import runtime_build
 
@@ -27,8 +28,7 @@ needs_qemu = pytest.mark.skipif(
 )
 ALL_BOARDS = sorted(all_boards())
 HELLO_BUILD = REPO / "build" / "pio" / "hello"  # shared with tests/device/test_emulate.py
-# The builder's object cache (boards/platform/builder/main.py), "" for none.
-OBJECT_CACHE = os.environ.get("MICROARENA_BUILD_CACHE", str(REPO / "build" / "objects"))
+OBJECT_CACHE = object_cache()  # the builder's (boards/platform/builder/main.py), "" for none
 KERAS_PAIR = ("mlp_int8", "conv1d_audio_int8")
 
 

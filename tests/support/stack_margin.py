@@ -4,10 +4,9 @@ stack: board.json's build.stack_size, which the builder gives the linker as STAC
 
 from __future__ import annotations
 
-import json
 import re
 
-from host.paths import REPO
+from host.device.firmware import board_json
 
 # Room the deepest run must leave: an exception frame with the FP registers (104 bytes on
 # ARMv7-M/ARMv8-M) and a handler's frame, with room for kernels to grow before this fails.
@@ -16,7 +15,7 @@ STACK_LINE = re.compile(r"^stack_used=(\d+) stack_size=(\d+) ", re.M)
 
 
 def board_stack_size(board: str) -> int:
-    return json.loads((REPO / "boards" / board / "board.json").read_text())["build"]["stack_size"]
+    return board_json(board)["build"]["stack_size"]
 
 
 def assert_stack_margin(uart_text: str, board: str, what: str, budget: int | None = None) -> int:

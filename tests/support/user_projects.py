@@ -13,7 +13,6 @@ CMAKE_EXE_LINKER_FLAGS would replace the toolchain file's --gc-sections and nano
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import subprocess
@@ -22,6 +21,7 @@ from pathlib import Path
 
 from host.device.firmware import (
     board_defines,
+    board_json,
     board_sources,
     board_value,
     machine_flags,
@@ -97,7 +97,7 @@ def board_sdk(board: str, folder: Path, emulated: bool = True) -> list[str]:
     """Compiles a board's support into folder/libboard.a; returns the CMake options that build
     a C project for that board and link it (start-up, stdio on the UART, the board's link.ld;
     an emulated board exits through semihosting)."""
-    spec = json.loads((BOARDS / board / "board.json").read_text())
+    spec = board_json(board)
     build = {k: v for k, v in spec["build"].items() if isinstance(v, str)}
     cpu = machine_flags(build)
     mk = read_build_mk()

@@ -34,8 +34,9 @@ from host.device.firmware import (  # noqa: E402
     board_sources,
     machine_flags,
     memory_size_symbols,
+    object_cache,
 )
-from host.paths import BOARDS, BUILD, CHECKOUT, FIRMWARE  # noqa: E402
+from host.paths import BOARDS, CHECKOUT, FIRMWARE  # noqa: E402
 from host.runtime.sources import runtime_build  # noqa: E402
 
 # The folders host/paths.py knows: the checkout's, or the installed package's data.
@@ -98,8 +99,7 @@ def fail(message):
 if not os.path.isdir(board_dir):
     fail(f"board '{board_id}' has no folder {board_dir}")
 
-# MICROARENA_BUILD_CACHE: where objects are shared between builds; empty turns sharing off.
-cache_dir = os.environ.get("MICROARENA_BUILD_CACHE", str(BUILD / "objects"))
+cache_dir = object_cache()
 if cache_dir:
     try:  # a fresh clone has no build/ yet
         os.makedirs(cache_dir, exist_ok=True)
